@@ -1,0 +1,157 @@
+import { and, desc, eq, gte, lte, lt, isNull, type SQL } from 'drizzle-orm';
+import type { MirrorDatabase } from './open.js';
+import {
+  changes,
+  coworkers,
+
+  optionsBodies,
+  runs,
+  versions,
+  type ChangeKind,
+  type ChangeRow,
+  type CoworkerRow,
+  type RunRow,
+  type VersionRow,
+} from './schema.js';
+
+/** Named reads shared by the CLI, the history API and the list endpoint. */
+
+export function listRuns(store: MirrorDatabase, options: { limit: number; offset?: number }): RunRow[] {
+  return store.db
+    .select()
+    .from(runs)
+    .orderBy(desc(runs.id))
+    .limit(options.limit)
+    .offset(options.offset ?? 0)
+    .all();
+}
+
+export function countRuns(store: MirrorDatabase): number {
+  return (store.sqlite.prepare('select count(*) as n from runs').get() as { n: number }).n;
+}
+
+export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
+  return store.db.select().from(runs).where(eq(runs.id, id)).get();
+}
+
+/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
+export function latestSucceededRun(store: MirrorDatabase, asOf?: string): RunRow | undefined {
+  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
+  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
+  return store.db
+    .select()
+    .from(runs)
+    .where(and(...conditions))
+    .orderBy(desc(runs.finishedAt), desc(runs.id))
+    .limit(1)
+    .get();
+}
+
+export interface StoredListing {
+  run: RunRow;
+  entries: string[];
+  optionsBody: string | null;
+}
+
+/** The listing as stored by run `run` (a succeeded run), in upstream order. */
+export function listingAt(store: MirrorDatabase, run: RunRow): StoredListing {
+  const rows = store.sqlite
+    .prepare(
+      `select v.body from listing_positions lp join versions v on v.id = lp.version_id
+        where lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)
+        order by lp.position`,
+    )
+    .pluck()
+    .all(run.id, run.id) as string[];
+  const options =
+    run.optionsBodyId === null
+      ? undefined
+      : store.db.select().from(optionsBodies).where(eq(optionsBodies.id, run.optionsBodyId)).get();
+  return { run, entries: rows, optionsBody: options?.body ?? null };
+}
+
+export interface ChangeFilter {
+  since?: string;
+  until?: string;
+  uuid?: string;
+  field?: string;
+  kind?: ChangeKind;
+  limit: number;
+  /** Keyset pagination: only changes with an id below this. */
+  beforeId?: number;
+}
+
+/** Newest first. */
+export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
+  const conditions: SQL[] = [];
+  if (filter.since !== undefined) conditions.push(gte(changes.at, filter.since));
+  if (filter.until !== undefined) conditions.push(lte(changes.at, filter.until));
+  if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
+  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
+  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
+  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
+  return store.db
+    .select()
+    .from(changes)
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(changes.id))
+    .limit(filter.limit)
+    .all();
+}
+
+export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
+  return store.db.select().from(coworkers).where(eq(coworkers.uuid, uuid)).get();
+}
+
+export interface CoworkerHistory {
+  coworker: CoworkerRow;
+  versions: VersionRow[];
+  changes: ChangeRow[];
+}
+
+/** Every version (oldest first) and every change (oldest first) of one coworker. */
+export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHistory | undefined {
+  const coworker = getCoworker(store, uuid);
+  if (!coworker) return undefined;
+  return {
+    coworker,
+    versions: store.db.select().from(versions).where(eq(versions.uuid, uuid)).orderBy(versions.validFromRun, versions.slot).all(),
+    changes: store.db.select().from(changes).where(eq(changes.uuid, uuid)).orderBy(changes.id).all(),
+  };
+}
+
+/** The current appearances of one coworker (empty when tombstoned). */
+export function currentVersions(store: MirrorDatabase, uuid: string): VersionRow[] {
+  return store.db
+    .select()
+    .from(versions)
+    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
+    .orderBy(versions.slot)
+    .all();
+}
+
+export function listCoworkers(
+  store: MirrorDatabase,
+  options: { limit: number; offset: number; includeRemoved: boolean },
+): CoworkerRow[] {
+  return store.db
+    .select()
+    .from(coworkers)
+    .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
+    .orderBy(coworkers.firstSeenRun, coworkers.uuid)
+    .limit(options.limit)
+    .offset(options.offset)
+    .all();
+}
+
+export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): number {
+  const sql = includeRemoved ? 'select count(*) as n from coworkers' : 'select count(*) as n from coworkers where removed_run is null';
+  return (store.sqlite.prepare(sql).get() as { n: number }).n;
+}
+
+/** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
+export function latestSucceededRunId(store: MirrorDatabase): number | null {
+  const row = store.sqlite.prepare("select max(id) as id from runs where status = 'succeeded'").get() as { id: number | null };
+  return row.id;
+}
+

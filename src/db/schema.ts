@@ -1,0 +1,154 @@
+import { sql } from 'drizzle-orm';
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
+export type RunStatus = (typeof runStatuses)[number];
+
+export const changeKinds = ['added', 'changed', 'removed', 'returned'] as const;
+export type ChangeKind = (typeof changeKinds)[number];
+
+/** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
+export const optionsBodies = sqliteTable('options_bodies', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  body: text('body').notNull().unique(),
+});
+
+/**
+ * One row per sync attempt. A `running` row is also the cross-process lock: it names the process
+ * holding it, so a second sync can say who holds the lock, and a crashed holder can be detected.
+ */
+export const runs = sqliteTable(
+  'runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    status: text('status', { enum: runStatuses }).notNull(),
+    startedAt: text('started_at').notNull(),
+    finishedAt: text('finished_at'),
+    upstream: text('upstream').notNull(),
+    holderPid: integer('holder_pid'),
+    holderHost: text('holder_host'),
+    pages: integer('pages'),
+    entries: integer('entries'),
+    pageSize: integer('page_size'),
+    added: integer('added').notNull().default(0),
+    changed: integer('changed').notNull().default(0),
+    removed: integer('removed').notNull().default(0),
+    returned: integer('returned').notNull().default(0),
+    unchanged: integer('unchanged').notNull().default(0),
+    optionsBodyId: integer('options_body_id').references(() => optionsBodies.id),
+    /** JSON array of unknown fields seen (schema drift), null when none. */
+    unknownFields: text('unknown_fields'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+  },
+  (t) => [
+    index('runs_status_finished_idx').on(t.status, t.finishedAt),
+    // At most one run holds the lock at any instant, whatever the processes do.
+    uniqueIndex('runs_one_running_idx')
+      .on(t.status)
+      .where(sql`status = 'running'`),
+  ],
+);
+
+/** A coworker by uuid. `lastSeenRun` is written only on removal: while present, it is the latest run. */
+export const coworkers = sqliteTable(
+  'coworkers',
+  {
+    uuid: text('uuid').primaryKey(),
+    firstSeenRun: integer('first_seen_run')
+      .notNull()
+      .references(() => runs.id),
+    firstSeenAt: text('first_seen_at').notNull(),
+    removedRun: integer('removed_run').references(() => runs.id),
+    removedAt: text('removed_at'),
+    lastSeenRun: integer('last_seen_run').references(() => runs.id),
+    lastSeenAt: text('last_seen_at'),
+    returnedCount: integer('returned_count').notNull().default(0),
+    lastReturnedRun: integer('last_returned_run').references(() => runs.id),
+  },
+  (t) => [index('coworkers_removed_idx').on(t.removedRun)],
+);
+
+/**
+ * Every distinct state of one appearance of a coworker (SCD type 2). `slot` tells appearances of a
+ * uuid that is listed more than once apart. `body` is the entry exactly as received (compact JSON,
+ * key order kept). Valid from `validFromRun` up to, not including, `validToRun` (null: current).
+ */
+export const versions = sqliteTable(
+  'versions',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    uuid: text('uuid')
+      .notNull()
+      .references(() => coworkers.uuid),
+    slot: integer('slot').notNull(),
+    body: text('body').notNull(),
+    validFromRun: integer('valid_from_run')
+      .notNull()
+      .references(() => runs.id),
+    validToRun: integer('valid_to_run').references(() => runs.id),
+  },
+  (t) => [
+    index('versions_uuid_idx').on(t.uuid, t.validFromRun),
+    index('versions_current_idx')
+      .on(t.validToRun)
+      .where(sql`valid_to_run is null`),
+  ],
+);
+
+/**
+ * The ordered listing, also SCD type 2: position → version for a span of runs. The listing served
+ * after run R is every row with validFromRun <= R < validToRun, ordered by position, so a run that
+ * changes nothing writes nothing here.
+ */
+export const listingPositions = sqliteTable(
+  'listing_positions',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    position: integer('position').notNull(),
+    versionId: integer('version_id')
+      .notNull()
+      .references(() => versions.id),
+    validFromRun: integer('valid_from_run')
+      .notNull()
+      .references(() => runs.id),
+    validToRun: integer('valid_to_run').references(() => runs.id),
+  },
+  (t) => [
+    index('listing_positions_span_idx').on(t.validFromRun, t.validToRun),
+    index('listing_positions_current_idx')
+      .on(t.position)
+      .where(sql`valid_to_run is null`),
+  ],
+);
+
+/** Field-level changes and added / removed / returned events, one row each. */
+export const changes = sqliteTable(
+  'changes',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    runId: integer('run_id')
+      .notNull()
+      .references(() => runs.id),
+    at: text('at').notNull(),
+    uuid: text('uuid').notNull(),
+    slot: integer('slot').notNull(),
+    kind: text('kind', { enum: changeKinds }).notNull(),
+    field: text('field'),
+    /** JSON text of the value as received; null when the field was absent. */
+    oldValue: text('old_value'),
+    newValue: text('new_value'),
+  },
+  (t) => [
+    index('changes_uuid_idx').on(t.uuid, t.id),
+    index('changes_at_idx').on(t.at, t.id),
+    index('changes_run_idx').on(t.runId),
+    index('changes_field_idx').on(t.field, t.id),
+  ],
+);
+
+export type RunRow = typeof runs.$inferSelect;
+export type CoworkerRow = typeof coworkers.$inferSelect;
+export type VersionRow = typeof versions.$inferSelect;
+export type ChangeRow = typeof changes.$inferSelect;
+export type ListingPositionRow = typeof listingPositions.$inferSelect;

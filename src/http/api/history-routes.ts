@@ -1,0 +1,119 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { MirrorDatabase } from '../../db/open.js';
+import {
+  countCoworkers,
+  countRuns,
+  coworkerHistory,
+  currentVersions,
+  getCoworker,
+  getRun,
+  latestSucceededRun,
+  listChanges,
+  listCoworkers,
+  listRuns,
+} from '../../db/queries.js';
+import { changeView, coworkerView, runView, versionView } from '../../history-views.js';
+import { changesQuery, pageQuery, parseParams, runIdParam, selfUrl, uuidParam } from './params.js';
+
+const DEFAULT_PAGE_SIZE = 50;
+
+interface PageRequest {
+  page: number;
+  pageSize: number;
+}
+
+/** DRF's page-number envelope: count, absolute next/previous, results. */
+function pageEnvelope<T>(request: FastifyRequest, { page, pageSize }: PageRequest, count: number, results: T[]) {
+  const size = pageSize === DEFAULT_PAGE_SIZE ? undefined : pageSize;
+  const last = Math.max(1, Math.ceil(count / pageSize));
+  return {
+    count,
+    next: page < last ? selfUrl(request, { page: page + 1, page_size: size }) : null,
+    previous: page > 1 ? selfUrl(request, { page: page === 2 ? undefined : page - 1, page_size: size }) : null,
+    results,
+  };
+}
+
+function pageOf(query: { page?: number | undefined; page_size?: number | undefined }): PageRequest {
+  return { page: query.page ?? 1, pageSize: query.page_size ?? DEFAULT_PAGE_SIZE };
+}
+
+const notFound = (detail: string) => ({ detail });
+
+/** The history API under /api/mirror/: runs, coworkers, their history, and the change feed. */
+export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabase): void {
+  app.get('/api/mirror/runs/', (request, reply) => {
+    const query = parseParams(pageQuery, request.query, reply);
+    if (!query) return reply;
+    const p = pageOf(query);
+    const rows = listRuns(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize }).map(runView);
+    return pageEnvelope(request, p, countRuns(store), rows);
+  });
+
+  app.get('/api/mirror/runs/:id/', (request, reply) => {
+    const params = parseParams(runIdParam, request.params, reply);
+    if (!params) return reply;
+    const run = getRun(store, params.id);
+    return run ? runView(run) : reply.code(404).send(notFound(`no run ${params.id}`));
+  });
+
+  app.get('/api/mirror/coworkers/', (request, reply) => {
+    const query = parseParams(pageQuery, request.query, reply);
+    if (!query) return reply;
+    const p = pageOf(query);
+    const latest = latestSucceededRun(store);
+    const rows = listCoworkers(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize, includeRemoved: false });
+    return pageEnvelope(request, p, countCoworkers(store, false), rows.map((row) => coworkerView(row, latest)));
+  });
+
+  app.get('/api/mirror/coworkers/:uuid/', (request, reply) => {
+    const params = parseParams(uuidParam, request.params, reply);
+    if (!params) return reply;
+    const row = getCoworker(store, params.uuid);
+    if (!row) return reply.code(404).send(notFound(`no coworker with uuid ${params.uuid}`));
+    return {
+      ...coworkerView(row, latestSucceededRun(store)),
+      appearances: currentVersions(store, params.uuid).map(versionView),
+    };
+  });
+
+  app.get('/api/mirror/coworkers/:uuid/history/', (request, reply) => {
+    const params = parseParams(uuidParam, request.params, reply);
+    if (!params) return reply;
+    const history = coworkerHistory(store, params.uuid);
+    if (!history) return reply.code(404).send(notFound(`no coworker with uuid ${params.uuid}`));
+    return {
+      ...coworkerView(history.coworker, latestSucceededRun(store)),
+      versions: history.versions.map(versionView),
+      changes: history.changes.map(changeView),
+    };
+  });
+
+  // Keyset pages (DRF's cursor envelope: next/previous, no count): a count over millions of
+  // changes would cost more than the page itself.
+  app.get('/api/mirror/changes/', (request, reply) => {
+    const query = parseParams(changesQuery, request.query, reply);
+    if (!query) return reply;
+    const pageSize = query.page_size ?? DEFAULT_PAGE_SIZE;
+    const { before, page_size: _size, ...filters } = query;
+    const rows = listChanges(store, {
+      ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
+      limit: pageSize + 1,
+      ...(before !== undefined ? { beforeId: before } : {}),
+    });
+    const results = rows.slice(0, pageSize).map(changeView);
+    const lastId = results.at(-1)?.id;
+    return {
+      next:
+        rows.length > pageSize && lastId !== undefined
+          ? selfUrl(request, { ...stringify(filters), before: lastId, page_size: query.page_size })
+          : null,
+      previous: null,
+      results,
+    };
+  });
+}
+
+function stringify(values: Record<string, unknown>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === undefined ? undefined : String(v)]));
+}

@@ -1,0 +1,78 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { parseWhen } from '../../cli/parse-when.js';
+import { changeKinds } from '../../db/schema.js';
+import { ConfigError } from '../../errors.js';
+
+const positiveInt = (name: string, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `${name} must be a whole number`)
+    .transform(Number)
+    .pipe(z.number().int().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
+
+const when = (name: string) =>
+  z.string().transform((value, ctx) => {
+    try {
+      return parseWhen(name, value) ?? value;
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: error instanceof ConfigError ? (error.issues[0]?.problem ?? 'invalid') : 'invalid' });
+      return z.NEVER;
+    }
+  });
+
+const uuid = z.string().regex(/^[a-z0-9]{32}$/, 'uuid must be 32 lowercase letters or digits');
+
+export const pageQuery = z.object({
+  page: positiveInt('page', 1_000_000).optional(),
+  page_size: positiveInt('page_size', 500).optional(),
+});
+
+export const changesQuery = z.object({
+  since: when('since').optional(),
+  until: when('until').optional(),
+  uuid: uuid.optional(),
+  field: z.string().min(1).max(200).optional(),
+  kind: z.enum(changeKinds).optional(),
+  before: positiveInt('before', Number.MAX_SAFE_INTEGER).optional(),
+  page_size: positiveInt('page_size', 500).optional(),
+});
+
+export const uuidParam = z.object({ uuid });
+export const runIdParam = z.object({ id: positiveInt('id', Number.MAX_SAFE_INTEGER) });
+
+/**
+ * Parses query or path parameters; on failure answers 400 with a body naming the parameter and
+ * returns null. Repeated parameters are refused rather than silently picking one.
+ */
+export function parseParams<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  reply: FastifyReply,
+): z.output<S> | null {
+  const values = (raw ?? {}) as Record<string, unknown>;
+  for (const [name, value] of Object.entries(values)) {
+    if (Array.isArray(value)) {
+      void reply.code(400).send({ detail: `parameter ${name} given more than once`, parameter: name });
+      return null;
+    }
+  }
+  const strict = schema instanceof z.ZodObject ? schema.strict() : schema;
+  const parsed = strict.safeParse(values);
+  if (parsed.success) return parsed.data as z.output<S>;
+  const issue = parsed.error.issues[0];
+  const unknown = issue?.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  const parameter = unknown ?? String(issue?.path[0] ?? '');
+  const detail = unknown ? `unknown parameter ${unknown}` : `${parameter}: ${issue?.message ?? 'invalid'}`;
+  void reply.code(400).send({ detail, parameter });
+  return null;
+}
+
+/** Absolute URL of this request's path with `params` replacing its query. */
+export function selfUrl(request: FastifyRequest, params: Record<string, string | number | undefined>): string {
+  const path = request.url.split('?')[0] ?? '/';
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, String(v));
+  const qs = query.toString();
+  return `${request.protocol}://${request.host}${path}${qs ? `?${qs}` : ''}`;
+}

@@ -1,0 +1,108 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { MirrorDatabase } from '../db/open.js';
+import type { Logger } from '../logger.js';
+import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
+import { registerHistoryRoutes } from './api/history-routes.js';
+import { createDrfHandler } from './drf-handler.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { registerOpsRoutes } from './ops-routes.js';
+import { SnapshotHolder } from './snapshot-holder.js';
+
+export interface ServerOptions {
+  trustProxy: boolean;
+  publicBaseUrl: string | null;
+  cacheControl: string | null;
+  staleAfterMs: number;
+  snapshotPollMs: number;
+  adminToken: string | null;
+}
+
+export interface ServerDeps {
+  store: MirrorDatabase;
+  logger: Logger;
+  options: ServerOptions;
+  /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
+  syncTrigger?: SyncTrigger;
+}
+
+export interface MirrorServer {
+  app: FastifyInstance;
+  server: Server;
+  snapshots: SnapshotHolder;
+  metrics: Metrics;
+  /** Listens and returns the base URL, e.g. http://127.0.0.1:8000. */
+  listen(port: number, host: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+// Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
+const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function isApiPath(url: string | undefined): boolean {
+  const path = (url ?? '/').split('?', 1)[0] ?? '/';
+  return path.startsWith('/api/mirror/') || API_PATHS.has(path);
+}
+
+/**
+ * Builds the HTTP service without listening. The DRF list endpoint is answered straight from
+ * node:http with precomputed buffers (it is the hot path and must match DRF byte for byte); the
+ * history API, health and metrics go through Fastify.
+ */
+export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
+  const logger = deps.logger.child({ module: 'http' });
+  const snapshots = new SnapshotHolder(deps.store, logger);
+  snapshots.refresh();
+  const metrics = createMetrics(deps.store, snapshots);
+  const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options });
+  let server: Server | undefined;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+    serverFactory: (handler) => {
+      server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        if (isApiPath(req.url)) handler(req, res);
+        else drf(req, res);
+      });
+      return server;
+    },
+  });
+  // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => {
+    payload.resume();
+    payload.on('end', () => done(null, undefined));
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
+    metrics.latency.observe({ route }, reply.elapsedTime / 1000);
+    done();
+  });
+  registerOpsRoutes(app, { snapshots, metrics, staleAfterMs: deps.options.staleAfterMs });
+  registerHistoryRoutes(app, deps.store);
+  if (deps.options.adminToken && deps.syncTrigger) {
+    registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
+  }
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  await app.ready();
+  const httpServer = server ?? app.server;
+  return {
+    app,
+    server: httpServer,
+    snapshots,
+    metrics,
+    async listen(port, host) {
+      await app.listen({ port, host });
+      snapshots.startPolling(deps.options.snapshotPollMs);
+      const address = httpServer.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      return `http://${shownHost}:${address.port}`;
+    },
+    async close() {
+      snapshots.stopPolling();
+      await app.close();
+    },
+  };
+}

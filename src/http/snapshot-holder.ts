@@ -1,0 +1,97 @@
+import type { MirrorDatabase } from '../db/open.js';
+import { latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import type { RunRow } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
+
+export interface SnapshotInfo {
+  runId: number;
+  entries: number;
+  fetchedAt: Date;
+}
+
+/**
+ * Holds the prepared snapshot of the latest successful run. A new one is built completely, then
+ * swapped in with one assignment, so a request sees either the old snapshot or the new one, never a
+ * mix. Another process (a `sync` run by hand) may commit at any time: `refresh` notices by the id of
+ * the newest successful run, one indexed query.
+ */
+export class SnapshotHolder {
+  #current: { prepared: PreparedSnapshot; info: SnapshotInfo } | null = null;
+  #pastByRun = new Map<number, PreparedSnapshot>();
+  #timer: NodeJS.Timeout | null = null;
+  readonly #store: MirrorDatabase;
+  readonly #logger: Logger;
+
+  constructor(store: MirrorDatabase, logger: Logger) {
+    this.#store = store;
+    this.#logger = logger;
+  }
+
+  get current(): PreparedSnapshot | null {
+    return this.#current?.prepared ?? null;
+  }
+
+  get info(): SnapshotInfo | null {
+    return this.#current?.info ?? null;
+  }
+
+  /** Loads the newest successful run if it is not the one held; returns true when it swapped. */
+  refresh(): boolean {
+    const latestId = latestSucceededRunId(this.#store);
+    if (latestId === null || latestId === this.#current?.info.runId) return false;
+    const run = latestSucceededRun(this.#store);
+    if (!run) return false;
+    const started = performance.now();
+    const prepared = this.#prepare(run);
+    this.#current = {
+      prepared,
+      info: { runId: run.id, entries: run.entries ?? 0, fetchedAt: new Date(run.finishedAt ?? run.startedAt) },
+    };
+    this.#logger.info({ runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started) }, 'snapshot swapped in');
+    return true;
+  }
+
+  /** The snapshot served at `asOf`, or null before the first successful run. */
+  asOf(asOf: Date): PreparedSnapshot | null {
+    const run = latestSucceededRun(this.#store, asOf.toISOString());
+    if (!run) return null;
+    if (run.id === this.#current?.info.runId) return this.#current.prepared;
+    const cached = this.#pastByRun.get(run.id);
+    if (cached) return cached;
+    const prepared = this.#prepare(run);
+    // A handful of past snapshots is plenty for time travel; keep memory bounded.
+    if (this.#pastByRun.size >= 8) this.#pastByRun.delete(this.#pastByRun.keys().next().value as number);
+    this.#pastByRun.set(run.id, prepared);
+    return prepared;
+  }
+
+  /** Polls for snapshots committed by other processes. */
+  startPolling(intervalMs: number): void {
+    this.stopPolling();
+    this.#timer = setInterval(() => {
+      try {
+        this.refresh();
+      } catch (err) {
+        this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
+      }
+    }, intervalMs);
+    this.#timer.unref();
+  }
+
+  stopPolling(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  #prepare(run: RunRow): PreparedSnapshot {
+    const listing = listingAt(this.#store, run);
+    return prepareSnapshot({
+      id: String(run.id),
+      entries: listing.entries,
+      pageSize: run.pageSize ?? 8,
+      optionsBody: listing.optionsBody,
+      fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+    });
+  }
+}

@@ -1,0 +1,214 @@
+import type { ChangeKind } from '../db/schema.js';
+
+/** One appearance of a coworker in the listing currently stored, in listing order. */
+export interface CurrentAppearance {
+  versionId: number;
+  uuid: string;
+  slot: number;
+  body: string;
+}
+
+/** One entry of the freshly crawled listing, in listing order. */
+export interface ListingEntry {
+  uuid: string;
+  json: string;
+}
+
+export type Placement =
+  | { kind: 'keep'; versionId: number }
+  | { kind: 'new'; uuid: string; slot: number; body: string; replaces: number | null };
+
+export interface ChangeEvent {
+  uuid: string;
+  slot: number;
+  kind: ChangeKind;
+  field: string | null;
+  oldValue: string | null;
+  newValue: string | null;
+}
+
+export interface DiffCounts {
+  added: number;
+  changed: number;
+  removed: number;
+  returned: number;
+  unchanged: number;
+}
+
+export interface DiffResult {
+  /** One per listing entry, in listing order. */
+  placements: Placement[];
+  /** Versions that stop being current: replaced by a new state, or their appearance removed. */
+  closedVersionIds: number[];
+  events: ChangeEvent[];
+  newCoworkers: string[];
+  removedCoworkers: string[];
+  returnedCoworkers: string[];
+  counts: DiffCounts;
+}
+
+export interface DiffInput {
+  current: readonly CurrentAppearance[];
+  /** Every uuid ever stored, true when it is tombstoned (removed and not back). */
+  known: ReadonlyMap<string, boolean>;
+  listing: readonly ListingEntry[];
+}
+
+/**
+ * Pure: previous state + new listing → what to store. Appearances of one uuid are matched
+ * identical-first, then in listing order, so a reordering alone is never a change.
+ */
+export function diffListing(input: DiffInput): DiffResult {
+  const previousByUuid = groupBy(input.current, (a) => a.uuid);
+  const newIndexesByUuid = groupBy(
+    input.listing.map((entry, index) => ({ entry, index })),
+    (x) => x.entry.uuid,
+  );
+  const placements: (Placement | undefined)[] = new Array<Placement | undefined>(input.listing.length);
+  const result: Omit<DiffResult, 'placements'> = {
+    closedVersionIds: [],
+    events: [],
+    newCoworkers: [],
+    removedCoworkers: [],
+    returnedCoworkers: [],
+    counts: { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 },
+  };
+  const eventsAt: ChangeEvent[][] = input.listing.map(() => []);
+
+  for (const [uuid, news] of newIndexesByUuid) {
+    const previous = previousByUuid.get(uuid) ?? [];
+    const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news);
+    for (const [prev, next] of pairs) {
+      placements[next.index] = placePair(prev, next.entry, eventsAt[next.index] ?? [], result);
+    }
+    placeExtras(uuid, input.known, pairs, unmatchedNew, placements, eventsAt, result);
+    for (const prev of unmatchedOld) recordRemoval(prev, result);
+  }
+  for (const [uuid, previous] of previousByUuid) {
+    if (newIndexesByUuid.has(uuid)) continue;
+    for (const prev of previous) recordRemoval(prev, result);
+    result.removedCoworkers.push(uuid);
+  }
+
+  // Events in listing order first, then removals (which have no place in the new listing).
+  const removals = result.events;
+  result.events = [...eventsAt.flat(), ...removals];
+  return { placements: placements.map((p) => p ?? unreachable()), ...result };
+}
+
+interface IndexedEntry {
+  entry: ListingEntry;
+  index: number;
+}
+
+function matchAppearances(
+  previous: readonly CurrentAppearance[],
+  news: readonly IndexedEntry[],
+): { pairs: [CurrentAppearance, IndexedEntry][]; unmatchedNew: IndexedEntry[]; unmatchedOld: CurrentAppearance[] } {
+  const usedOld = new Set<CurrentAppearance>();
+  const matched = new Map<IndexedEntry, CurrentAppearance>();
+  for (const next of news) {
+    const same = previous.find((p) => !usedOld.has(p) && p.body === next.entry.json);
+    if (same) {
+      usedOld.add(same);
+      matched.set(next, same);
+    }
+  }
+  const restOld = previous.filter((p) => !usedOld.has(p));
+  const restNew = news.filter((n) => !matched.has(n));
+  const zipped = Math.min(restOld.length, restNew.length);
+  for (let i = 0; i < zipped; i++) matched.set(restNew[i] ?? unreachable(), restOld[i] ?? unreachable());
+  const pairs = news.filter((n) => matched.has(n)).map((n): [CurrentAppearance, IndexedEntry] => [matched.get(n) ?? unreachable(), n]);
+  return { pairs, unmatchedNew: restNew.slice(zipped), unmatchedOld: restOld.slice(zipped) };
+}
+
+function placePair(
+  prev: CurrentAppearance,
+  next: ListingEntry,
+  events: ChangeEvent[],
+  result: Omit<DiffResult, 'placements'>,
+): Placement {
+  if (prev.body === next.json) {
+    result.counts.unchanged++;
+    return { kind: 'keep', versionId: prev.versionId };
+  }
+  const fieldEvents = diffFields(prev.body, next.json).map(
+    (f): ChangeEvent => ({ uuid: prev.uuid, slot: prev.slot, kind: 'changed', ...f }),
+  );
+  events.push(...fieldEvents);
+  // Key order alone changed: a new stored state (it is served differently) but no field changed.
+  if (fieldEvents.length > 0) result.counts.changed++;
+  else result.counts.unchanged++;
+  result.closedVersionIds.push(prev.versionId);
+  return { kind: 'new', uuid: prev.uuid, slot: prev.slot, body: next.json, replaces: prev.versionId };
+}
+
+function placeExtras(
+  uuid: string,
+  known: ReadonlyMap<string, boolean>,
+  pairs: readonly [CurrentAppearance, IndexedEntry][],
+  extras: readonly IndexedEntry[],
+  placements: (Placement | undefined)[],
+  eventsAt: ChangeEvent[][],
+  result: Omit<DiffResult, 'placements'>,
+): void {
+  if (extras.length === 0) return;
+  const usedSlots = new Set(pairs.map(([prev]) => prev.slot));
+  const tombstoned = known.get(uuid) === true;
+  if (!known.has(uuid)) result.newCoworkers.push(uuid);
+  if (tombstoned) result.returnedCoworkers.push(uuid);
+  let slot = 0;
+  extras.forEach((extra, i) => {
+    while (usedSlots.has(slot)) slot++;
+    usedSlots.add(slot);
+    const kind: ChangeKind = tombstoned && i === 0 ? 'returned' : 'added';
+    result.counts[kind]++;
+    eventsAt[extra.index]?.push({ uuid, slot, kind, field: null, oldValue: null, newValue: extra.entry.json });
+    placements[extra.index] = { kind: 'new', uuid, slot, body: extra.entry.json, replaces: null };
+  });
+}
+
+function recordRemoval(prev: CurrentAppearance, result: Omit<DiffResult, 'placements'>): void {
+  result.counts.removed++;
+  result.closedVersionIds.push(prev.versionId);
+  result.events.push({
+    uuid: prev.uuid,
+    slot: prev.slot,
+    kind: 'removed',
+    field: null,
+    oldValue: prev.body,
+    newValue: null,
+  });
+}
+
+/** Top-level fields whose JSON differs, in the new entry's key order, then fields that vanished. */
+export function diffFields(
+  oldBody: string,
+  newBody: string,
+): { field: string; oldValue: string | null; newValue: string | null }[] {
+  const before = JSON.parse(oldBody) as Record<string, unknown>;
+  const after = JSON.parse(newBody) as Record<string, unknown>;
+  const fields = [...Object.keys(after), ...Object.keys(before).filter((k) => !Object.hasOwn(after, k))];
+  const out: { field: string; oldValue: string | null; newValue: string | null }[] = [];
+  for (const field of fields) {
+    const oldValue = Object.hasOwn(before, field) ? JSON.stringify(before[field]) : null;
+    const newValue = Object.hasOwn(after, field) ? JSON.stringify(after[field]) : null;
+    if (oldValue !== newValue) out.push({ field, oldValue, newValue });
+  }
+  return out;
+}
+
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = map.get(k);
+    if (list) list.push(item);
+    else map.set(k, [item]);
+  }
+  return map;
+}
+
+function unreachable(): never {
+  throw new Error('diffListing: internal invariant broken');
+}

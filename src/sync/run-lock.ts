@@ -1,0 +1,106 @@
+import { hostname } from 'node:os';
+import { and, eq } from 'drizzle-orm';
+import type { MirrorDatabase } from '../db/open.js';
+import { runs, type RunRow } from '../db/schema.js';
+import { MirrorError, type ErrorCode } from '../errors.js';
+
+export interface RunHolder {
+  pid: number;
+  host: string;
+}
+
+export function currentHolder(): RunHolder {
+  return { pid: process.pid, host: hostname() };
+}
+
+/** True when the process that holds a run is gone (same host only; another host is trusted). */
+function holderIsDead(run: RunRow, self: RunHolder): boolean {
+  if (run.holderHost !== self.host || run.holderPid === null) return false;
+  if (run.holderPid === self.pid) return false;
+  try {
+    process.kill(run.holderPid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else, so it is alive.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Marks runs left `running` by a crashed process as aborted. Called on every start, inside the same
+ * write transaction that takes the lock, so two starting processes cannot both take it.
+ */
+function abortCrashedRuns(store: MirrorDatabase, self: RunHolder, now: string): RunRow | undefined {
+  const running = store.db.select().from(runs).where(eq(runs.status, 'running')).all();
+  let holder: RunRow | undefined;
+  for (const run of running) {
+    if (holderIsDead(run, self)) {
+      store.db
+        .update(runs)
+        .set({
+          status: 'aborted',
+          finishedAt: now,
+          errorCode: 'RUN_ABORTED',
+          errorMessage: `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress (crash or kill); nothing it fetched was stored`,
+        })
+        .where(eq(runs.id, run.id))
+        .run();
+    } else {
+      holder = run;
+    }
+  }
+  return holder;
+}
+
+/** Marks stale runs aborted without starting one (on `serve`/`start` start-up). */
+export function recoverCrashedRuns(store: MirrorDatabase): void {
+  store.sqlite.transaction(() => abortCrashedRuns(store, currentHolder(), new Date().toISOString())).immediate();
+}
+
+/**
+ * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one).
+ * Throws SYNC_LOCKED naming the run that holds it.
+ */
+export function beginRun(store: MirrorDatabase, upstream: string, now = new Date()): RunRow {
+  const self = currentHolder();
+  const startedAt = now.toISOString();
+  return store.sqlite
+    .transaction(() => {
+      const holder = abortCrashedRuns(store, self, startedAt);
+      if (holder) {
+        throw new MirrorError(
+          'SYNC_LOCKED',
+          `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
+          { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
+        );
+      }
+      return store.db
+        .insert(runs)
+        .values({ status: 'running', startedAt, upstream, holderPid: self.pid, holderHost: self.host })
+        .returning()
+        .get();
+    })
+    .immediate();
+}
+
+/** Records a run's end without data: failed or aborted, with a code and a reason a person can act on. */
+export function endRunWithoutData(
+  store: MirrorDatabase,
+  runId: number,
+  status: 'failed' | 'aborted',
+  error: { code: ErrorCode; message: string },
+  stats: { pages?: number | null; entries?: number | null } = {},
+): void {
+  store.db
+    .update(runs)
+    .set({
+      status,
+      finishedAt: new Date().toISOString(),
+      errorCode: error.code,
+      errorMessage: error.message,
+      pages: stats.pages ?? null,
+      entries: stats.entries ?? null,
+    })
+    .where(and(eq(runs.id, runId), eq(runs.status, 'running')))
+    .run();
+}

@@ -1,0 +1,220 @@
+import type { MirrorDatabase } from '../db/open.js';
+import { runs } from '../db/schema.js';
+import { MirrorError, toMirrorError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { createUpstreamClient, type UpstreamClient } from '../upstream/client.js';
+import { crawl, type CrawlResult } from '../upstream/crawl.js';
+import { USER_AGENT } from '../version.js';
+import { desc, eq, lt } from 'drizzle-orm';
+import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
+import { beginRun, endRunWithoutData } from './run-lock.js';
+import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
+
+export interface SyncSettings {
+  upstreamUrl: string;
+  concurrency: number;
+  maxPages: number;
+  maxCrawlAttempts: number;
+  allowEmpty: boolean;
+  requestTimeoutMs: number;
+  connectTimeoutMs: number;
+  maxBodyBytes: number;
+  maxAttempts: number;
+  maxRetryAfterMs: number;
+}
+
+export interface SyncSummary {
+  runId: number;
+  pages: number;
+  entries: number;
+  counts: DiffCounts;
+  unknownFields: string[];
+  durationMs: number;
+}
+
+export interface SyncDependencies {
+  store: MirrorDatabase;
+  logger: Logger;
+  signal?: AbortSignal;
+  onProgress?: (pagesDone: number, pagesTotal: number) => void;
+  /** Called once the run row exists, so callers (the admin route) can answer with its id. */
+  onRunStarted?: (runId: number) => void;
+  /** Injected for tests; defaults to a client built from the settings. */
+  client?: UpstreamClient;
+}
+
+/**
+ * One sync run: take the lock, crawl, diff against what is stored, commit in one transaction.
+ * Any failure leaves the stored state untouched and records the run as failed (or aborted) with
+ * a code and a reason, then rethrows.
+ */
+export async function runSync(settings: SyncSettings, deps: SyncDependencies): Promise<SyncSummary> {
+  const started = Date.now();
+  const run = beginRun(deps.store, settings.upstreamUrl);
+  const log = deps.logger.child({ runId: run.id });
+  deps.onRunStarted?.(run.id);
+  log.info({ upstream: settings.upstreamUrl }, 'sync started');
+  const client = deps.client ?? buildClient(settings, log, deps.signal);
+  try {
+    const first = await crawlOnce(settings, client, log, deps);
+    const state = loadCurrentState(deps.store);
+    const diff = diffListing({ current: state.appearances, known: state.known, listing: first.entries });
+    await confirmRemovals(settings, client, log, deps, first, diff);
+    refuseUnconfirmedEmpty(deps.store, settings, run.id, first, state);
+    if (deps.signal?.aborted) throw abortError(deps.signal);
+    const unknownFields = [...new Set(first.unknownFields.map((u) => u.field))];
+    if (unknownFields.length > 0) {
+      log.warn({ unknownFields: first.unknownFields }, 'schema drift: upstream entries carry fields the contract does not name; kept as received');
+    }
+    commitRun(deps.store, {
+      runId: run.id,
+      finishedAt: new Date().toISOString(),
+      diff,
+      state,
+      pages: first.pages,
+      pageSize: observedPageSize(deps.store, first),
+      optionsBody: first.optionsBody,
+      unknownFields: first.unknownFields,
+    });
+    const summary: SyncSummary = {
+      runId: run.id,
+      pages: first.pages,
+      entries: first.entries.length,
+      counts: diff.counts,
+      unknownFields,
+      durationMs: Date.now() - started,
+    };
+    log.info({ ...summary }, 'sync succeeded');
+    return summary;
+  } catch (thrown) {
+    const error = deps.signal?.aborted ? abortError(deps.signal, thrown) : toMirrorError(thrown, 'DB_ERROR');
+    const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
+    Object.assign(error.details, { runId: run.id });
+    endRunWithoutData(deps.store, run.id, status, error);
+    log.error({ err: error, code: error.code }, status === 'aborted' ? 'sync aborted' : 'sync failed');
+    throw error;
+  } finally {
+    if (!deps.client) await client.close();
+  }
+}
+
+function buildClient(settings: SyncSettings, logger: Logger, signal: AbortSignal | undefined): UpstreamClient {
+  return createUpstreamClient({
+    baseUrl: settings.upstreamUrl,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    headersTimeoutMs: settings.requestTimeoutMs,
+    bodyTimeoutMs: settings.requestTimeoutMs,
+    maxBodyBytes: settings.maxBodyBytes,
+    maxAttempts: settings.maxAttempts,
+    maxRetryAfterMs: settings.maxRetryAfterMs,
+    userAgent: USER_AGENT,
+    logger,
+    ...(signal ? { signal } : {}),
+  });
+}
+
+function crawlOnce(
+  settings: SyncSettings,
+  client: UpstreamClient,
+  logger: Logger,
+  deps: SyncDependencies,
+): Promise<CrawlResult> {
+  return crawl({
+    client,
+    baseUrl: settings.upstreamUrl,
+    concurrency: settings.concurrency,
+    maxPages: settings.maxPages,
+    maxCrawlAttempts: settings.maxCrawlAttempts,
+    logger,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+  });
+}
+
+/**
+ * DRF paginating an unordered queryset repeats some rows and skips others while `count` stays right
+ * (DRF issue #6886). So when a crawl that holds repeated uuids would remove a coworker, crawl once
+ * more: the removal is recorded only if the second crawl returns the very same listing. If the two
+ * differ, the upstream's order is unstable and the run fails without storing anything.
+ */
+async function confirmRemovals(
+  settings: SyncSettings,
+  client: UpstreamClient,
+  logger: Logger,
+  deps: SyncDependencies,
+  first: CrawlResult,
+  diff: DiffResult,
+): Promise<void> {
+  if (diff.removedCoworkers.length === 0 || first.repeatedUuids.length === 0) return;
+  logger.info(
+    { removed: diff.removedCoworkers.length, repeatedUuids: first.repeatedUuids.length },
+    'removal with repeated uuids in the listing: crawling again to confirm',
+  );
+  const second = await crawlOnce(settings, client, logger, { ...deps, onProgress: undefined });
+  const same =
+    second.entries.length === first.entries.length &&
+    second.entries.every((entry, i) => entry.json === first.entries[i]?.json);
+  if (!same) {
+    throw new MirrorError(
+      'UPSTREAM_UNSTABLE_ORDER',
+      `two crawls in a row returned different listings while ${diff.removedCoworkers.length} coworker(s) looked removed ` +
+        `(e.g. ${diff.removedCoworkers.slice(0, 3).join(', ')}); the upstream probably paginates an unordered queryset ` +
+        '(DRF issue #6886: rows repeated and skipped). Nothing was stored; give the upstream view a stable ordering',
+      { removed: diff.removedCoworkers.slice(0, 20), repeatedUuids: first.repeatedUuids.slice(0, 20) },
+    );
+  }
+}
+
+/**
+ * An empty listing where the mirror holds entries is more often an upstream accident than the team
+ * leaving. It is recorded only when the previous attempt saw the same (or when allowed outright).
+ */
+function refuseUnconfirmedEmpty(
+  store: MirrorDatabase,
+  settings: SyncSettings,
+  runId: number,
+  crawlResult: CrawlResult,
+  state: CurrentState,
+): void {
+  if (crawlResult.entries.length > 0 || state.appearances.length === 0 || settings.allowEmpty) return;
+  const previous = store.db
+    .select({ status: runs.status, errorCode: runs.errorCode })
+    .from(runs)
+    .where(lt(runs.id, runId))
+    .orderBy(desc(runs.id))
+    .limit(1)
+    .get();
+  if (previous?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
+  throw new MirrorError(
+    'EMPTY_LISTING_UNCONFIRMED',
+    `the upstream answered an empty listing while the mirror holds ${state.appearances.length} entries; ` +
+      'refusing to record everyone as removed. If the team list really is empty, the next run confirms it ' +
+      '(or run sync with --allow-empty)',
+    { held: state.appearances.length },
+  );
+}
+
+const DEFAULT_PAGE_SIZE = 8;
+
+/**
+ * A single page does not reveal the page size (it only bounds it from below): keep what earlier
+ * runs saw, else the contract's 8, and never less than the entries that page held.
+ */
+function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
+  if (result.pages > 1) return result.pageSize;
+  const previous = store.db
+    .select({ pageSize: runs.pageSize })
+    .from(runs)
+    .where(eq(runs.status, 'succeeded'))
+    .orderBy(desc(runs.id))
+    .limit(1)
+    .get();
+  return Math.max(previous?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
+}
+
+function abortError(signal: AbortSignal, cause?: unknown): MirrorError {
+  const reason: unknown = signal.reason;
+  const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
+  return new MirrorError('RUN_ABORTED', `run aborted before it was stored (${why}); nothing was stored`, {}, { cause: cause ?? reason });
+}
+

@@ -1,0 +1,154 @@
+import { desc, eq, and, lt } from 'drizzle-orm';
+import type { MirrorDatabase } from '../db/open.js';
+import { coworkers, optionsBodies, runs } from '../db/schema.js';
+import { MirrorError } from '../errors.js';
+import type { CurrentAppearance, DiffResult } from './diff.js';
+
+export interface CurrentState {
+  appearances: CurrentAppearance[];
+  /** Current listing rows by position: id of the listing_positions row and its version. */
+  positions: { id: number; versionId: number }[];
+  known: Map<string, boolean>;
+}
+
+/** Reads what is current: the listing of the latest successful run, and every uuid ever seen. */
+export function loadCurrentState(store: MirrorDatabase): CurrentState {
+  const rows = store.sqlite
+    .prepare(
+      `select lp.id as positionId, v.id as versionId, v.uuid, v.slot, v.body
+         from listing_positions lp join versions v on v.id = lp.version_id
+        where lp.valid_to_run is null
+        order by lp.position`,
+    )
+    .all() as { positionId: number; versionId: number; uuid: string; slot: number; body: string }[];
+  const known = new Map<string, boolean>();
+  for (const row of store.db.select({ uuid: coworkers.uuid, removedRun: coworkers.removedRun }).from(coworkers).all()) {
+    known.set(row.uuid, row.removedRun !== null);
+  }
+  return {
+    appearances: rows.map(({ versionId, uuid, slot, body }) => ({ versionId, uuid, slot, body })),
+    positions: rows.map(({ positionId, versionId }) => ({ id: positionId, versionId })),
+    known,
+  };
+}
+
+export interface CommitInput {
+  runId: number;
+  finishedAt: string;
+  diff: DiffResult;
+  state: CurrentState;
+  pages: number;
+  pageSize: number;
+  optionsBody: string | null;
+  unknownFields: readonly { field: string; page: number; index: number }[];
+}
+
+/**
+ * Writes a run's outcome in one write transaction: the new state appears entirely or not at all.
+ * Bulk rows go through prepared statements on the raw handle: drizzle's per-row query building
+ * costs more than the insert itself at 100,000 entries.
+ */
+export function commitRun(store: MirrorDatabase, input: CommitInput): void {
+  store.sqlite
+    .transaction(() => {
+      const run = store.db.select().from(runs).where(eq(runs.id, input.runId)).get();
+      if (run?.status !== 'running') {
+        throw new MirrorError('RUN_ABORTED', `run ${input.runId} is no longer running (status ${run?.status ?? 'missing'}); nothing stored`, {
+          runId: input.runId,
+        });
+      }
+      writeCoworkers(store, input);
+      const versionIds = writeVersions(store, input);
+      writeListing(store, input, versionIds);
+      writeChanges(store, input);
+      const optionsBodyId = input.optionsBody === null ? null : upsertOptionsBody(store, input.optionsBody);
+      store.db
+        .update(runs)
+        .set({
+          status: 'succeeded',
+          finishedAt: input.finishedAt,
+          pages: input.pages,
+          entries: input.diff.placements.length,
+          pageSize: input.pageSize,
+          ...input.diff.counts,
+          optionsBodyId,
+          unknownFields: input.unknownFields.length > 0 ? JSON.stringify(input.unknownFields) : null,
+        })
+        .where(eq(runs.id, input.runId))
+        .run();
+    })
+    .immediate();
+}
+
+function writeCoworkers(store: MirrorDatabase, { runId, finishedAt, diff }: CommitInput): void {
+  const insert = store.sqlite.prepare(
+    'insert into coworkers (uuid, first_seen_run, first_seen_at) values (?, ?, ?)',
+  );
+  for (const uuid of diff.newCoworkers) insert.run(uuid, runId, finishedAt);
+  const returned = store.sqlite.prepare(
+    `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+            last_returned_run = ? where uuid = ?`,
+  );
+  for (const uuid of diff.returnedCoworkers) returned.run(runId, uuid);
+  if (diff.removedCoworkers.length === 0) return;
+  // The last run that still saw them is the previous successful one.
+  const lastSeen = store.db
+    .select({ id: runs.id, finishedAt: runs.finishedAt })
+    .from(runs)
+    .where(and(eq(runs.status, 'succeeded'), lt(runs.id, runId)))
+    .orderBy(desc(runs.id))
+    .limit(1)
+    .get();
+  const removed = store.sqlite.prepare(
+    'update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ? where uuid = ?',
+  );
+  for (const uuid of diff.removedCoworkers) {
+    removed.run(runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null, uuid);
+  }
+}
+
+/** Closes replaced and removed versions, inserts new ones; returns the version id of every listing entry. */
+function writeVersions(store: MirrorDatabase, { runId, diff }: CommitInput): number[] {
+  const close = store.sqlite.prepare('update versions set valid_to_run = ? where id = ?');
+  for (const id of diff.closedVersionIds) close.run(runId, id);
+  const insert = store.sqlite.prepare(
+    'insert into versions (uuid, slot, body, valid_from_run) values (?, ?, ?, ?)',
+  );
+  return diff.placements.map((placement) =>
+    placement.kind === 'keep'
+      ? placement.versionId
+      : Number(insert.run(placement.uuid, placement.slot, placement.body, runId).lastInsertRowid),
+  );
+}
+
+/** Rewrites only the positions whose version changed, so an unchanged run writes nothing here. */
+function writeListing(store: MirrorDatabase, { runId, state }: CommitInput, versionIds: readonly number[]): void {
+  const close = store.sqlite.prepare('update listing_positions set valid_to_run = ? where id = ?');
+  const insert = store.sqlite.prepare(
+    'insert into listing_positions (position, version_id, valid_from_run) values (?, ?, ?)',
+  );
+  const length = Math.max(versionIds.length, state.positions.length);
+  for (let position = 0; position < length; position++) {
+    const before = state.positions[position];
+    const after = versionIds[position];
+    if (before && before.versionId === after) continue;
+    if (before) close.run(runId, before.id);
+    if (after !== undefined) insert.run(position, after, runId);
+  }
+}
+
+function writeChanges(store: MirrorDatabase, { runId, finishedAt, diff }: CommitInput): void {
+  const insert = store.sqlite.prepare(
+    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value)
+     values (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const e of diff.events) {
+    insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue);
+  }
+}
+
+function upsertOptionsBody(store: MirrorDatabase, body: string): number {
+  const existing = store.db.select({ id: optionsBodies.id }).from(optionsBodies).where(eq(optionsBodies.body, body)).get();
+  if (existing) return existing.id;
+  return store.db.insert(optionsBodies).values({ body }).returning({ id: optionsBodies.id }).get().id;
+}
