@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { getRun } from '../../src/db/queries.js';
+import type { ErrorCode } from '../../src/errors.js';
+import type { FaultSettingsInput } from '../../src/simulated-upstream/index.js';
+import type { SyncSettings } from '../../src/sync/run-sync.js';
+import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+interface FaultCase {
+  name: string;
+  faults: FaultSettingsInput;
+  code: ErrorCode;
+  /** Words the recorded reason must contain, so a person knows where to look. */
+  reason: RegExp;
+  settings?: Partial<SyncSettings>;
+  /** Rows the fault itself adds to the upstream for good (count drift). */
+  addsRows?: number;
+}
+
+const cases: FaultCase[] = [
+  { name: '5xx on every attempt', faults: { status5xx: { page: 2, times: 10, status: 502 } }, code: 'UPSTREAM_HTTP_STATUS', reason: /502/ },
+  { name: '429 with a Retry-After over the cap', faults: { rateLimit: { page: 2, times: 10, retryAfter: 3600 } }, code: 'UPSTREAM_HTTP_STATUS', reason: /Retry-After/i },
+  { name: 'truncated body', faults: { truncatedBody: { page: 2 } }, code: 'UPSTREAM_NETWORK', reason: /page=2|page 2/ },
+  { name: 'reset mid-body', faults: { resetMidBody: { page: 3 } }, code: 'UPSTREAM_NETWORK', reason: /page=3|page 3/ },
+  { name: 'invalid JSON', faults: { invalidJson: { page: 2 } }, code: 'UPSTREAM_INVALID_JSON', reason: /JSON/ },
+  { name: 'body over the cap', faults: { oversizeBody: { page: 2, bytes: 200_000 } }, code: 'UPSTREAM_BODY_TOO_LARGE', reason: /bytes|limit|cap/i, settings: { maxBodyBytes: 100_000 } },
+  { name: 'invalid uuid', faults: { invalidEntry: { page: 2, index: 3, field: 'uuid', value: 'NOT-A-UUID' } }, code: 'UPSTREAM_SCHEMA', reason: /page 2, entry 3.*uuid.*NOT-A-UUID/ },
+  { name: 'show_image not a boolean', faults: { invalidEntry: { page: 3, index: 0, field: 'show_image', value: 'yes' } }, code: 'UPSTREAM_SCHEMA', reason: /page 3, entry 0.*show_image.*yes/ },
+  { name: 'missing field', faults: { invalidEntry: { page: 1, index: 1, field: 'post', missing: true } }, code: 'UPSTREAM_SCHEMA', reason: /page 1, entry 1.*post/ },
+  { name: 'count changes mid-crawl, every attempt', faults: { countDrift: { afterPage: 1, add: 1 } }, code: 'UPSTREAM_INCONSISTENT', reason: /count|entries/i, settings: { maxCrawlAttempts: 1, concurrency: 1 }, addsRows: 1 },
+  { name: 'next to another host', faults: { foreignNext: { page: 2 } }, code: 'UPSTREAM_FOREIGN_NEXT', reason: /evil\.example/ },
+  { name: 'next loop', faults: { nextLoop: { page: 3, to: 1 } }, code: 'UPSTREAM_PAGE_LOOP', reason: /page/, settings: { concurrency: 1 } },
+  { name: 'request timeout', faults: { hang: { page: 2 } }, code: 'UPSTREAM_TIMEOUT', reason: /page=2|page 2|timeout/i, settings: { requestTimeoutMs: 300, maxAttempts: 1 } },
+];
+
+describe('a failed crawl changes nothing but its own run record', () => {
+  it.each(cases)('$name → $code', async ({ faults, code, reason, settings, addsRows = 0 }) => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 7, count: 30 });
+    await sync(store, upstream);
+    upstream.data.edit(3);
+    upstream.data.add(2);
+    const before = storedState(store);
+
+    upstream.faults.set(faults);
+    const failure = sync(store, upstream, settings);
+    await expect(failure).rejects.toMatchObject({ code });
+    expect(storedState(store)).toEqual(before);
+    const run = getRun(store, 2);
+    expect(run).toMatchObject({ status: 'failed', errorCode: code });
+    expect(run?.errorMessage).toMatch(reason);
+    expect(upstream.requests.some((r) => r.url.includes('evil.example'))).toBe(false);
+
+    // The next good run succeeds and records the pending changes exactly once.
+    upstream.faults.clear();
+    const next = await sync(store, upstream);
+    expect(next.counts).toMatchObject({ added: 2 + addsRows, changed: 3 });
+  });
+
+  it('an empty listing where there were entries is refused, then confirmed by the next run', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 3, count: 12 });
+    await sync(store, upstream);
+    const before = storedState(store);
+    upstream.faults.set({ emptyListing: true });
+    await expect(sync(store, upstream)).rejects.toMatchObject({ code: 'EMPTY_LISTING_UNCONFIRMED' });
+    expect(storedState(store)).toEqual(before);
+    expect(getRun(store, 2)?.errorMessage).toMatch(/refusing to record everyone as removed/);
+    const confirmed = await sync(store, upstream);
+    expect(confirmed.counts.removed).toBeGreaterThan(0);
+    expect(confirmed.entries).toBe(0);
+  });
+
+  it('unordered pagination (DRF #6886) never records a removal on its own', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 5, count: 40, dupRate: 0.2 });
+    await sync(store, upstream);
+    const before = storedState(store);
+    upstream.faults.set({ unordered: { seed: 9 } });
+    await expect(sync(store, upstream)).rejects.toMatchObject({ code: 'UPSTREAM_UNSTABLE_ORDER' });
+    expect(storedState(store)).toEqual(before);
+  });
+});
