@@ -1,0 +1,302 @@
+import { Agent, request } from 'undici';
+import type { Logger } from '../logger.js';
+import { MirrorError, truncateForMessage, type ErrorCode } from '../errors.js';
+import { declaredContentLength, readBodyCapped, readExcerpt } from './read-body.js';
+import {
+  backoffDelay,
+  defaultSleep,
+  isRetryableStatus,
+  parseRetryAfter,
+  type Sleep,
+} from './retry-policy.js';
+
+export interface UpstreamClientOptions {
+  /** Relative URLs passed to the client resolve against it. */
+  baseUrl: string;
+  connectTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+  maxBodyBytes?: number;
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A Retry-After longer than this fails the request instead of sleeping through it. */
+  maxRetryAfterMs?: number;
+  /** `coworker-mirror/<version>` */
+  userAgent: string;
+  logger: Logger;
+  /** Cancels every request and every backoff sleep of this client. */
+  signal?: AbortSignal;
+  sleep?: Sleep;
+  random?: () => number;
+  now?: () => number;
+}
+
+/** Per-call context: `page` lands in error details; `signal` cancels just this call. */
+export interface RequestContext {
+  page?: number;
+  signal?: AbortSignal;
+}
+
+export interface TextResponse {
+  status: number;
+  text: string;
+}
+
+export interface JsonResponse extends TextResponse {
+  body: unknown;
+}
+
+export type UpstreamMethod = 'GET' | 'OPTIONS';
+
+export interface UpstreamClient {
+  getJson(url: string, context?: RequestContext): Promise<JsonResponse>;
+  getText(url: string, method?: UpstreamMethod, context?: RequestContext): Promise<TextResponse>;
+  close(): Promise<void>;
+}
+
+const MiB = 1024 * 1024;
+const EXCERPT_BYTES = 512;
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+type Settings = Required<Omit<UpstreamClientOptions, 'signal'>> & { signal: AbortSignal | undefined };
+
+function withDefaults(options: UpstreamClientOptions): Settings {
+  return {
+    connectTimeoutMs: 10_000,
+    headersTimeoutMs: 30_000,
+    bodyTimeoutMs: 30_000,
+    maxBodyBytes: 20 * MiB,
+    maxAttempts: 4,
+    baseDelayMs: 500,
+    maxDelayMs: 30_000,
+    maxRetryAfterMs: 120_000,
+    sleep: defaultSleep,
+    random: Math.random,
+    now: Date.now,
+    ...stripUndefined(options),
+    baseUrl: options.baseUrl,
+    userAgent: options.userAgent,
+    logger: options.logger,
+    signal: options.signal,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** One failed attempt, before we know whether it is the last one. */
+interface AttemptFailure {
+  code: ErrorCode;
+  reason: string;
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+class AttemptError extends Error {
+  constructor(readonly failure: AttemptFailure) {
+    super(failure.reason);
+  }
+}
+
+function classifyThrown(error: unknown): AttemptFailure {
+  if (error instanceof AttemptError) return error.failure;
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
+    return {
+      code: 'UPSTREAM_TIMEOUT',
+      reason: `timed out (${code}: ${message})`,
+      retryable: true,
+      cause: error,
+    };
+  }
+  // Refused, reset, "other side closed" mid-body, DNS hiccups: all transient from where we stand.
+  const label = typeof code === 'string' ? `${code}: ${message}` : message;
+  return { code: 'UPSTREAM_NETWORK', reason: `network error (${label})`, retryable: true, cause: error };
+}
+
+function combineSignals(...signals: (AbortSignal | undefined)[]): AbortSignal | undefined {
+  const present = signals.filter((s): s is AbortSignal => s !== undefined);
+  if (present.length <= 1) return present[0];
+  return AbortSignal.any(present);
+}
+
+function abortedError(url: string, attempts: number, signal: AbortSignal, page?: number): MirrorError {
+  return new MirrorError(
+    'RUN_ABORTED',
+    `request to ${url} was cancelled`,
+    { url, attempts, ...(page === undefined ? {} : { page }) },
+    { cause: signal.reason },
+  );
+}
+
+async function attemptOnce(
+  agent: Agent,
+  settings: Settings,
+  url: string,
+  method: UpstreamMethod,
+  signal?: AbortSignal,
+) {
+  const headers = { 'user-agent': settings.userAgent, accept: 'application/json' };
+  const response = await request(url, { dispatcher: agent, method, headers, signal });
+  const status = response.statusCode;
+  if (status < 200 || status > 299) {
+    const excerpt = await readExcerpt(response.body, EXCERPT_BYTES);
+    const retryHeader = response.headers['retry-after'];
+    const retryAfterMs = parseRetryAfter(
+      typeof retryHeader === 'string' ? retryHeader : undefined,
+      settings.now(),
+    );
+    throw new AttemptError({
+      code: 'UPSTREAM_HTTP_STATUS',
+      reason: `status ${status}, body ${truncateForMessage(excerpt, 200)}`,
+      retryable: isRetryableStatus(status),
+      status,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
+  }
+  const read = await readBodyCapped(
+    response.body,
+    settings.maxBodyBytes,
+    declaredContentLength(response.headers['content-length']),
+  );
+  if (!read.ok) {
+    throw new AttemptError({
+      code: 'UPSTREAM_BODY_TOO_LARGE',
+      reason: `body larger than the ${settings.maxBodyBytes}-byte cap (read stopped after ${read.receivedBytes} bytes)`,
+      retryable: false,
+      status,
+    });
+  }
+  return { status, bytes: read.bytes };
+}
+
+/** Waits before the next attempt; a Retry-After past the cap ends the run instead. */
+function retryDelay(
+  settings: Settings,
+  failure: AttemptFailure,
+  attempt: number,
+  url: string,
+  page?: number,
+): number {
+  const backoff = backoffDelay(attempt, settings);
+  if (failure.retryAfterMs === undefined) return backoff;
+  if (failure.retryAfterMs > settings.maxRetryAfterMs) {
+    throw new MirrorError(
+      failure.code,
+      `upstream answered ${failure.status} for ${url} with a Retry-After of ${Math.ceil(failure.retryAfterMs / 1000)} s, ` +
+        `longer than the ${Math.ceil(settings.maxRetryAfterMs / 1000)} s cap; failing the run instead of sleeping that long`,
+      {
+        url,
+        attempts: attempt,
+        status: failure.status,
+        retryAfterMs: failure.retryAfterMs,
+        ...pageDetail(page),
+      },
+    );
+  }
+  return Math.max(failure.retryAfterMs, backoff);
+}
+
+/**
+ * An undici client for the upstream: one keep-alive Agent, capped bodies, bounded retries with full
+ * jitter that honour Retry-After. Every failure is a MirrorError with { url, attempts, status?, page? }.
+ */
+export function createUpstreamClient(options: UpstreamClientOptions): UpstreamClient {
+  const settings = withDefaults(options);
+  const log = settings.logger.child({ module: 'upstream-client' });
+  const agent = new Agent({
+    connect: { timeout: settings.connectTimeoutMs },
+    headersTimeout: settings.headersTimeoutMs,
+    bodyTimeout: settings.bodyTimeoutMs,
+  });
+
+  async function fetchWithRetry(url: string, method: UpstreamMethod, context: RequestContext) {
+    const target = new URL(url, settings.baseUrl).href;
+    const signal = combineSignals(settings.signal, context.signal);
+    for (let attempt = 1; ; attempt++) {
+      if (signal?.aborted) throw abortedError(target, attempt - 1, signal, context.page);
+      try {
+        return { url: target, ...(await attemptOnce(agent, settings, target, method, signal)) };
+      } catch (error) {
+        if (signal?.aborted) throw abortedError(target, attempt, signal, context.page);
+        const failure = classifyThrown(error);
+        if (!failure.retryable || attempt >= settings.maxAttempts) {
+          throw finalError(failure, method, target, attempt, context.page);
+        }
+        const delayMs = retryDelay(settings, failure, attempt, target, context.page);
+        log.warn(
+          { url: target, method, attempt, delayMs, code: failure.code, reason: failure.reason },
+          'retrying',
+        );
+        try {
+          await settings.sleep(delayMs, signal);
+        } catch (sleepError) {
+          if (signal?.aborted) throw abortedError(target, attempt, signal, context.page);
+          throw sleepError;
+        }
+      }
+    }
+  }
+
+  async function getText(url: string, method: UpstreamMethod = 'GET', context: RequestContext = {}) {
+    const { status, bytes } = await fetchWithRetry(url, method, context);
+    return { status, text: bytes.toString('utf8') };
+  }
+
+  async function getJson(url: string, context: RequestContext = {}): Promise<JsonResponse> {
+    const fetched = await fetchWithRetry(url, 'GET', context);
+    return decodeJson(fetched.url, fetched.status, fetched.bytes, context.page);
+  }
+
+  return { getJson, getText, close: () => agent.close() };
+}
+
+function decodeJson(url: string, status: number, bytes: Buffer, page?: number): JsonResponse {
+  // Attempts is 1 by construction here: a body that arrived whole but is not JSON is not retried.
+  const details = { url, attempts: 1, status, ...pageDetail(page) };
+  let text: string;
+  try {
+    // Fatal decoding: a silently replaced byte would be mirrored as data the upstream never had.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid UTF-8`, details, { cause });
+  }
+  try {
+    return { status, text, body: JSON.parse(text) as unknown };
+  } catch (cause) {
+    const excerpt = truncateForMessage(text, 200);
+    throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid JSON: ${excerpt}`, details, {
+      cause,
+    });
+  }
+}
+
+function pageDetail(page: number | undefined): { page?: number } {
+  return page === undefined ? {} : { page };
+}
+
+function finalError(
+  failure: AttemptFailure,
+  method: UpstreamMethod,
+  url: string,
+  attempts: number,
+  page?: number,
+): MirrorError {
+  const tries = attempts === 1 ? '1 attempt' : `${attempts} attempts`;
+  return new MirrorError(
+    failure.code,
+    `${method} ${url} failed after ${tries}: ${failure.reason}`,
+    {
+      url,
+      attempts,
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+      ...pageDetail(page),
+    },
+    { cause: failure.cause },
+  );
+}

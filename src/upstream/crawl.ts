@@ -1,0 +1,272 @@
+import type { Logger } from '../logger.js';
+import { MirrorError, isMirrorError } from '../errors.js';
+import type { UpstreamClient } from './client.js';
+import { checkPageLinks, listLocation, pageUrl, type ListLocation } from './page-links.js';
+import {
+  assembleListing,
+  checkPageShape,
+  type Listing,
+  type ListingShape,
+  type Mismatch,
+} from './listing-shape.js';
+import { validatePage, type UnknownField, type ValidatedPage } from './validate.js';
+
+export interface CrawledEntry {
+  page: number;
+  /** 0-based position in the page's `results`. */
+  index: number;
+  uuid: string;
+  /** The entry as JSON, keys in the upstream's order. */
+  json: string;
+}
+
+export interface CrawlResult {
+  entries: CrawledEntry[];
+  count: number;
+  /** Entries per full page; with a single page, that page's length (0 for an empty listing). */
+  pageSize: number;
+  pages: number;
+  unknownFields: UnknownField[];
+  /** The OPTIONS body as received, or null when that request failed (logged). */
+  optionsBody: string | null;
+  /** Uuids listed more than once, in order of first appearance. */
+  repeatedUuids: string[];
+  /** Whole-crawl attempts used, 1 when the first was consistent. */
+  attempts: number;
+}
+
+export interface CrawlOptions {
+  client: Pick<UpstreamClient, 'getJson' | 'getText'>;
+  baseUrl: string;
+  /** Pages fetched at once; 1 follows `next` strictly in order. Default 4. */
+  concurrency?: number;
+  maxPages: number;
+  /** Whole-crawl attempts when the upstream changes mid-crawl. Default 3. */
+  maxCrawlAttempts?: number;
+  logger: Logger;
+  signal?: AbortSignal;
+  onProgress?: (pagesDone: number, pagesTotal: number) => void;
+}
+
+interface AttemptContext {
+  options: CrawlOptions;
+  location: ListLocation;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+/** The upstream moved under us; the crawl is retried as a whole. */
+class InconsistentError extends MirrorError {
+  constructor(readonly mismatch: Mismatch) {
+    super(
+      'UPSTREAM_INCONSISTENT',
+      `page ${mismatch.page}: ${mismatch.what} expected ${mismatch.expected}, got ${mismatch.got}`,
+      { ...mismatch },
+    );
+  }
+}
+
+async function fetchPage(ctx: AttemptContext, page: number, url: string): Promise<ValidatedPage> {
+  let body: unknown;
+  try {
+    ({ body } = await ctx.options.client.getJson(url, { page, signal: ctx.signal }));
+  } catch (error) {
+    // DRF answers 404 "Invalid page." past the end: the listing shrank since page 1 was read.
+    if (
+      page > 1 &&
+      isMirrorError(error) &&
+      error.code === 'UPSTREAM_HTTP_STATUS' &&
+      error.details.status === 404
+    ) {
+      throw new InconsistentError({ page, what: 'status', expected: 200, got: 404 });
+    }
+    throw error;
+  }
+  const validated = validatePage(body, page);
+  if (ctx.log.isLevelEnabled('debug')) {
+    ctx.log
+      .child({ page })
+      .debug({ entries: validated.entries.length, count: validated.count }, 'page fetched');
+  }
+  return validated;
+}
+
+/** Fetches, validates and checks one page against the shape page 1 announced. */
+async function fetchCheckedPage(
+  ctx: AttemptContext,
+  shape: ListingShape,
+  page: number,
+  url: string,
+): Promise<ValidatedPage> {
+  const validated = await fetchPage(ctx, page, url);
+  // Count first: a changed count explains wrong links and lengths, and is worth a retry.
+  const mismatch = checkPageShape(shape, validated);
+  if (mismatch) throw new InconsistentError(mismatch);
+  checkPageLinks(ctx.location, validated, page, shape.pages);
+  return validated;
+}
+
+/** Strictly in order, requesting each page's own (already checked) `next`. */
+async function fetchSequential(
+  ctx: AttemptContext,
+  shape: ListingShape,
+  pages: ValidatedPage[],
+): Promise<void> {
+  for (let page = 2; page <= shape.pages; page++) {
+    const link = pages[page - 2]?.next;
+    if (!link) throw new Error(`unreachable: page ${page - 1} was checked to link to page ${page}`);
+    pages.push(await fetchCheckedPage(ctx, shape, page, link));
+    ctx.options.onProgress?.(page, shape.pages);
+  }
+}
+
+/** A pool of workers over pages 2..N; the first failure cancels the rest. */
+async function fetchConcurrent(
+  ctx: AttemptContext,
+  shape: ListingShape,
+  pages: ValidatedPage[],
+  concurrency: number,
+): Promise<void> {
+  const controller = new AbortController();
+  const poolCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, controller.signal]) };
+  let nextPage = 2;
+  let done = 1;
+  let failure: { error: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (nextPage <= shape.pages && !failure) {
+      const page = nextPage++;
+      try {
+        pages[page - 1] = await fetchCheckedPage(poolCtx, shape, page, pageUrl(ctx.location, page));
+      } catch (error) {
+        // Only the first failure is the story; later ones are mostly our own cancellation.
+        failure ??= { error };
+        controller.abort();
+        return;
+      }
+      ctx.options.onProgress?.(++done, shape.pages);
+    }
+  };
+  const workers = Math.min(concurrency, shape.pages - 1);
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (failure) throw failure.error;
+}
+
+async function crawlOnce(ctx: AttemptContext): Promise<Listing> {
+  const first = await fetchPage(ctx, 1, ctx.location.listUrl);
+  const shape = shapeFromFirstPage(first, ctx.options.maxPages);
+  checkPageLinks(ctx.location, first, 1, shape.pages);
+  ctx.options.onProgress?.(1, shape.pages);
+  const pages: ValidatedPage[] = [first];
+  const concurrency = ctx.options.concurrency ?? 4;
+  if (concurrency <= 1) await fetchSequential(ctx, shape, pages);
+  else await fetchConcurrent(ctx, shape, pages, concurrency);
+  return assembleListing(shape, pages);
+}
+
+function shapeFromFirstPage(first: ValidatedPage, maxPages: number): ListingShape {
+  const { count, entries, next } = first;
+  if (next === null) {
+    if (entries.length !== count) {
+      throw new InconsistentError({
+        page: 1,
+        what: 'results on the only page',
+        expected: count,
+        got: entries.length,
+      });
+    }
+    return { count, pageSize: entries.length, pages: 1 };
+  }
+  if (entries.length === 0) {
+    throw new MirrorError('UPSTREAM_PAGINATION', 'page 1 links to a next page but holds no results', {
+      page: 1,
+      count,
+      next,
+    });
+  }
+  const pages = Math.ceil(count / entries.length);
+  if (pages > maxPages) {
+    throw new MirrorError(
+      'UPSTREAM_TOO_MANY_PAGES',
+      `upstream announces ${count} entries in pages of ${entries.length}, ${pages} pages, more than the cap of ${maxPages}`,
+      { count, pageSize: entries.length, pages, maxPages },
+    );
+  }
+  return { count, pageSize: entries.length, pages };
+}
+
+async function fetchOptions(
+  options: CrawlOptions,
+  location: ListLocation,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<string | null> {
+  try {
+    const { text } = await options.client.getText(location.listUrl, 'OPTIONS', { signal });
+    return text;
+  } catch (err) {
+    // Cancelled because the crawl itself failed: that failure is the one worth reporting.
+    if (!signal.aborted) {
+      log.warn({ err, url: location.listUrl }, 'OPTIONS request failed; its body will not be replayed');
+    }
+    return null;
+  }
+}
+
+/**
+ * Reads the whole listing: page 1 fixes count and page size, pages 2..N follow (concurrently when
+ * allowed) and must agree with it and with DRF's link rules. If the upstream changes mid-crawl the
+ * whole crawl starts over, up to `maxCrawlAttempts`, then fails with UPSTREAM_INCONSISTENT.
+ */
+export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
+  const location = listLocation(options.baseUrl);
+  const log = options.logger.child({ module: 'crawl' });
+  const maxAttempts = Math.max(1, options.maxCrawlAttempts ?? 3);
+  const signal = options.signal ?? new AbortController().signal;
+  const optionsController = new AbortController();
+  const optionsBody = fetchOptions(
+    options,
+    location,
+    log,
+    AbortSignal.any([signal, optionsController.signal]),
+  );
+  const mismatches: (Mismatch & { attempt: number })[] = [];
+  let succeeded = false;
+  try {
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      try {
+        const { unknownEnvelopeFields, ...listing } = await crawlOnce({ options, location, log, signal });
+        reportDrift(log, listing.unknownFields, unknownEnvelopeFields);
+        succeeded = true;
+        return { ...listing, optionsBody: await optionsBody, attempts: attempt };
+      } catch (error) {
+        if (!(error instanceof InconsistentError)) throw error;
+        mismatches.push({ ...error.mismatch, attempt });
+        log.warn({ attempt, maxAttempts, mismatch: error.mismatch }, 'upstream changed during the crawl');
+      }
+    }
+  } finally {
+    // A failed crawl should not wait out a slow OPTIONS, nor leave it running past its return.
+    if (!succeeded) optionsController.abort();
+    await optionsBody;
+  }
+  const last = mismatches[mismatches.length - 1];
+  throw new MirrorError(
+    'UPSTREAM_INCONSISTENT',
+    `upstream kept changing during the crawl (${maxAttempts} attempts); last: page ${last?.page}: ${last?.what} expected ${last?.expected}, got ${last?.got}`,
+    { attempts: maxAttempts, mismatches, ...(last ? { page: last.page } : {}) },
+  );
+}
+
+function reportDrift(
+  log: Logger,
+  unknownFields: readonly UnknownField[],
+  envelopeFields: readonly string[],
+): void {
+  if (unknownFields.length > 0) {
+    log.warn({ unknownFields }, 'upstream entries carry fields the contract does not name');
+  }
+  if (envelopeFields.length > 0) {
+    // The envelope is rebuilt by the mirror, so these are reported but cannot be served back.
+    log.warn({ envelopeFields }, 'upstream page envelope carries fields the contract does not name');
+  }
+}

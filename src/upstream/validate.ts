@@ -1,0 +1,139 @@
+import type { z } from 'zod';
+import { MirrorError, truncateForMessage } from '../errors.js';
+import { KNOWN_FIELDS, coworkerSchema, pageEnvelopeSchema } from './contract.js';
+
+/** One validated entry; `index` is its 0-based position in the page's `results`. */
+export interface ValidatedEntry {
+  index: number;
+  uuid: string;
+  /** The entry re-serialised from the upstream's own object, so its key order is the upstream's. */
+  json: string;
+}
+
+/** A field the contract does not name, with where it was first seen. */
+export interface UnknownField {
+  field: string;
+  page: number;
+  index: number;
+}
+
+export interface ValidatedPage {
+  page: number;
+  count: number;
+  next: string | null;
+  previous: string | null;
+  entries: ValidatedEntry[];
+  /** Unknown entry fields, each reported once per page at its first entry. */
+  unknownFields: UnknownField[];
+  /** Envelope keys beyond count/next/previous/results; they cannot be mirrored, only reported. */
+  unknownEnvelopeFields: string[];
+}
+
+const ENVELOPE_FIELDS: ReadonlySet<string> = new Set(Object.keys(pageEnvelopeSchema.shape));
+
+type Issue = z.core.$ZodIssue;
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    out += typeof key === 'number' ? `[${key}]` : `${out === '' ? '' : '.'}${String(key)}`;
+  }
+  return out;
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): { present: boolean; value: unknown } {
+  let current: unknown = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, key)) {
+      return { present: false, value: undefined };
+    }
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return { present: true, value: current };
+}
+
+/** "field "show_image": expected boolean, received "yes"" — our words, the upstream's value. */
+function describeIssue(issue: Issue, root: unknown): { field: string; text: string; received: string } {
+  const field = formatPath(issue.path);
+  const { present, value } = valueAt(root, issue.path);
+  const expectation = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
+  const received = present ? truncateForMessage(value) : 'nothing (field missing)';
+  const subject = field === '' ? '' : `field "${field}": `;
+  return { field, text: `${subject}${expectation}, received ${received}`, received };
+}
+
+function uuidLabel(raw: unknown): string {
+  const uuid = valueAt(raw, ['uuid']);
+  return uuid.present ? ` (uuid ${truncateForMessage(uuid.value, 40)})` : '';
+}
+
+function schemaError(
+  message: string,
+  details: Record<string, unknown>,
+  issues: readonly Issue[],
+): MirrorError {
+  return new MirrorError('UPSTREAM_SCHEMA', message, { ...details, issueCount: issues.length });
+}
+
+function validateEnvelope(body: unknown, page: number) {
+  const parsed = pageEnvelopeSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const described = first ? describeIssue(first, body) : { field: '', text: 'invalid', received: '' };
+  throw schemaError(
+    `page ${page}: envelope ${described.text}`,
+    { page, field: described.field, received: described.received },
+    parsed.error.issues,
+  );
+}
+
+function validateEntry(raw: unknown, page: number, index: number): string {
+  const parsed = coworkerSchema.safeParse(raw);
+  if (parsed.success) return parsed.data.uuid;
+  const first = parsed.error.issues[0];
+  const described = first ? describeIssue(first, raw) : { field: '', text: 'invalid', received: '' };
+  const uuid = valueAt(raw, ['uuid']);
+  throw schemaError(
+    `page ${page}, entry ${index}${uuidLabel(raw)}: ${described.text}`,
+    {
+      page,
+      index,
+      field: described.field,
+      received: described.received,
+      ...(uuid.present ? { uuid: truncateForMessage(uuid.value, 40) } : {}),
+    },
+    parsed.error.issues,
+  );
+}
+
+/**
+ * Validates one parsed page body: the envelope, then every entry, failing with UPSTREAM_SCHEMA on
+ * the first bad entry (page, 0-based entry index, field path and value in the message).
+ */
+export function validatePage(body: unknown, page: number): ValidatedPage {
+  const envelope = validateEnvelope(body, page);
+  const entries: ValidatedEntry[] = [];
+  const unknownFields: UnknownField[] = [];
+  const seen = new Set<string>();
+  envelope.results.forEach((raw, index) => {
+    const uuid = validateEntry(raw, page, index);
+    // Schema-valid means a plain object; its own keys beyond the contract are drift to report.
+    for (const key of Object.keys(raw as object)) {
+      if (!KNOWN_FIELDS.has(key) && !seen.has(key)) {
+        seen.add(key);
+        unknownFields.push({ field: key, page, index });
+      }
+    }
+    entries.push({ index, uuid, json: JSON.stringify(raw) });
+  });
+  const unknownEnvelopeFields = Object.keys(envelope).filter((key) => !ENVELOPE_FIELDS.has(key));
+  return {
+    page,
+    count: envelope.count,
+    next: envelope.next,
+    previous: envelope.previous,
+    entries,
+    unknownFields,
+    unknownEnvelopeFields,
+  };
+}
