@@ -57,8 +57,10 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const metrics = createMetrics(deps.store, snapshots);
   const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options });
   let server: Server | undefined;
+  // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
+  const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance,
     disableRequestLogging: true,
     serverFactory: (handler) => {
       server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -18,8 +18,19 @@ const versionsTable = (store: Store) =>
   store.sqlite
     .prepare("select uuid, slot, json_extract(body, '$.post') as post, valid_from_run as \"from\", valid_to_run as \"to\" from versions order by id")
     .all();
+interface ChangeRow {
+  run: number;
+  uuid: string;
+  slot: number;
+  kind: string;
+  field: string | null;
+  old: string | null;
+  new: string | null;
+}
 const changesTable = (store: Store) =>
-  store.sqlite.prepare('select run_id as run, uuid, slot, kind, field, old_value as old, new_value as new from changes order by id').all();
+  store.sqlite
+    .prepare('select run_id as run, uuid, slot, kind, field, old_value as old, new_value as new from changes order by id')
+    .all() as ChangeRow[];
 const coworkersTable = (store: Store) =>
   store.sqlite
     .prepare('select uuid, first_seen_run as first, removed_run as removed, last_seen_run as lastSeen, returned_count as returned from coworkers order by uuid')
@@ -105,7 +116,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
     // Every past listing can still be rebuilt exactly.
     const listingOf = (id: number) => {
       const run = store.sqlite.prepare('select * from runs where id = ?').get(id) as Parameters<typeof listingAt>[1];
-      return listingAt(store, { ...run, optionsBodyId: null } as never).entries.length;
+      return listingAt(store, { ...run, optionsBodyId: null }).entries.length;
     };
     expect([1, 2, 3, 4, 5].map(listingOf)).toEqual([3, 3, 4, 2, 3]);
   });

@@ -1,0 +1,234 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LIST_PATH } from '../upstream/contract.js';
+import { SimulatedData } from './data.js';
+import {
+  acceptable,
+  DJANGO_NOT_FOUND_HTML,
+  methodNotAllowedBody,
+  NOT_ACCEPTABLE_BODY,
+  OPTIONS_BODY,
+} from './drf-render.js';
+import { FaultState, type FaultSwitches } from './faults.js';
+import { DEFAULT_DUP_RATE, DEFAULT_MEDIA_BASE_URL } from './generate.js';
+import { listPageAnswer, resolvePage, type ListContext } from './list-page.js';
+import { PageCache } from './page-cache.js';
+import { drfAnswer, send, sendCut, sendOversize, type Answer } from './send.js';
+
+export interface SimulatedUpstreamOptions {
+  seed?: number;
+  /** Rows generated when `entries` is not given; default 21 (the golden files' size). */
+  count?: number;
+  pageSize?: number;
+  dupRate?: number;
+  mediaBaseUrl?: string;
+  host?: string;
+  port?: number;
+  /** Exact rows instead of generated ones (may be deliberately invalid). */
+  entries?: readonly Record<string, unknown>[];
+}
+
+export interface RecordedRequest {
+  readonly method: string;
+  /** The request target as sent, e.g. `/api/model/team-block-coworker/list/?page=2`. */
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+}
+
+export interface SimulatedUpstream {
+  /** Base URL, e.g. http://127.0.0.1:40123; the listing is at `${url}${LIST_PATH}`. */
+  readonly url: string;
+  readonly listUrl: string;
+  readonly data: SimulatedData;
+  readonly faults: FaultSwitches;
+  readonly requests: readonly RecordedRequest[];
+  close(): Promise<void>;
+}
+
+interface Runtime extends ListContext {
+  readonly faults: FaultState;
+  readonly fallbackHost: () => string;
+  readonly timers: Set<NodeJS.Timeout>;
+}
+
+function statusPage(status: number): Answer {
+  const titles: Record<number, string> = {
+    500: 'Server Error (500)',
+    502: '502 Bad Gateway',
+    503: '503 Service Temporarily Unavailable',
+    504: '504 Gateway Time-out',
+  };
+  const title = titles[status] ?? String(status);
+  return {
+    status,
+    headers: { 'Content-Type': 'text/html' },
+    body: `<html><body><h1>${title}</h1></body></html>\n`,
+  };
+}
+
+function throttled(retryAfter: number | string | Date): Answer {
+  if (typeof retryAfter === 'number') {
+    const unit = retryAfter === 1 ? 'second' : 'seconds';
+    const body = `{"detail":"Request was throttled. Expected available in ${retryAfter} ${unit}."}`;
+    return drfAnswer(429, body, { 'Retry-After': String(retryAfter) });
+  }
+  const date = typeof retryAfter === 'string' ? retryAfter : retryAfter.toUTCString();
+  return drfAnswer(429, '{"detail":"Request was throttled."}', { 'Retry-After': date });
+}
+
+/** Everything outside the list view: Django's slash redirect and 404, DRF's 405 and 406, OPTIONS. */
+function nonListAnswer(req: IncomingMessage, path: string, search: string): Answer | undefined {
+  const method = req.method ?? 'GET';
+  if (path !== LIST_PATH) {
+    if (`${path}/` === LIST_PATH && (method === 'GET' || method === 'HEAD')) {
+      const location = `${LIST_PATH}${search ? `?${search}` : ''}`;
+      return {
+        status: 301,
+        headers: { 'Content-Type': 'text/html; charset=utf-8', Location: location },
+        body: '',
+      };
+    }
+    return { status: 404, headers: { 'Content-Type': 'text/html' }, body: DJANGO_NOT_FOUND_HTML };
+  }
+  if (!acceptable(req.headers.accept)) return drfAnswer(406, NOT_ACCEPTABLE_BODY);
+  if (method === 'OPTIONS') return drfAnswer(200, OPTIONS_BODY);
+  if (method !== 'GET' && method !== 'HEAD') return drfAnswer(405, methodNotAllowedBody(method));
+  return undefined;
+}
+
+function serveList(rt: Runtime, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
+  const { faults } = rt;
+  const resolved = resolvePage(rt, query);
+  const { page } = resolved;
+  if (faults.match('hang', page)) return faults.record({ fault: 'hang', page });
+
+  const failure = faults.take('status5xx', page);
+  if (failure) {
+    faults.record({ fault: 'status5xx', page, status: failure.status });
+    return send(res, req.method, statusPage(failure.status));
+  }
+  const limit = faults.take('rateLimit', page);
+  if (limit) {
+    faults.record({ fault: 'rateLimit', page, status: 429 });
+    return send(res, req.method, throttled(limit.retryAfter));
+  }
+
+  const answer = listPageAnswer(rt, req.headers.host ?? rt.fallbackHost(), query, resolved);
+  if (answer.status === 200) res.once('finish', () => driftAfter(rt, page));
+  if (answer.status !== 200 || req.method === 'HEAD') return send(res, req.method, answer);
+  sendWithTransportFaults(rt, res, answer, page);
+}
+
+function sendWithTransportFaults(
+  rt: Runtime,
+  res: ServerResponse,
+  answer: Answer,
+  page: number | null,
+): void {
+  const { faults } = rt;
+  const oversize = faults.match('oversizeBody', page);
+  if (faults.match('invalidJson', page)) {
+    faults.record({ fault: 'invalidJson', page });
+    send(res, 'GET', { ...answer, body: answer.body.slice(0, -1) });
+  } else if (oversize) {
+    faults.record({ fault: 'oversizeBody', page });
+    sendOversize(res, answer, oversize.bytes, oversize.chunked);
+  } else if (faults.match('truncatedBody', page)) {
+    faults.record({ fault: 'truncatedBody', page });
+    sendCut(res, answer, 'close');
+  } else if (faults.match('resetMidBody', page)) {
+    faults.record({ fault: 'resetMidBody', page });
+    sendCut(res, answer, 'reset');
+  } else {
+    send(res, 'GET', answer);
+  }
+}
+
+// The listing changes between two page requests of one crawl, as a live site's does.
+function driftAfter(rt: Runtime, page: number | null): void {
+  const drift = rt.faults.active.countDrift;
+  if (!drift || drift.afterPage !== page) return;
+  rt.faults.clear('countDrift');
+  const change = rt.data.add(drift.add, drift.at);
+  rt.faults.record({ fault: 'countDrift', page, change });
+}
+
+function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void {
+  const target = req.url ?? '/';
+  const queryAt = target.indexOf('?');
+  const path = queryAt === -1 ? target : target.slice(0, queryAt);
+  const search = queryAt === -1 ? '' : target.slice(queryAt + 1);
+  const answer = nonListAnswer(req, path, search);
+  if (answer) send(res, req.method, answer);
+  else serveList(rt, req, res, new URLSearchParams(search));
+}
+
+/** Starts a DRF-like list endpoint on a real loopback port; close() ends every connection. */
+export async function startSimulatedUpstream(
+  options: SimulatedUpstreamOptions = {},
+): Promise<SimulatedUpstream> {
+  const pageSize = options.pageSize ?? 8;
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw new RangeError(`pageSize must be a positive integer`);
+  const data = new SimulatedData({
+    seed: options.seed ?? 1,
+    count: options.count ?? 21,
+    dupRate: options.dupRate ?? DEFAULT_DUP_RATE,
+    mediaBaseUrl: options.mediaBaseUrl ?? DEFAULT_MEDIA_BASE_URL,
+    entries: options.entries,
+  });
+  const requests: RecordedRequest[] = [];
+  const server = createServer();
+  const rt: Runtime = {
+    data,
+    faults: new FaultState(),
+    cache: new PageCache(data, pageSize),
+    pageSize,
+    unorderedDraws: 0,
+    timers: new Set(),
+    fallbackHost: () => hostPort(server.address() as AddressInfo),
+  };
+
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers } });
+    // Clients hanging up mid-answer is what several faults provoke; it is not a server error.
+    res.on('error', () => undefined);
+    const latency = rt.faults.active.latency ?? 0;
+    if (latency === 0) return handle(rt, req, res);
+    const timer = setTimeout(() => {
+      rt.timers.delete(timer);
+      handle(rt, req, res);
+    }, latency);
+    rt.timers.add(timer);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const url = `http://${hostPort(server.address() as AddressInfo)}`;
+
+  return {
+    url,
+    listUrl: `${url}${LIST_PATH}`,
+    data,
+    faults: rt.faults,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const timer of rt.timers) clearTimeout(timer);
+        rt.timers.clear();
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Hung and keep-alive connections would otherwise hold close() open forever.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function hostPort(address: AddressInfo): string {
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `${host}:${address.port}`;
+}
