@@ -16,7 +16,10 @@ function withSettings(command: Command, keys: readonly SettingKey[]): Command {
     const s = settings[key];
     if (!s.flag) continue;
     const isSwitch = s.default === 'false';
-    const option = new Option(isSwitch ? s.flag : `${s.flag} <value>`, `${s.doc} [env ${s.env}${s.default && !isSwitch ? `, default ${s.default}` : ''}]`);
+    const option = new Option(
+      isSwitch ? s.flag : `${s.flag} <value>`,
+      `${s.doc} [env ${s.env}${s.default && !isSwitch ? `, default ${s.default}` : ''}]`,
+    );
     command.addOption(option);
   }
   return command;
@@ -33,7 +36,14 @@ function configFrom(options: Record<string, unknown>): Config {
   return loadConfig(process.env, flags);
 }
 
-const SYNC_KEYS: SettingKey[] = ['upstreamUrl', 'databasePath', 'concurrency', 'maxPages', 'allowEmpty', 'logLevel'];
+const SYNC_KEYS: SettingKey[] = [
+  'upstreamUrl',
+  'databasePath',
+  'concurrency',
+  'maxPages',
+  'allowEmpty',
+  'logLevel',
+];
 const SERVE_KEYS: SettingKey[] = ['databasePath', 'port', 'host', 'publicBaseUrl', 'trustProxy', 'logLevel'];
 
 export function buildProgram(): Command {
@@ -42,11 +52,12 @@ export function buildProgram(): Command {
     .version(VERSION)
     .showHelpAfterError();
 
-  withSettings(program.command('sync').description('Run one sync: crawl every page, validate, store the changes'), SYNC_KEYS).action(
-    async (flags: Record<string, unknown>) => {
-      process.exitCode = await runSyncCommand(configFrom(flags));
-    },
-  );
+  withSettings(
+    program.command('sync').description('Run one sync: crawl every page, validate, store the changes'),
+    SYNC_KEYS,
+  ).action(async (flags: Record<string, unknown>) => {
+    process.exitCode = await runSyncCommand(configFrom(flags));
+  });
 
   withSettings(
     program
@@ -67,7 +78,9 @@ export function buildProgram(): Command {
       .option('--until <when>', 'ISO time, or a duration back from now')
       .option('--field <name>', 'only changes of this field')
       .option('--uuid <uuid>', 'only changes of this coworker')
-      .addOption(new Option('--kind <kind>', 'only this kind').choices(['added', 'changed', 'removed', 'returned']))
+      .addOption(
+        new Option('--kind <kind>', 'only this kind').choices(['added', 'changed', 'removed', 'returned']),
+      )
       .option('--limit <n>', 'at most this many', '1000')
       .option('--json', 'JSON Lines output'),
     ['databasePath'],
@@ -84,20 +97,31 @@ export function buildProgram(): Command {
   });
 
   withSettings(
-    program.command('runs').description('Sync runs, newest first').option('--limit <n>', 'at most this many', '20').option('--json', 'JSON Lines output'),
+    program
+      .command('runs')
+      .description('Sync runs, newest first')
+      .option('--limit <n>', 'at most this many', '20')
+      .option('--json', 'JSON Lines output'),
     ['databasePath'],
   ).action((flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
     process.exitCode = runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
   });
 
-  withSettings(program.command('serve').description('Serve the mirror over HTTP (list endpoint, history API, health, metrics)'), SERVE_KEYS).action(
-    async (flags: Record<string, unknown>) => {
-      process.exitCode = await runServeCommand(configFrom(flags));
-    },
-  );
+  withSettings(
+    program
+      .command('serve')
+      .description('Serve the mirror over HTTP (list endpoint, history API, health, metrics)'),
+    SERVE_KEYS,
+  ).action(async (flags: Record<string, unknown>) => {
+    process.exitCode = await runServeCommand(configFrom(flags));
+  });
 
   withSettings(
-    program.command('start').description('The main job: scheduled sync plus the server in one process (demo upstream when none is named)'),
+    program
+      .command('start')
+      .description(
+        'The main job: scheduled sync plus the server in one process (demo upstream when none is named)',
+      ),
     [...new Set<SettingKey>([...SYNC_KEYS, ...SERVE_KEYS, 'syncCron'])],
   ).action(async (flags: Record<string, unknown>) => {
     process.exitCode = await runStartCommand(configFrom(flags));
@@ -119,7 +143,9 @@ interface ChangeFlags {
 function parseLimit(value: string | undefined): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) {
-    throw new ConfigError([{ name: '--limit', problem: `expected a whole number of at least 1 (got ${JSON.stringify(value)})` }]);
+    throw new ConfigError([
+      { name: '--limit', problem: `expected a whole number of at least 1 (got ${JSON.stringify(value)})` },
+    ]);
   }
   return n;
 }
@@ -134,7 +160,10 @@ async function main(): Promise<void> {
       process.exitCode = EXIT.usage;
       return;
     }
-    createLogger({ level: 'error', pretty: false, destination: process.stderr }).error({ err: error, code: error.code }, error.message);
+    createLogger({ level: 'error', pretty: false, destination: process.stderr }).error(
+      { err: error, code: error.code },
+      error.message,
+    );
     process.exitCode = thrown instanceof MirrorError ? exitCodeFor(error.code) : EXIT.unexpected;
   }
 }

@@ -58,30 +58,168 @@ function setting<S extends z.ZodType>(
  * the README's configuration table (checked by a test) and `loadConfig` read.
  */
 export const settings = {
-  upstreamUrl: setting('UPSTREAM_URL', '--upstream', null, httpUrl.nullable(), 'Base URL of the upstream site (the list path is appended). Unset with `start`: the built-in simulated upstream (demo).'),
-  databasePath: setting('DATABASE_PATH', '--db', './data/mirror.db', z.string().min(1), 'SQLite database file (created with its folder).'),
-  concurrency: setting('SYNC_CONCURRENCY', '--concurrency', '4', int(1, 64), 'Pages fetched at once after page 1; 1 follows `next` strictly in order.'),
-  maxPages: setting('SYNC_MAX_PAGES', '--max-pages', '50000', int(1, 1_000_000), 'Hard cap on pages per crawl.'),
-  maxCrawlAttempts: setting('SYNC_MAX_CRAWL_ATTEMPTS', null, '3', int(1, 20), 'Whole-crawl attempts when the upstream changes during a crawl.'),
-  allowEmpty: setting('SYNC_ALLOW_EMPTY', '--allow-empty', 'false', bool, 'Accept an empty listing at once when the mirror holds entries (otherwise the next run must confirm it).'),
-  requestTimeoutMs: setting('UPSTREAM_TIMEOUT', null, '30s', duration, 'Headers and body timeout of one upstream request.'),
-  connectTimeoutMs: setting('UPSTREAM_CONNECT_TIMEOUT', null, '10s', duration, 'Connect timeout of one upstream request.'),
-  maxBodyBytes: setting('UPSTREAM_MAX_BODY_BYTES', null, String(20 * 1024 * 1024), int(1024, 1024 ** 3), 'Largest upstream page body accepted.'),
-  maxAttempts: setting('UPSTREAM_MAX_ATTEMPTS', null, '4', int(1, 20), 'Attempts per upstream request (network errors, 5xx, 429).'),
-  maxRetryAfterMs: setting('UPSTREAM_MAX_RETRY_AFTER', null, '2m', duration, 'Longest Retry-After honoured; a longer one fails the run.'),
-  host: setting('HOST', '--host', '127.0.0.1', z.string().min(1), 'Address the server listens on (0.0.0.0 only when asked).'),
+  upstreamUrl: setting(
+    'UPSTREAM_URL',
+    '--upstream',
+    null,
+    httpUrl.nullable(),
+    'Base URL of the upstream site (the list path is appended). Unset with `start`: the built-in simulated upstream (demo).',
+  ),
+  databasePath: setting(
+    'DATABASE_PATH',
+    '--db',
+    './data/mirror.db',
+    z.string().min(1),
+    'SQLite database file (created with its folder).',
+  ),
+  concurrency: setting(
+    'SYNC_CONCURRENCY',
+    '--concurrency',
+    '4',
+    int(1, 64),
+    'Pages fetched at once after page 1; 1 follows `next` strictly in order.',
+  ),
+  maxPages: setting(
+    'SYNC_MAX_PAGES',
+    '--max-pages',
+    '50000',
+    int(1, 1_000_000),
+    'Hard cap on pages per crawl.',
+  ),
+  maxCrawlAttempts: setting(
+    'SYNC_MAX_CRAWL_ATTEMPTS',
+    null,
+    '3',
+    int(1, 20),
+    'Whole-crawl attempts when the upstream changes during a crawl.',
+  ),
+  allowEmpty: setting(
+    'SYNC_ALLOW_EMPTY',
+    '--allow-empty',
+    'false',
+    bool,
+    'Accept an empty listing at once when the mirror holds entries (otherwise the next run must confirm it).',
+  ),
+  requestTimeoutMs: setting(
+    'UPSTREAM_TIMEOUT',
+    null,
+    '30s',
+    duration,
+    'Headers and body timeout of one upstream request.',
+  ),
+  connectTimeoutMs: setting(
+    'UPSTREAM_CONNECT_TIMEOUT',
+    null,
+    '10s',
+    duration,
+    'Connect timeout of one upstream request.',
+  ),
+  maxBodyBytes: setting(
+    'UPSTREAM_MAX_BODY_BYTES',
+    null,
+    String(20 * 1024 * 1024),
+    int(1024, 1024 ** 3),
+    'Largest upstream page body accepted.',
+  ),
+  maxAttempts: setting(
+    'UPSTREAM_MAX_ATTEMPTS',
+    null,
+    '4',
+    int(1, 20),
+    'Attempts per upstream request (network errors, 5xx, 429).',
+  ),
+  maxRetryAfterMs: setting(
+    'UPSTREAM_MAX_RETRY_AFTER',
+    null,
+    '2m',
+    duration,
+    'Longest Retry-After honoured; a longer one fails the run.',
+  ),
+  host: setting(
+    'HOST',
+    '--host',
+    '127.0.0.1',
+    z.string().min(1),
+    'Address the server listens on (0.0.0.0 only when asked).',
+  ),
   port: setting('PORT', '--port', '8000', int(0, 65535), 'Port the server listens on.'),
-  publicBaseUrl: setting('PUBLIC_BASE_URL', '--public-base-url', null, httpUrl.nullable(), 'Fixed scheme://host used in next/previous instead of the request Host.'),
-  trustProxy: setting('TRUST_PROXY', '--trust-proxy', 'false', bool, 'Build next/previous from X-Forwarded-Host and X-Forwarded-Proto.'),
-  cacheControl: setting('CACHE_CONTROL', null, 'no-cache', z.string().nullable(), 'Cache-Control of list answers (empty: none).'),
-  staleAfterMs: setting('STALE_AFTER', null, '1h', duration, '/readyz answers 503 when the last successful run is older.'),
-  snapshotPollMs: setting('SNAPSHOT_POLL', null, '1s', duration, 'How often the server looks for a newer snapshot written by another process.'),
-  syncCron: setting('SYNC_CRON', '--cron', '*/10 * * * *', z.string().min(1), 'Schedule of `start` (node-cron syntax, seconds field optional).'),
-  syncRandomDelayMs: setting('SYNC_RANDOM_DELAY', null, '0s', duration, 'Random delay up to this before each scheduled run (spreads replicas).'),
-  adminToken: setting('ADMIN_TOKEN', null, null, z.string().min(16, 'expected at least 16 characters').nullable(), 'Enables POST /api/mirror/sync/ with Authorization: Bearer <token>.'),
-  demoMutateEveryMs: setting('DEMO_MUTATE_EVERY', null, '2m', duration, 'Demo only: how often the simulated upstream changes its data.'),
-  demoPort: setting('DEMO_UPSTREAM_PORT', null, '0', int(0, 65535), 'Demo only: port of the simulated upstream (0: any free port).'),
-  logLevel: setting('LOG_LEVEL', '--log-level', 'info', z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'pino log level.'),
+  publicBaseUrl: setting(
+    'PUBLIC_BASE_URL',
+    '--public-base-url',
+    null,
+    httpUrl.nullable(),
+    'Fixed scheme://host used in next/previous instead of the request Host.',
+  ),
+  trustProxy: setting(
+    'TRUST_PROXY',
+    '--trust-proxy',
+    'false',
+    bool,
+    'Build next/previous from X-Forwarded-Host and X-Forwarded-Proto.',
+  ),
+  cacheControl: setting(
+    'CACHE_CONTROL',
+    null,
+    'no-cache',
+    z.string().nullable(),
+    'Cache-Control of list answers (`none`: no header).',
+  ),
+  staleAfterMs: setting(
+    'STALE_AFTER',
+    null,
+    '1h',
+    duration,
+    '/readyz answers 503 when the last successful run is older.',
+  ),
+  snapshotPollMs: setting(
+    'SNAPSHOT_POLL',
+    null,
+    '1s',
+    duration,
+    'How often the server looks for a newer snapshot written by another process.',
+  ),
+  syncCron: setting(
+    'SYNC_CRON',
+    '--cron',
+    '*/10 * * * *',
+    z.string().min(1),
+    'Schedule of `start` (node-cron syntax, seconds field optional).',
+  ),
+  syncRandomDelayMs: setting(
+    'SYNC_RANDOM_DELAY',
+    null,
+    '0s',
+    duration,
+    'Random delay up to this before each scheduled run (spreads replicas).',
+  ),
+  adminToken: setting(
+    'ADMIN_TOKEN',
+    null,
+    null,
+    z.string().min(16, 'expected at least 16 characters').nullable(),
+    'Enables POST /api/mirror/sync/ with Authorization: Bearer <token>.',
+  ),
+  demoMutateEveryMs: setting(
+    'DEMO_MUTATE_EVERY',
+    null,
+    '2m',
+    duration,
+    'Demo only: how often the simulated upstream changes its data.',
+  ),
+  demoPort: setting(
+    'DEMO_UPSTREAM_PORT',
+    null,
+    '0',
+    int(0, 65535),
+    'Demo only: port of the simulated upstream (0: any free port).',
+  ),
+  logLevel: setting(
+    'LOG_LEVEL',
+    '--log-level',
+    'info',
+    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    'pino log level.',
+  ),
 } as const;
 
 export type Settings = typeof settings;
@@ -95,13 +233,20 @@ export type FlagValues = Partial<Record<SettingKey, string | boolean | undefined
  * Parses the environment and flags once (a flag beats its variable); throws ConfigError naming every
  * offending variable or flag and what it expects.
  */
-export function loadConfig(env: Readonly<Record<string, string | undefined>>, flags: FlagValues = {}): Config {
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: FlagValues = {},
+): Config {
   const issues: { name: string; problem: string }[] = [];
   const out: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(settings) as [SettingKey, Setting<z.ZodType>][]) {
     const flag = flags[key];
     const fromFlag = flag !== undefined;
-    const raw = fromFlag ? String(flag) : env[s.env] !== undefined && env[s.env] !== '' ? env[s.env] : s.default;
+    const raw = fromFlag
+      ? String(flag)
+      : env[s.env] !== undefined && env[s.env] !== ''
+        ? env[s.env]
+        : s.default;
     const name = fromFlag && s.flag ? s.flag : s.env;
     const parsed = s.schema.safeParse(raw ?? null);
     if (parsed.success) out[key] = parsed.data;

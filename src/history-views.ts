@@ -59,7 +59,14 @@ export interface ChangeView {
 const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
 
 export function changeView(row: ChangeRow): ChangeView {
-  const view: ChangeView = { id: row.id, run: row.runId, at: row.at, uuid: row.uuid, appearance: row.slot, kind: row.kind };
+  const view: ChangeView = {
+    id: row.id,
+    run: row.runId,
+    at: row.at,
+    uuid: row.uuid,
+    appearance: row.slot,
+    kind: row.kind,
+  };
   if (row.kind === 'changed') {
     view.field = row.field ?? '';
     view.old = parse(row.oldValue);
@@ -105,7 +112,10 @@ export interface CoworkerView {
   returned_count: number;
 }
 
-export function coworkerView(row: CoworkerRow, latest: { id: number; finishedAt: string | null } | undefined): CoworkerView {
+export function coworkerView(
+  row: CoworkerRow,
+  latest: { id: number; finishedAt: string | null } | undefined,
+): CoworkerView {
   const removed = row.removedRun !== null;
   return {
     uuid: row.uuid,

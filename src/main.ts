@@ -81,7 +81,12 @@ async function startDemo(config: Config, logger: Logger): Promise<Demo> {
  */
 export async function runStartCommand(config: Config): Promise<number> {
   if (!validateCron(config.syncCron)) {
-    throw new ConfigError([{ name: 'SYNC_CRON', problem: `not a valid cron expression: ${JSON.stringify(config.syncCron)} (e.g. "*/10 * * * *")` }]);
+    throw new ConfigError([
+      {
+        name: 'SYNC_CRON',
+        problem: `not a valid cron expression: ${JSON.stringify(config.syncCron)} (e.g. "*/10 * * * *")`,
+      },
+    ]);
   }
   const logger = loggerFor(config);
   const demo = config.upstreamUrl ? null : await startDemo(config, logger);
@@ -98,9 +103,17 @@ export async function runStartCommand(config: Config): Promise<number> {
         server?.snapshots.refresh();
       }),
   });
-  server = await buildServer({ store, logger, options: serverOptions(config), syncTrigger: () => scheduler.trigger('admin') });
+  server = await buildServer({
+    store,
+    logger,
+    options: serverOptions(config),
+    syncTrigger: () => scheduler.trigger('admin'),
+  });
   const url = await server.listen(config.port, config.host);
-  logger.info({ url, upstream: upstreamUrl, db: config.databasePath, cron: config.syncCron }, 'coworker-mirror started');
+  logger.info(
+    { url, upstream: upstreamUrl, db: config.databasePath, cron: config.syncCron },
+    'coworker-mirror started',
+  );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
   await waitForSignal(logger);
@@ -116,7 +129,12 @@ function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config,
   void scheduler.trigger('startup');
 }
 
-async function shutdown(parts: { server: MirrorServer; scheduler: Scheduler; store: MirrorDatabase; demo: Demo | null }): Promise<void> {
+async function shutdown(parts: {
+  server: MirrorServer;
+  scheduler: Scheduler;
+  store: MirrorDatabase;
+  demo: Demo | null;
+}): Promise<void> {
   // Stop accepting first, so no client sees a half-closed service, then settle the run.
   const closing = parts.server.close();
   await parts.scheduler.stop(SHUTDOWN_GRACE_MS);

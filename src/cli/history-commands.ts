@@ -3,7 +3,14 @@ import { openDatabase, type MirrorDatabase } from '../db/open.js';
 import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
 import type { ChangeKind } from '../db/schema.js';
 import { EXIT } from '../exit-codes.js';
-import { changeView, coworkerView, runView, versionView, type ChangeView, type RunView } from '../history-views.js';
+import {
+  changeView,
+  coworkerView,
+  runView,
+  versionView,
+  type ChangeView,
+  type RunView,
+} from '../history-views.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -21,7 +28,8 @@ const show = (value: unknown): string => (value === undefined ? '' : JSON.string
 
 export function changeLine(c: ChangeView): string {
   const who = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
-  if (c.kind === 'changed') return `${c.at}  run ${c.run}  ${who}  changed ${c.field}: ${show(c.old)} → ${show(c.new)}`;
+  if (c.kind === 'changed')
+    return `${c.at}  run ${c.run}  ${who}  changed ${c.field}: ${show(c.old)} → ${show(c.new)}`;
   const entry = (c.kind === 'removed' ? c.old : c.new) as { name?: unknown } | null;
   return `${c.at}  run ${c.run}  ${who}  ${c.kind}  ${show(entry?.name)}`;
 }
@@ -33,7 +41,12 @@ export function runLine(r: RunView): string {
 }
 
 /** `history <uuid>`: versions with their validity, then the changes; exit 7 for an unknown uuid. */
-export function runHistoryCommand(config: Config, uuid: string, json: boolean, write: Write = stdout): number {
+export function runHistoryCommand(
+  config: Config,
+  uuid: string,
+  json: boolean,
+  write: Write = stdout,
+): number {
   return withStore(config, (store) => {
     const history = coworkerHistory(store, uuid);
     if (!history) {
@@ -48,13 +61,17 @@ export function runHistoryCommand(config: Config, uuid: string, json: boolean, w
       for (const c of history.changes) write(JSON.stringify({ type: 'change', ...changeView(c) }));
       return EXIT.ok;
     }
-    write(`coworker ${coworker.uuid}: first seen run ${coworker.first_seen_run} (${coworker.first_seen_at})` +
-      (coworker.removed ? `, removed run ${coworker.removed_run} (${coworker.removed_at})` : ', present') +
-      (coworker.returned_count > 0 ? `, returned ${coworker.returned_count}×` : ''));
+    write(
+      `coworker ${coworker.uuid}: first seen run ${coworker.first_seen_run} (${coworker.first_seen_at})` +
+        (coworker.removed ? `, removed run ${coworker.removed_run} (${coworker.removed_at})` : ', present') +
+        (coworker.returned_count > 0 ? `, returned ${coworker.returned_count}×` : ''),
+    );
     write('versions:');
     for (const v of history.versions.map(versionView)) {
       const until = v.valid_to_run === null ? 'current' : `until run ${v.valid_to_run}`;
-      write(`  appearance ${v.appearance}  from run ${v.valid_from_run} ${until}  ${JSON.stringify(v.entry)}`);
+      write(
+        `  appearance ${v.appearance}  from run ${v.valid_from_run} ${until}  ${JSON.stringify(v.entry)}`,
+      );
     }
     write('changes:');
     for (const c of history.changes.map(changeView)) write(`  ${changeLine(c)}`);

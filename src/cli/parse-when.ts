@@ -8,8 +8,12 @@ export function parseWhen(flag: string, value: string | undefined, now = Date.no
   if (duration !== null) return new Date(now - duration).toISOString();
   const time = Date.parse(value);
   if (Number.isNaN(time)) {
-    throw new ConfigError([{ name: flag, problem: `expected an ISO 8601 time or a duration like 7d, 12h (got ${JSON.stringify(value)})` }]);
+    throw new ConfigError([
+      {
+        name: flag,
+        problem: `expected an ISO 8601 time or a duration like 7d, 12h (got ${JSON.stringify(value)})`,
+      },
+    ]);
   }
   return new Date(time).toISOString();
 }
-

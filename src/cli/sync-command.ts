@@ -19,7 +19,9 @@ export function summaryLine(summary: SyncSummary): string {
 /** `sync`: one run. A progress bar on a TTY, JSON log lines otherwise; exit 0 only on success. */
 export async function runSyncCommand(config: Config): Promise<number> {
   if (!config.upstreamUrl) {
-    process.stderr.write('coworker-mirror: sync needs an upstream: pass --upstream URL or set UPSTREAM_URL (e.g. https://example.com)\n');
+    process.stderr.write(
+      'coworker-mirror: sync needs an upstream: pass --upstream URL or set UPSTREAM_URL (e.g. https://example.com)\n',
+    );
     return EXIT.usage;
   }
   const tty = process.stdout.isTTY === true;
@@ -27,7 +29,12 @@ export async function runSyncCommand(config: Config): Promise<number> {
   const logger = tty
     ? createLogger({ level: 'warn', pretty: false, destination: process.stderr })
     : createLogger({ level: config.logLevel, pretty: false });
-  const bar = tty ? new SingleBar({ format: 'sync [{bar}] {value}/{total} pages', hideCursor: true }, Presets.shades_classic) : null;
+  const bar = tty
+    ? new SingleBar(
+        { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
+        Presets.shades_classic,
+      )
+    : null;
   const store = openDatabase(config.databasePath);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));

@@ -32,7 +32,12 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
     if (file !== ':memory:' && !options.readonly) mkdirSync(dirname(file), { recursive: true });
     sqlite = new Database(file, { readonly: options.readonly ?? false });
   } catch (cause) {
-    throw new MirrorError('DB_ERROR', `cannot open database ${file}: ${(cause as Error).message}`, { file }, { cause });
+    throw new MirrorError(
+      'DB_ERROR',
+      `cannot open database ${file}: ${(cause as Error).message}`,
+      { file },
+      { cause },
+    );
   }
   try {
     // WAL lets `serve` read while a sync commits in another process; NORMAL is durable at each
@@ -49,6 +54,11 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
   } catch (cause) {
     sqlite.close();
     if (cause instanceof MirrorError) throw cause;
-    throw new MirrorError('DB_ERROR', `cannot prepare database ${file}: ${(cause as Error).message}`, { file }, { cause });
+    throw new MirrorError(
+      'DB_ERROR',
+      `cannot prepare database ${file}: ${(cause as Error).message}`,
+      { file },
+      { cause },
+    );
   }
 }

@@ -3,7 +3,6 @@ import type { MirrorDatabase } from './open.js';
 import {
   changes,
   coworkers,
-
   optionsBodies,
   runs,
   versions,
@@ -115,7 +114,12 @@ export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHi
   if (!coworker) return undefined;
   return {
     coworker,
-    versions: store.db.select().from(versions).where(eq(versions.uuid, uuid)).orderBy(versions.validFromRun, versions.slot).all(),
+    versions: store.db
+      .select()
+      .from(versions)
+      .where(eq(versions.uuid, uuid))
+      .orderBy(versions.validFromRun, versions.slot)
+      .all(),
     changes: store.db.select().from(changes).where(eq(changes.uuid, uuid)).orderBy(changes.id).all(),
   };
 }
@@ -145,13 +149,16 @@ export function listCoworkers(
 }
 
 export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): number {
-  const sql = includeRemoved ? 'select count(*) as n from coworkers' : 'select count(*) as n from coworkers where removed_run is null';
+  const sql = includeRemoved
+    ? 'select count(*) as n from coworkers'
+    : 'select count(*) as n from coworkers where removed_run is null';
   return (store.sqlite.prepare(sql).get() as { n: number }).n;
 }
 
 /** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
 export function latestSucceededRunId(store: MirrorDatabase): number | null {
-  const row = store.sqlite.prepare("select max(id) as id from runs where status = 'succeeded'").get() as { id: number | null };
+  const row = store.sqlite.prepare("select max(id) as id from runs where status = 'succeeded'").get() as {
+    id: number | null;
+  };
   return row.id;
 }
-

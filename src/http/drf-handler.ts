@@ -1,7 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
 import { LIST_PATH } from '../upstream/contract.js';
-import { LIST_PATH_NO_SLASH, respondDjangoNotFound, respondList, type DrfOptions, type DrfResponse } from './drf/respond.js';
+import {
+  LIST_PATH_NO_SLASH,
+  respondDjangoNotFound,
+  respondList,
+  type DrfOptions,
+  type DrfResponse,
+} from './drf/respond.js';
 import type { PreparedSnapshot } from './drf/snapshot.js';
 import type { Metrics } from './metrics.js';
 import type { ServerOptions } from './server.js';
@@ -25,7 +31,10 @@ function jsonAnswer(status: number, detail: string): DrfResponse {
  * `?as_of=<ISO time>` picks the snapshot served at that moment. DRF ignores unknown parameters and
  * keeps them in next/previous, so the parameter travels along by itself.
  */
-function pickSnapshot(url: string, snapshots: SnapshotHolder): { snapshot: PreparedSnapshot | null } | DrfResponse {
+function pickSnapshot(
+  url: string,
+  snapshots: SnapshotHolder,
+): { snapshot: PreparedSnapshot | null } | DrfResponse {
   const queryAt = url.indexOf('?');
   if (queryAt < 0 || !url.includes('as_of=', queryAt)) return { snapshot: snapshots.current };
   // Django's QueryDict.get answers the last value of a repeated parameter.
@@ -33,11 +42,17 @@ function pickSnapshot(url: string, snapshots: SnapshotHolder): { snapshot: Prepa
   if (raw === undefined) return { snapshot: snapshots.current };
   const time = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(time)) {
-    return jsonAnswer(400, `as_of: expected an ISO 8601 time such as 2026-11-21T10:00:00Z (got ${JSON.stringify(raw.slice(0, 100))}).`);
+    return jsonAnswer(
+      400,
+      `as_of: expected an ISO 8601 time such as 2026-11-21T10:00:00Z (got ${JSON.stringify(raw.slice(0, 100))}).`,
+    );
   }
   const snapshot = snapshots.asOf(new Date(time));
   if (!snapshot) {
-    return jsonAnswer(404, `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`);
+    return jsonAnswer(
+      404,
+      `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`,
+    );
   }
   return { snapshot };
 }
@@ -70,7 +85,11 @@ export function createDrfHandler(deps: {
       }
     } catch (err) {
       deps.logger.error({ err, url }, 'list endpoint failed');
-      answer = { status: 500, headers: [['Content-Type', 'text/html']], body: Buffer.from('<h1>Server Error (500)</h1>') };
+      answer = {
+        status: 500,
+        headers: [['Content-Type', 'text/html']],
+        body: Buffer.from('<h1>Server Error (500)</h1>'),
+      };
     }
     send(res, method, answer);
     const route = isList ? 'list' : 'other';

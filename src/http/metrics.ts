@@ -17,14 +17,18 @@ export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder):
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'coworker_mirror_' });
   const countByStatus = store.sqlite.prepare('select status, count(*) as n from runs group by status');
-  const lastSuccess = store.sqlite.prepare("select max(finished_at) as at from runs where status = 'succeeded'");
+  const lastSuccess = store.sqlite.prepare(
+    "select max(finished_at) as at from runs where status = 'succeeded'",
+  );
   new Gauge({
     name: 'coworker_mirror_runs',
     help: 'Sync runs recorded, by status',
     labelNames: ['status'],
     registers: [registry],
     collect() {
-      const counts = new Map((countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]));
+      const counts = new Map(
+        (countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]),
+      );
       for (const status of runStatuses) this.set({ status }, counts.get(status) ?? 0);
     },
   });

@@ -46,9 +46,16 @@ export class SnapshotHolder {
     const prepared = this.#prepare(run);
     this.#current = {
       prepared,
-      info: { runId: run.id, entries: run.entries ?? 0, fetchedAt: new Date(run.finishedAt ?? run.startedAt) },
+      info: {
+        runId: run.id,
+        entries: run.entries ?? 0,
+        fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+      },
     };
-    this.#logger.info({ runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started) }, 'snapshot swapped in');
+    this.#logger.info(
+      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started) },
+      'snapshot swapped in',
+    );
     return true;
   }
 

@@ -104,7 +104,11 @@ interface IndexedEntry {
 function matchAppearances(
   previous: readonly CurrentAppearance[],
   news: readonly IndexedEntry[],
-): { pairs: [CurrentAppearance, IndexedEntry][]; unmatchedNew: IndexedEntry[]; unmatchedOld: CurrentAppearance[] } {
+): {
+  pairs: [CurrentAppearance, IndexedEntry][];
+  unmatchedNew: IndexedEntry[];
+  unmatchedOld: CurrentAppearance[];
+} {
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
   for (const next of news) {
@@ -118,7 +122,9 @@ function matchAppearances(
   const restNew = news.filter((n) => !matched.has(n));
   const zipped = Math.min(restOld.length, restNew.length);
   for (let i = 0; i < zipped; i++) matched.set(restNew[i] ?? unreachable(), restOld[i] ?? unreachable());
-  const pairs = news.filter((n) => matched.has(n)).map((n): [CurrentAppearance, IndexedEntry] => [matched.get(n) ?? unreachable(), n]);
+  const pairs = news
+    .filter((n) => matched.has(n))
+    .map((n): [CurrentAppearance, IndexedEntry] => [matched.get(n) ?? unreachable(), n]);
   return { pairs, unmatchedNew: restNew.slice(zipped), unmatchedOld: restOld.slice(zipped) };
 }
 
@@ -132,9 +138,12 @@ function placePair(
     result.counts.unchanged++;
     return { kind: 'keep', versionId: prev.versionId };
   }
-  const fieldEvents = diffFields(prev.body, next.json).map(
-    (f): ChangeEvent => ({ uuid: prev.uuid, slot: prev.slot, kind: 'changed', ...f }),
-  );
+  const fieldEvents = diffFields(prev.body, next.json).map((f): ChangeEvent => ({
+    uuid: prev.uuid,
+    slot: prev.slot,
+    kind: 'changed',
+    ...f,
+  }));
   events.push(...fieldEvents);
   // Key order alone changed: a new stored state (it is served differently) but no field changed.
   if (fieldEvents.length > 0) result.counts.changed++;
@@ -163,7 +172,14 @@ function placeExtras(
     usedSlots.add(slot);
     const kind: ChangeKind = tombstoned && i === 0 ? 'returned' : 'added';
     result.counts[kind]++;
-    eventsAt[extra.index]?.push({ uuid, slot, kind, field: null, oldValue: null, newValue: extra.entry.json });
+    eventsAt[extra.index]?.push({
+      uuid,
+      slot,
+      kind,
+      field: null,
+      oldValue: null,
+      newValue: extra.entry.json,
+    });
     placements[extra.index] = { kind: 'new', uuid, slot, body: extra.entry.json, replaces: null };
   });
 }

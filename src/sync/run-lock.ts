@@ -54,7 +54,9 @@ function abortCrashedRuns(store: MirrorDatabase, self: RunHolder, now: string): 
 
 /** Marks stale runs aborted without starting one (on `serve`/`start` start-up). */
 export function recoverCrashedRuns(store: MirrorDatabase): void {
-  store.sqlite.transaction(() => abortCrashedRuns(store, currentHolder(), new Date().toISOString())).immediate();
+  store.sqlite
+    .transaction(() => abortCrashedRuns(store, currentHolder(), new Date().toISOString()))
+    .immediate();
 }
 
 /**

@@ -64,7 +64,10 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     if (deps.signal?.aborted) throw abortError(deps.signal);
     const unknownFields = [...new Set(first.unknownFields.map((u) => u.field))];
     if (unknownFields.length > 0) {
-      log.warn({ unknownFields: first.unknownFields }, 'schema drift: upstream entries carry fields the contract does not name; kept as received');
+      log.warn(
+        { unknownFields: first.unknownFields },
+        'schema drift: upstream entries carry fields the contract does not name; kept as received',
+      );
     }
     commitRun(deps.store, {
       runId: run.id,
@@ -84,7 +87,8 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
       unknownFields,
       durationMs: Date.now() - started,
     };
-    log.info({ ...summary }, 'sync succeeded');
+    const { runId: _runId, ...figures } = summary;
+    log.info(figures, 'sync succeeded');
     return summary;
   } catch (thrown) {
     const error = deps.signal?.aborted ? abortError(deps.signal, thrown) : toMirrorError(thrown, 'DB_ERROR');
@@ -98,7 +102,11 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
   }
 }
 
-function buildClient(settings: SyncSettings, logger: Logger, signal: AbortSignal | undefined): UpstreamClient {
+function buildClient(
+  settings: SyncSettings,
+  logger: Logger,
+  signal: AbortSignal | undefined,
+): UpstreamClient {
   return createUpstreamClient({
     baseUrl: settings.upstreamUrl,
     connectTimeoutMs: settings.connectTimeoutMs,
@@ -215,6 +223,10 @@ function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {
   const reason: unknown = signal.reason;
   const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : 'aborted';
-  return new MirrorError('RUN_ABORTED', `run aborted before it was stored (${why}); nothing was stored`, {}, { cause: cause ?? reason });
+  return new MirrorError(
+    'RUN_ABORTED',
+    `run aborted before it was stored (${why}); nothing was stored`,
+    {},
+    { cause: cause ?? reason },
+  );
 }
-

@@ -56,7 +56,10 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
           (error: unknown) => {
             // Failures are recorded as failed runs and logged by the sync itself; here we only
             // answer a caller still waiting, e.g. when another process holds the lock.
-            const holder = error instanceof MirrorError && typeof error.details.runId === 'number' ? error.details.runId : null;
+            const holder =
+              error instanceof MirrorError && typeof error.details.runId === 'number'
+                ? error.details.runId
+                : null;
             resolve({ started: false, runningRunId: holder });
             if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
           },
@@ -74,7 +77,10 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     trigger(reason) {
       if (stopping) return Promise.resolve({ started: false, runningRunId: null });
       if (inFlight) {
-        deps.logger.info({ trigger: reason, runningRunId: inFlight.runId }, 'sync skipped: a run is in progress');
+        deps.logger.info(
+          { trigger: reason, runningRunId: inFlight.runId },
+          'sync skipped: a run is in progress',
+        );
         return Promise.resolve({ started: false, runningRunId: inFlight.runId });
       }
       return launch(reason);

@@ -22,7 +22,10 @@ export function loadCurrentState(store: MirrorDatabase): CurrentState {
     )
     .all() as { positionId: number; versionId: number; uuid: string; slot: number; body: string }[];
   const known = new Map<string, boolean>();
-  for (const row of store.db.select({ uuid: coworkers.uuid, removedRun: coworkers.removedRun }).from(coworkers).all()) {
+  for (const row of store.db
+    .select({ uuid: coworkers.uuid, removedRun: coworkers.removedRun })
+    .from(coworkers)
+    .all()) {
     known.set(row.uuid, row.removedRun !== null);
   }
   return {
@@ -53,9 +56,13 @@ export function commitRun(store: MirrorDatabase, input: CommitInput): void {
     .transaction(() => {
       const run = store.db.select().from(runs).where(eq(runs.id, input.runId)).get();
       if (run?.status !== 'running') {
-        throw new MirrorError('RUN_ABORTED', `run ${input.runId} is no longer running (status ${run?.status ?? 'missing'}); nothing stored`, {
-          runId: input.runId,
-        });
+        throw new MirrorError(
+          'RUN_ABORTED',
+          `run ${input.runId} is no longer running (status ${run?.status ?? 'missing'}); nothing stored`,
+          {
+            runId: input.runId,
+          },
+        );
       }
       writeCoworkers(store, input);
       const versionIds = writeVersions(store, input);
@@ -122,7 +129,11 @@ function writeVersions(store: MirrorDatabase, { runId, diff }: CommitInput): num
 }
 
 /** Rewrites only the positions whose version changed, so an unchanged run writes nothing here. */
-function writeListing(store: MirrorDatabase, { runId, state }: CommitInput, versionIds: readonly number[]): void {
+function writeListing(
+  store: MirrorDatabase,
+  { runId, state }: CommitInput,
+  versionIds: readonly number[],
+): void {
   const close = store.sqlite.prepare('update listing_positions set valid_to_run = ? where id = ?');
   const insert = store.sqlite.prepare(
     'insert into listing_positions (position, version_id, valid_from_run) values (?, ?, ?)',
@@ -148,7 +159,11 @@ function writeChanges(store: MirrorDatabase, { runId, finishedAt, diff }: Commit
 }
 
 function upsertOptionsBody(store: MirrorDatabase, body: string): number {
-  const existing = store.db.select({ id: optionsBodies.id }).from(optionsBodies).where(eq(optionsBodies.body, body)).get();
+  const existing = store.db
+    .select({ id: optionsBodies.id })
+    .from(optionsBodies)
+    .where(eq(optionsBodies.body, body))
+    .get();
   if (existing) return existing.id;
   return store.db.insert(optionsBodies).values({ body }).returning({ id: optionsBodies.id }).get().id;
 }

@@ -1,7 +1,11 @@
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
-import { startSimulatedUpstream, type SimulatedUpstream, type SimulatedUpstreamOptions } from '../../src/simulated-upstream/index.js';
+import {
+  startSimulatedUpstream,
+  type SimulatedUpstream,
+  type SimulatedUpstreamOptions,
+} from '../../src/simulated-upstream/index.js';
 import { runSync, type SyncSettings, type SyncSummary } from '../../src/sync/run-sync.js';
 
 export async function simulatedUpstream(options: SimulatedUpstreamOptions = {}): Promise<SimulatedUpstream> {
@@ -26,12 +30,18 @@ export function syncSettings(upstreamUrl: string, overrides: Partial<SyncSetting
   };
 }
 
-export function sync(store: MirrorDatabase, upstream: { url: string }, overrides: Partial<SyncSettings> = {}): Promise<SyncSummary> {
+export function sync(
+  store: MirrorDatabase,
+  upstream: { url: string },
+  overrides: Partial<SyncSettings> = {},
+): Promise<SyncSummary> {
   return runSync(syncSettings(upstream.url, overrides), { store, logger: silentLogger() });
 }
 
 /** Every table but `runs`, in full: what a failed run must leave byte-for-byte unchanged. */
 export function storedState(store: MirrorDatabase): Record<string, unknown[]> {
   const tables = ['coworkers', 'versions', 'listing_positions', 'changes', 'options_bodies'];
-  return Object.fromEntries(tables.map((t) => [t, store.sqlite.prepare(`select * from ${t} order by rowid`).all()]));
+  return Object.fromEntries(
+    tables.map((t) => [t, store.sqlite.prepare(`select * from ${t} order by rowid`).all()]),
+  );
 }

@@ -27,5 +27,8 @@ export function tempDir(): string {
 
 /** Every row of a table, ordered by its first column, for whole-table assertions. */
 export function tableRows(store: MirrorDatabase, table: string, columns = '*'): Record<string, unknown>[] {
-  return store.sqlite.prepare(`select ${columns} from ${table} order by 1`).all() as Record<string, unknown>[];
+  return store.sqlite.prepare(`select ${columns} from ${table} order by 1`).all() as Record<
+    string,
+    unknown
+  >[];
 }

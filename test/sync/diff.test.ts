@@ -9,7 +9,8 @@ const C = 'c'.repeat(32);
 function current(...items: [string, number, string][]): CurrentAppearance[] {
   return items.map(([uuid, slot, json], i) => ({ versionId: i + 1, uuid, slot, body: json }));
 }
-const listing = (...items: [string, string][]): ListingEntry[] => items.map(([uuid, json]) => ({ uuid, json }));
+const listing = (...items: [string, string][]): ListingEntry[] =>
+  items.map(([uuid, json]) => ({ uuid, json }));
 
 describe('diffListing', () => {
   it('first run: everyone added, each appearance of a repeated uuid in its own slot', () => {
@@ -36,7 +37,10 @@ describe('diffListing', () => {
     const cur = current([A, 0, body(A, 'Ann')], [B, 0, body(B, 'Bo')], [A, 1, body(A, 'Ann', 'Lead')]);
     const result = diffListing({
       current: cur,
-      known: new Map([[A, false], [B, false]]),
+      known: new Map([
+        [A, false],
+        [B, false],
+      ]),
       listing: listing([A, body(A, 'Ann', 'Lead')], [B, body(B, 'Bo')], [A, body(A, 'Ann')]),
     });
     expect(result.events).toEqual([]);
@@ -66,7 +70,10 @@ describe('diffListing', () => {
   it('removal of a uuid tombstones it; its return is one returned event', () => {
     const removed = diffListing({
       current: current([A, 0, body(A, 'Ann')], [B, 0, body(B, 'Bo')]),
-      known: new Map([[A, false], [B, false]]),
+      known: new Map([
+        [A, false],
+        [B, false],
+      ]),
       listing: listing([B, body(B, 'Bo')]),
     });
     expect(removed.removedCoworkers).toEqual([A]);
@@ -75,7 +82,10 @@ describe('diffListing', () => {
     ]);
     const back = diffListing({
       current: current([B, 0, body(B, 'Bo')]),
-      known: new Map([[A, true], [B, false]]),
+      known: new Map([
+        [A, true],
+        [B, false],
+      ]),
       listing: listing([A, body(A, 'Ann')], [B, body(B, 'Bo')]),
     });
     expect(back.returnedCoworkers).toEqual([A]);
@@ -87,7 +97,10 @@ describe('diffListing', () => {
   it('one appearance of a repeated uuid removed: a removed event for that appearance only', () => {
     const result = diffListing({
       current: current([A, 0, body(A, 'Ann')], [C, 0, body(C, 'Cy')], [A, 1, body(A, 'Ann', 'Lead')]),
-      known: new Map([[A, false], [C, false]]),
+      known: new Map([
+        [A, false],
+        [C, false],
+      ]),
       listing: listing([A, body(A, 'Ann')], [C, body(C, 'Cy')]),
     });
     expect(result.removedCoworkers).toEqual([]);
@@ -101,7 +114,12 @@ describe('diffFields', () => {
   it.each([
     ['same', '{"a":1,"b":[1]}', '{"a":1,"b":[1]}', []],
     ['value changed', '{"a":1}', '{"a":2}', [{ field: 'a', oldValue: '1', newValue: '2' }]],
-    ['array changed', '{"i":["x"]}', '{"i":["x","y"]}', [{ field: 'i', oldValue: '["x"]', newValue: '["x","y"]' }]],
+    [
+      'array changed',
+      '{"i":["x"]}',
+      '{"i":["x","y"]}',
+      [{ field: 'i', oldValue: '["x"]', newValue: '["x","y"]' }],
+    ],
     ['field appeared', '{"a":1}', '{"a":1,"n":null}', [{ field: 'n', oldValue: null, newValue: 'null' }]],
     ['field vanished', '{"a":1,"n":true}', '{"a":1}', [{ field: 'n', oldValue: 'true', newValue: null }]],
     ['key order only', '{"a":1,"b":2}', '{"b":2,"a":1}', []],

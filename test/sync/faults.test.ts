@@ -18,19 +18,89 @@ interface FaultCase {
 }
 
 const cases: FaultCase[] = [
-  { name: '5xx on every attempt', faults: { status5xx: { page: 2, times: 10, status: 502 } }, code: 'UPSTREAM_HTTP_STATUS', reason: /502/ },
-  { name: '429 with a Retry-After over the cap', faults: { rateLimit: { page: 2, times: 10, retryAfter: 3600 } }, code: 'UPSTREAM_HTTP_STATUS', reason: /Retry-After/i },
-  { name: 'truncated body', faults: { truncatedBody: { page: 2 } }, code: 'UPSTREAM_NETWORK', reason: /page=2|page 2/ },
-  { name: 'reset mid-body', faults: { resetMidBody: { page: 3 } }, code: 'UPSTREAM_NETWORK', reason: /page=3|page 3/ },
-  { name: 'invalid JSON', faults: { invalidJson: { page: 2 } }, code: 'UPSTREAM_INVALID_JSON', reason: /JSON/ },
-  { name: 'body over the cap', faults: { oversizeBody: { page: 2, bytes: 200_000 } }, code: 'UPSTREAM_BODY_TOO_LARGE', reason: /bytes|limit|cap/i, settings: { maxBodyBytes: 100_000 } },
-  { name: 'invalid uuid', faults: { invalidEntry: { page: 2, index: 3, field: 'uuid', value: 'NOT-A-UUID' } }, code: 'UPSTREAM_SCHEMA', reason: /page 2, entry 3.*uuid.*NOT-A-UUID/ },
-  { name: 'show_image not a boolean', faults: { invalidEntry: { page: 3, index: 0, field: 'show_image', value: 'yes' } }, code: 'UPSTREAM_SCHEMA', reason: /page 3, entry 0.*show_image.*yes/ },
-  { name: 'missing field', faults: { invalidEntry: { page: 1, index: 1, field: 'post', missing: true } }, code: 'UPSTREAM_SCHEMA', reason: /page 1, entry 1.*post/ },
-  { name: 'count changes mid-crawl, every attempt', faults: { countDrift: { afterPage: 1, add: 1 } }, code: 'UPSTREAM_INCONSISTENT', reason: /count|entries/i, settings: { maxCrawlAttempts: 1, concurrency: 1 }, addsRows: 1 },
-  { name: 'next to another host', faults: { foreignNext: { page: 2 } }, code: 'UPSTREAM_FOREIGN_NEXT', reason: /evil\.example/ },
-  { name: 'next loop', faults: { nextLoop: { page: 3, to: 1 } }, code: 'UPSTREAM_PAGE_LOOP', reason: /page/, settings: { concurrency: 1 } },
-  { name: 'request timeout', faults: { hang: { page: 2 } }, code: 'UPSTREAM_TIMEOUT', reason: /page=2|page 2|timeout/i, settings: { requestTimeoutMs: 300, maxAttempts: 1 } },
+  {
+    name: '5xx on every attempt',
+    faults: { status5xx: { page: 2, times: 10, status: 502 } },
+    code: 'UPSTREAM_HTTP_STATUS',
+    reason: /502/,
+  },
+  {
+    name: '429 with a Retry-After over the cap',
+    faults: { rateLimit: { page: 2, times: 10, retryAfter: 3600 } },
+    code: 'UPSTREAM_HTTP_STATUS',
+    reason: /Retry-After/i,
+  },
+  {
+    name: 'truncated body',
+    faults: { truncatedBody: { page: 2 } },
+    code: 'UPSTREAM_NETWORK',
+    reason: /page=2|page 2/,
+  },
+  {
+    name: 'reset mid-body',
+    faults: { resetMidBody: { page: 3 } },
+    code: 'UPSTREAM_NETWORK',
+    reason: /page=3|page 3/,
+  },
+  {
+    name: 'invalid JSON',
+    faults: { invalidJson: { page: 2 } },
+    code: 'UPSTREAM_INVALID_JSON',
+    reason: /JSON/,
+  },
+  {
+    name: 'body over the cap',
+    faults: { oversizeBody: { page: 2, bytes: 200_000 } },
+    code: 'UPSTREAM_BODY_TOO_LARGE',
+    reason: /bytes|limit|cap/i,
+    settings: { maxBodyBytes: 100_000 },
+  },
+  {
+    name: 'invalid uuid',
+    faults: { invalidEntry: { page: 2, index: 3, field: 'uuid', value: 'NOT-A-UUID' } },
+    code: 'UPSTREAM_SCHEMA',
+    reason: /page 2, entry 3.*uuid.*NOT-A-UUID/,
+  },
+  {
+    name: 'show_image not a boolean',
+    faults: { invalidEntry: { page: 3, index: 0, field: 'show_image', value: 'yes' } },
+    code: 'UPSTREAM_SCHEMA',
+    reason: /page 3, entry 0.*show_image.*yes/,
+  },
+  {
+    name: 'missing field',
+    faults: { invalidEntry: { page: 1, index: 1, field: 'post', missing: true } },
+    code: 'UPSTREAM_SCHEMA',
+    reason: /page 1, entry 1.*post/,
+  },
+  {
+    name: 'count changes mid-crawl, every attempt',
+    faults: { countDrift: { afterPage: 1, add: 1 } },
+    code: 'UPSTREAM_INCONSISTENT',
+    reason: /count|entries/i,
+    settings: { maxCrawlAttempts: 1, concurrency: 1 },
+    addsRows: 1,
+  },
+  {
+    name: 'next to another host',
+    faults: { foreignNext: { page: 2 } },
+    code: 'UPSTREAM_FOREIGN_NEXT',
+    reason: /evil\.example/,
+  },
+  {
+    name: 'next loop',
+    faults: { nextLoop: { page: 3, to: 1 } },
+    code: 'UPSTREAM_PAGE_LOOP',
+    reason: /page/,
+    settings: { concurrency: 1 },
+  },
+  {
+    name: 'request timeout',
+    faults: { hang: { page: 2 } },
+    code: 'UPSTREAM_TIMEOUT',
+    reason: /page=2|page 2|timeout/i,
+    settings: { requestTimeoutMs: 300, maxAttempts: 1 },
+  },
 ];
 
 describe('a failed crawl changes nothing but its own run record', () => {

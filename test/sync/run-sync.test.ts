@@ -10,13 +10,24 @@ const C = u('c');
 const MEDIA = 'http://127.0.0.1:8766/media/';
 
 function entry(uuid: string, name: string, post: string, extra: Record<string, unknown> = {}) {
-  return { uuid, name, post, emoji_file: `${MEDIA}e/${name}.png`, emoji_file_webm: null, show_image: true, images: [], ...extra };
+  return {
+    uuid,
+    name,
+    post,
+    emoji_file: `${MEDIA}e/${name}.png`,
+    emoji_file_webm: null,
+    show_image: true,
+    images: [],
+    ...extra,
+  };
 }
 
 type Store = ReturnType<typeof tempDatabase>;
 const versionsTable = (store: Store) =>
   store.sqlite
-    .prepare("select uuid, slot, json_extract(body, '$.post') as post, valid_from_run as \"from\", valid_to_run as \"to\" from versions order by id")
+    .prepare(
+      'select uuid, slot, json_extract(body, \'$.post\') as post, valid_from_run as "from", valid_to_run as "to" from versions order by id',
+    )
     .all();
 interface ChangeRow {
   run: number;
@@ -29,15 +40,23 @@ interface ChangeRow {
 }
 const changesTable = (store: Store) =>
   store.sqlite
-    .prepare('select run_id as run, uuid, slot, kind, field, old_value as old, new_value as new from changes order by id')
+    .prepare(
+      'select run_id as run, uuid, slot, kind, field, old_value as old, new_value as new from changes order by id',
+    )
     .all() as ChangeRow[];
 const coworkersTable = (store: Store) =>
   store.sqlite
-    .prepare('select uuid, first_seen_run as first, removed_run as removed, last_seen_run as lastSeen, returned_count as returned from coworkers order by uuid')
+    .prepare(
+      'select uuid, first_seen_run as first, removed_run as removed, last_seen_run as lastSeen, returned_count as returned from coworkers order by uuid',
+    )
     .all();
 const currentListing = (store: Store) => {
   const run = latestSucceededRun(store);
-  return run ? listingAt(store, run).entries.map((e) => JSON.parse(e) as { uuid: string; post: string }).map((e) => `${e.uuid[0]}:${e.post}`) : [];
+  return run
+    ? listingAt(store, run)
+        .entries.map((e) => JSON.parse(e) as { uuid: string; post: string })
+        .map((e) => `${e.uuid[0]}:${e.post}`)
+    : [];
 };
 
 describe('runSync: a multi-run scenario, whole tables after each run', () => {
@@ -115,7 +134,9 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
 
     // Every past listing can still be rebuilt exactly.
     const listingOf = (id: number) => {
-      const run = store.sqlite.prepare('select * from runs where id = ?').get(id) as Parameters<typeof listingAt>[1];
+      const run = store.sqlite.prepare('select * from runs where id = ?').get(id) as Parameters<
+        typeof listingAt
+      >[1];
       return listingAt(store, { ...run, optionsBodyId: null }).entries.length;
     };
     expect([1, 2, 3, 4, 5].map(listingOf)).toEqual([3, 3, 4, 2, 3]);
@@ -123,7 +144,17 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
 
   it('keeps unknown fields and key order exactly as received, and reports them', async () => {
     const store = tempDatabase();
-    const odd = { uuid: A, extra_first: 1, name: 'Ann', post: 'Dev', emoji_file: null, emoji_file_webm: null, show_image: true, images: [], badge: { x: [1, 'é'] } };
+    const odd = {
+      uuid: A,
+      extra_first: 1,
+      name: 'Ann',
+      post: 'Dev',
+      emoji_file: null,
+      emoji_file_webm: null,
+      show_image: true,
+      images: [],
+      badge: { x: [1, 'é'] },
+    };
     const upstream = await simulatedUpstream({ entries: [odd] });
     const summary = await sync(store, upstream);
     expect(summary.unknownFields).toEqual(['extra_first', 'badge']);

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 
-export type TriggerResult = { started: true; runId: number } | { started: false; runningRunId: number | null };
+export type TriggerResult =
+  { started: true; runId: number } | { started: false; runningRunId: number | null };
 
 /** Starts a run now; answers with its id once the run row exists, or says which run is in flight. */
 export type SyncTrigger = () => Promise<TriggerResult>;
@@ -22,7 +23,9 @@ export function registerAdminSyncRoute(app: FastifyInstance, adminToken: string,
       return reply
         .code(401)
         .header('WWW-Authenticate', 'Bearer')
-        .send({ detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.' });
+        .send({
+          detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.',
+        });
     }
     if (!tokenMatches(match[1].trim(), adminToken)) {
       return reply.code(403).send({ detail: 'Invalid admin token.' });
@@ -31,6 +34,8 @@ export function registerAdminSyncRoute(app: FastifyInstance, adminToken: string,
     if (!result.started) {
       return reply.code(409).send({ detail: 'A sync is already running.', run: result.runningRunId });
     }
-    return reply.code(202).send({ detail: 'Sync started.', run: result.runId, url: `/api/mirror/runs/${result.runId}/` });
+    return reply
+      .code(202)
+      .send({ detail: 'Sync started.', run: result.runId, url: `/api/mirror/runs/${result.runId}/` });
   });
 }

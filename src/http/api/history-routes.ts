@@ -23,13 +23,19 @@ interface PageRequest {
 }
 
 /** DRF's page-number envelope: count, absolute next/previous, results. */
-function pageEnvelope<T>(request: FastifyRequest, { page, pageSize }: PageRequest, count: number, results: T[]) {
+function pageEnvelope<T>(
+  request: FastifyRequest,
+  { page, pageSize }: PageRequest,
+  count: number,
+  results: T[],
+) {
   const size = pageSize === DEFAULT_PAGE_SIZE ? undefined : pageSize;
   const last = Math.max(1, Math.ceil(count / pageSize));
   return {
     count,
     next: page < last ? selfUrl(request, { page: page + 1, page_size: size }) : null,
-    previous: page > 1 ? selfUrl(request, { page: page === 2 ? undefined : page - 1, page_size: size }) : null,
+    previous:
+      page > 1 ? selfUrl(request, { page: page === 2 ? undefined : page - 1, page_size: size }) : null,
     results,
   };
 }
@@ -62,8 +68,17 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
     if (!query) return reply;
     const p = pageOf(query);
     const latest = latestSucceededRun(store);
-    const rows = listCoworkers(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize, includeRemoved: false });
-    return pageEnvelope(request, p, countCoworkers(store, false), rows.map((row) => coworkerView(row, latest)));
+    const rows = listCoworkers(store, {
+      limit: p.pageSize,
+      offset: (p.page - 1) * p.pageSize,
+      includeRemoved: false,
+    });
+    return pageEnvelope(
+      request,
+      p,
+      countCoworkers(store, false),
+      rows.map((row) => coworkerView(row, latest)),
+    );
   });
 
   app.get('/api/mirror/coworkers/:uuid/', (request, reply) => {
@@ -114,6 +129,8 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
   });
 }
 
-function stringify(values: Record<string, unknown>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === undefined ? undefined : String(v)]));
+function stringify(values: Record<string, string | number | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(
+    Object.entries(values).map(([k, v]) => [k, v === undefined ? undefined : String(v)]),
+  );
 }

@@ -16,7 +16,10 @@ const when = (name: string) =>
     try {
       return parseWhen(name, value) ?? value;
     } catch (error) {
-      ctx.addIssue({ code: 'custom', message: error instanceof ConfigError ? (error.issues[0]?.problem ?? 'invalid') : 'invalid' });
+      ctx.addIssue({
+        code: 'custom',
+        message: error instanceof ConfigError ? (error.issues[0]?.problem ?? 'invalid') : 'invalid',
+      });
       return z.NEVER;
     }
   });
@@ -69,7 +72,10 @@ export function parseParams<S extends z.ZodType>(
 }
 
 /** Absolute URL of this request's path with `params` replacing its query. */
-export function selfUrl(request: FastifyRequest, params: Record<string, string | number | undefined>): string {
+export function selfUrl(
+  request: FastifyRequest,
+  params: Record<string, string | number | undefined>,
+): string {
   const path = request.url.split('?')[0] ?? '/';
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, String(v));

@@ -1,0 +1,47 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { settings } from '../../src/config.js';
+
+const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  scripts: Record<string, string>;
+};
+const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+const ci = readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8');
+
+describe('README is the front door', () => {
+  it.each(Object.values(settings).map((s) => [s.env, s] as const))(
+    'documents %s in the configuration table',
+    (env, s) => {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${env}\` |`));
+      expect(row, `README configuration table misses ${env}`).toBeDefined();
+      if (s.flag) expect(row).toContain(`\`${s.flag}\``);
+      expect(row).toContain(s.default === null ? '(unset)' : `\`${s.default}\``);
+    },
+  );
+
+  it.each(['sync', 'history', 'changes', 'runs', 'serve', 'start'])('shows the %s command', (command) => {
+    expect(readme).toMatch(new RegExp(`coworker-mirror ${command}\\b`));
+  });
+
+  it('shows only npm scripts that exist', () => {
+    const shown = [...readme.matchAll(/npm run ([a-z:-]+)/g)].map((m) => m[1] ?? '');
+    expect(shown.length).toBeGreaterThan(5);
+    for (const script of shown) expect(Object.keys(pkg.scripts), `npm run ${script}`).toContain(script);
+  });
+
+  it('gives the one-command run and the test command', () => {
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toMatch(/```sh\nnpm test\n```/);
+    expect(pkg.scripts.start).toContain('start');
+  });
+
+  it('the Dockerfile builds with the steps CI runs', () => {
+    expect(ci).toContain('npm ci');
+    expect(dockerfile).toContain('RUN npm ci');
+    expect(dockerfile).toContain('npm run build');
+    expect(dockerfile).toMatch(/USER node/);
+    expect(dockerfile).toMatch(/VOLUME \/data/);
+    expect(dockerfile).toMatch(/DATABASE_PATH=\/data\/mirror\.db/);
+  });
+});
