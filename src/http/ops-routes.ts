@@ -13,9 +13,10 @@ export function registerOpsRoutes(
   app.get('/readyz', (_request, reply) => {
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });
-    const ageSeconds = Math.round((now() - info.fetchedAt.getTime()) / 1000);
+    const ageMs = now() - info.fetchedAt.getTime();
+    const ageSeconds = Math.round(ageMs / 1000);
     const body = { run: info.runId, last_success_at: info.fetchedAt.toISOString(), age_seconds: ageSeconds };
-    if (ageSeconds * 1000 > deps.staleAfterMs) {
+    if (ageMs > deps.staleAfterMs) {
       return reply.code(503).send({
         status: 'stale',
         reason: `last successful sync is ${ageSeconds} s old (limit ${Math.round(deps.staleAfterMs / 1000)} s)`,
