@@ -1,0 +1,173 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { LIST_PATH } from '../../src/upstream/contract.js';
+import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { simulatedUpstream } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
+
+const TOKEN = 'e2e-admin-token-0123456789';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+interface RunJson {
+  id: number;
+  status: string;
+  added: number;
+  changed: number;
+  removed: number;
+  error: { code: string; message: string } | null;
+}
+
+async function startMain(env: Record<string, string>) {
+  const dir = tempDir();
+  const db = join(dir, 'mirror.db');
+  const proc = runCli(['start', '--port', '0'], {
+    DATABASE_PATH: db,
+    LOG_LEVEL: 'info',
+    SNAPSHOT_POLL: '100ms',
+    ...env,
+  });
+  const line = await proc.waitFor(/"msg":"coworker-mirror started"/);
+  const url = (JSON.parse(line) as { url: string }).url;
+  const runs = async () =>
+    ((await (await fetch(`${url}/api/mirror/runs/`)).json()) as { results: RunJson[] }).results;
+  return { proc, url, db, runs };
+}
+
+function dbFacts(file: string) {
+  const db = new Database(file, { readonly: true });
+  try {
+    return {
+      integrity: db.pragma('integrity_check', { simple: true }),
+      running: (db.prepare("select count(*) as n from runs where status = 'running'").get() as { n: number })
+        .n,
+      statuses: db.prepare('select status from runs order by id').pluck().all() as string[],
+    };
+  } finally {
+    db.close();
+  }
+}
+
+describe('coworker-mirror start (the built CLI as a real process)', () => {
+  it('syncs on a schedule of every second, records the upstream changes, serves them, exits 0 on SIGTERM', async () => {
+    const upstream = await simulatedUpstream({ seed: 11, count: 30 });
+    const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '* * * * * *' });
+    await eventually(
+      async () => ((await main.runs()).some((r) => r.status === 'succeeded') ? true : undefined),
+      20_000,
+      'first run',
+    );
+    upstream.data.edit(2);
+    upstream.data.add(1);
+    const changedRun = await eventually(
+      async () =>
+        (await main.runs()).find((r) => r.status === 'succeeded' && r.changed === 2 && r.added === 1),
+      20_000,
+      'a run with the upstream changes',
+    );
+    expect(changedRun.removed).toBe(0);
+    const changes = (await (await fetch(`${main.url}/api/mirror/changes/?kind=changed`)).json()) as {
+      results: unknown[];
+    };
+    expect(changes.results).toHaveLength(2);
+    const list = await fetch(`${main.url}${LIST_PATH}`);
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as { count: number }).count).toBe(upstream.data.count);
+
+    main.proc.child.kill('SIGTERM');
+    expect(await main.proc.exited).toEqual({ code: 0, signal: null });
+    expect(dbFacts(main.db)).toMatchObject({ integrity: 'ok', running: 0 });
+  });
+
+  it('SIGTERM in the middle of a run: exit 0, the run recorded as aborted, nothing partial stored', async () => {
+    const upstream = await simulatedUpstream({ seed: 12, count: 200 });
+    upstream.faults.set({ latency: 150 });
+    const main = await startMain({
+      UPSTREAM_URL: upstream.url,
+      SYNC_CRON: '0 0 1 1 *',
+      SYNC_CONCURRENCY: '1',
+    });
+    await main.proc.waitFor(/"msg":"sync started"/);
+    await eventually(() => (upstream.requests.length >= 3 ? true : undefined), 20_000, 'a few pages fetched');
+    main.proc.child.kill('SIGTERM');
+    expect(await main.proc.exited).toEqual({ code: 0, signal: null });
+    const facts = dbFacts(main.db);
+    expect(facts).toEqual({ integrity: 'ok', running: 0, statuses: ['aborted'] });
+    const db = new Database(main.db, { readonly: true });
+    expect(db.prepare('select count(*) from versions').pluck().get()).toBe(0);
+    expect(db.prepare('select error_code from runs').pluck().get()).toBe('RUN_ABORTED');
+    db.close();
+  });
+
+  it('a tick during a run is skipped and logged; the admin route answers 401, 403, 202 and 409', async () => {
+    const upstream = await simulatedUpstream({ seed: 13, count: 120 });
+    upstream.faults.set({ latency: 120 });
+    const main = await startMain({
+      UPSTREAM_URL: upstream.url,
+      SYNC_CRON: '* * * * * *',
+      SYNC_CONCURRENCY: '1',
+      ADMIN_TOKEN: TOKEN,
+    });
+    await main.proc.waitFor(/sync skipped: a run is in progress/);
+    const post = (auth?: string) =>
+      fetch(`${main.url}/api/mirror/sync/`, { method: 'POST', headers: auth ? { Authorization: auth } : {} });
+    const none = await post();
+    expect(none.status).toBe(401);
+    expect((await post('Bearer wrong-token-wrong-token')).status).toBe(403);
+    const busy = await post(`Bearer ${TOKEN}`);
+    expect(busy.status).toBe(409);
+    // Let the scheduled run finish, then an admin run starts at once and says its id.
+    upstream.faults.clear();
+    await eventually(
+      async () => ((await main.runs()).some((r) => r.status === 'succeeded') ? true : undefined),
+      30_000,
+      'a run',
+    );
+    const started = await eventually(
+      async () => {
+        const res = await post(`Bearer ${TOKEN}`);
+        return res.status === 202 ? ((await res.json()) as { run: number }) : undefined;
+      },
+      20_000,
+      'an admin run',
+    );
+    expect(started.run).toBeGreaterThan(1);
+    main.proc.child.kill('SIGTERM');
+    await main.proc.exited;
+    expect(main.proc.output()).not.toContain(TOKEN);
+  });
+
+  it('without ADMIN_TOKEN the admin route does not exist', async () => {
+    const upstream = await simulatedUpstream({ seed: 14, count: 5 });
+    const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '0 0 1 1 *' });
+    const res = await fetch(`${main.url}/api/mirror/sync/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKEN}` },
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('with no UPSTREAM_URL it runs the demo: says so, and serves the list endpoint', async () => {
+    const main = await startMain({ SYNC_CRON: '0 0 1 1 *' });
+    await main.proc.waitFor(/DEMO MODE/);
+    const body = await eventually(
+      async () => {
+        const res = await fetch(`${main.url}${LIST_PATH}`);
+        return res.status === 200 ? ((await res.json()) as { count: number }) : undefined;
+      },
+      20_000,
+      'the demo listing',
+    );
+    expect(body.count).toBeGreaterThan(0);
+    expect(main.proc.output()).toMatch(/UPSTREAM_URL=https:\/\/your-site/);
+  });
+
+  it('a bad variable stops it with exit 2, naming the variable and what it expects', async () => {
+    const proc = runCli(['start'], { SYNC_CONCURRENCY: 'lots', PORT: '99999' });
+    const { code } = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.output()).toMatch(/SYNC_CONCURRENCY: expected a whole number/);
+    expect(proc.output()).toMatch(/PORT: expected at most 65535/);
+  });
+});

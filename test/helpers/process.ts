@@ -1,0 +1,87 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { onTestFinished } from 'vitest';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BUILT_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+
+/** The e2e tests run the built CLI, as users do; CI builds first, a bare `npm test` builds here. */
+export function ensureBuilt(): void {
+  if (existsSync(BUILT_CLI)) return;
+  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('build failed');
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves with the first stdout/stderr line matching, or rejects after `timeoutMs`. */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Spawns the built CLI; killed (SIGKILL) when the test ends if still running. */
+export function runCli(args: string[], env: Record<string, string>): RunningProcess {
+  const child = spawn(process.execPath, [BUILT_CLI, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    for (const w of [...waiters]) {
+      const line = text.split('\n').find((l) => w.pattern.test(l));
+      if (line !== undefined) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor: (pattern, timeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const found = text.split('\n').find((l) => pattern.test(l));
+        if (found !== undefined) return resolve(found);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${text.slice(-3000)}`)),
+          timeoutMs,
+        );
+        waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+      }),
+  };
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch {
+      // not ready yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
