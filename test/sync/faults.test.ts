@@ -151,3 +151,18 @@ describe('a failed crawl changes nothing but its own run record', () => {
     expect(storedState(store)).toEqual(before);
   });
 });
+
+describe('transient faults are retried and the run succeeds', () => {
+  it.each<[string, FaultSettingsInput]>([
+    ['a burst of 503s', { status5xx: { page: 2, times: 2, status: 503 } }],
+    ['429 with Retry-After 1 s', { rateLimit: { page: 3, times: 1, retryAfter: 1 } }],
+    ['count drift once (the whole crawl is retried)', { countDrift: { afterPage: 1, add: 1 } }],
+  ])('%s', async (_name, faults) => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 8, count: 30 });
+    upstream.faults.set(faults);
+    const summary = await sync(store, upstream, { maxAttempts: 4, maxCrawlAttempts: 3, concurrency: 1 });
+    expect(summary.entries).toBe(upstream.data.count);
+    expect(getRun(store, 1)?.status).toBe('succeeded');
+  });
+});
