@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
-import { LIST_PATH } from '../upstream/contract.js';
+import { DJANGO_ERROR_CONTENT_TYPE, SERVER_ERROR_PAGE } from './drf/django-pages.js';
+import { pyParseQsl } from './drf/python-url.js';
+import { splitTarget } from './drf/request-target.js';
 import {
-  LIST_PATH_NO_SLASH,
+  isListPath,
   respondDjangoNotFound,
   respondList,
   type DrfOptions,
@@ -32,13 +34,17 @@ function jsonAnswer(status: number, detail: string): DrfResponse {
  * keeps them in next/previous, so the parameter travels along by itself.
  */
 function pickSnapshot(
+  method: string,
   url: string,
   snapshots: SnapshotHolder,
 ): { snapshot: PreparedSnapshot | null } | DrfResponse {
-  const queryAt = url.indexOf('?');
-  if (queryAt < 0 || !url.includes('as_of=', queryAt)) return { snapshot: snapshots.current };
-  // Django's QueryDict.get answers the last value of a repeated parameter.
-  const raw = new URLSearchParams(url.slice(queryAt + 1)).getAll('as_of').at(-1);
+  // Only reads of the listing travel in time; other methods get DRF's answers unchanged.
+  if ((method !== 'GET' && method !== 'HEAD') || !url.includes('as_of'))
+    return { snapshot: snapshots.current };
+  // Read as Django reads the query; its QueryDict.get answers the last value of a repeated parameter.
+  const raw = pyParseQsl(splitTarget(url).query)
+    .filter(([name]) => name === 'as_of')
+    .at(-1)?.[1];
   if (raw === undefined) return { snapshot: snapshots.current };
   const time = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(time)) {
@@ -73,14 +79,13 @@ export function createDrfHandler(deps: {
     const started = performance.now();
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    const path = url.split('?', 1)[0] ?? '/';
-    const isList = path === LIST_PATH || path === LIST_PATH_NO_SLASH;
+    const isList = isListPath(url);
     let answer: DrfResponse;
     try {
       const request = { method, url, headers: req.headers };
-      if (!isList) answer = respondDjangoNotFound(request);
+      if (!isList) answer = respondDjangoNotFound(request, drfOptions);
       else {
-        const picked = pickSnapshot(url, deps.snapshots);
+        const picked = pickSnapshot(method, url, deps.snapshots);
         answer = 'status' in picked ? picked : respondList(request, picked.snapshot, drfOptions);
       }
     } catch (err) {

@@ -13,7 +13,7 @@ describe('README is the front door', () => {
   it.each(Object.values(settings).map((s) => [s.env, s] as const))(
     'documents %s in the configuration table',
     (env, s) => {
-      const row = readme.split('\n').find((line) => line.startsWith(`| \`${env}\` |`));
+      const row = readme.split('\n').find((line) => new RegExp(`^\\|\\s*\`${env}\`\\s*\\|`).test(line));
       expect(row, `README configuration table misses ${env}`).toBeDefined();
       if (s.flag) expect(row).toContain(`\`${s.flag}\``);
       expect(row).toContain(s.default === null ? '(unset)' : `\`${s.default}\``);

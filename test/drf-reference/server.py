@@ -93,6 +93,9 @@ class Server(BaseApplication):
         self.cfg.set('when_ready', when_ready)
         self.cfg.set('accesslog', None)
         self.cfg.set('loglevel', 'warning')
+        # gunicorn itself trusts X-Forwarded-Proto from 127.0.0.1 by default and rewrites
+        # wsgi.url_scheme; proxy trust must come from Django's settings only (--trust-proxy).
+        self.cfg.set('forwarded_allow_ips', '192.0.2.1')
 
     def load(self):
         return without_head_body(get_wsgi_application())

@@ -20,12 +20,9 @@ export function registerAdminSyncRoute(app: FastifyInstance, adminToken: string,
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(.+)$/i.exec(header) : null;
     if (!match?.[1]) {
-      return reply
-        .code(401)
-        .header('WWW-Authenticate', 'Bearer')
-        .send({
-          detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.',
-        });
+      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({
+        detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.',
+      });
     }
     if (!tokenMatches(match[1].trim(), adminToken)) {
       return reply.code(403).send({ detail: 'Invalid admin token.' });

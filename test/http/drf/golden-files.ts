@@ -1,7 +1,8 @@
+import { fileURLToPath } from 'node:url';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** One raw exchange of /work/shared/drf-golden (see its README for the file format). */
+/** One raw exchange of ../shared/drf-golden (see its README for the file format). */
 export interface GoldenCase {
   name: string;
   method: string;
@@ -12,7 +13,8 @@ export interface GoldenCase {
   body: Buffer;
 }
 
-export const GOLDEN_DIR = '/work/shared/drf-golden';
+// shared/ sits beside the checkout, in CI as here.
+export const GOLDEN_DIR = fileURLToPath(new URL('../../../../shared/drf-golden', import.meta.url));
 
 export function loadGoldenCases(dir = GOLDEN_DIR): GoldenCase[] {
   return readdirSync(dir)
@@ -69,5 +71,7 @@ export function goldenEntries(cases: readonly GoldenCase[]): string[] {
 export const COMPARED_HEADERS = ['content-type', 'vary', 'allow', 'location'];
 
 export function comparedHeaders(headers: readonly [string, string][]): string[] {
-  return headers.filter(([n]) => COMPARED_HEADERS.includes(n.toLowerCase())).map(([n, v]) => `${n.toLowerCase()}: ${v}`);
+  return headers
+    .filter(([n]) => COMPARED_HEADERS.includes(n.toLowerCase()))
+    .map(([n, v]) => `${n.toLowerCase()}: ${v}`);
 }

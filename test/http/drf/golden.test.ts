@@ -19,7 +19,11 @@ describe('golden exchanges with a real DRF 3.14 site', () => {
   });
 
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, golden) => {
-    const answer = respondList({ method: golden.method, url: golden.url, headers: golden.headers }, snapshot, options);
+    const answer = respondList(
+      { method: golden.method, url: golden.url, headers: golden.headers },
+      snapshot,
+      options,
+    );
     expect(answer.status).toBe(golden.status);
     expect(comparedHeaders(answer.headers)).toEqual(comparedHeaders(golden.responseHeaders));
     expect(answer.body.toString('latin1')).toBe(golden.body.toString('latin1'));

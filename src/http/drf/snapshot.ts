@@ -1,0 +1,82 @@
+import { MirrorError } from '../../errors.js';
+import { defaultOptionsBody } from './metadata.js';
+import { pyJsonDumps, type JsonValue } from './python-json.js';
+
+/** One served version of the listing, as the sync stored it. */
+export interface ListSnapshot {
+  /** Opaque snapshot id (a run id), used in ETag. */
+  id: string;
+  /** Each entry as compact JSON text = JSON.stringify(parsedEntry), key order as received. */
+  entries: readonly string[];
+  /** Page size observed upstream (8 by default). */
+  pageSize: number;
+  /** Upstream OPTIONS body captured at sync, served verbatim; null → DRF's default metadata. */
+  optionsBody: string | null;
+  /** When the snapshot's crawl finished. */
+  fetchedAt: Date;
+}
+
+/** A snapshot with every byte a plain page answer needs computed once, up front. */
+export interface PreparedSnapshot {
+  readonly id: string;
+  readonly count: number;
+  readonly pageSize: number;
+  /** Django's `num_pages`: at least 1, so an empty listing still has page 1. */
+  readonly numPages: number;
+  /** Per page (index 0 = page 1): the compact `"results":[...]}` tail, in DRF's JSON bytes. */
+  readonly pageTails: readonly Buffer[];
+  /** Parsed entries, for the indented and HTML renderings. */
+  readonly entryValues: readonly JsonValue[];
+  readonly options: { readonly compact: Buffer; readonly value: JsonValue | null };
+  readonly lastModified: string;
+  readonly fetchedAtIso: string;
+}
+
+function parseEntry(text: string, index: number): JsonValue {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (cause) {
+    throw new MirrorError('SNAPSHOT_INVALID', 'snapshot entry is not JSON', { index }, { cause });
+  }
+}
+
+function parseOptions(body: string): JsonValue | null {
+  try {
+    return JSON.parse(body) as JsonValue;
+  } catch {
+    // Served verbatim anyway; only the indented variant needs the parsed form.
+    return null;
+  }
+}
+
+export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
+  const { pageSize } = snapshot;
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+    throw new MirrorError('SNAPSHOT_INVALID', 'page size must be a positive integer', { pageSize });
+  }
+  const entryValues = snapshot.entries.map(parseEntry);
+  // Re-serialized, not copied: DRF's bytes differ from JSON.stringify's (U+2028, float repr).
+  const entryTexts = entryValues.map((value) => pyJsonDumps(value));
+  const count = entryValues.length;
+  const numPages = Math.max(1, Math.ceil(count / pageSize));
+  const pageTails: Buffer[] = [];
+  for (let page = 0; page < numPages; page += 1) {
+    const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
+    pageTails.push(Buffer.from(`"results":[${slice.join(',')}]}`));
+  }
+  const optionsText = snapshot.optionsBody ?? pyJsonDumps(defaultOptionsBody());
+  return {
+    id: snapshot.id,
+    count,
+    pageSize,
+    numPages,
+    pageTails,
+    entryValues,
+    options: {
+      compact: Buffer.from(optionsText),
+      value: snapshot.optionsBody === null ? defaultOptionsBody() : parseOptions(snapshot.optionsBody),
+    },
+    lastModified: snapshot.fetchedAt.toUTCString(),
+    fetchedAtIso: snapshot.fetchedAt.toISOString(),
+  };
+}

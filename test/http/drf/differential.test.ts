@@ -1,0 +1,198 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  isListPath,
+  respondDjangoNotFound,
+  respondList,
+  type DrfOptions,
+} from '../../../src/http/drf/respond.js';
+import { prepareSnapshot, type PreparedSnapshot } from '../../../src/http/drf/snapshot.js';
+import {
+  boundaryRequests,
+  generateRequests,
+  toRawRequest,
+  type RawRequestSpec,
+} from './differential-requests.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from './golden-files.js';
+import { sendRaw, type RawResponse } from './raw-http.js';
+import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
+
+const python = findReferencePython();
+if (python === null) {
+  console.warn(
+    'differential.test.ts skipped: no python3 can `import rest_framework, django, gunicorn`. Install with: ' +
+      'apt-get install -y python3-djangorestframework python3-django gunicorn',
+  );
+}
+
+const goldenCases = loadGoldenCases();
+const OPTIONS_BODY = goldenCases.find((c) => c.name === 'options')?.body.toString('utf8') ?? null;
+
+/** The golden rows plus entries that stress JSON rendering differences between Python and JS. */
+function stressEntries(): unknown[] {
+  const golden = goldenEntries(goldenCases).map((e) => JSON.parse(e) as Record<string, unknown>);
+  const base = golden[0] ?? {};
+  return [
+    ...golden,
+    { ...base, name: 'Line\u2028Para\u2029End', post: 'tab\there\u0001\u001f\u007f' },
+    { ...base, name: 'Quote "q" back\\slash /slash', post: '<b>&amp;</b>' },
+    {
+      ...base,
+      name: '😀 \ud83d\ude00 ½ ﬁ',
+      extra_float: 1.5,
+      extra_small: 1e-7,
+      extra_big: 1e21,
+      extra_neg: -0.00001,
+    },
+    { ...base, name: '', post: '\u0000\b\f\n\r', nested: { a: [], b: {}, c: [1, 2.25, null, true] } },
+    { ...base, name: 'ελληνικά', extra_int: 12345678901234, extra_huge: 1e16, extra_tiny: 0.0001 },
+    { ...base, name: 'last', extra_exp: 123456789012345680000, extra_neg_zero: -0 },
+  ];
+}
+
+function answerWith(snapshot: PreparedSnapshot, options: DrfOptions): Server {
+  return createServer((req, res) => {
+    const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
+    const answer = isListPath(request.url)
+      ? respondList(request, snapshot, options)
+      : respondDjangoNotFound(request, options);
+    const flat = answer.headers.flat();
+    if (!answer.headers.some(([n]) => n.toLowerCase() === 'content-length') && answer.status !== 304) {
+      flat.push('Content-Length', String(answer.body.length));
+    }
+    res.writeHead(answer.status, flat);
+    res.end(answer.body);
+  });
+}
+
+function describeAnswer(r: RawResponse, skipBody: boolean): string {
+  const body = skipBody ? '<html body not compared>' : r.body.toString('utf8').slice(0, 200);
+  return [String(r.status), ...comparedHeaders(r.headers), body].join('\n');
+}
+
+function firstDifference(want: Buffer, got: Buffer): string {
+  let i = 0;
+  while (i < want.length && i < got.length && want[i] === got[i]) i += 1;
+  if (i === want.length && i === got.length) return '(bodies equal)';
+  const around = (b: Buffer): string =>
+    JSON.stringify(b.subarray(Math.max(0, i - 60), i + 60).toString('utf8'));
+  return `bodies differ at byte ${i}:\n  DRF:    ${around(want)}\n  mirror: ${around(got)}`;
+}
+
+/** DRF's browsable API page: its HTML is not reproduced, only its status and headers. */
+function isBrowsable(r: RawResponse): boolean {
+  const ct = r.headers.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
+  return ct.startsWith('text/html') && r.headers.some(([n]) => n.toLowerCase() === 'vary');
+}
+
+interface Scenario {
+  name: string;
+  entries: unknown[];
+  pageSize: number;
+  optionsBody: string | null;
+  trustProxy: boolean;
+  requests: RawRequestSpec[];
+  /** Every status the scenario must reach, so that a green run keeps proving something. */
+  statuses: number[];
+}
+
+// Overridable to hunt for differences with more requests: DRF_DIFFERENTIAL_COUNT / _SEED.
+const count = Number(process.env.DRF_DIFFERENTIAL_COUNT ?? 600);
+const seed = Number(process.env.DRF_DIFFERENTIAL_SEED ?? 20261121);
+const ALL = [200, 301, 400, 403, 404, 405, 406, 500];
+
+const scenarios: Scenario[] = [
+  {
+    name: `${count} seeded requests, 27 entries, page size 8`,
+    entries: stressEntries(),
+    pageSize: 8,
+    optionsBody: null,
+    trustProxy: false,
+    requests: [...boundaryRequests(), ...generateRequests(count, seed)],
+    statuses: ALL,
+  },
+  {
+    name: '200 requests with trusted X-Forwarded-Host/-Proto, 7 entries, page size 3, captured OPTIONS body',
+    entries: stressEntries().slice(0, 7),
+    pageSize: 3,
+    optionsBody: OPTIONS_BODY,
+    trustProxy: true,
+    requests: generateRequests(200, seed + 1, true),
+    statuses: ALL,
+  },
+  {
+    name: '150 requests against an empty listing',
+    entries: [],
+    pageSize: 8,
+    optionsBody: null,
+    trustProxy: false,
+    requests: generateRequests(150, seed + 2),
+    statuses: ALL,
+  },
+];
+
+describe.skipIf(python === null)(
+  'differential: respondList vs a real DRF 3.14 + Django 3.2 under gunicorn',
+  () => {
+    describe.each(scenarios)('$name', (scenario) => {
+      let reference: ReferenceServer | undefined;
+      let mirror: Server | undefined;
+      let mirrorPort = 0;
+
+      beforeAll(async () => {
+        reference = await startReferenceServer(
+          python ?? 'python3',
+          scenario.entries,
+          scenario.pageSize,
+          scenario.trustProxy,
+        );
+        const snapshot = prepareSnapshot({
+          id: 'differential',
+          entries: scenario.entries.map((e) => JSON.stringify(e)),
+          pageSize: scenario.pageSize,
+          optionsBody: scenario.optionsBody,
+          fetchedAt: new Date('2026-11-21T12:00:00Z'),
+        });
+        const server = answerWith(snapshot, {
+          trustProxyHeaders: scenario.trustProxy,
+          publicBaseUrl: null,
+          cacheControl: null,
+        });
+        mirror = server;
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        mirrorPort = (server.address() as AddressInfo).port;
+      });
+
+      afterAll(async () => {
+        const server = mirror;
+        if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+        await reference?.stop();
+      });
+
+      it('answers with the same status, headers and bytes', { timeout: 600_000 }, async () => {
+        const mismatches: string[] = [];
+        const statuses = new Set<number>();
+        for (const spec of scenario.requests) {
+          const raw = toRawRequest(spec);
+          const isHead = spec.method === 'HEAD';
+          const expected = await sendRaw(reference?.port ?? 0, raw, isHead);
+          const actual = await sendRaw(mirrorPort, raw, isHead);
+          statuses.add(expected.status);
+          const skipBody = isBrowsable(expected) && isBrowsable(actual);
+          const want = describeAnswer(expected, skipBody);
+          const got = describeAnswer(actual, skipBody);
+          if (want !== got || (!skipBody && !expected.body.equals(actual.body))) {
+            const diff = firstDifference(expected.body, actual.body);
+            mismatches.push(
+              `${JSON.stringify(spec).slice(0, 600)}\n--- DRF:\n${want}\n--- mirror:\n${got}\n${diff}`,
+            );
+          }
+        }
+        expect(mismatches.slice(0, 15).join('\n\n')).toBe('');
+        expect(mismatches).toHaveLength(0);
+        expect([...statuses].sort()).toEqual(scenario.statuses);
+      });
+    });
+  },
+);
