@@ -92,8 +92,8 @@ export function createDrfHandler(deps: {
       deps.logger.error({ err, url }, 'list endpoint failed');
       answer = {
         status: 500,
-        headers: [['Content-Type', 'text/html']],
-        body: Buffer.from('<h1>Server Error (500)</h1>'),
+        headers: [['Content-Type', DJANGO_ERROR_CONTENT_TYPE]],
+        body: SERVER_ERROR_PAGE,
       };
     }
     send(res, method, answer);
