@@ -135,7 +135,7 @@ function crawlOnce(
     maxCrawlAttempts: settings.maxCrawlAttempts,
     logger,
     ...(deps.signal ? { signal: deps.signal } : {}),
-    ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+    onProgress: progressReporter(logger, deps.onProgress),
   });
 }
 
@@ -200,6 +200,22 @@ function refuseUnconfirmedEmpty(
       '(or run sync with --allow-empty)',
     { held: state.appearances.length },
   );
+}
+
+/** Logs progress at each quarter of the pages (a bar on a TTY is the CLI's business), then forwards it. */
+function progressReporter(
+  logger: Logger,
+  forward: ((pagesDone: number, pagesTotal: number) => void) | undefined,
+): (pagesDone: number, pagesTotal: number) => void {
+  let lastQuarter = 0;
+  return (pagesDone, pagesTotal) => {
+    const quarter = pagesTotal > 0 ? Math.floor((pagesDone / pagesTotal) * 4) : 4;
+    if (quarter > lastQuarter) {
+      lastQuarter = quarter;
+      logger.info({ pagesDone, pagesTotal }, 'sync progress');
+    }
+    forward?.(pagesDone, pagesTotal);
+  };
 }
 
 const DEFAULT_PAGE_SIZE = 8;
