@@ -141,9 +141,10 @@ function crawlOnce(
 
 /**
  * DRF paginating an unordered queryset repeats some rows and skips others while `count` stays right
- * (DRF issue #6886). So when a crawl that holds repeated uuids would remove a coworker, crawl once
- * more: the removal is recorded only if the second crawl returns the very same listing. If the two
- * differ, the upstream's order is unstable and the run fails without storing anything.
+ * (DRF issue #6886). A skipped row looks removed and a repeated one looks like a new appearance. So
+ * when a crawl that holds repeated uuids would record any removal, or holds the very same entry
+ * twice, crawl once more: the run is stored only if the second crawl returns the very same listing.
+ * If the two differ, the upstream's order is unstable and the run fails without storing anything.
  */
 async function confirmRemovals(
   settings: SyncSettings,
@@ -153,10 +154,12 @@ async function confirmRemovals(
   first: CrawlResult,
   diff: DiffResult,
 ): Promise<void> {
-  if (diff.removedCoworkers.length === 0 || first.repeatedUuids.length === 0) return;
+  if (first.repeatedUuids.length === 0) return;
+  const exactDuplicates = first.entries.length - new Set(first.entries.map((e) => e.json)).size;
+  if (diff.counts.removed === 0 && exactDuplicates === 0) return;
   logger.info(
-    { removed: diff.removedCoworkers.length, repeatedUuids: first.repeatedUuids.length },
-    'removal with repeated uuids in the listing: crawling again to confirm',
+    { removed: diff.counts.removed, exactDuplicates, repeatedUuids: first.repeatedUuids.length },
+    'removal or duplicate entry with repeated uuids in the listing: crawling again to confirm',
   );
   const second = await crawlOnce(settings, client, logger, { ...deps, onProgress: undefined });
   const same =
@@ -165,8 +168,8 @@ async function confirmRemovals(
   if (!same) {
     throw new MirrorError(
       'UPSTREAM_UNSTABLE_ORDER',
-      `two crawls in a row returned different listings while ${diff.removedCoworkers.length} coworker(s) looked removed ` +
-        `(e.g. ${diff.removedCoworkers.slice(0, 3).join(', ')}); the upstream probably paginates an unordered queryset ` +
+      `two crawls in a row returned different listings while ${diff.counts.removed} entr(y/ies) looked removed ` +
+        `and ${exactDuplicates} repeated exactly; the upstream probably paginates an unordered queryset ` +
         '(DRF issue #6886: rows repeated and skipped). Nothing was stored; give the upstream view a stable ordering',
       { removed: diff.removedCoworkers.slice(0, 20), repeatedUuids: first.repeatedUuids.slice(0, 20) },
     );

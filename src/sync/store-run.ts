@@ -1,4 +1,4 @@
-import { desc, eq, and, lt } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, lt } from 'drizzle-orm';
 import type { MirrorDatabase } from '../db/open.js';
 import { coworkers, optionsBodies, runs } from '../db/schema.js';
 import { MirrorError } from '../errors.js';
@@ -68,7 +68,11 @@ export function commitRun(store: MirrorDatabase, input: CommitInput): void {
       const versionIds = writeVersions(store, input);
       writeListing(store, input, versionIds);
       writeChanges(store, input);
-      const optionsBodyId = input.optionsBody === null ? null : upsertOptionsBody(store, input.optionsBody);
+      // An OPTIONS request that failed this time keeps the body the upstream gave before.
+      const optionsBodyId =
+        input.optionsBody === null
+          ? previousOptionsBodyId(store)
+          : upsertOptionsBody(store, input.optionsBody);
       store.db
         .update(runs)
         .set({
@@ -156,6 +160,17 @@ function writeChanges(store: MirrorDatabase, { runId, finishedAt, diff }: Commit
   for (const e of diff.events) {
     insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue);
   }
+}
+
+function previousOptionsBodyId(store: MirrorDatabase): number | null {
+  const row = store.db
+    .select({ id: runs.optionsBodyId })
+    .from(runs)
+    .where(and(eq(runs.status, 'succeeded'), isNotNull(runs.optionsBodyId)))
+    .orderBy(desc(runs.id))
+    .limit(1)
+    .get();
+  return row?.id ?? null;
 }
 
 function upsertOptionsBody(store: MirrorDatabase, body: string): number {

@@ -152,6 +152,16 @@ describe('a failed crawl changes nothing but its own run record', () => {
   });
 });
 
+describe('unordered pagination on a first run', () => {
+  it('repeats whole entries, which is confirmed by a second crawl and refused when it differs', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 6, count: 40, dupRate: 0 });
+    upstream.faults.set({ unordered: { seed: 3 } });
+    await expect(sync(store, upstream)).rejects.toMatchObject({ code: 'UPSTREAM_UNSTABLE_ORDER' });
+    expect(storedState(store).versions).toEqual([]);
+  });
+});
+
 describe('transient faults are retried and the run succeeds', () => {
   it.each<[string, FaultSettingsInput]>([
     ['a burst of 503s', { status5xx: { page: 2, times: 2, status: 503 } }],
