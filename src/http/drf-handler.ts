@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.js';
+import { LIST_PATH } from '../upstream/contract.js';
 import { DJANGO_ERROR_CONTENT_TYPE, SERVER_ERROR_PAGE } from './drf/django-pages.js';
 import { pyParseQsl } from './drf/python-url.js';
 import { splitTarget } from './drf/request-target.js';
@@ -8,6 +9,7 @@ import {
   respondDjangoNotFound,
   respondList,
   type DrfOptions,
+  type DrfRequest,
   type DrfResponse,
 } from './drf/respond.js';
 import type { PreparedSnapshot } from './drf/snapshot.js';
@@ -63,6 +65,43 @@ function pickSnapshot(
   return { snapshot };
 }
 
+const CACHE_LIMIT = 4096;
+
+/** The list path as clients send it, with nothing Django would have to decode: no parsing needed. */
+function isPlainListTarget(url: string): boolean {
+  if (!url.startsWith(LIST_PATH)) return false;
+  const next = url.charCodeAt(LIST_PATH.length);
+  return Number.isNaN(next) || next === 0x3f; // end, or '?'
+}
+
+/**
+ * Answers of one snapshot by the parts of a request that decide them (the method, the request
+ * target and the few headers DRF reads). The same page asked the same way is then one map lookup:
+ * no query-string rewriting, ETag hashing or buffer building per request. Kept per prepared
+ * snapshot in a WeakMap, so a swapped-out snapshot takes its answers with it; bounded, so hostile
+ * URLs cannot grow it without limit. `If-None-Match` bypasses it (its answer depends on the tag).
+ */
+class AnswerCache {
+  readonly #bySnapshot = new WeakMap<PreparedSnapshot, Map<string, DrfResponse>>();
+
+  static key(method: string, url: string, req: IncomingMessage, trustProxy: boolean): string | null {
+    const h = req.headers;
+    if (h['if-none-match'] !== undefined) return null;
+    const proxy = trustProxy ? `\n${String(h['x-forwarded-host'])}\n${String(h['x-forwarded-proto'])}` : '';
+    return `${method} ${url}\n${String(h.host)}\n${String(h.accept)}\n${String(h.authorization)}${proxy}`;
+  }
+
+  get(snapshot: PreparedSnapshot, key: string): DrfResponse | undefined {
+    return this.#bySnapshot.get(snapshot)?.get(key);
+  }
+
+  set(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): void {
+    let answers = this.#bySnapshot.get(snapshot);
+    if (!answers) this.#bySnapshot.set(snapshot, (answers = new Map<string, DrfResponse>()));
+    if (answers.size < CACHE_LIMIT) answers.set(key, answer);
+  }
+}
+
 /** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
 export function createDrfHandler(deps: {
   snapshots: SnapshotHolder;
@@ -75,18 +114,46 @@ export function createDrfHandler(deps: {
     publicBaseUrl: deps.options.publicBaseUrl,
     cacheControl: deps.options.cacheControl,
   };
+  const cache = new AnswerCache();
+  // prom-client hashes label sets on every call; bound children make a request's bookkeeping cheap.
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(value: number): void }>();
+  const record = (route: string, method: string, status: number, seconds: number): void => {
+    const key = `${route} ${method} ${status}`;
+    let counter = counters.get(key);
+    if (!counter) counters.set(key, (counter = deps.metrics.requests.labels(route, method, String(status))));
+    counter.inc();
+    let timer = timers.get(route);
+    if (!timer) timers.set(route, (timer = deps.metrics.latency.labels(route)));
+    timer.observe(seconds);
+  };
+  const listAnswer = (
+    request: DrfRequest,
+    req: IncomingMessage,
+    snapshot: PreparedSnapshot | null,
+  ): DrfResponse => {
+    const key = snapshot
+      ? AnswerCache.key(request.method, request.url, req, drfOptions.trustProxyHeaders)
+      : null;
+    if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
+    const cached = cache.get(snapshot, key);
+    if (cached) return cached;
+    const fresh = respondList(request, snapshot, drfOptions);
+    cache.set(snapshot, key, fresh);
+    return fresh;
+  };
   return (req, res) => {
     const started = performance.now();
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
-    const isList = isListPath(url);
+    const isList = isPlainListTarget(url) || isListPath(url);
     let answer: DrfResponse;
     try {
       const request = { method, url, headers: req.headers };
       if (!isList) answer = respondDjangoNotFound(request, drfOptions);
       else {
         const picked = pickSnapshot(method, url, deps.snapshots);
-        answer = 'status' in picked ? picked : respondList(request, picked.snapshot, drfOptions);
+        answer = 'status' in picked ? picked : listAnswer(request, req, picked.snapshot);
       }
     } catch (err) {
       deps.logger.error({ err, url }, 'list endpoint failed');
@@ -98,8 +165,7 @@ export function createDrfHandler(deps: {
     }
     send(res, method, answer);
     const route = isList ? 'list' : 'other';
-    deps.metrics.requests.inc({ route, method, status: String(answer.status) });
-    deps.metrics.latency.observe({ route }, (performance.now() - started) / 1000);
+    record(route, method, answer.status, (performance.now() - started) / 1000);
   };
 }
 

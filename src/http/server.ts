@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
@@ -61,7 +61,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
-    disableRequestLogging: true,
+    // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
+    logController: new LogController({ disableRequestLogging: true }),
     serverFactory: (handler) => {
       server = createServer((req: IncomingMessage, res: ServerResponse) => {
         if (isApiPath(req.url)) handler(req, res);
