@@ -27,6 +27,8 @@ export const runs = sqliteTable(
     upstream: text('upstream').notNull(),
     holderPid: integer('holder_pid'),
     holderHost: text('holder_host'),
+    /** Random per process: pid and host alone repeat, e.g. a restarted container's PID 1. */
+    holderToken: text('holder_token'),
     pages: integer('pages'),
     entries: integer('entries'),
     pageSize: integer('page_size'),

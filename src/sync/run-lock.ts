@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { and, eq } from 'drizzle-orm';
 import type { MirrorDatabase } from '../db/open.js';
@@ -7,16 +8,22 @@ import { MirrorError, type ErrorCode } from '../errors.js';
 export interface RunHolder {
   pid: number;
   host: string;
+  token: string;
 }
 
+const PROCESS_TOKEN = randomUUID();
+
 export function currentHolder(): RunHolder {
-  return { pid: process.pid, host: hostname() };
+  return { pid: process.pid, host: hostname(), token: PROCESS_TOKEN };
 }
 
 /** True when the process that holds a run is gone (same host only; another host is trusted). */
 function holderIsDead(run: RunRow, self: RunHolder): boolean {
   if (run.holderHost !== self.host || run.holderPid === null) return false;
-  if (run.holderPid === self.pid) return false;
+  if (run.holderToken === self.token) return false;
+  // Our own pid under another token: an earlier process with this pid (a restarted container's
+  // PID 1) died holding the run.
+  if (run.holderPid === self.pid) return true;
   try {
     process.kill(run.holderPid, 0);
     return false;
@@ -78,7 +85,14 @@ export function beginRun(store: MirrorDatabase, upstream: string, now = new Date
       }
       return store.db
         .insert(runs)
-        .values({ status: 'running', startedAt, upstream, holderPid: self.pid, holderHost: self.host })
+        .values({
+          status: 'running',
+          startedAt,
+          upstream,
+          holderPid: self.pid,
+          holderHost: self.host,
+          holderToken: self.token,
+        })
         .returning()
         .get();
     })

@@ -1,0 +1,107 @@
+/**
+ * One sync in its own process, for the crash harness: `node --import tsx test/crash/child-sync.ts
+ * --upstream URL --db FILE`. The parent SIGKILLs it at instants aimed from what it prints on stdout,
+ * one JSON object a line:
+ *   - the run's own pino lines (`"msg":"sync started"`, `"msg":"sync succeeded"`, ...);
+ *   - markers `{"marker":"progress","done":n,"total":n}` per page crawled;
+ *   - `{"marker":"txn","n":k}` written inside the k-th write transaction, once BEGIN IMMEDIATE
+ *     holds the lock (1 is beginRun, 2 the commit of the run), so a kill sent on it lands in
+ *     or right after that transaction; `{"marker":"txn-end","n":k}` once it has committed;
+ *   - `{"marker":"done","runId":n}` once runSync resolved.
+ * After `done` it waits for stdin to close before exiting, so a kill aimed past the commit still
+ * finds the process alive (a crash after the commit is a crash too).
+ *
+ * Exit codes: 0 success, 9 runSync threw (the error is printed as `{"marker":"error",...}`).
+ */
+import { writeSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type Database from 'better-sqlite3';
+import { openDatabase } from '../../src/db/open.js';
+import { toMirrorError } from '../../src/errors.js';
+import { createLogger } from '../../src/logger.js';
+import { runSync } from '../../src/sync/run-sync.js';
+
+function mark(marker: string, fields: Record<string, unknown> = {}): void {
+  // Synchronous, unbuffered: the parent must see a marker before the child moves on.
+  writeSync(1, `${JSON.stringify({ marker, ...fields })}\n`);
+}
+
+/**
+ * Prints `{"marker":"txn","n":k}` inside the k-th write transaction opened on this handle, once
+ * BEGIN holds the lock, and `{"marker":"txn-end","n":k}` once it has committed.
+ */
+function markTransactions(sqlite: Database.Database): void {
+  type Body = (...args: unknown[]) => unknown;
+  const transaction = sqlite.transaction.bind(sqlite);
+  let opened = 0;
+  const wrap = (fn: Body): Database.Transaction<Body> => {
+    let n = 0;
+    const inner = transaction((...args: unknown[]) => {
+      n = ++opened;
+      mark('txn', { n });
+      return fn(...args);
+    });
+    const ended =
+      (variant: Body): Body =>
+      (...args) => {
+        const result = variant(...args);
+        mark('txn-end', { n });
+        return result;
+      };
+    // The variants of better-sqlite3's transaction function are read-only properties: build our own.
+    return Object.assign(
+      ended((...args) => inner(...args)),
+      {
+        default: ended((...args) => inner.default(...args)),
+        deferred: ended((...args) => inner.deferred(...args)),
+        immediate: ended((...args) => inner.immediate(...args)),
+        exclusive: ended((...args) => inner.exclusive(...args)),
+      },
+    );
+  };
+  sqlite.transaction = wrap;
+}
+
+const { values } = parseArgs({
+  options: { upstream: { type: 'string' }, db: { type: 'string' } },
+  strict: true,
+});
+if (values.upstream === undefined || values.db === undefined) {
+  process.stderr.write('usage: child-sync.ts --upstream URL --db FILE\n');
+  process.exit(2);
+}
+
+const store = openDatabase(values.db);
+markTransactions(store.sqlite);
+const logger = createLogger({ level: 'info', pretty: false, destination: process.stdout });
+try {
+  const summary = await runSync(
+    {
+      upstreamUrl: values.upstream,
+      concurrency: 4,
+      maxPages: 100_000,
+      maxCrawlAttempts: 2,
+      allowEmpty: false,
+      requestTimeoutMs: 30_000,
+      connectTimeoutMs: 5_000,
+      maxBodyBytes: 20 * 1024 * 1024,
+      maxAttempts: 2,
+      maxRetryAfterMs: 2_000,
+    },
+    {
+      store,
+      logger,
+      onProgress: (done, total) => mark('progress', { done, total }),
+    },
+  );
+  mark('done', { runId: summary.runId, counts: summary.counts });
+} catch (thrown) {
+  const error = toMirrorError(thrown);
+  mark('error', { code: error.code, message: error.message });
+  process.exitCode = 9;
+} finally {
+  store.close();
+}
+// Stay alive until the parent closes stdin (or kills us).
+process.stdin.resume();
+process.stdin.on('end', () => process.stdin.pause());

@@ -1,0 +1,63 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/exit-codes.js';
+import { openDatabase } from '../../src/db/open.js';
+import { simulatedUpstream } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
+import { spawnCliSync } from './sync-child.js';
+import { expectSoundDatabase } from './verify.js';
+
+function runRows(dbFile: string): {
+  id: number;
+  status: string;
+  holderPid: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}[] {
+  const store = openDatabase(dbFile);
+  try {
+    expectSoundDatabase(store);
+    return store.db.query.runs
+      .findMany({ columns: { id: true, status: true, holderPid: true, errorCode: true, errorMessage: true } })
+      .sync();
+  } finally {
+    store.close();
+  }
+}
+
+describe('sync CLI: the run lock across processes', () => {
+  it('refuses a second sync with exit 4 naming the run that holds the lock; a kill of the holder frees it as aborted', async () => {
+    const dbFile = join(tempDir(), 'mirror.db');
+    const upstream = await simulatedUpstream({ seed: 3, count: 40 });
+    // Every answer is held back far longer than this test lasts: the first sync sits in its crawl.
+    upstream.faults.set({ latency: 120_000 });
+
+    const holder = spawnCliSync(upstream.url, dbFile);
+    const started = await holder.waitFor((line) => line.msg === 'sync started');
+    expect(started, `the first sync never started:\n${holder.stdout}\n${holder.stderr}`).toBeDefined();
+    expect(runRows(dbFile)).toEqual([
+      { id: 1, status: 'running', holderPid: holder.pid, errorCode: null, errorMessage: null },
+    ]);
+
+    const second = spawnCliSync(upstream.url, dbFile);
+    expect(await second.exited).toEqual({ code: EXIT.locked, signal: null });
+    expect(second.stderr).toContain('[SYNC_LOCKED]');
+    expect(second.stderr).toContain(`another sync holds the lock: run 1 (pid ${holder.pid} on `);
+    // The refused sync left no run behind.
+    expect(runRows(dbFile).map((r) => [r.id, r.status])).toEqual([[1, 'running']]);
+
+    holder.kill();
+    expect(await holder.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    upstream.faults.clear('latency');
+
+    const third = spawnCliSync(upstream.url, dbFile);
+    expect(await third.exited, third.stderr).toEqual({ code: EXIT.ok, signal: null });
+    expect(third.stdout).toMatch(/^run 2 succeeded: 40 entries on 5 pages; 40 added/m);
+    const runs = runRows(dbFile);
+    expect(runs.map(({ errorMessage: _, ...rest }) => rest)).toEqual([
+      { id: 1, status: 'aborted', holderPid: holder.pid, errorCode: 'RUN_ABORTED' },
+      { id: 2, status: 'succeeded', holderPid: third.pid, errorCode: null },
+    ]);
+    expect(runs[0]?.errorMessage).toContain(`process ${holder.pid} on `);
+  }, 60_000);
+});

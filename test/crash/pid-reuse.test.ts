@@ -1,0 +1,67 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { runs } from '../../src/db/schema.js';
+import { EXIT } from '../../src/exit-codes.js';
+import { simulatedUpstream } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
+import { canRunAsPid1, spawnCliSyncAsPid1 } from './sync-child.js';
+
+function runRows(dbFile: string) {
+  const store = openDatabase(dbFile);
+  try {
+    return store.db
+      .select({
+        id: runs.id,
+        status: runs.status,
+        holderPid: runs.holderPid,
+        holderHost: runs.holderHost,
+        errorCode: runs.errorCode,
+      })
+      .from(runs)
+      .orderBy(runs.id)
+      .all();
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * The Docker image runs `node dist/cli.js start` as PID 1, and a restarted container keeps its
+ * hostname. So the process that starts after a crash (OOM kill, `docker kill`, SIGKILL at the end
+ * of `docker stop`) has the very pid and host recorded in the run it left `running`.
+ */
+describe.skipIf(!canRunAsPid1())(
+  'regression: a run left running by a killed PID 1 blocks every later PID 1 on that host',
+  () => {
+    it('a sync restarted with the same pid on the same host (a container restart) recovers the killed run', async () => {
+      const dbFile = join(tempDir(), 'mirror.db');
+      const upstream = await simulatedUpstream({ seed: 5, count: 40 });
+      upstream.faults.set({ latency: 120_000 });
+
+      const crashed = spawnCliSyncAsPid1(upstream.url, dbFile);
+      const started = await crashed.waitFor((line) => line.msg === 'sync started');
+      expect(started, `the first sync never started:\n${crashed.stdout}\n${crashed.stderr}`).toBeDefined();
+      expect(runRows(dbFile)).toEqual([
+        { id: 1, status: 'running', holderPid: 1, holderHost: hostname(), errorCode: null },
+      ]);
+      crashed.kill();
+      await crashed.exited;
+      upstream.faults.clear('latency');
+
+      const restarted = spawnCliSyncAsPid1(upstream.url, dbFile);
+      const exit = await restarted.exited;
+      // Fails today: exit 4, "another sync holds the lock: run 1 (pid 1 on <host>, ...)": the new
+      // process takes the dead run for its own (run-lock.ts: holderPid === self.pid → alive).
+      expect({ exit, stderr: restarted.stderr }).toEqual({
+        exit: { code: EXIT.ok, signal: null },
+        stderr: '',
+      });
+      expect(runRows(dbFile)).toEqual([
+        { id: 1, status: 'aborted', holderPid: 1, holderHost: hostname(), errorCode: 'RUN_ABORTED' },
+        { id: 2, status: 'succeeded', holderPid: 1, holderHost: hostname(), errorCode: null },
+      ]);
+    }, 60_000);
+  },
+);
