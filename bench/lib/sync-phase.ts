@@ -1,0 +1,81 @@
+/**
+ * One phase of bench/sync-scale.ts, run in its own process so `maxRSS` is this phase's alone.
+ * Writes a PhaseReport as JSON to `--result`.
+ *
+ *   node --import tsx bench/lib/sync-phase.ts --phase crawl|sync --url URL --db FILE --result FILE
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../../src/db/open.js';
+import { silentLogger } from '../../src/logger.js';
+import { runSync } from '../../src/sync/run-sync.js';
+import { crawlListing } from './client.js';
+import { benchSyncSettings } from './settings.js';
+import { timed } from './stats.js';
+
+export interface PhaseReport {
+  ms: number;
+  entries: number;
+  pages: number;
+  /** The run's diff counts; absent for the crawl-only baseline. */
+  counts?: Record<string, number>;
+  maxRssBytes: number;
+  /** RSS once the modules are loaded, before any work: the floor the phase starts from. */
+  startRssBytes: number;
+  /** Main file + WAL after `wal_checkpoint(TRUNCATE)`; absent for the baseline. */
+  dbBytes?: number;
+  /** Requests the upstream served during the phase; counted by the parent, which holds it. */
+  upstreamRequests?: number;
+}
+
+type Measured = Omit<PhaseReport, 'maxRssBytes' | 'startRssBytes' | 'upstreamRequests'>;
+
+const startRssBytes = process.memoryUsage().rss;
+const { values } = parseArgs({
+  options: {
+    phase: { type: 'string' },
+    url: { type: 'string' },
+    db: { type: 'string' },
+    result: { type: 'string' },
+  },
+});
+const { phase, url, db, result } = values;
+if (!url || !result || (phase !== 'crawl' && phase !== 'sync') || (phase === 'sync' && !db)) {
+  throw new Error('usage: sync-phase.ts --phase crawl|sync --url URL [--db FILE] --result FILE');
+}
+
+async function crawlOnly(upstreamUrl: string): Promise<Measured> {
+  const { ms, value } = await timed(() => crawlListing(benchSyncSettings(upstreamUrl)));
+  return { ms, entries: value.entries.length, pages: value.pages };
+}
+
+async function syncInto(upstreamUrl: string, file: string): Promise<Measured> {
+  const store = openDatabase(file);
+  try {
+    const { ms, value } = await timed(() =>
+      runSync(benchSyncSettings(upstreamUrl), { store, logger: silentLogger() }),
+    );
+    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    const dbBytes = fileSize(file) + fileSize(`${file}-wal`);
+    return { ms, entries: value.entries, pages: value.pages, counts: { ...value.counts }, dbBytes };
+  } finally {
+    store.close();
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+const measured = phase === 'crawl' ? await crawlOnly(url) : await syncInto(url, db ?? '');
+// maxRSS is in kilobytes on Linux and macOS.
+const report: PhaseReport = {
+  ...measured,
+  maxRssBytes: process.resourceUsage().maxRSS * 1024,
+  startRssBytes,
+};
+writeFileSync(result, JSON.stringify(report));
