@@ -84,7 +84,16 @@ export interface ChangeFilter {
 export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
   const conditions: SQL[] = [];
   if (filter.since !== undefined) conditions.push(gte(changes.at, filter.since));
-  if (filter.until !== undefined) conditions.push(lte(changes.at, filter.until));
+  if (filter.until !== undefined) {
+    // `at` grows with `id` (runs commit in order), so "until" is an id bound found with one index
+    // seek; filtering on `at` while walking ids newest-first would scan every newer change.
+    const last = store.sqlite
+      .prepare('select id from changes where at <= ? order by at desc, id desc limit 1')
+      .pluck()
+      .get(filter.until) as number | undefined;
+    if (last === undefined) return [];
+    conditions.push(lte(changes.id, last));
+  }
   if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
   if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
   if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));

@@ -85,6 +85,8 @@ export const versions = sqliteTable(
       .references(() => coworkers.uuid),
     slot: integer('slot').notNull(),
     body: text('body').notNull(),
+    /** sha1 (base64) of `body`: the diff compares these instead of loading every body. */
+    bodyHash: text('body_hash'),
     validFromRun: integer('valid_from_run')
       .notNull()
       .references(() => runs.id),
@@ -146,6 +148,7 @@ export const changes = sqliteTable(
     index('changes_at_idx').on(t.at, t.id),
     index('changes_run_idx').on(t.runId),
     index('changes_field_idx').on(t.field, t.id),
+    index('changes_kind_idx').on(t.kind, t.id),
   ],
 );
 

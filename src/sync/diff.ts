@@ -5,18 +5,20 @@ export interface CurrentAppearance {
   versionId: number;
   uuid: string;
   slot: number;
-  body: string;
+  /** `bodyHash` of the stored entry text. */
+  hash: string;
 }
 
 /** One entry of the freshly crawled listing, in listing order. */
 export interface ListingEntry {
   uuid: string;
   json: string;
+  hash: string;
 }
 
 export type Placement =
   | { kind: 'keep'; versionId: number }
-  | { kind: 'new'; uuid: string; slot: number; body: string; replaces: number | null };
+  | { kind: 'new'; uuid: string; slot: number; body: string; hash: string; replaces: number | null };
 
 export interface ChangeEvent {
   uuid: string;
@@ -52,6 +54,8 @@ export interface DiffInput {
   /** Every uuid ever stored, true when it is tombstoned (removed and not back). */
   known: ReadonlyMap<string, boolean>;
   listing: readonly ListingEntry[];
+  /** The stored text of a version; asked only for versions that changed or left. */
+  bodyOf: (versionId: number) => string;
 }
 
 /**
@@ -65,6 +69,7 @@ export function diffListing(input: DiffInput): DiffResult {
     (x) => x.entry.uuid,
   );
   const placements: (Placement | undefined)[] = new Array<Placement | undefined>(input.listing.length);
+  const bodyOf = input.bodyOf;
   const result: Omit<DiffResult, 'placements'> = {
     closedVersionIds: [],
     events: [],
@@ -73,26 +78,28 @@ export function diffListing(input: DiffInput): DiffResult {
     returnedCoworkers: [],
     counts: { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 },
   };
-  const eventsAt: ChangeEvent[][] = input.listing.map(() => []);
+  // Sparse: most entries of a large listing have no event.
+  const eventsAt = new Map<number, ChangeEvent[]>();
 
   for (const [uuid, news] of newIndexesByUuid) {
     const previous = previousByUuid.get(uuid) ?? [];
     const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news);
     for (const [prev, next] of pairs) {
-      placements[next.index] = placePair(prev, next.entry, eventsAt[next.index] ?? [], result);
+      placements[next.index] = placePair(prev, next, eventsAt, bodyOf, result);
     }
     placeExtras(uuid, input.known, pairs, unmatchedNew, placements, eventsAt, result);
-    for (const prev of unmatchedOld) recordRemoval(prev, result);
+    for (const prev of unmatchedOld) recordRemoval(prev, bodyOf, result);
   }
   for (const [uuid, previous] of previousByUuid) {
     if (newIndexesByUuid.has(uuid)) continue;
-    for (const prev of previous) recordRemoval(prev, result);
+    for (const prev of previous) recordRemoval(prev, bodyOf, result);
     result.removedCoworkers.push(uuid);
   }
 
   // Events in listing order first, then removals (which have no place in the new listing).
   const removals = result.events;
-  result.events = [...eventsAt.flat(), ...removals];
+  const placed = [...eventsAt.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, events]) => events);
+  result.events = [...placed, ...removals];
   return { placements: placements.map((p) => p ?? unreachable()), ...result };
 }
 
@@ -109,10 +116,16 @@ function matchAppearances(
   unmatchedNew: IndexedEntry[];
   unmatchedOld: CurrentAppearance[];
 } {
+  // The common case, a uuid listed once before and once now: no bookkeeping needed.
+  if (previous.length === 1 && news.length === 1) {
+    const [prev] = previous as [CurrentAppearance];
+    const [next] = news as [IndexedEntry];
+    return { pairs: [[prev, next]], unmatchedNew: [], unmatchedOld: [] };
+  }
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
   for (const next of news) {
-    const same = previous.find((p) => !usedOld.has(p) && p.body === next.entry.json);
+    const same = previous.find((p) => !usedOld.has(p) && p.hash === next.entry.hash);
     if (same) {
       usedOld.add(same);
       matched.set(next, same);
@@ -130,26 +143,34 @@ function matchAppearances(
 
 function placePair(
   prev: CurrentAppearance,
-  next: ListingEntry,
-  events: ChangeEvent[],
+  { entry: next, index }: IndexedEntry,
+  eventsAt: Map<number, ChangeEvent[]>,
+  bodyOf: (versionId: number) => string,
   result: Omit<DiffResult, 'placements'>,
 ): Placement {
-  if (prev.body === next.json) {
+  if (prev.hash === next.hash) {
     result.counts.unchanged++;
     return { kind: 'keep', versionId: prev.versionId };
   }
-  const fieldEvents = diffFields(prev.body, next.json).map((f): ChangeEvent => ({
+  const fieldEvents = diffFields(bodyOf(prev.versionId), next.json).map((f): ChangeEvent => ({
     uuid: prev.uuid,
     slot: prev.slot,
     kind: 'changed',
     ...f,
   }));
-  events.push(...fieldEvents);
+  if (fieldEvents.length > 0) eventsAt.set(index, fieldEvents);
   // Key order alone changed: a new stored state (it is served differently) but no field changed.
   if (fieldEvents.length > 0) result.counts.changed++;
   else result.counts.unchanged++;
   result.closedVersionIds.push(prev.versionId);
-  return { kind: 'new', uuid: prev.uuid, slot: prev.slot, body: next.json, replaces: prev.versionId };
+  return {
+    kind: 'new',
+    uuid: prev.uuid,
+    slot: prev.slot,
+    body: next.json,
+    hash: next.hash,
+    replaces: prev.versionId,
+  };
 }
 
 function placeExtras(
@@ -158,7 +179,7 @@ function placeExtras(
   pairs: readonly [CurrentAppearance, IndexedEntry][],
   extras: readonly IndexedEntry[],
   placements: (Placement | undefined)[],
-  eventsAt: ChangeEvent[][],
+  eventsAt: Map<number, ChangeEvent[]>,
   result: Omit<DiffResult, 'placements'>,
 ): void {
   if (extras.length === 0) return;
@@ -172,19 +193,25 @@ function placeExtras(
     usedSlots.add(slot);
     const kind: ChangeKind = tombstoned && i === 0 ? 'returned' : 'added';
     result.counts[kind]++;
-    eventsAt[extra.index]?.push({
+    eventsAt.set(extra.index, [
+      { uuid, slot, kind, field: null, oldValue: null, newValue: extra.entry.json },
+    ]);
+    placements[extra.index] = {
+      kind: 'new',
       uuid,
       slot,
-      kind,
-      field: null,
-      oldValue: null,
-      newValue: extra.entry.json,
-    });
-    placements[extra.index] = { kind: 'new', uuid, slot, body: extra.entry.json, replaces: null };
+      body: extra.entry.json,
+      hash: extra.entry.hash,
+      replaces: null,
+    };
   });
 }
 
-function recordRemoval(prev: CurrentAppearance, result: Omit<DiffResult, 'placements'>): void {
+function recordRemoval(
+  prev: CurrentAppearance,
+  bodyOf: (versionId: number) => string,
+  result: Omit<DiffResult, 'placements'>,
+): void {
   result.counts.removed++;
   result.closedVersionIds.push(prev.versionId);
   result.events.push({
@@ -192,7 +219,7 @@ function recordRemoval(prev: CurrentAppearance, result: Omit<DiffResult, 'placem
     slot: prev.slot,
     kind: 'removed',
     field: null,
-    oldValue: prev.body,
+    oldValue: bodyOf(prev.versionId),
     newValue: null,
   });
 }

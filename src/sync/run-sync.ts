@@ -6,6 +6,7 @@ import { createUpstreamClient, type UpstreamClient } from '../upstream/client.js
 import { crawl, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { desc, eq, lt } from 'drizzle-orm';
+import { bodyHash } from './body-hash.js';
 import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
 import { beginRun, endRunWithoutData } from './run-lock.js';
 import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
@@ -58,7 +59,13 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
   try {
     const first = await crawlOnce(settings, client, log, deps);
     const state = loadCurrentState(deps.store);
-    const diff = diffListing({ current: state.appearances, known: state.known, listing: first.entries });
+    const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
+    const diff = diffListing({
+      current: state.appearances,
+      known: state.known,
+      listing,
+      bodyOf: state.bodyOf,
+    });
     await confirmRemovals(settings, client, log, deps, first, diff);
     refuseUnconfirmedEmpty(deps.store, settings, run.id, first, state);
     if (deps.signal?.aborted) throw abortError(deps.signal);
@@ -155,7 +162,13 @@ async function confirmRemovals(
   diff: DiffResult,
 ): Promise<void> {
   if (first.repeatedUuids.length === 0) return;
-  const exactDuplicates = first.entries.length - new Set(first.entries.map((e) => e.json)).size;
+  // A repeated row shows up as an added appearance that is the exact copy of another entry.
+  const seen = new Map<string, number>();
+  for (const entry of first.entries) seen.set(entry.json, (seen.get(entry.json) ?? 0) + 1);
+  const exactDuplicates = diff.events.filter(
+    (e) =>
+      (e.kind === 'added' || e.kind === 'returned') && e.newValue !== null && (seen.get(e.newValue) ?? 0) > 1,
+  ).length;
   if (diff.counts.removed === 0 && exactDuplicates === 0) return;
   logger.info(
     { removed: diff.counts.removed, exactDuplicates, repeatedUuids: first.repeatedUuids.length },

@@ -1,7 +1,8 @@
 import { and, desc, eq, isNotNull, lt } from 'drizzle-orm';
 import type { MirrorDatabase } from '../db/open.js';
-import { coworkers, optionsBodies, runs } from '../db/schema.js';
+import { optionsBodies, runs } from '../db/schema.js';
 import { MirrorError } from '../errors.js';
+import { bodyHash } from './body-hash.js';
 import type { CurrentAppearance, DiffResult } from './diff.js';
 
 export interface CurrentState {
@@ -9,29 +10,46 @@ export interface CurrentState {
   /** Current listing rows by position: id of the listing_positions row and its version. */
   positions: { id: number; versionId: number }[];
   known: Map<string, boolean>;
+  /** Loads one stored body; the diff asks only for versions that changed or left. */
+  bodyOf: (versionId: number) => string;
 }
 
 /** Reads what is current: the listing of the latest successful run, and every uuid ever seen. */
 export function loadCurrentState(store: MirrorDatabase): CurrentState {
   const rows = store.sqlite
     .prepare(
-      `select lp.id as positionId, v.id as versionId, v.uuid, v.slot, v.body
+      // Rows written before body_hash existed carry their body instead, hashed here.
+      `select lp.id as positionId, v.id as versionId, v.uuid, v.slot, v.body_hash as hash,
+              case when v.body_hash is null then v.body end as body
          from listing_positions lp join versions v on v.id = lp.version_id
         where lp.valid_to_run is null
         order by lp.position`,
     )
-    .all() as { positionId: number; versionId: number; uuid: string; slot: number; body: string }[];
+    .all() as {
+    positionId: number;
+    versionId: number;
+    uuid: string;
+    slot: number;
+    hash: string | null;
+    body: string | null;
+  }[];
   const known = new Map<string, boolean>();
-  for (const row of store.db
-    .select({ uuid: coworkers.uuid, removedRun: coworkers.removedRun })
-    .from(coworkers)
-    .all()) {
-    known.set(row.uuid, row.removedRun !== null);
-  }
+  const coworkerRows = store.sqlite
+    .prepare('select uuid, removed_run is not null as removed from coworkers')
+    .raw()
+    .all() as [string, number][];
+  for (const [uuid, removed] of coworkerRows) known.set(uuid, removed === 1);
+  const bodyStatement = store.sqlite.prepare('select body from versions where id = ?').pluck();
   return {
-    appearances: rows.map(({ versionId, uuid, slot, body }) => ({ versionId, uuid, slot, body })),
+    appearances: rows.map(({ versionId, uuid, slot, hash, body }) => ({
+      versionId,
+      uuid,
+      slot,
+      hash: hash ?? bodyHash(body ?? ''),
+    })),
     positions: rows.map(({ positionId, versionId }) => ({ id: positionId, versionId })),
     known,
+    bodyOf: (versionId) => bodyStatement.get(versionId) as string,
   };
 }
 
@@ -123,12 +141,14 @@ function writeVersions(store: MirrorDatabase, { runId, diff }: CommitInput): num
   const close = store.sqlite.prepare('update versions set valid_to_run = ? where id = ?');
   for (const id of diff.closedVersionIds) close.run(runId, id);
   const insert = store.sqlite.prepare(
-    'insert into versions (uuid, slot, body, valid_from_run) values (?, ?, ?, ?)',
+    'insert into versions (uuid, slot, body, body_hash, valid_from_run) values (?, ?, ?, ?, ?)',
   );
   return diff.placements.map((placement) =>
     placement.kind === 'keep'
       ? placement.versionId
-      : Number(insert.run(placement.uuid, placement.slot, placement.body, runId).lastInsertRowid),
+      : Number(
+          insert.run(placement.uuid, placement.slot, placement.body, placement.hash, runId).lastInsertRowid,
+        ),
   );
 }
 

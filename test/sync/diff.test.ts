@@ -1,16 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { diffFields, diffListing, type CurrentAppearance, type ListingEntry } from '../../src/sync/diff.js';
+import { bodyHash } from '../../src/sync/body-hash.js';
+import {
+  diffFields,
+  diffListing as diffWith,
+  type CurrentAppearance,
+  type DiffInput,
+  type ListingEntry,
+} from '../../src/sync/diff.js';
 
 const body = (uuid: string, name: string, post = 'Dev') => JSON.stringify({ uuid, name, post });
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
 const C = 'c'.repeat(32);
 
+// Version id → stored body, as the store would answer `bodyOf`.
+const bodies = new Map<number, string>();
 function current(...items: [string, number, string][]): CurrentAppearance[] {
-  return items.map(([uuid, slot, json], i) => ({ versionId: i + 1, uuid, slot, body: json }));
+  return items.map(([uuid, slot, json], i) => {
+    bodies.set(i + 1, json);
+    return { versionId: i + 1, uuid, slot, hash: bodyHash(json) };
+  });
 }
 const listing = (...items: [string, string][]): ListingEntry[] =>
-  items.map(([uuid, json]) => ({ uuid, json }));
+  items.map(([uuid, json]) => ({ uuid, json, hash: bodyHash(json) }));
+const diffListing = (input: Omit<DiffInput, 'bodyOf'>) =>
+  diffWith({ ...input, bodyOf: (id) => bodies.get(id) ?? '' });
 
 describe('diffListing', () => {
   it('first run: everyone added, each appearance of a repeated uuid in its own slot', () => {
@@ -22,9 +36,16 @@ describe('diffListing', () => {
     expect(result.counts).toEqual({ added: 3, changed: 0, removed: 0, returned: 0, unchanged: 0 });
     expect(result.newCoworkers).toEqual([A, B]);
     expect(result.placements).toEqual([
-      { kind: 'new', uuid: A, slot: 0, body: body(A, 'Ann'), replaces: null },
-      { kind: 'new', uuid: B, slot: 0, body: body(B, 'Bo'), replaces: null },
-      { kind: 'new', uuid: A, slot: 1, body: body(A, 'Ann', 'Lead'), replaces: null },
+      { kind: 'new', uuid: A, slot: 0, body: body(A, 'Ann'), hash: bodyHash(body(A, 'Ann')), replaces: null },
+      { kind: 'new', uuid: B, slot: 0, body: body(B, 'Bo'), hash: bodyHash(body(B, 'Bo')), replaces: null },
+      {
+        kind: 'new',
+        uuid: A,
+        slot: 1,
+        body: body(A, 'Ann', 'Lead'),
+        hash: bodyHash(body(A, 'Ann', 'Lead')),
+        replaces: null,
+      },
     ]);
     expect(result.events.map((e) => [e.uuid, e.slot, e.kind])).toEqual([
       [A, 0, 'added'],
