@@ -87,8 +87,10 @@ class AnswerCache {
   static key(method: string, url: string, req: IncomingMessage, trustProxy: boolean): string | null {
     const h = req.headers;
     if (h['if-none-match'] !== undefined) return null;
-    const proxy = trustProxy ? `\n${String(h['x-forwarded-host'])}\n${String(h['x-forwarded-proto'])}` : '';
-    return `${method} ${url}\n${String(h.host)}\n${String(h.accept)}\n${String(h.authorization)}${proxy}`;
+    // JSON keeps an absent header apart from any text, e.g. the literal `Accept: undefined`.
+    const parts: unknown[] = [method, url, h.host ?? null, h.accept ?? null, h.authorization ?? null];
+    if (trustProxy) parts.push(h['x-forwarded-host'] ?? null, h['x-forwarded-proto'] ?? null);
+    return JSON.stringify(parts);
   }
 
   get(snapshot: PreparedSnapshot, key: string): DrfResponse | undefined {

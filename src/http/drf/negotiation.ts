@@ -49,7 +49,8 @@ export function pyStrip(text: string): string {
  */
 export function negotiate(acceptHeader: string | undefined, format: string | null): Negotiated {
   // Pure in its inputs, and clients repeat the same few Accept headers: memoize, boundedly.
-  const key = `${format ?? ''}\u0000${acceptHeader ?? '\u0000'}`;
+  // JSON keeps "absent" and every string apart, whatever bytes they hold (a query may carry NUL).
+  const key = JSON.stringify([format, acceptHeader ?? null]);
   let cached = negotiated.get(key);
   if (cached === undefined) {
     try {
