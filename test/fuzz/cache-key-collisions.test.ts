@@ -8,7 +8,7 @@ import { tempDatabase } from '../helpers/temp-db.js';
  * Regressions found by the hostile-request fuzzer: two memo keys of the list endpoint let one
  * request decide the answer other clients get. Each test sends the poisoning request first, then
  * the victim, and expects the victim to get what DRF answers it (which it gets on a fresh server).
- * Marked `it.fails` while the bugs stand: remove `.fails` with the fix.
+ * Fixed: both memo keys are now JSON arrays, which keep an absent value apart from any text.
  */
 
 const LIST = '/api/model/team-block-coworker/list/';
