@@ -65,8 +65,12 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     logController: new LogController({ disableRequestLogging: true }),
     serverFactory: (handler) => {
       server = createServer((req: IncomingMessage, res: ServerResponse) => {
-        if (isApiPath(req.url)) handler(req, res);
-        else drf(req, res);
+        if (isApiPath(req.url)) {
+          // The API reads no request body; without this, Fastify answers 415 to an odd
+          // Content-Type before the route (and its 401) can answer.
+          delete req.headers['content-type'];
+          handler(req, res);
+        } else drf(req, res);
       });
       return server;
     },
