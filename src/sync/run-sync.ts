@@ -7,7 +7,8 @@ import { crawl, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
-import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
+import { confirmListing } from './confirm-listing.js';
+import { diffListing, type DiffCounts } from './diff.js';
 import { beginRun, endRunWithoutData } from './run-lock.js';
 import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
 
@@ -66,7 +67,17 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
       listing,
       bodyOf: state.bodyOf,
     });
-    await confirmRemovals(settings, client, log, deps, first, diff);
+    await confirmListing(
+      {
+        baseUrl: settings.upstreamUrl,
+        client,
+        logger: log,
+        signal: deps.signal,
+        crawlAgain: () => crawlOnce(settings, client, log, { ...deps, onProgress: undefined }),
+      },
+      first,
+      diff,
+    );
     refuseUnconfirmedEmpty(deps.store, settings, run.id, first, state);
     if (deps.signal?.aborted) throw abortError(deps.signal);
     const unknownFields = [...new Set(first.unknownFields.map((u) => u.field))];
@@ -144,49 +155,6 @@ function crawlOnce(
     ...(deps.signal ? { signal: deps.signal } : {}),
     onProgress: progressReporter(logger, deps.onProgress),
   });
-}
-
-/**
- * DRF paginating an unordered queryset repeats some rows and skips others while `count` stays right
- * (DRF issue #6886). A skipped row looks removed and a repeated one looks like a new appearance. So
- * when a crawl that holds repeated uuids would record any removal, or holds the very same entry
- * twice, crawl once more: the run is stored only if the second crawl returns the very same listing.
- * If the two differ, the upstream's order is unstable and the run fails without storing anything.
- */
-async function confirmRemovals(
-  settings: SyncSettings,
-  client: UpstreamClient,
-  logger: Logger,
-  deps: SyncDependencies,
-  first: CrawlResult,
-  diff: DiffResult,
-): Promise<void> {
-  if (first.repeatedUuids.length === 0) return;
-  // A repeated row shows up as an added appearance that is the exact copy of another entry.
-  const seen = new Map<string, number>();
-  for (const entry of first.entries) seen.set(entry.json, (seen.get(entry.json) ?? 0) + 1);
-  const exactDuplicates = diff.events.filter(
-    (e) =>
-      (e.kind === 'added' || e.kind === 'returned') && e.newValue !== null && (seen.get(e.newValue) ?? 0) > 1,
-  ).length;
-  if (diff.counts.removed === 0 && exactDuplicates === 0) return;
-  logger.info(
-    { removed: diff.counts.removed, exactDuplicates, repeatedUuids: first.repeatedUuids.length },
-    'removal or duplicate entry with repeated uuids in the listing: crawling again to confirm',
-  );
-  const second = await crawlOnce(settings, client, logger, { ...deps, onProgress: undefined });
-  const same =
-    second.entries.length === first.entries.length &&
-    second.entries.every((entry, i) => entry.json === first.entries[i]?.json);
-  if (!same) {
-    throw new MirrorError(
-      'UPSTREAM_UNSTABLE_ORDER',
-      `two crawls in a row returned different listings while ${diff.counts.removed} entr(y/ies) looked removed ` +
-        `and ${exactDuplicates} repeated exactly; the upstream probably paginates an unordered queryset ` +
-        '(DRF issue #6886: rows repeated and skipped). Nothing was stored; give the upstream view a stable ordering',
-      { removed: diff.removedCoworkers.slice(0, 20), repeatedUuids: first.repeatedUuids.slice(0, 20) },
-    );
-  }
 }
 
 /**

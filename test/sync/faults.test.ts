@@ -153,6 +153,20 @@ describe('a failed crawl changes nothing but its own run record', () => {
 });
 
 describe('unordered pagination on a first run', () => {
+  it('a stable exact copy is confirmed by re-reading only the pages that hold it', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 6, count: 40, dupRate: 0 });
+    const rows = upstream.data.entries();
+    const copy = rows[3];
+    if (!copy) throw new Error('no row 3');
+    upstream.data.setEntries([...rows.slice(0, 30), copy, ...rows.slice(30)]);
+    const summary = await sync(store, upstream);
+    expect(summary.counts.added).toBe(41);
+    // 6 pages and one OPTIONS, then pages 1 and 4 (the copies' pages) once more.
+    const listRequests = upstream.requests.filter((r) => r.method === 'GET');
+    expect(listRequests).toHaveLength(6 + 2);
+  });
+
   it('repeats whole entries, which is confirmed by a second crawl and refused when it differs', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 6, count: 40, dupRate: 0 });
