@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
-import { buildServer, type ServerOptions } from '../src/http/server.js';
+import { buildServer, serverOptionsFrom, type ServerOptions } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { runSync } from '../src/sync/run-sync.js';
@@ -83,15 +83,7 @@ function positiveInt(name: string, text: string | undefined): number {
 
 /** The production defaults, as `start` would serve with no environment. */
 function productionServerOptions(): ServerOptions {
-  const config = loadConfig({});
-  return {
-    trustProxy: config.trustProxy,
-    publicBaseUrl: config.publicBaseUrl,
-    cacheControl: config.cacheControl === 'none' ? null : config.cacheControl,
-    staleAfterMs: config.staleAfterMs,
-    snapshotPollMs: config.snapshotPollMs,
-    adminToken: config.adminToken,
-  };
+  return serverOptionsFrom(loadConfig({}));
 }
 
 async function serveMirror(file: string): Promise<{ url: string; close: () => Promise<void> }> {

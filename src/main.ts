@@ -1,7 +1,7 @@
 import type { Config } from './config.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
 import { EXIT } from './exit-codes.js';
-import { buildServer, type MirrorServer, type ServerOptions } from './http/server.js';
+import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { startSimulatedUpstream, type SimulatedUpstream } from './simulated-upstream/index.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
@@ -15,17 +15,6 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 function loggerFor(config: Config): Logger {
   return createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
-}
-
-function serverOptions(config: Config): ServerOptions {
-  return {
-    trustProxy: config.trustProxy,
-    publicBaseUrl: config.publicBaseUrl,
-    cacheControl: config.cacheControl === 'none' ? null : config.cacheControl,
-    staleAfterMs: config.staleAfterMs,
-    snapshotPollMs: config.snapshotPollMs,
-    adminToken: config.adminToken,
-  };
 }
 
 function waitForSignal(logger: Logger): Promise<NodeJS.Signals> {
@@ -45,7 +34,7 @@ function waitForSignal(logger: Logger): Promise<NodeJS.Signals> {
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
   const store = openDatabase(config.databasePath);
-  const server = await buildServer({ store, logger, options: serverOptions(config) });
+  const server = await buildServer({ store, logger, options: serverOptionsFrom(config) });
   const url = await server.listen(config.port, config.host);
   logger.info({ url, db: config.databasePath }, 'serving the mirror');
   await waitForSignal(logger);
@@ -106,7 +95,7 @@ export async function runStartCommand(config: Config): Promise<number> {
   server = await buildServer({
     store,
     logger,
-    options: serverOptions(config),
+    options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
   });
   const url = await server.listen(config.port, config.host);

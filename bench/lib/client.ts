@@ -1,22 +1,11 @@
 import { silentLogger } from '../../src/logger.js';
-import type { SyncSettings } from '../../src/sync/run-sync.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/client.js';
+import { buildUpstreamClient, type SyncSettings } from '../../src/sync/run-sync.js';
+import type { UpstreamClient } from '../../src/upstream/client.js';
 import { crawl, type CrawlResult } from '../../src/upstream/crawl.js';
-import { USER_AGENT } from '../../src/version.js';
 
 /** The client `runSync` builds from the same settings, for benches that crawl without syncing. */
 export function benchClient(settings: SyncSettings): UpstreamClient {
-  return createUpstreamClient({
-    baseUrl: settings.upstreamUrl,
-    connectTimeoutMs: settings.connectTimeoutMs,
-    headersTimeoutMs: settings.requestTimeoutMs,
-    bodyTimeoutMs: settings.requestTimeoutMs,
-    maxBodyBytes: settings.maxBodyBytes,
-    maxAttempts: settings.maxAttempts,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    userAgent: USER_AGENT,
-    logger: silentLogger(),
-  });
+  return buildUpstreamClient(settings, silentLogger());
 }
 
 /** One crawl as `runSync` does it (same client, concurrency and caps), without storing anything. */

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
@@ -17,6 +18,18 @@ export interface ServerOptions {
   staleAfterMs: number;
   snapshotPollMs: number;
   adminToken: string | null;
+}
+
+/** The server's part of the parsed configuration. */
+export function serverOptionsFrom(config: Config): ServerOptions {
+  return {
+    trustProxy: config.trustProxy,
+    publicBaseUrl: config.publicBaseUrl,
+    cacheControl: config.cacheControl === 'none' ? null : config.cacheControl,
+    staleAfterMs: config.staleAfterMs,
+    snapshotPollMs: config.snapshotPollMs,
+    adminToken: config.adminToken,
+  };
 }
 
 export interface ServerDeps {

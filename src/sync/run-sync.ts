@@ -56,7 +56,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
   const log = deps.logger.child({ runId: run.id });
   deps.onRunStarted?.(run.id);
   log.info({ upstream: settings.upstreamUrl }, 'sync started');
-  const client = deps.client ?? buildClient(settings, log, deps.signal);
+  const client = deps.client ?? buildUpstreamClient(settings, log, deps.signal);
   try {
     const first = await crawlOnce(settings, client, log, deps);
     const state = loadCurrentState(deps.store);
@@ -120,10 +120,11 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
   }
 }
 
-function buildClient(
+/** The upstream client a run uses, built from its settings (benchmarks crawl with the same one). */
+export function buildUpstreamClient(
   settings: SyncSettings,
   logger: Logger,
-  signal: AbortSignal | undefined,
+  signal?: AbortSignal,
 ): UpstreamClient {
   return createUpstreamClient({
     baseUrl: settings.upstreamUrl,
