@@ -102,6 +102,14 @@ describe('history API', () => {
     expect(rest.body.next).toBeNull();
     const future = await get('/api/mirror/changes/?since=2999-01-01T00:00:00Z');
     expect(future.body.results).toEqual([]);
+    const run1 = await get('/api/mirror/runs/1/');
+    const untilRun1 = await get(`/api/mirror/changes/?until=${String(run1.body.finished_at)}`);
+    expect((untilRun1.body.results as { run: number; kind: string }[]).map((c) => [c.run, c.kind])).toEqual([
+      [1, 'added'],
+      [1, 'added'],
+    ]);
+    const beforeAll = await get('/api/mirror/changes/?until=2000-01-01T00:00:00Z');
+    expect(beforeAll.body.results).toEqual([]);
     const recent = await get('/api/mirror/changes/?since=1h');
     expect((recent.body.results as unknown[]).length).toBe(4);
   });
