@@ -19,7 +19,7 @@ export interface ConfirmContext {
  * DRF paginating an unordered queryset repeats some rows and skips others while `count` stays right
  * (DRF issue #6886): a skipped row looks removed, a repeated one looks like a new appearance. When
  * a crawl that holds repeated uuids would record either, it is confirmed before anything is stored:
- * - an appearance that is the exact copy of another entry: the pages holding the copies are read
+ * - a new state (added or changed appearance) that is the exact copy of another entry: the pages holding the copies are read
  *   again and must come back identical (cheap: a handful of pages, even on a first sync);
  * - a removal: the whole listing is crawled again and must come back identical.
  * Otherwise the upstream's order is unstable and the run fails with UPSTREAM_UNSTABLE_ORDER.
@@ -52,16 +52,18 @@ export async function confirmListing(
   }
 }
 
-/** Entry texts that the run would store as a new appearance while they stand twice in the crawl. */
+/**
+ * Entry texts the run would store as a new state (an added or returned appearance, or a changed one)
+ * while they stand twice in the crawl: what a repeated row of an unordered queryset looks like.
+ */
 function exactCopies(first: CrawlResult, diff: DiffResult): Set<string> {
-  const added = new Set<string>();
-  for (const e of diff.events) {
-    if ((e.kind === 'added' || e.kind === 'returned') && e.newValue !== null) added.add(e.newValue);
-  }
-  if (added.size === 0) return added;
+  const stored = new Set<string>();
+  for (const placement of diff.placements) if (placement.kind === 'new') stored.add(placement.body);
+  if (stored.size === 0) return stored;
   const times = new Map<string, number>();
-  for (const entry of first.entries)
-    if (added.has(entry.json)) times.set(entry.json, (times.get(entry.json) ?? 0) + 1);
+  for (const entry of first.entries) {
+    if (stored.has(entry.json)) times.set(entry.json, (times.get(entry.json) ?? 0) + 1);
+  }
   return new Set([...times].filter(([, n]) => n > 1).map(([json]) => json));
 }
 

@@ -83,7 +83,7 @@ export function diffListing(input: DiffInput): DiffResult {
 
   for (const [uuid, news] of newIndexesByUuid) {
     const previous = previousByUuid.get(uuid) ?? [];
-    const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news);
+    const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news, bodyOf);
     for (const [prev, next] of pairs) {
       placements[next.index] = placePair(prev, next, eventsAt, bodyOf, result);
     }
@@ -111,6 +111,7 @@ interface IndexedEntry {
 function matchAppearances(
   previous: readonly CurrentAppearance[],
   news: readonly IndexedEntry[],
+  bodyOf: (versionId: number) => string,
 ): {
   pairs: [CurrentAppearance, IndexedEntry][];
   unmatchedNew: IndexedEntry[];
@@ -124,12 +125,27 @@ function matchAppearances(
   }
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
-  for (const next of news) {
-    const same = previous.find((p) => !usedOld.has(p) && p.hash === next.entry.hash);
-    if (same) {
-      usedOld.add(same);
-      matched.set(next, same);
+  const pass = (sameState: (p: CurrentAppearance, n: IndexedEntry) => boolean) => {
+    for (const next of news) {
+      if (matched.has(next)) continue;
+      const same = previous.find((p) => !usedOld.has(p) && sameState(p, next));
+      if (same) {
+        usedOld.add(same);
+        matched.set(next, same);
+      }
     }
+  };
+  pass((p, n) => p.hash === n.entry.hash);
+  // Then the same fields in another key order, so moving appearances around while the upstream
+  // reorders keys is not mistaken for field changes.
+  if (matched.size < Math.min(previous.length, news.length)) {
+    const canonicalOld = new Map<CurrentAppearance, string>();
+    const oldKey = (p: CurrentAppearance) => {
+      let key = canonicalOld.get(p);
+      if (key === undefined) canonicalOld.set(p, (key = canonicalJson(bodyOf(p.versionId))));
+      return key;
+    };
+    pass((p, n) => oldKey(p) === canonicalJson(n.entry.json));
   }
   const restOld = previous.filter((p) => !usedOld.has(p));
   const restNew = news.filter((n) => !matched.has(n));
@@ -239,6 +255,21 @@ export function diffFields(
     if (oldValue !== newValue) out.push({ field, oldValue, newValue });
   }
   return out;
+}
+
+/** The JSON text with object keys sorted at every depth: equal for the same data in any key order. */
+function canonicalJson(json: string): string {
+  const sortKeys = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(sortKeys);
+    if (value === null || typeof value !== 'object') return value;
+    const obj = value as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.keys(obj)
+        .sort()
+        .map((k) => [k, sortKeys(obj[k])]),
+    );
+  };
+  return JSON.stringify(sortKeys(JSON.parse(json)));
 }
 
 function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {

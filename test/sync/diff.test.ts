@@ -88,6 +88,24 @@ describe('diffListing', () => {
     expect(result.counts).toEqual({ added: 0, changed: 1, removed: 0, returned: 0, unchanged: 1 });
   });
 
+  it('appearances that swap places while their keys are reordered are matched by content: no field change', () => {
+    const a = JSON.stringify({ uuid: A, name: 'Ann', post: 'Dev' });
+    const b = JSON.stringify({ uuid: A, name: 'Ann', post: 'Lead' });
+    const bReordered = JSON.stringify({ post: 'Lead', name: 'Ann', uuid: A });
+    const aReordered = JSON.stringify({ post: 'Dev', name: 'Ann', uuid: A });
+    const result = diffListing({
+      current: current([A, 0, a], [A, 1, b]),
+      known: new Map([[A, false]]),
+      listing: listing([A, bReordered], [A, aReordered]),
+    });
+    expect(result.events).toEqual([]);
+    expect(result.counts).toEqual({ added: 0, changed: 0, removed: 0, returned: 0, unchanged: 2 });
+    expect(result.placements).toMatchObject([
+      { kind: 'new', slot: 1, body: bReordered },
+      { kind: 'new', slot: 0, body: aReordered },
+    ]);
+  });
+
   it('removal of a uuid tombstones it; its return is one returned event', () => {
     const removed = diffListing({
       current: current([A, 0, body(A, 'Ann')], [B, 0, body(B, 'Bo')]),

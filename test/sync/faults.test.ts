@@ -176,6 +176,26 @@ describe('unordered pagination on a first run', () => {
   });
 });
 
+describe('a repeated row that replaces another appearance of its uuid', () => {
+  it('is confirmed (its pages are read again) before it is stored as a change', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 6, count: 20, dupRate: 0 });
+    const rows = upstream.data.entries();
+    const x = rows[2];
+    if (!x) throw new Error('no row 2');
+    const xOther = { ...x, post: `${String(x.post)} (second desk)` };
+    upstream.data.setEntries([...rows.slice(0, 12), xOther, ...rows.slice(12)]);
+    await sync(store, upstream);
+    const before = upstream.requests.filter((r) => r.method === 'GET').length;
+    // What an unordered queryset may answer: the second appearance replaced by a copy of the first.
+    upstream.data.setEntries([...rows.slice(0, 12), x, ...rows.slice(12)]);
+    const summary = await sync(store, upstream);
+    expect(summary.counts.changed).toBe(1);
+    const gets = upstream.requests.filter((r) => r.method === 'GET').length - before;
+    expect(gets).toBe(3 + 2); // three pages, then the two pages holding the copies once more
+  });
+});
+
 describe('transient faults are retried and the run succeeds', () => {
   it.each<[string, FaultSettingsInput]>([
     ['a burst of 503s', { status5xx: { page: 2, times: 2, status: 503 } }],
