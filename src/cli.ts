@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { loadConfig, settings, type Config, type FlagValues, type SettingKey } from './config.js';
 import { ConfigError, MirrorError, toMirrorError } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
@@ -50,7 +50,9 @@ export function buildProgram(): Command {
   const program = new Command('coworker-mirror')
     .description('Mirror, version and serve a paginated DRF listing of coworkers')
     .version(VERSION)
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Throw instead of exiting, so usage errors get our exit code 2 (subcommands inherit this).
+    .exitOverride();
 
   withSettings(
     program.command('sync').description('Run one sync: crawl every page, validate, store the changes'),
@@ -152,9 +154,15 @@ function parseLimit(value: string | undefined): number {
 
 async function main(): Promise<void> {
   try {
+    // Commander's own usage errors (unknown option, bad choice, missing argument) are exit 2 like
+    // ours; --help and --version stay 0.
     await buildProgram().parseAsync(process.argv);
   } catch (thrown) {
-    const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown, 'DB_ERROR');
+    if (thrown instanceof CommanderError) {
+      process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      return;
+    }
+    const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown, classify(thrown));
     if (error instanceof ConfigError) {
       process.stderr.write(`coworker-mirror: ${error.message}\n`);
       process.exitCode = EXIT.usage;
@@ -166,6 +174,11 @@ async function main(): Promise<void> {
     );
     process.exitCode = thrown instanceof MirrorError ? exitCodeFor(error.code) : EXIT.unexpected;
   }
+}
+
+/** better-sqlite3 throws SqliteError for database trouble; anything else unforeseen is a bug. */
+function classify(thrown: unknown): 'DB_ERROR' | 'UNEXPECTED' {
+  return thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED';
 }
 
 await main();

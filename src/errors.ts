@@ -27,6 +27,8 @@ export const errorCodes = [
   'NOT_FOUND',
   // serving
   'SNAPSHOT_INVALID',
+  // a bug: anything thrown that is not one of the above
+  'UNEXPECTED',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
@@ -68,7 +70,7 @@ export function isMirrorError(value: unknown): value is MirrorError {
 }
 
 /** Wraps anything thrown into a MirrorError, keeping the original as `cause`. */
-export function toMirrorError(value: unknown, fallback: ErrorCode = 'DB_ERROR'): MirrorError {
+export function toMirrorError(value: unknown, fallback: ErrorCode = 'UNEXPECTED'): MirrorError {
   if (value instanceof MirrorError) return value;
   const message = value instanceof Error ? value.message : String(value);
   return new MirrorError(fallback, message, {}, { cause: value });

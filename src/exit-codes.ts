@@ -29,6 +29,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT.notFound;
     case 'DB_ERROR':
       return EXIT.database;
+    case 'UNEXPECTED':
+      return EXIT.unexpected;
     default:
       return EXIT.upstreamRejected;
   }

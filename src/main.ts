@@ -17,29 +17,59 @@ function loggerFor(config: Config): Logger {
   return createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
 }
 
-function waitForSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      logger.info({ signal }, 'shutting down');
+interface ShutdownSignal {
+  /** Resolves on the first SIGINT/SIGTERM. */
+  received: Promise<NodeJS.Signals>;
+  dispose(): void;
+}
+
+/**
+ * Listens from the very start, so a signal during start-up still ends in an orderly exit 0, and
+ * keeps listening while shutting down, so a second signal is logged instead of killing the process.
+ */
+function listenForShutdown(logger: Logger): ShutdownSignal {
+  let first: NodeJS.Signals | null = null;
+  let resolve: (signal: NodeJS.Signals) => void = () => undefined;
+  const received = new Promise<NodeJS.Signals>((r) => (resolve = r));
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (first) {
+      logger.warn({ signal }, 'already shutting down; it ends within the grace period');
+      return;
+    }
+    first = signal;
+    logger.info({ signal }, 'shutting down');
+    resolve(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    received,
+    dispose: () => {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
+    },
+  };
 }
 
 /** `serve`: the HTTP service alone, reading what `sync` (any process) writes. */
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
+  const signal = listenForShutdown(logger);
   const store = openDatabase(config.databasePath);
-  const server = await buildServer({ store, logger, options: serverOptionsFrom(config) });
-  const url = await server.listen(config.port, config.host);
-  logger.info({ url, db: config.databasePath }, 'serving the mirror');
-  await waitForSignal(logger);
+  let server: MirrorServer;
+  try {
+    server = await buildServer({ store, logger, options: serverOptionsFrom(config) });
+    const url = await server.listen(config.port, config.host);
+    logger.info({ url, db: config.databasePath }, 'serving the mirror');
+  } catch (error) {
+    store.close();
+    signal.dispose();
+    throw error;
+  }
+  await signal.received;
   await server.close();
   store.close();
+  signal.dispose();
   return EXIT.ok;
 }
 
@@ -78,26 +108,52 @@ export async function runStartCommand(config: Config): Promise<number> {
     ]);
   }
   const logger = loggerFor(config);
-  const demo = config.upstreamUrl ? null : await startDemo(config, logger);
-  const upstreamUrl = config.upstreamUrl ?? demo?.upstream.url ?? '';
-  const store = openDatabase(config.databasePath);
+  const signal = listenForShutdown(logger);
+  const parts: Partial<Parts> = {};
+  try {
+    await startParts(config, logger, parts);
+  } catch (error) {
+    // A failed start-up (a port in use, say) must not leave the demo upstream or the db open.
+    await shutdown(parts);
+    signal.dispose();
+    throw error;
+  }
+  await signal.received;
+  await shutdown(parts);
+  signal.dispose();
+  return EXIT.ok;
+}
+
+interface Parts {
+  demo: Demo | null;
+  store: MirrorDatabase;
+  server: MirrorServer;
+  scheduler: Scheduler;
+}
+
+/** Starts each part in order, recording it in `parts` as soon as it runs, so a failure can undo it. */
+async function startParts(config: Config, logger: Logger, parts: Partial<Parts>): Promise<void> {
+  parts.demo = config.upstreamUrl ? null : await startDemo(config, logger);
+  const upstreamUrl = config.upstreamUrl ?? parts.demo?.upstream.url ?? '';
+  const store = (parts.store = openDatabase(config.databasePath));
   recoverCrashedRuns(store);
-  let server: MirrorServer | null = null;
-  const scheduler = createScheduler({
+  const scheduler = (parts.scheduler = createScheduler({
     cronExpression: config.syncCron,
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
-    run: (signal, onRunStarted) =>
-      runSync(syncSettingsFrom(config, upstreamUrl), { store, logger, signal, onRunStarted }).then(() => {
-        server?.snapshots.refresh();
-      }),
-  });
-  server = await buildServer({
+    run: (abort, onRunStarted) =>
+      runSync(syncSettingsFrom(config, upstreamUrl), { store, logger, signal: abort, onRunStarted }).then(
+        () => {
+          parts.server?.snapshots.refresh();
+        },
+      ),
+  }));
+  const server = (parts.server = await buildServer({
     store,
     logger,
     options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
-  });
+  }));
   const url = await server.listen(config.port, config.host);
   logger.info(
     { url, upstream: upstreamUrl, db: config.databasePath, cron: config.syncCron },
@@ -105,9 +161,6 @@ export async function runStartCommand(config: Config): Promise<number> {
   );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
-  await waitForSignal(logger);
-  await shutdown({ server, scheduler, store, demo });
-  return EXIT.ok;
 }
 
 function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config, logger: Logger): void {
@@ -118,17 +171,12 @@ function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config,
   void scheduler.trigger('startup');
 }
 
-async function shutdown(parts: {
-  server: MirrorServer;
-  scheduler: Scheduler;
-  store: MirrorDatabase;
-  demo: Demo | null;
-}): Promise<void> {
+async function shutdown(parts: Partial<Parts>): Promise<void> {
   // Stop accepting first, so no client sees a half-closed service, then settle the run.
-  const closing = parts.server.close();
-  await parts.scheduler.stop(SHUTDOWN_GRACE_MS);
+  const closing = parts.server?.close();
+  await parts.scheduler?.stop(SHUTDOWN_GRACE_MS);
   await closing;
-  parts.store.close();
+  parts.store?.close();
   if (parts.demo) {
     clearInterval(parts.demo.timer);
     await parts.demo.upstream.close();

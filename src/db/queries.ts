@@ -83,7 +83,15 @@ export interface ChangeFilter {
 /** Newest first. */
 export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
   const conditions: SQL[] = [];
-  if (filter.since !== undefined) conditions.push(gte(changes.at, filter.since));
+  if (filter.since !== undefined) {
+    // Like `until` below: an id bound found with one index seek, not a filter on `at` per row.
+    const first = store.sqlite
+      .prepare('select id from changes where at >= ? order by at, id limit 1')
+      .pluck()
+      .get(filter.since) as number | undefined;
+    if (first === undefined) return [];
+    conditions.push(gte(changes.id, first));
+  }
   if (filter.until !== undefined) {
     // `at` grows with `id` (runs commit in order), so "until" is an id bound found with one index
     // seek; filtering on `at` while walking ids newest-first would scan every newer change.

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
@@ -114,7 +115,20 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     snapshots,
     metrics,
     async listen(port, host) {
-      await app.listen({ port, host });
+      try {
+        await app.listen({ port, host });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+          throw new ConfigError([
+            {
+              name: 'PORT / HOST',
+              problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
+            },
+          ]);
+        }
+        throw error;
+      }
       snapshots.startPolling(deps.options.snapshotPollMs);
       const address = httpServer.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

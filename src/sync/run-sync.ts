@@ -109,7 +109,12 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     log.info(figures, 'sync succeeded');
     return summary;
   } catch (thrown) {
-    const error = deps.signal?.aborted ? abortError(deps.signal, thrown) : toMirrorError(thrown, 'DB_ERROR');
+    const error = deps.signal?.aborted
+      ? abortError(deps.signal, thrown)
+      : toMirrorError(
+          thrown,
+          thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED',
+        );
     const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
     Object.assign(error.details, { runId: run.id });
     endRunWithoutData(deps.store, run.id, status, error);

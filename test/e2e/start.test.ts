@@ -1,6 +1,7 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
@@ -161,6 +162,21 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     );
     expect(body.count).toBeGreaterThan(0);
     expect(main.proc.output()).toMatch(/UPSTREAM_URL=https:\/\/your-site/);
+  });
+
+  it('a port in use stops it with exit 2 naming PORT, and leaves nothing running', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    onTestFinished(() => new Promise<void>((r) => blocker.close(() => r())));
+    const port = String((blocker.address() as AddressInfo).port);
+    const proc = runCli(['start'], {
+      PORT: port,
+      DATABASE_PATH: join(tempDir(), 'm.db'),
+      SYNC_CRON: '0 0 1 1 *',
+    });
+    const { code } = await proc.exited;
+    expect(code).toBe(2);
+    expect(proc.output()).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`));
   });
 
   it('a bad variable stops it with exit 2, naming the variable and what it expects', async () => {
