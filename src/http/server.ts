@@ -102,7 +102,10 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     done();
   });
   registerOpsRoutes(app, { snapshots, metrics, staleAfterMs: deps.options.staleAfterMs });
-  registerHistoryRoutes(app, deps.store);
+  registerHistoryRoutes(app, deps.store, {
+    publicBaseUrl: deps.options.publicBaseUrl,
+    trustProxy: deps.options.trustProxy,
+  });
   if (deps.options.adminToken && deps.syncTrigger) {
     registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
   }

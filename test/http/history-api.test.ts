@@ -133,6 +133,22 @@ describe('history API', () => {
     expect(String(res.body.detail)).toContain(parameter);
   });
 
+  it('links name the public base URL, or the trusted proxy host, like the list endpoint', async () => {
+    const { store } = await scenario();
+    const pub = await startMirror(store, { publicBaseUrl: 'https://mirror.example.com' });
+    const viaPublic = (await (await fetch(`${pub.url}/api/mirror/runs/?page_size=1`)).json()) as {
+      next: string;
+    };
+    expect(viaPublic.next).toBe('https://mirror.example.com/api/mirror/runs/?page=2&page_size=1');
+    const proxied = await startMirror(store, { trustProxy: true });
+    const res = await fetch(`${proxied.url}/api/mirror/changes/?page_size=1`, {
+      headers: { 'X-Forwarded-Host': 'team.example.org', 'X-Forwarded-Proto': 'https' },
+    });
+    expect(((await res.json()) as { next: string }).next).toMatch(
+      /^https:\/\/team\.example\.org\/api\/mirror\/changes\/\?before=/,
+    );
+  });
+
   it('unknown uuid → 404', async () => {
     const { get } = await scenario();
     const res = await get(`/api/mirror/coworkers/${'z'.repeat(32)}/history/`);

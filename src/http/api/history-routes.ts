@@ -13,7 +13,15 @@ import {
   listRuns,
 } from '../../db/queries.js';
 import { changeView, coworkerView, runView, versionView } from '../../history-views.js';
-import { changesQuery, pageQuery, parseParams, runIdParam, selfUrl, uuidParam } from './params.js';
+import {
+  changesQuery,
+  pageQuery,
+  parseParams,
+  runIdParam,
+  selfUrl,
+  uuidParam,
+  type LinkBase,
+} from './params.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 
@@ -24,6 +32,7 @@ interface PageRequest {
 
 /** DRF's page-number envelope: count, absolute next/previous, results. */
 function pageEnvelope<T>(
+  base: LinkBase,
   request: FastifyRequest,
   { page, pageSize }: PageRequest,
   count: number,
@@ -33,9 +42,9 @@ function pageEnvelope<T>(
   const last = Math.max(1, Math.ceil(count / pageSize));
   return {
     count,
-    next: page < last ? selfUrl(request, { page: page + 1, page_size: size }) : null,
+    next: page < last ? selfUrl(request, { page: page + 1, page_size: size }, base) : null,
     previous:
-      page > 1 ? selfUrl(request, { page: page === 2 ? undefined : page - 1, page_size: size }) : null,
+      page > 1 ? selfUrl(request, { page: page === 2 ? undefined : page - 1, page_size: size }, base) : null,
     results,
   };
 }
@@ -47,13 +56,13 @@ function pageOf(query: { page?: number | undefined; page_size?: number | undefin
 const notFound = (detail: string) => ({ detail });
 
 /** The history API under /api/mirror/: runs, coworkers, their history, and the change feed. */
-export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabase): void {
+export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
   app.get('/api/mirror/runs/', (request, reply) => {
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
     const p = pageOf(query);
     const rows = listRuns(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize }).map(runView);
-    return pageEnvelope(request, p, countRuns(store), rows);
+    return pageEnvelope(base, request, p, countRuns(store), rows);
   });
 
   app.get('/api/mirror/runs/:id/', (request, reply) => {
@@ -74,6 +83,7 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
       includeRemoved: false,
     });
     return pageEnvelope(
+      base,
       request,
       p,
       countCoworkers(store, false),
@@ -121,7 +131,7 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
     return {
       next:
         rows.length > pageSize && lastId !== undefined
-          ? selfUrl(request, { ...stringify(filters), before: lastId, page_size: query.page_size })
+          ? selfUrl(request, { ...stringify(filters), before: lastId, page_size: query.page_size }, base)
           : null,
       previous: null,
       results,

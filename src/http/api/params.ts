@@ -71,14 +71,33 @@ export function parseParams<S extends z.ZodType>(
   return null;
 }
 
+/** How absolute links name this service: as the list endpoint does (public base, trusted proxy headers, Host). */
+export interface LinkBase {
+  publicBaseUrl: string | null;
+  trustProxy: boolean;
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  return text?.split(',')[0]?.trim() || undefined;
+}
+
 /** Absolute URL of this request's path with `params` replacing its query. */
 export function selfUrl(
   request: FastifyRequest,
   params: Record<string, string | number | undefined>,
+  base: LinkBase,
 ): string {
   const path = request.url.split('?')[0] ?? '/';
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, String(v));
   const qs = query.toString();
-  return `${request.protocol}://${request.host}${path}${qs ? `?${qs}` : ''}`;
+  let origin = `${request.protocol}://${request.host}`;
+  if (base.publicBaseUrl) origin = base.publicBaseUrl;
+  else if (base.trustProxy) {
+    const proto = firstHeader(request.headers['x-forwarded-proto']) ?? request.protocol;
+    const host = firstHeader(request.headers['x-forwarded-host']) ?? request.host;
+    origin = `${proto}://${host}`;
+  }
+  return `${origin}${path}${qs ? `?${qs}` : ''}`;
 }
