@@ -29,6 +29,8 @@ export const runs = sqliteTable(
     holderHost: text('holder_host'),
     /** Random per process: pid and host alone repeat, e.g. a restarted container's PID 1. */
     holderToken: text('holder_token'),
+    /** Refreshed while the run is in progress; a holder on another host is dead once it goes stale. */
+    heartbeatAt: text('heartbeat_at'),
     pages: integer('pages'),
     entries: integer('entries'),
     pageSize: integer('page_size'),

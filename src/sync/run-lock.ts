@@ -12,15 +12,28 @@ export interface RunHolder {
 }
 
 const PROCESS_TOKEN = randomUUID();
+/** Runs this process holds right now: a row of ours not in here was left behind by a failed update. */
+const activeRuns = new Set<string>();
+const runKey = (store: MirrorDatabase, runId: number) => `${store.file}#${runId}`;
 
 export function currentHolder(): RunHolder {
   return { pid: process.pid, host: hostname(), token: PROCESS_TOKEN };
 }
 
-/** True when the process that holds a run is gone (same host only; another host is trusted). */
-function holderIsDead(run: RunRow, self: RunHolder): boolean {
-  if (run.holderHost !== self.host || run.holderPid === null) return false;
-  if (run.holderToken === self.token) return false;
+/** How often a run in progress says it is alive, and how long silence means its process is gone. */
+export const HEARTBEAT_MS = 15_000;
+export const LEASE_MS = 120_000;
+
+/**
+ * True when the process that holds a run is gone. On this host the pid tells; a holder on another
+ * host (a container recreated under a new hostname) is gone once its heartbeat is older than the lease.
+ */
+function holderIsDead(store: MirrorDatabase, run: RunRow, self: RunHolder, now: number): boolean {
+  if (run.holderHost !== self.host || run.holderPid === null) {
+    const lastSign = Date.parse(run.heartbeatAt ?? run.startedAt);
+    return Number.isFinite(lastSign) && now - lastSign > LEASE_MS;
+  }
+  if (run.holderToken === self.token) return !activeRuns.has(runKey(store, run.id));
   // Our own pid under another token: an earlier process with this pid (a restarted container's
   // PID 1) died holding the run.
   if (run.holderPid === self.pid) return true;
@@ -38,17 +51,18 @@ function holderIsDead(run: RunRow, self: RunHolder): boolean {
  * write transaction that takes the lock, so two starting processes cannot both take it.
  */
 function abortCrashedRuns(store: MirrorDatabase, self: RunHolder, now: string): RunRow | undefined {
+  const nowMs = Date.parse(now);
   const running = store.db.select().from(runs).where(eq(runs.status, 'running')).all();
   let holder: RunRow | undefined;
   for (const run of running) {
-    if (holderIsDead(run, self)) {
+    if (holderIsDead(store, run, self, nowMs)) {
       store.db
         .update(runs)
         .set({
           status: 'aborted',
           finishedAt: now,
           errorCode: 'RUN_ABORTED',
-          errorMessage: `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress (crash or kill); nothing it fetched was stored`,
+          errorMessage: `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress (crash, kill, or no heartbeat for ${LEASE_MS / 1000} s); nothing it fetched was stored`,
         })
         .where(eq(runs.id, run.id))
         .run();
@@ -83,7 +97,7 @@ export function beginRun(store: MirrorDatabase, upstream: string, now = new Date
           { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
         );
       }
-      return store.db
+      const run = store.db
         .insert(runs)
         .values({
           status: 'running',
@@ -92,14 +106,22 @@ export function beginRun(store: MirrorDatabase, upstream: string, now = new Date
           holderPid: self.pid,
           holderHost: self.host,
           holderToken: self.token,
+          heartbeatAt: startedAt,
         })
         .returning()
         .get();
+      activeRuns.add(runKey(store, run.id));
+      return run;
     })
     .immediate();
 }
 
 /** Records a run's end without data: failed or aborted, with a code and a reason a person can act on. */
+/** Forgets a run this process held (after it was committed or ended). */
+export function releaseRun(store: MirrorDatabase, runId: number): void {
+  activeRuns.delete(runKey(store, runId));
+}
+
 export function endRunWithoutData(
   store: MirrorDatabase,
   runId: number,
@@ -119,4 +141,18 @@ export function endRunWithoutData(
     })
     .where(and(eq(runs.id, runId), eq(runs.status, 'running')))
     .run();
+}
+
+/** Refreshes the run's heartbeat until the returned function is called. */
+export function startHeartbeat(store: MirrorDatabase, runId: number): () => void {
+  const beat = store.sqlite.prepare("update runs set heartbeat_at = ? where id = ? and status = 'running'");
+  const timer = setInterval(() => {
+    try {
+      beat.run(new Date().toISOString(), runId);
+    } catch {
+      // A busy database skips one beat; the lease allows several.
+    }
+  }, HEARTBEAT_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -9,7 +9,7 @@ import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
 import { diffListing, type DiffCounts } from './diff.js';
-import { beginRun, endRunWithoutData } from './run-lock.js';
+import { beginRun, endRunWithoutData, releaseRun, startHeartbeat } from './run-lock.js';
 import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
 
 export interface SyncSettings {
@@ -57,6 +57,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
   deps.onRunStarted?.(run.id);
   log.info({ upstream: settings.upstreamUrl }, 'sync started');
   const client = deps.client ?? buildUpstreamClient(settings, log, deps.signal);
+  const stopHeartbeat = startHeartbeat(deps.store, run.id);
   try {
     const first = await crawlOnce(settings, client, log, deps);
     const state = loadCurrentState(deps.store);
@@ -117,10 +118,18 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
         );
     const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
     Object.assign(error.details, { runId: run.id });
-    endRunWithoutData(deps.store, run.id, status, error);
+    try {
+      endRunWithoutData(deps.store, run.id, status, error);
+    } catch (endError) {
+      // The row stays `running`; the next start of any process (this one included) marks it
+      // aborted, since no live holder claims it.
+      log.error({ err: endError }, 'could not record the run as ended');
+    }
     log.error({ err: error, code: error.code }, status === 'aborted' ? 'sync aborted' : 'sync failed');
     throw error;
   } finally {
+    releaseRun(deps.store, run.id);
+    stopHeartbeat();
     if (!deps.client) await client.close();
   }
 }
