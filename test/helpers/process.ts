@@ -1,14 +1,27 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUILT_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
-/** The e2e tests run the built CLI, as users do; CI builds first, a bare `npm test` builds here. */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The e2e tests run the built CLI, as users do. CI builds first; a bare `npm test` after editing
+ * src/ rebuilds here, so a stale dist/ never answers for the new code.
+ */
 export function ensureBuilt(): void {
-  if (existsSync(BUILT_CLI)) return;
+  if (existsSync(BUILT_CLI) && statSync(BUILT_CLI).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
   const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('build failed');
 }
