@@ -65,8 +65,8 @@ export interface DiffInput {
 export function diffListing(input: DiffInput): DiffResult {
   const previousByUuid = groupBy(input.current, (a) => a.uuid);
   const newIndexesByUuid = groupBy(
-    input.listing.map((entry, index) => ({ entry, index })),
-    (x) => x.entry.uuid,
+    input.listing.map((_entry, index) => index),
+    (index) => input.listing[index]?.uuid ?? unreachable(),
   );
   const placements: (Placement | undefined)[] = new Array<Placement | undefined>(input.listing.length);
   const bodyOf = input.bodyOf;
@@ -81,8 +81,13 @@ export function diffListing(input: DiffInput): DiffResult {
   // Sparse: most entries of a large listing have no event.
   const eventsAt = new Map<number, ChangeEvent[]>();
 
-  for (const [uuid, news] of newIndexesByUuid) {
-    const previous = previousByUuid.get(uuid) ?? [];
+  for (const [uuid, group] of newIndexesByUuid) {
+    const previous = all(previousByUuid.get(uuid));
+    // Built per uuid and dropped at once: short-lived, unlike one wrapper per entry for the whole diff.
+    const news = all(group).map((index): IndexedEntry => ({
+      entry: input.listing[index] ?? unreachable(),
+      index,
+    }));
     const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news, bodyOf);
     for (const [prev, next] of pairs) {
       placements[next.index] = placePair(prev, next, eventsAt, bodyOf, result);
@@ -92,7 +97,7 @@ export function diffListing(input: DiffInput): DiffResult {
   }
   for (const [uuid, previous] of previousByUuid) {
     if (newIndexesByUuid.has(uuid)) continue;
-    for (const prev of previous) recordRemoval(prev, bodyOf, result);
+    for (const prev of all(previous)) recordRemoval(prev, bodyOf, result);
     result.removedCoworkers.push(uuid);
   }
 
@@ -272,15 +277,21 @@ function canonicalJson(json: string): string {
   return JSON.stringify(sortKeys(JSON.parse(json)));
 }
 
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
-  const map = new Map<string, T[]>();
+/** Items by key; a key seen once keeps its item as is (most uuids are listed once), else an array. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T | T[]> {
+  const map = new Map<string, T | T[]>();
   for (const item of items) {
     const k = key(item);
-    const list = map.get(k);
-    if (list) list.push(item);
-    else map.set(k, [item]);
+    const found = map.get(k);
+    if (found === undefined) map.set(k, item);
+    else if (Array.isArray(found)) found.push(item);
+    else map.set(k, [found, item]);
   }
   return map;
+}
+
+function all<T>(group: T | T[] | undefined): T[] {
+  return group === undefined ? [] : Array.isArray(group) ? group : [group];
 }
 
 function unreachable(): never {

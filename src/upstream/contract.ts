@@ -3,14 +3,16 @@ import { z } from 'zod';
 /** The list path of the upstream contract, appended to the configured base URL. */
 export const LIST_PATH = '/api/model/team-block-coworker/list/';
 
-const absoluteHttpUrl = z.string().refine(
-  (value) => {
-    if (!URL.canParse(value)) return false;
-    const { protocol } = new URL(value);
-    return protocol === 'http:' || protocol === 'https:';
-  },
-  { message: 'expected an absolute http(s) URL' },
-);
+// The URL parser drops leading C0 controls and spaces and reads the scheme case-insensitively; the
+// scheme test mirrors that, so one parse per URL suffices (a crawl checks hundreds of thousands).
+// eslint-disable-next-line no-control-regex -- C0 controls are exactly what the URL parser strips
+const HTTP_SCHEME = /^[\u0000-\u0020]*https?:/i;
+
+const absoluteHttpUrl = z
+  .string()
+  .refine((value) => HTTP_SCHEME.test(value) && URL.canParse(value), {
+    message: 'expected an absolute http(s) URL',
+  });
 
 /**
  * One coworker entry as the contract states it. `looseObject` keeps unknown fields: they are stored
