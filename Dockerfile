@@ -32,4 +32,4 @@ EXPOSE 8000
 # No curl in the slim image: Node's own fetch asks /healthz.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/cli.js", "start"]
+CMD ["node", "--max-semi-space-size=2", "dist/cli.js", "start"]

@@ -51,15 +51,17 @@ async function runPhase(
 ): Promise<PhaseReport> {
   const requestsBefore = upstream.requests.length;
   const result = join(dir, `${phase}-${round}.json`);
-  const nodeFlags = profileDir
-    ? [
-        '--cpu-prof',
-        '--cpu-prof-dir',
-        profileDir,
-        '--cpu-prof-name',
-        `sync-scale-${phase}-${round}.cpuprofile`,
-      ]
-    : [];
+  // The young-generation size the CLI runs with (its shebang, `npm start`, the Dockerfile).
+  const nodeFlags = ['--max-semi-space-size=2'];
+  if (profileDir) {
+    nodeFlags.push(
+      '--cpu-prof',
+      '--cpu-prof-dir',
+      profileDir,
+      '--cpu-prof-name',
+      `sync-scale-${phase}-${round}.cpuprofile`,
+    );
+  }
   const outcome = await runScript(PHASE_SCRIPT, [...args, '--result', result], {
     timeoutMs: PHASE_TIMEOUT_MS,
     nodeFlags,

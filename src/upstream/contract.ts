@@ -8,11 +8,9 @@ export const LIST_PATH = '/api/model/team-block-coworker/list/';
 // eslint-disable-next-line no-control-regex -- C0 controls are exactly what the URL parser strips
 const HTTP_SCHEME = /^[\u0000-\u0020]*https?:/i;
 
-const absoluteHttpUrl = z
-  .string()
-  .refine((value) => HTTP_SCHEME.test(value) && URL.canParse(value), {
-    message: 'expected an absolute http(s) URL',
-  });
+const absoluteHttpUrl = z.string().refine((value) => HTTP_SCHEME.test(value) && URL.canParse(value), {
+  message: 'expected an absolute http(s) URL',
+});
 
 /**
  * One coworker entry as the contract states it. `looseObject` keeps unknown fields: they are stored
