@@ -148,7 +148,6 @@ export const changes = sqliteTable(
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
     index('changes_at_idx').on(t.at, t.id),
-    index('changes_run_idx').on(t.runId),
     index('changes_field_idx').on(t.field, t.id),
     index('changes_kind_idx').on(t.kind, t.id),
   ],

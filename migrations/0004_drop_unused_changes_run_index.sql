@@ -1,0 +1,1 @@
+DROP INDEX `changes_run_idx`;
