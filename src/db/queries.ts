@@ -80,25 +80,28 @@ export interface ChangeFilter {
   beforeId?: number;
 }
 
+/**
+ * `at` grows with `id` (runs commit in order), so a time bound is an id bound found with one seek
+ * on (at, id); filtering on `at` while walking ids newest-first would scan every other change.
+ */
+function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: string): number | undefined {
+  const sql =
+    side === 'since'
+      ? 'select id from changes where at >= ? order by at, id limit 1'
+      : 'select id from changes where at <= ? order by at desc, id desc limit 1';
+  return store.sqlite.prepare(sql).pluck().get(at) as number | undefined;
+}
+
 /** Newest first. */
 export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
   const conditions: SQL[] = [];
   if (filter.since !== undefined) {
-    // Like `until` below: an id bound found with one index seek, not a filter on `at` per row.
-    const first = store.sqlite
-      .prepare('select id from changes where at >= ? order by at, id limit 1')
-      .pluck()
-      .get(filter.since) as number | undefined;
+    const first = changeIdBound(store, 'since', filter.since);
     if (first === undefined) return [];
     conditions.push(gte(changes.id, first));
   }
   if (filter.until !== undefined) {
-    // `at` grows with `id` (runs commit in order), so "until" is an id bound found with one index
-    // seek; filtering on `at` while walking ids newest-first would scan every newer change.
-    const last = store.sqlite
-      .prepare('select id from changes where at <= ? order by at desc, id desc limit 1')
-      .pluck()
-      .get(filter.until) as number | undefined;
+    const last = changeIdBound(store, 'until', filter.until);
     if (last === undefined) return [];
     conditions.push(lte(changes.id, last));
   }
