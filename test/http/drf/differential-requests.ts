@@ -93,7 +93,8 @@ const PAGES = [
   '%C2%B2',
 ];
 
-const EXTRA_PARAMS = [
+/** Query parameters DRF must keep in next/previous, odd spellings and escapes included. */
+export const EXTRA_PARAMS = [
   'a=1',
   'a=2',
   'z',
