@@ -141,6 +141,16 @@ describe('a failed crawl changes nothing but its own run record', () => {
     expect(confirmed.entries).toBe(0);
   });
 
+  it('an empty listing is recorded at once with --allow-empty (SYNC_ALLOW_EMPTY)', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 3, count: 12 });
+    const first = await sync(store, upstream);
+    upstream.faults.set({ emptyListing: true });
+    const emptied = await sync(store, upstream, { allowEmpty: true });
+    expect(emptied.entries).toBe(0);
+    expect(emptied.counts.removed).toBe(first.entries);
+  });
+
   it('unordered pagination (DRF #6886) never records a removal on its own', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 5, count: 40, dupRate: 0.2 });
