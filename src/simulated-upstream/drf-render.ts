@@ -1,6 +1,6 @@
 import { LIST_PATH } from '../upstream/contract.js';
 
-// What DRF 3.14 + Django 3.2 put on the wire for this view; see ../shared/drf-golden/.
+// What DRF 3.14 + Django 3.2 put on the wire for this view; see test/fixtures/drf-golden/.
 
 export const OPTIONS_BODY =
   '{"name":"Team Block Coworker List","description":"","renders":["application/json","text/html"],' +

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 
-export const GOLDEN_DIR = fileURLToPath(new URL('../../../shared/drf-golden', import.meta.url));
+export const GOLDEN_DIR = fileURLToPath(new URL('../fixtures/drf-golden', import.meta.url));
 export const GOLDEN_HOST = '127.0.0.1:8765';
 
 export interface GoldenExchange {

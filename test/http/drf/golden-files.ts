@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** One raw exchange of ../shared/drf-golden (see its README for the file format). */
+/** One raw exchange of test/fixtures/drf-golden (see its README for the file format). */
 export interface GoldenCase {
   name: string;
   method: string;
@@ -13,8 +13,8 @@ export interface GoldenCase {
   body: Buffer;
 }
 
-// shared/ sits beside the checkout, in CI as here.
-export const GOLDEN_DIR = fileURLToPath(new URL('../../../../shared/drf-golden', import.meta.url));
+// The DRF captures live in the repository: tests never read anything beside the checkout.
+export const GOLDEN_DIR = fileURLToPath(new URL('../../fixtures/drf-golden', import.meta.url));
 
 export function loadGoldenCases(dir = GOLDEN_DIR): GoldenCase[] {
   return readdirSync(dir)
