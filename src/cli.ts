@@ -10,6 +10,7 @@ import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
 import { runHistoryCommand, runChangesCommand, runRunsCommand } from './cli/history-commands.js';
 import { runSyncCommand } from './cli/sync-command.js';
+import { registerDeliveriesCommand } from './cli/deliveries-command.js';
 import { parseWhen } from './cli/parse-when.js';
 import { runServeCommand, runStartCommand } from './main.js';
 
@@ -131,6 +132,8 @@ export function buildProgram(): Command {
   ).action(async (flags: Record<string, unknown>) => {
     process.exitCode = await runStartCommand(configFrom(flags));
   });
+
+  registerDeliveriesCommand(program, { withSettings, configFrom });
 
   return program;
 }

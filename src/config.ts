@@ -35,6 +35,60 @@ const httpUrl = z
   .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'expected an absolute http(s) URL')
   .transform((v) => v.replace(/\/+$/, ''));
 
+/** Event types a webhook can carry; WEBHOOK_EVENTS filters them. */
+export const webhookEventTypes = ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+const commaList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
+const webhookUrlList = z
+  .string()
+  .nullable()
+  .transform((text, ctx) => {
+    const urls = text === null ? [] : commaList(text);
+    for (const url of urls) {
+      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+        ctx.addIssue({ code: 'custom', message: `expected absolute http(s) URLs, comma-separated` });
+        return z.NEVER;
+      }
+    }
+    return [...new Set(urls)];
+  });
+
+// Standard Webhooks: "whsec_" then the base64 of 24 to 64 random bytes.
+const webhookSecret = z.string().refine((text) => {
+  const body = text.replace(/^whsec_/, '');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body) || body.length % 4 !== 0) return false;
+  const bytes = Buffer.from(body, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}, 'expected whsec_ followed by the base64 of 24 to 64 random bytes (e.g. whsec_$(openssl rand -base64 32))');
+
+const webhookEventList = z.string().transform((text, ctx) => {
+  const events = commaList(text);
+  const unknown = events.filter((e) => !(webhookEventTypes as readonly string[]).includes(e));
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown event ${unknown.join(', ')}; expected some of ${webhookEventTypes.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(events)] as WebhookEventType[];
+});
+
+const durationList = z.string().transform((text, ctx) => {
+  const delays = commaList(text).map(parseDuration);
+  if (delays.length === 0 || delays.some((d) => d === null)) {
+    ctx.addIssue({ code: 'custom', message: 'expected comma-separated durations like 5s,5m,30m,2h' });
+    return z.NEVER;
+  }
+  return delays as number[];
+});
+
 interface Setting<S extends z.ZodType> {
   env: string;
   flag: string | null;
@@ -212,6 +266,49 @@ export const settings = {
     '0',
     int(0, 65535),
     'Demo only: port of the simulated upstream (0: any free port).',
+  ),
+  // Webhooks (signed notifications from the transactional outbox; see src/webhooks/).
+  webhookUrls: setting(
+    'WEBHOOK_URLS',
+    null,
+    null,
+    webhookUrlList,
+    'Comma-separated endpoints notified of changes and failures (unset: no webhooks).',
+  ),
+  webhookSecret: setting(
+    'WEBHOOK_SECRET',
+    null,
+    null,
+    webhookSecret.nullable(),
+    'Standard Webhooks signing secret, `whsec_` + base64 of 24 to 64 bytes (unset: unsigned POSTs, e.g. deploy hooks).',
+  ),
+  webhookEvents: setting(
+    'WEBHOOK_EVENTS',
+    null,
+    webhookEventTypes.join(','),
+    webhookEventList,
+    'Event types sent (comma-separated).',
+  ),
+  webhookFailureThreshold: setting(
+    'WEBHOOK_FAILURE_THRESHOLD',
+    null,
+    '3',
+    int(1, 1000),
+    'Consecutive failed runs that send `sync.failed`.',
+  ),
+  webhookRetrySchedule: setting(
+    'WEBHOOK_RETRY_SCHEDULE',
+    null,
+    '5s,5m,30m,2h,5h,10h,10h',
+    durationList,
+    'Delays before each retry (jittered ±20 %); after the last, the delivery has failed.',
+  ),
+  webhookTimeoutMs: setting(
+    'WEBHOOK_TIMEOUT',
+    null,
+    '15s',
+    duration,
+    "Total deadline of one delivery attempt (connect, headers and the answer's first KB).",
   ),
   logLevel: setting(
     'LOG_LEVEL',

@@ -9,6 +9,7 @@ import { runSync } from './sync/run-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncSettingsFrom } from './sync/settings.js';
 import { ConfigError } from './errors.js';
+import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -129,6 +130,7 @@ interface Parts {
   store: MirrorDatabase;
   server: MirrorServer;
   scheduler: Scheduler;
+  webhooks: WebhookService | null;
 }
 
 /** Starts each part in order, recording it in `parts` as soon as it runs, so a failure can undo it. */
@@ -154,6 +156,7 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
   }));
+  parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
   const url = await server.listen(config.port, config.host);
   logger.info(
     { url, upstream: upstreamUrl, db: config.databasePath, cron: config.syncCron },
@@ -176,6 +179,7 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   const closing = parts.server?.close();
   await parts.scheduler?.stop(SHUTDOWN_GRACE_MS);
   await closing;
+  await parts.webhooks?.stop();
   parts.store?.close();
   if (parts.demo) {
     clearInterval(parts.demo.timer);

@@ -6,6 +6,7 @@ import { createLogger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { syncSettingsFrom } from '../sync/settings.js';
+import { deliverAfterSync } from '../webhooks/service.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -64,6 +65,10 @@ export async function runSyncCommand(config: Config): Promise<number> {
     process.stderr.write(`sync failed${runId} [${error.code}]: ${error.message}\n`);
     return exitCodeFor(error.code);
   } finally {
+    // Success or failure, what the run put in the outbox goes out now, within a bounded wait.
+    await deliverAfterSync(store, config, logger).catch((error: unknown) =>
+      logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
+    );
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     store.close();

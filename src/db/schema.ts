@@ -158,3 +158,92 @@ export type CoworkerRow = typeof coworkers.$inferSelect;
 export type VersionRow = typeof versions.$inferSelect;
 export type ChangeRow = typeof changes.$inferSelect;
 export type ListingPositionRow = typeof listingPositions.$inferSelect;
+
+// Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
+// transaction, so a notification exists exactly when the run it tells of does.
+
+export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+/** A receiver of webhooks, by URL. A 410 Gone disables it until someone re-enables it. */
+export const webhookEndpoints = sqliteTable('webhook_endpoints', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  url: text('url').notNull().unique(),
+  createdAt: text('created_at').notNull(),
+  disabledAt: text('disabled_at'),
+  disabledReason: text('disabled_reason'),
+});
+
+/** One event as sent: `body` is the exact JSON signed and posted on every attempt. */
+export const webhookMessages = sqliteTable(
+  'webhook_messages',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    /** The `webhook-id` header: the same on every attempt, so receivers can deduplicate. */
+    webhookId: text('webhook_id').notNull().unique(),
+    type: text('type').notNull(),
+    runId: integer('run_id')
+      .notNull()
+      .references(() => runs.id),
+    createdAt: text('created_at').notNull(),
+    body: text('body').notNull(),
+  },
+  (t) => [index('webhook_messages_run_idx').on(t.runId)],
+);
+
+/**
+ * One message to one endpoint. Per endpoint, the oldest pending delivery goes first and the others
+ * wait behind it (in order). `leaseUntil` marks an attempt in flight in some process.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    messageId: integer('message_id')
+      .notNull()
+      .references(() => webhookMessages.id),
+    endpointId: integer('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    status: text('status', { enum: deliveryStatuses }).notNull(),
+    /** Failed attempts since it was created or last redelivered; indexes the retry schedule. */
+    tries: integer('tries').notNull().default(0),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: text('next_attempt_at').notNull(),
+    leaseUntil: text('lease_until'),
+    leaseToken: text('lease_token'),
+    createdAt: text('created_at').notNull(),
+    finishedAt: text('finished_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_pending_idx')
+      .on(t.endpointId, t.id)
+      .where(sql`status = 'pending'`),
+    index('webhook_deliveries_status_idx').on(t.status, t.id),
+  ],
+);
+
+/** Every attempt, kept as a delivery log: what was answered, how fast, and at most 1 KB of it. */
+export const webhookAttempts = sqliteTable(
+  'webhook_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    deliveryId: integer('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id),
+    at: text('at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    /** HTTP status answered; null when none came (refused, timeout). */
+    httpStatus: integer('http_status'),
+    ok: integer('ok', { mode: 'boolean' }).notNull(),
+    errorCode: text('error_code'),
+    error: text('error'),
+    responseExcerpt: text('response_excerpt'),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
+);
+
+export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
+export type WebhookMessageRow = typeof webhookMessages.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;

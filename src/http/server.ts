@@ -6,6 +6,7 @@ import { ConfigError } from '../errors.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
+import { registerDeliveryRoutes } from './api/deliveries-routes.js';
 import { registerHistoryRoutes } from './api/history-routes.js';
 import { createDrfHandler } from './drf-handler.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -106,6 +107,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     publicBaseUrl: deps.options.publicBaseUrl,
     trustProxy: deps.options.trustProxy,
   });
+  registerDeliveryRoutes(app, deps.store, { ...deps.options, registry: metrics.registry });
   if (deps.options.adminToken && deps.syncTrigger) {
     registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
   }

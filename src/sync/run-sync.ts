@@ -5,6 +5,8 @@ import type { Logger } from '../logger.js';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/client.js';
 import { crawl, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
+import { writeFailedRunOutbox } from '../webhooks/outbox.js';
+import type { OutboxSettings } from '../webhooks/settings.js';
 import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
@@ -23,6 +25,8 @@ export interface SyncSettings {
   maxBodyBytes: number;
   maxAttempts: number;
   maxRetryAfterMs: number;
+  /** Webhooks written to the outbox in the run's transaction; none when undefined. */
+  webhooks?: OutboxSettings | undefined;
 }
 
 export interface SyncSummary {
@@ -97,6 +101,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
       pageSize: observedPageSize(deps.store, first),
       optionsBody: first.optionsBody,
       unknownFields: first.unknownFields,
+      webhooks: settings.webhooks,
     });
     const summary: SyncSummary = {
       runId: run.id,
@@ -119,7 +124,13 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
     Object.assign(error.details, { runId: run.id });
     try {
-      endRunWithoutData(deps.store, run.id, status, error);
+      // The failure and its `sync.failed` notification (the outbox) land together or not at all.
+      deps.store.sqlite
+        .transaction(() => {
+          endRunWithoutData(deps.store, run.id, status, error);
+          writeFailedRunOutbox(deps.store, run.id, settings.webhooks);
+        })
+        .immediate();
     } catch (endError) {
       // The row stays `running`; the next start of any process (this one included) marks it
       // aborted, since no live holder claims it.

@@ -2,6 +2,8 @@ import { and, desc, eq, isNotNull, lt } from 'drizzle-orm';
 import type { MirrorDatabase } from '../db/open.js';
 import { optionsBodies, runs } from '../db/schema.js';
 import { MirrorError } from '../errors.js';
+import { writeSucceededRunOutbox } from '../webhooks/outbox.js';
+import type { OutboxSettings } from '../webhooks/settings.js';
 import { bodyHash } from './body-hash.js';
 import type { CurrentAppearance, DiffResult } from './diff.js';
 
@@ -54,6 +56,8 @@ export interface CommitInput {
   pageSize: number;
   optionsBody: string | null;
   unknownFields: readonly { field: string; page: number; index: number }[];
+  /** Webhooks to enqueue in this same transaction (the outbox); none when undefined. */
+  webhooks?: OutboxSettings | undefined;
 }
 
 /**
@@ -97,6 +101,7 @@ export function commitRun(store: MirrorDatabase, input: CommitInput): void {
         })
         .where(eq(runs.id, input.runId))
         .run();
+      writeSucceededRunOutbox(store, input.runId, input.webhooks);
     })
     .immediate();
 }

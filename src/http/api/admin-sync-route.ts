@@ -8,7 +8,7 @@ export type TriggerResult =
 export type SyncTrigger = () => Promise<TriggerResult>;
 
 // Hashing both sides first makes the comparison constant-time whatever the lengths.
-function tokenMatches(given: string, expected: string): boolean {
+export function tokenMatches(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);

@@ -1,0 +1,163 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { Config, SettingKey } from '../config.js';
+import { openDatabase, type MirrorDatabase } from '../db/open.js';
+import { deliveryStatuses, type DeliveryStatus } from '../db/schema.js';
+import { ConfigError } from '../errors.js';
+import { EXIT } from '../exit-codes.js';
+import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
+import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
+
+type Write = (line: string) => void;
+const stdout: Write = (line) => process.stdout.write(`${line}\n`);
+
+/** What `cli.ts` lends its subcommands: its flag helpers, so every command reads settings alike. */
+export interface CliHelpers {
+  withSettings: (command: Command, keys: readonly SettingKey[]) => Command;
+  configFrom: (options: Record<string, unknown>) => Config;
+}
+
+function withStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
+  const store = openDatabase(config.databasePath);
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+export function deliveryLine(d: DeliveryView): string {
+  const last = d.last_attempt;
+  const answer = last
+    ? `  last ${last.at} ${last.http_status ?? last.error?.code ?? '-'} ${last.duration_ms} ms`
+    : '';
+  const next = d.next_attempt_at ? `  next ${d.next_attempt_at}` : '';
+  const disabled = d.endpoint.disabled ? ' (disabled)' : '';
+  return (
+    `delivery ${d.id}  ${d.status.padEnd(9)}  ${d.type}  run ${d.run}  ${d.webhook_id}  ` +
+    `→ ${d.endpoint.url}${disabled}  ${d.attempts} attempt(s)${answer}${next}`
+  );
+}
+
+function positiveId(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new ConfigError([
+      { name, problem: `expected a whole number of at least 1 (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return n;
+}
+
+/** `deliveries` (list, newest first), `deliveries show|redeliver <id>`, `deliveries enable <endpoint>`. */
+export function registerDeliveriesCommand(program: Command, cli: CliHelpers, write: Write = stdout): void {
+  const deliveries = program
+    .command('deliveries')
+    .description('Webhook deliveries: list them, show one with its attempts, send one again');
+
+  cli
+    .withSettings(
+      deliveries
+        .command('list', { isDefault: true })
+        .description('Deliveries, newest first')
+        .addOption(new Option('--status <status>', 'only this status').choices([...deliveryStatuses]))
+        .option('--endpoint <id>', 'only deliveries to this endpoint id')
+        .option('--limit <n>', 'at most this many', '50')
+        .option('--json', 'JSON Lines output'),
+      ['databasePath'],
+    )
+    .action(
+      (
+        flags: Record<string, unknown> & {
+          status?: DeliveryStatus;
+          endpoint?: string;
+          limit?: string;
+          json?: boolean;
+        },
+      ) => {
+        const config = cli.configFrom(flags);
+        process.exitCode = withStore(config, (store) => {
+          const rows = listDeliveries(store, {
+            status: flags.status,
+            endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
+            limit: positiveId('--limit', flags.limit ?? '50'),
+          });
+          for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
+          if (flags.json !== true && rows.length === 0) write('no deliveries');
+          return EXIT.ok;
+        });
+      },
+    );
+
+  cli
+    .withSettings(
+      deliveries
+        .command('show')
+        .description('One delivery with every attempt')
+        .argument('<id>', 'delivery id')
+        .option('--json', 'JSON output'),
+      ['databasePath'],
+    )
+    .action((id: string, flags: Record<string, unknown> & { json?: boolean }) => {
+      const config = cli.configFrom(flags);
+      process.exitCode = withStore(config, (store) => {
+        const delivery = getDelivery(store, positiveId('<id>', id));
+        if (!delivery) {
+          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          return EXIT.notFound;
+        }
+        if (flags.json === true) {
+          write(JSON.stringify(delivery));
+          return EXIT.ok;
+        }
+        write(deliveryLine(delivery));
+        for (const a of delivery.attempt_log) {
+          const answer = a.http_status ?? a.error?.code ?? '-';
+          write(
+            `  ${a.at}  ${answer}  ${a.duration_ms} ms  ${a.error?.message ?? ''}  ${JSON.stringify(a.response_excerpt ?? '')}`,
+          );
+        }
+        return EXIT.ok;
+      });
+    });
+
+  cli
+    .withSettings(
+      deliveries
+        .command('redeliver')
+        .description('Send a delivery again (same webhook-id), re-enabling its endpoint')
+        .argument('<id>', 'delivery id'),
+      ['databasePath'],
+    )
+    .action((id: string, flags: Record<string, unknown>) => {
+      const config = cli.configFrom(flags);
+      process.exitCode = withStore(config, (store) => {
+        if (!redeliver(store, positiveId('<id>', id))) {
+          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          return EXIT.notFound;
+        }
+        write(`delivery ${id} queued again; the running \`start\` (or the next \`sync\`) sends it`);
+        return EXIT.ok;
+      });
+    });
+
+  cli
+    .withSettings(
+      deliveries
+        .command('enable')
+        .description('Re-enable an endpoint disabled by a 410 Gone')
+        .argument('<endpoint>', 'endpoint id (shown by `deliveries`)'),
+      ['databasePath'],
+    )
+    .action((endpoint: string, flags: Record<string, unknown>) => {
+      const config = cli.configFrom(flags);
+      process.exitCode = withStore(config, (store) => {
+        if (!enableEndpoint(store, positiveId('<endpoint>', endpoint))) {
+          process.stderr.write(`no endpoint ${endpoint} in ${config.databasePath}\n`);
+          return EXIT.notFound;
+        }
+        write(`endpoint ${endpoint} enabled; its pending deliveries resume in order`);
+        return EXIT.ok;
+      });
+    });
+}

@@ -1,0 +1,118 @@
+import type { FastifyInstance } from 'fastify';
+import { Gauge, type Registry } from 'prom-client';
+import { z } from 'zod';
+import type { MirrorDatabase } from '../../db/open.js';
+import { deliveryStatuses } from '../../db/schema.js';
+import {
+  countDeliveries,
+  deliveryFigures,
+  getDelivery,
+  listDeliveries,
+} from '../../webhooks/delivery-queries.js';
+import { redeliver } from '../../webhooks/delivery-store.js';
+import { tokenMatches } from './admin-sync-route.js';
+import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from './params.js';
+
+const deliveriesQuery = pageQuery.extend({
+  status: z.enum(deliveryStatuses).optional(),
+  endpoint: runIdParam.shape.id.optional(),
+});
+
+const DEFAULT_PAGE_SIZE = 50;
+
+export interface DeliveryRoutesOptions extends LinkBase {
+  adminToken: string | null;
+  registry: Registry;
+}
+
+/**
+ * The webhook delivery log: GET /api/mirror/deliveries/ (filter by status, endpoint), one delivery
+ * with its attempts, and POST …/redeliver (admin token; the route exists only with one). Also the
+ * delivery gauges of /metrics, read from the database at scrape time like the run figures.
+ */
+export function registerDeliveryRoutes(
+  app: FastifyInstance,
+  store: MirrorDatabase,
+  options: DeliveryRoutesOptions,
+): void {
+  registerDeliveryGauges(options.registry, store);
+
+  // DRF's page-number envelope, with the filters kept in next/previous.
+  app.get('/api/mirror/deliveries/', (request, reply) => {
+    const query = parseParams(deliveriesQuery, request.query, reply);
+    if (!query) return reply;
+    const page = query.page ?? 1;
+    const pageSize = query.page_size ?? DEFAULT_PAGE_SIZE;
+    const filter = { status: query.status, endpoint: query.endpoint };
+    const count = countDeliveries(store, filter);
+    const results = listDeliveries(store, { ...filter, limit: pageSize, offset: (page - 1) * pageSize });
+    const link = (to: number | undefined) =>
+      selfUrl(
+        request,
+        { status: query.status, endpoint: query.endpoint, page: to, page_size: query.page_size },
+        options,
+      );
+    const last = Math.max(1, Math.ceil(count / pageSize));
+    return {
+      count,
+      next: page < last ? link(page + 1) : null,
+      previous: page > 1 ? link(page === 2 ? undefined : page - 1) : null,
+      results,
+    };
+  });
+
+  app.get('/api/mirror/deliveries/:id/', (request, reply) => {
+    const params = parseParams(runIdParam, request.params, reply);
+    if (!params) return reply;
+    const delivery = getDelivery(store, params.id);
+    return delivery ?? reply.code(404).send({ detail: `no delivery ${params.id}` });
+  });
+
+  const adminToken = options.adminToken;
+  if (!adminToken) return;
+  app.post('/api/mirror/deliveries/:id/redeliver', (request, reply) => {
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(.+)$/i.exec(header) : null;
+    if (!match?.[1]) {
+      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({
+        detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.',
+      });
+    }
+    if (!tokenMatches(match[1].trim(), adminToken)) {
+      return reply.code(403).send({ detail: 'Invalid admin token.' });
+    }
+    const params = parseParams(runIdParam, request.params, reply);
+    if (!params) return reply;
+    if (!redeliver(store, params.id)) {
+      return reply.code(404).send({ detail: `no delivery ${params.id}` });
+    }
+    request.log.info({ deliveryId: params.id }, 'webhook redelivery requested');
+    return reply.code(202).send({
+      detail: 'Redelivery queued.',
+      delivery: params.id,
+      url: `/api/mirror/deliveries/${params.id}/`,
+    });
+  });
+}
+
+function registerDeliveryGauges(registry: Registry, store: MirrorDatabase): void {
+  const read = () => deliveryFigures(store);
+  new Gauge({
+    name: 'coworker_mirror_webhook_deliveries',
+    help: 'Webhook deliveries, by status (pending includes those waiting for a retry)',
+    labelNames: ['status'],
+    registers: [registry],
+    collect() {
+      const figures = read();
+      for (const status of deliveryStatuses) this.set({ status }, figures.byStatus.get(status) ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'coworker_mirror_webhook_endpoints_disabled',
+    help: 'Webhook endpoints disabled by a 410 Gone until re-enabled',
+    registers: [registry],
+    collect() {
+      this.set(read().disabledEndpoints);
+    },
+  });
+}

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { Agent } from 'undici';
+import type { MirrorDatabase } from '../db/open.js';
+import type { Logger } from '../logger.js';
+import { claimDue, recordAttempt, type AttemptOutcome, type Claim } from './delivery-store.js';
+import { maskCredentials } from './mask-url.js';
+import { retryDelayMs } from './retry-delay.js';
+import { sendAttempt, type AttemptResult } from './send-attempt.js';
+import type { DeliverySettings } from './settings.js';
+import { createSigner, type Signer } from './sign.js';
+
+/**
+ * A lease outlives the attempt's own deadline by this much (the time to record its outcome), so
+ * another process takes over a delivery only when its holder is certainly gone.
+ */
+export const LEASE_MARGIN_MS = 2_000;
+/** How often the worker looks for commits made by other connections (PRAGMA data_version). */
+export const POLL_MS = 50;
+
+export interface DeliveryWorkerDeps {
+  store: MirrorDatabase;
+  logger: Logger;
+  settings: DeliverySettings;
+  /** Called after every attempt (metrics). */
+  onAttempt?: (result: AttemptResult) => void;
+  random?: () => number;
+}
+
+/**
+ * Sends the outbox: per endpoint one delivery at a time, oldest first; endpoints in parallel.
+ * Everything it knows is in SQLite, so any process can run one and a killed one loses nothing:
+ * its leases expire and the next worker sends the same messages under the same webhook-id.
+ */
+export class DeliveryWorker {
+  readonly #deps: DeliveryWorkerDeps;
+  readonly #log: Logger;
+  readonly #agent: Agent;
+  readonly #signer: Signer | null;
+  readonly #token = randomUUID();
+  readonly #busy = new Map<number, Promise<void>>();
+  #timer: NodeJS.Timeout | null = null;
+  #dataVersion = -1;
+  #nextWakeAt: number | null = 0;
+  #ticking = false;
+  #again = false;
+  #stopped = false;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(deps: DeliveryWorkerDeps) {
+    this.#deps = deps;
+    this.#log = deps.logger.child({ module: 'webhooks' });
+    const timeout = deps.settings.timeoutMs;
+    // No redirect interceptor: a 3xx is an answer, logged as a failed attempt.
+    this.#agent = new Agent({ connect: { timeout }, headersTimeout: timeout, bodyTimeout: timeout });
+    this.#signer = createSigner(deps.settings.secret);
+  }
+
+  /** Watches the database for due deliveries until stop(). */
+  start(): void {
+    if (this.#timer || this.#stopped) return;
+    this.#timer = setInterval(() => this.#poll(), POLL_MS);
+    this.#timer.unref();
+    this.nudge();
+  }
+
+  /** Looks for due deliveries now (after a commit made on this very connection, say). */
+  nudge(): void {
+    if (this.#stopped) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    this.#ticking = true;
+    setImmediate(() => this.#tick());
+  }
+
+  /**
+   * Sends what is due now and what becomes due within `budgetMs`, then returns; attempts in flight
+   * at the budget finish (each within WEBHOOK_TIMEOUT). Returns the deliveries still pending.
+   */
+  async drain(budgetMs: number): Promise<number> {
+    const until = Date.now() + budgetMs;
+    for (;;) {
+      this.nudge();
+      await this.#whenIdle();
+      const wake = this.#nextWakeAt;
+      if (wake === null || wake > until || this.#stopped) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, wake - Date.now())));
+    }
+    return this.pendingCount();
+  }
+
+  /** Deliveries still to send to the endpoints this worker serves. */
+  pendingCount(): number {
+    return this.#deps.store.sqlite
+      .prepare(
+        `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.status = 'pending' and e.url in (select value from json_each(?))`,
+      )
+      .pluck()
+      .get(JSON.stringify(this.#deps.settings.urls)) as number;
+  }
+
+  /** Stops claiming; waits for attempts in flight (each bounded by its deadline). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await Promise.all(this.#busy.values());
+    await this.#agent.close();
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  #poll(): void {
+    let version: number;
+    try {
+      version = this.#deps.store.sqlite.pragma('data_version', { simple: true }) as number;
+    } catch (error) {
+      this.#log.error({ err: error }, 'cannot read the outbox; retrying at the next poll');
+      return;
+    }
+    const changed = version !== this.#dataVersion;
+    this.#dataVersion = version;
+    if (changed || (this.#nextWakeAt !== null && Date.now() >= this.#nextWakeAt)) this.nudge();
+  }
+
+  #tick(): void {
+    try {
+      if (this.#stopped) return;
+      const { claims, nextWakeAt } = claimDue(this.#deps.store, {
+        urls: this.#deps.settings.urls,
+        busyEndpoints: new Set(this.#busy.keys()),
+        leaseMs: this.#deps.settings.timeoutMs + LEASE_MARGIN_MS,
+        token: this.#token,
+        now: Date.now(),
+      });
+      this.#nextWakeAt = nextWakeAt;
+      for (const claim of claims) {
+        const attempt = this.#attempt(claim).finally(() => {
+          this.#busy.delete(claim.endpointId);
+          this.nudge();
+        });
+        this.#busy.set(claim.endpointId, attempt);
+      }
+    } catch (error) {
+      // A busy or failing database: the poll tries again; nothing is lost, the rows stay pending.
+      this.#log.error({ err: error }, 'cannot claim webhook deliveries; retrying at the next poll');
+      this.#nextWakeAt = Date.now() + POLL_MS;
+    } finally {
+      this.#ticking = false;
+      if (this.#again) {
+        this.#again = false;
+        this.nudge();
+      } else if (this.#busy.size === 0) {
+        for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      }
+    }
+  }
+
+  #whenIdle(): Promise<void> {
+    if (!this.#ticking && this.#busy.size === 0 && !this.#again) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  async #attempt(claim: Claim): Promise<void> {
+    const { settings } = this.#deps;
+    const result = await sendAttempt(
+      this.#agent,
+      { url: claim.url, webhookId: claim.webhookId, body: claim.body },
+      { timeoutMs: settings.timeoutMs, signer: this.#signer },
+    );
+    const outcome = this.#outcome(claim, result);
+    try {
+      recordAttempt(this.#deps.store, claim, result, outcome);
+    } catch (error) {
+      // Unrecorded, the delivery stays pending under our lease: it is sent again once the lease ends.
+      this.#log.error({ err: error, deliveryId: claim.deliveryId }, 'cannot record a webhook attempt');
+      return;
+    }
+    this.#deps.onAttempt?.(result);
+    this.#report(claim, result, outcome);
+  }
+
+  #outcome(claim: Claim, result: AttemptResult): AttemptOutcome {
+    if (result.ok) return { kind: 'succeeded' };
+    if (result.httpStatus === 410) return { kind: 'gone' };
+    const delay = retryDelayMs(this.#deps.settings.retryScheduleMs, claim.tries + 1, this.#deps.random);
+    if (delay === null) return { kind: 'failed' };
+    return { kind: 'retry', nextAttemptAt: new Date(Date.now() + delay).toISOString() };
+  }
+
+  #report(claim: Claim, result: AttemptResult, outcome: AttemptOutcome): void {
+    const fields = {
+      deliveryId: claim.deliveryId,
+      webhookId: claim.webhookId,
+      endpoint: maskCredentials(claim.url),
+      httpStatus: result.httpStatus,
+      durationMs: result.durationMs,
+      ...(result.errorCode ? { errorCode: result.errorCode, error: result.error } : {}),
+    };
+    switch (outcome.kind) {
+      case 'succeeded':
+        this.#log.info(fields, 'webhook delivered');
+        break;
+      case 'gone':
+        this.#log.warn(fields, 'webhook endpoint answered 410 Gone: disabled until re-enabled');
+        break;
+      case 'retry':
+        this.#log.warn(
+          { ...fields, nextAttemptAt: outcome.nextAttemptAt },
+          'webhook attempt failed; will retry',
+        );
+        break;
+      case 'failed':
+        this.#log.error(fields, 'webhook delivery failed after its last retry');
+        break;
+    }
+  }
+}

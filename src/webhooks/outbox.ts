@@ -1,0 +1,202 @@
+import { randomBytes } from 'node:crypto';
+import type { WebhookEventType } from '../config.js';
+import type { MirrorDatabase } from '../db/open.js';
+import type { ChangeRow, RunRow } from '../db/schema.js';
+import { changeView, type ChangeView } from '../history-views.js';
+import { maskCredentials } from './mask-url.js';
+import type { OutboxSettings } from './settings.js';
+
+/** A `coworkers.changed` body above this is split into parts (`part`, `parts`). */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+interface OutboxMessage {
+  type: WebhookEventType;
+  body: string;
+}
+
+/** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
+export function newWebhookId(): string {
+  return `msg_${randomBytes(16).toString('base64url')}`;
+}
+
+/**
+ * Writes the messages a succeeded run calls for (`sync.recovered`, `coworkers.changed`) and their
+ * deliveries. Must run inside the transaction that records the run as succeeded: the outbox rows
+ * then exist exactly when the run does.
+ */
+export function writeSucceededRunOutbox(
+  store: MirrorDatabase,
+  runId: number,
+  settings: OutboxSettings | undefined,
+): void {
+  if (!settings || settings.urls.length === 0) return;
+  const run = runRow(store, runId);
+  if (run?.status !== 'succeeded') return;
+  const messages: OutboxMessage[] = [];
+  if (settings.events.includes('sync.recovered')) {
+    const failedBefore = failedStreak(store, runId - 1);
+    if (failedBefore >= settings.failureThreshold) {
+      messages.push(envelope('sync.recovered', run, { failed_runs: failedBefore, counts: countsOf(run) }));
+    }
+  }
+  if (settings.events.includes('coworkers.changed')) messages.push(...changedMessages(store, run));
+  enqueue(store, run, messages, settings.urls);
+}
+
+/**
+ * Writes `sync.failed` when run `runId` is the failure that makes the streak reach the threshold
+ * (once per streak). Must run inside the transaction that records the run as failed.
+ */
+export function writeFailedRunOutbox(
+  store: MirrorDatabase,
+  runId: number,
+  settings: OutboxSettings | undefined,
+): void {
+  if (!settings || settings.urls.length === 0 || !settings.events.includes('sync.failed')) return;
+  const run = runRow(store, runId);
+  if (run?.status !== 'failed') return;
+  const streak = failedStreak(store, runId);
+  if (streak !== settings.failureThreshold) return;
+  const message = envelope('sync.failed', run, {
+    consecutive_failures: streak,
+    error: { code: run.errorCode ?? 'UNEXPECTED', message: run.errorMessage ?? '' },
+  });
+  enqueue(store, run, [message], settings.urls);
+}
+
+function runRow(store: MirrorDatabase, runId: number): RunRow | undefined {
+  return store.sqlite
+    .prepare(
+      `select id, status, started_at as startedAt, finished_at as finishedAt, upstream,
+              added, changed, removed, returned, unchanged,
+              error_code as errorCode, error_message as errorMessage
+         from runs where id = ?`,
+    )
+    .get(runId) as RunRow | undefined;
+}
+
+/**
+ * Failed runs in a row ending at `lastRunId`. Aborted runs (a shutdown, a crash) neither extend nor
+ * break a streak: they say nothing about the upstream.
+ */
+function failedStreak(store: MirrorDatabase, lastRunId: number): number {
+  const statuses = store.sqlite
+    .prepare(`select status from runs where id <= ? and status in ('failed', 'succeeded') order by id desc`)
+    .pluck()
+    .iterate(lastRunId) as IterableIterator<string>;
+  let streak = 0;
+  for (const status of statuses) {
+    if (status !== 'failed') break;
+    streak++;
+  }
+  return streak;
+}
+
+function countsOf(run: RunRow) {
+  return {
+    added: run.added,
+    changed: run.changed,
+    removed: run.removed,
+    returned: run.returned,
+    unchanged: run.unchanged,
+  };
+}
+
+function envelope(type: WebhookEventType, run: RunRow, data: Record<string, unknown>): OutboxMessage {
+  const body = JSON.stringify({
+    type,
+    timestamp: run.finishedAt ?? new Date().toISOString(),
+    data: { run: run.id, upstream: maskCredentials(run.upstream), ...data },
+  });
+  return { type, body };
+}
+
+/**
+ * The run's changes, as `changes --json` shows them, in parts of at most MAX_PAYLOAD_BYTES (a single
+ * change larger than that travels alone). None when the run changed nothing.
+ */
+function changedMessages(store: MirrorDatabase, run: RunRow): OutboxMessage[] {
+  const changes = runChanges(store, run.id);
+  if (changes.length === 0) return [];
+  const counts = countsOf(run);
+  const sizes = changes.map((c) => Buffer.byteLength(JSON.stringify(c)) + 1);
+  // The envelope with the widest part numbers a run can have: what each part costs besides changes.
+  const overhead = Buffer.byteLength(
+    envelope('coworkers.changed', run, { counts, part: changes.length, parts: changes.length, changes: [] })
+      .body,
+  );
+  const parts: ChangeView[][] = [];
+  let current: ChangeView[] = [];
+  let bytes = overhead;
+  changes.forEach((change, i) => {
+    const size = sizes[i] ?? 0;
+    if (current.length > 0 && bytes + size > MAX_PAYLOAD_BYTES) {
+      parts.push(current);
+      current = [];
+      bytes = overhead;
+    }
+    current.push(change);
+    bytes += size;
+  });
+  parts.push(current);
+  return parts.map((part, i) =>
+    envelope('coworkers.changed', run, { counts, part: i + 1, parts: parts.length, changes: part }),
+  );
+}
+
+/**
+ * The change rows of run `runId`, oldest first. They are the newest rows of the table while its
+ * transaction is open, so a walk down the primary key from the end finds them without an index.
+ */
+function runChanges(store: MirrorDatabase, runId: number): ChangeView[] {
+  const rows = store.sqlite
+    .prepare(
+      `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue, new_value as newValue
+         from changes order by id desc`,
+    )
+    .iterate() as IterableIterator<ChangeRow>;
+  const found: ChangeView[] = [];
+  for (const row of rows) {
+    if (row.runId > runId) continue;
+    if (row.runId < runId) break;
+    found.push(changeView(row));
+  }
+  return found.reverse();
+}
+
+/** One message row per message, and one pending delivery of it to each endpoint, due at once. */
+function enqueue(
+  store: MirrorDatabase,
+  run: RunRow,
+  messages: readonly OutboxMessage[],
+  urls: readonly string[],
+): void {
+  if (messages.length === 0) return;
+  const now = new Date().toISOString();
+  const endpointIds = urls.map((url) => endpointId(store, url, now));
+  const insertMessage = store.sqlite.prepare(
+    `insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)`,
+  );
+  const insertDelivery = store.sqlite.prepare(
+    `insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at, created_at)
+     values (?, ?, 'pending', ?, ?)`,
+  );
+  for (const message of messages) {
+    const messageId = insertMessage.run(
+      newWebhookId(),
+      message.type,
+      run.id,
+      now,
+      message.body,
+    ).lastInsertRowid;
+    for (const endpoint of endpointIds) insertDelivery.run(messageId, endpoint, now, now);
+  }
+}
+
+/** The endpoint row of a URL, created on first use. */
+export function endpointId(store: MirrorDatabase, url: string, now = new Date().toISOString()): number {
+  store.sqlite
+    .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
+    .run(url, now);
+  return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
+}

@@ -1,0 +1,126 @@
+import type { Dispatcher } from 'undici';
+import { request } from 'undici';
+import { USER_AGENT } from '../version.js';
+import type { Signer } from './sign.js';
+
+/** At most this much of a receiver's answer is read and kept in the delivery log. */
+export const EXCERPT_BYTES = 1024;
+
+export const attemptErrorCodes = ['TIMEOUT', 'REFUSED', 'NETWORK'] as const;
+export type AttemptErrorCode = (typeof attemptErrorCodes)[number];
+
+export interface AttemptTarget {
+  url: string;
+  webhookId: string;
+  body: string;
+}
+
+export interface AttemptResult {
+  at: string;
+  durationMs: number;
+  /** Null when no answer came (refused, timed out before the headers). */
+  httpStatus: number | null;
+  /** A 2xx within the deadline, body read (up to the excerpt) included. */
+  ok: boolean;
+  errorCode: AttemptErrorCode | null;
+  error: string | null;
+  excerpt: string | null;
+}
+
+/**
+ * One POST of one message. The whole attempt (connect, headers, excerpt of the body) has one
+ * deadline; redirects are answers, never followed; only the first KB of the answer is read.
+ */
+export async function sendAttempt(
+  dispatcher: Dispatcher,
+  target: AttemptTarget,
+  options: { timeoutMs: number; signer: Signer | null },
+): Promise<AttemptResult> {
+  const started = Date.now();
+  const at = new Date(started);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'webhook-id': target.webhookId,
+    'webhook-timestamp': String(Math.floor(started / 1000)),
+  };
+  if (options.signer) headers['webhook-signature'] = options.signer(target.webhookId, at, target.body);
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  let httpStatus: number | null = null;
+  try {
+    const response = await request(target.url, {
+      dispatcher,
+      method: 'POST',
+      headers,
+      body: target.body,
+      signal: deadline,
+    });
+    httpStatus = response.statusCode;
+    const excerpt = await readExcerpt(response.body);
+    const ok = httpStatus >= 200 && httpStatus < 300;
+    const error = ok
+      ? null
+      : httpStatus >= 300 && httpStatus < 400
+        ? `answered ${httpStatus} (redirects are not followed: point WEBHOOK_URLS at the final URL)`
+        : `answered ${httpStatus}`;
+    return {
+      at: at.toISOString(),
+      durationMs: Date.now() - started,
+      httpStatus,
+      ok,
+      errorCode: null,
+      error,
+      excerpt,
+    };
+  } catch (thrown) {
+    const { code, message } = classify(thrown, deadline, options.timeoutMs);
+    return {
+      at: at.toISOString(),
+      durationMs: Date.now() - started,
+      httpStatus,
+      ok: false,
+      errorCode: code,
+      error: message,
+      excerpt: null,
+    };
+  }
+}
+
+/** The first EXCERPT_BYTES of a body (or all of a shorter one); the rest is dropped unread. */
+async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buffer = chunk as Buffer;
+      chunks.push(buffer);
+      size += buffer.length;
+      if (size >= EXCERPT_BYTES) break;
+    }
+  } finally {
+    if (!body.destroyed) body.destroy();
+  }
+  // A multi-byte character cut at the limit decodes as U+FFFD: the excerpt is for people.
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
+}
+
+function classify(
+  thrown: unknown,
+  deadline: AbortSignal,
+  timeoutMs: number,
+): { code: AttemptErrorCode; message: string } {
+  if (deadline.aborted) {
+    return { code: 'TIMEOUT', message: `no complete answer within ${timeoutMs} ms (WEBHOOK_TIMEOUT)` };
+  }
+  const error = thrown as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+  const errno = error.code ?? error.cause?.code;
+  if (errno === 'ECONNREFUSED') return { code: 'REFUSED', message: 'connection refused' };
+  if (
+    errno === 'UND_ERR_CONNECT_TIMEOUT' ||
+    errno === 'UND_ERR_HEADERS_TIMEOUT' ||
+    errno === 'UND_ERR_BODY_TIMEOUT'
+  ) {
+    return { code: 'TIMEOUT', message: `no complete answer within ${timeoutMs} ms (WEBHOOK_TIMEOUT)` };
+  }
+  return { code: 'NETWORK', message: `${errno ?? 'error'}: ${error.message}` };
+}

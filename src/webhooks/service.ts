@@ -1,0 +1,74 @@
+import { Histogram, type Registry } from 'prom-client';
+import type { Config } from '../config.js';
+import { openDatabase, type MirrorDatabase } from '../db/open.js';
+import type { Logger } from '../logger.js';
+import { DeliveryWorker } from './delivery-worker.js';
+import { deliverySettingsFrom } from './settings.js';
+
+export interface WebhookService {
+  worker: DeliveryWorker;
+  stop(): Promise<void>;
+}
+
+/**
+ * The delivery worker of `start`, on a connection of its own: PRAGMA data_version then sees every
+ * commit of the others, the in-process sync and a sync in another process alike. Null when no
+ * endpoint is configured.
+ */
+export function startWebhookDelivery(deps: {
+  config: Config;
+  logger: Logger;
+  registry?: Registry;
+}): WebhookService | null {
+  const settings = deliverySettingsFrom(deps.config);
+  if (settings.urls.length === 0) return null;
+  const store = openDatabase(deps.config.databasePath);
+  const latency = deps.registry ? attemptLatency(deps.registry) : null;
+  const worker = new DeliveryWorker({
+    store,
+    logger: deps.logger,
+    settings,
+    onAttempt: (result) =>
+      latency?.observe({ outcome: result.ok ? 'ok' : 'failed' }, result.durationMs / 1000),
+  });
+  worker.start();
+  deps.logger.info(
+    { endpoints: settings.urls.length, signed: settings.secret !== null },
+    'webhook delivery started',
+  );
+  return {
+    worker,
+    async stop() {
+      await worker.stop();
+      store.close();
+    },
+  };
+}
+
+function attemptLatency(registry: Registry): Histogram<'outcome'> {
+  return new Histogram({
+    name: 'coworker_mirror_webhook_attempt_duration_seconds',
+    help: 'Time of one webhook delivery attempt, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    registers: [registry],
+  });
+}
+
+/**
+ * `sync`: after its commit, sends what is due within one WEBHOOK_TIMEOUT and leaves the rest
+ * (retries, slow endpoints) pending for `start` or the next sync.
+ */
+export async function deliverAfterSync(store: MirrorDatabase, config: Config, logger: Logger): Promise<void> {
+  const settings = deliverySettingsFrom(config);
+  if (settings.urls.length === 0) return;
+  const worker = new DeliveryWorker({ store, logger, settings });
+  try {
+    const left = await worker.drain(settings.timeoutMs);
+    if (left > 0) {
+      logger.info({ pending: left }, 'webhook deliveries left pending for the next process');
+    }
+  } finally {
+    await worker.stop();
+  }
+}

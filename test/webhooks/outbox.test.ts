@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { listChanges } from '../../src/db/queries.js';
+import { changeView } from '../../src/history-views.js';
+import { MAX_PAYLOAD_BYTES } from '../../src/webhooks/outbox.js';
+import type { OutboxSettings } from '../../src/webhooks/settings.js';
+import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
+import { tableRows, tempDatabase } from '../helpers/temp-db.js';
+import type { MirrorDatabase } from '../../src/db/open.js';
+
+const webhooks: OutboxSettings = {
+  urls: ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b'],
+  events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
+  failureThreshold: 3,
+};
+
+interface Payload {
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown> & { run: number; changes?: unknown[]; part?: number; parts?: number };
+}
+
+function messages(store: MirrorDatabase): (Payload & { webhookId: string; runId: number })[] {
+  return (
+    store.sqlite.prepare('select webhook_id, run_id, body from webhook_messages order by id').all() as {
+      webhook_id: string;
+      run_id: number;
+      body: string;
+    }[]
+  ).map((row) => ({ ...(JSON.parse(row.body) as Payload), webhookId: row.webhook_id, runId: row.run_id }));
+}
+
+describe('the outbox: notifications written in the run transaction', () => {
+  it('a run with changes writes one coworkers.changed carrying the same objects as `changes --json`', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 7, count: 12 });
+    await sync(store, upstream, { webhooks });
+    upstream.data.edit(2, 'post');
+    upstream.data.remove(1);
+    const second = await sync(store, upstream, { webhooks });
+
+    const all = messages(store);
+    expect(all.map((m) => [m.type, m.runId])).toEqual([
+      ['coworkers.changed', 1],
+      ['coworkers.changed', second.runId],
+    ]);
+    const last = all[1];
+    const expected = listChanges(store, { limit: 100 })
+      .filter((c) => c.runId === second.runId)
+      .map(changeView)
+      .reverse();
+    expect(last).toMatchObject({
+      type: 'coworkers.changed',
+      data: {
+        run: second.runId,
+        upstream: upstream.url,
+        counts: second.counts,
+        part: 1,
+        parts: 1,
+      },
+    });
+    expect(last?.data.changes).toEqual(JSON.parse(JSON.stringify(expected)));
+    expect(last?.webhookId).toMatch(/^msg_[A-Za-z0-9_-]{22}$/);
+    // One pending delivery per message and endpoint, due at once.
+    expect(
+      tableRows(store, 'webhook_deliveries', 'message_id, endpoint_id, status, tries, attempts'),
+    ).toEqual([
+      { message_id: 1, endpoint_id: 1, status: 'pending', tries: 0, attempts: 0 },
+      { message_id: 1, endpoint_id: 2, status: 'pending', tries: 0, attempts: 0 },
+      { message_id: 2, endpoint_id: 1, status: 'pending', tries: 0, attempts: 0 },
+      { message_id: 2, endpoint_id: 2, status: 'pending', tries: 0, attempts: 0 },
+    ]);
+  });
+
+  it('a run without changes, or without endpoints, or with the type filtered out, writes nothing', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 8, count: 5 });
+    await sync(store, upstream); // no webhooks configured
+    upstream.data.add(1);
+    await sync(store, upstream, { webhooks: { ...webhooks, events: ['sync.failed'] } });
+    await sync(store, upstream, { webhooks }); // nothing changed
+    expect(messages(store)).toEqual([]);
+  });
+
+  it('masks credentials of the upstream URL in payloads', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 9, count: 3 });
+    const withCredentials = upstream.url.replace('http://', 'http://reader:s3cret@');
+    await sync(store, { url: withCredentials }, { webhooks });
+    const body = (store.sqlite.prepare('select body from webhook_messages').pluck().get() as string) ?? '';
+    expect(body).not.toContain('s3cret');
+    expect((JSON.parse(body) as Payload).data.upstream).toBe(withCredentials.replace('reader:s3cret', '***'));
+  });
+
+  it('splits a run whose changes exceed the size cap into parts that say part and parts', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 10, count: 2_500 });
+    const summary = await sync(store, upstream, { webhooks });
+    const all = messages(store);
+    expect(all.length).toBeGreaterThan(1);
+    const bodies = store.sqlite.prepare('select body from webhook_messages').pluck().all() as string[];
+    for (const body of bodies) expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
+    expect(all.map((m) => [m.data.part, m.data.parts])).toEqual(all.map((_, i) => [i + 1, all.length]));
+    // Every change exactly once, in order, across the parts.
+    const ids = all.flatMap((m) => (m.data.changes as { id: number }[]).map((c) => c.id));
+    expect(ids).toHaveLength(summary.counts.added);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('sends sync.failed once when the streak reaches the threshold, then sync.recovered', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 11, count: 4 });
+    await sync(store, upstream, { webhooks });
+    upstream.faults.set({ invalidJson: { page: 1 } });
+    for (let i = 0; i < 4; i++) await expect(sync(store, upstream, { webhooks })).rejects.toThrow();
+    upstream.faults.clear();
+    const recovered = await sync(store, upstream, { webhooks });
+
+    const all = messages(store);
+    expect(all.map((m) => [m.type, m.runId])).toEqual([
+      ['coworkers.changed', 1],
+      ['sync.failed', 4],
+      ['sync.recovered', recovered.runId],
+    ]);
+    expect(all[1]?.data).toEqual({
+      run: 4,
+      upstream: upstream.url,
+      consecutive_failures: 3,
+      error: { code: 'UPSTREAM_INVALID_JSON', message: expect.any(String) as string },
+    });
+    expect(all[2]?.data).toMatchObject({ run: recovered.runId, failed_runs: 4 });
+  });
+
+  it('a commit that is refused writes no notification, like it writes no data', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 12, count: 4 });
+    await sync(store, upstream, { webhooks });
+    const before = { ...storedState(store), messages: tableRows(store, 'webhook_messages') };
+    upstream.data.add(2);
+    // The run is aborted under it (as a stale-lock recovery would) before its commit.
+    const aborting = sync(store, upstream, { webhooks });
+    store.sqlite.prepare("update runs set status = 'aborted' where status = 'running'").run();
+    await expect(aborting).rejects.toMatchObject({ code: 'RUN_ABORTED' });
+    expect({ ...storedState(store), messages: tableRows(store, 'webhook_messages') }).toEqual(before);
+  });
+});
