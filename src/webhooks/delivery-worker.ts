@@ -39,6 +39,7 @@ export class DeliveryWorker {
   readonly #token = randomUUID();
   readonly #busy = new Map<number, Promise<void>>();
   #timer: NodeJS.Timeout | null = null;
+  #wakeTimer: NodeJS.Timeout | null = null;
   #dataVersion = -1;
   #nextWakeAt: number | null = 0;
   #ticking = false;
@@ -103,8 +104,10 @@ export class DeliveryWorker {
 
   /** Stops claiming; waits for attempts in flight (each bounded by its deadline). */
   async stop(): Promise<void> {
+    if (this.#stopped) return;
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
     this.#timer = null;
     await Promise.all(this.#busy.values());
     await this.#agent.close();
@@ -135,6 +138,7 @@ export class DeliveryWorker {
         now: Date.now(),
       });
       this.#nextWakeAt = nextWakeAt;
+      this.#wakeSoon(nextWakeAt);
       for (const claim of claims) {
         const attempt = this.#attempt(claim).finally(() => {
           this.#busy.delete(claim.endpointId);
@@ -155,6 +159,16 @@ export class DeliveryWorker {
         for (const resolve of this.#idleWaiters.splice(0)) resolve();
       }
     }
+  }
+
+  /** A retry due before the next poll gets its own timer, so short schedules are kept to the ms. */
+  #wakeSoon(at: number | null): void {
+    if (at === null || this.#timer === null) return;
+    const delay = at - Date.now();
+    if (delay >= POLL_MS) return;
+    if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
+    this.#wakeTimer = setTimeout(() => this.nudge(), Math.max(0, delay));
+    this.#wakeTimer.unref();
   }
 
   #whenIdle(): Promise<void> {

@@ -20,7 +20,14 @@ export interface Received {
 
 /** How the receiver answers request number n (1-based). */
 export type Behaviour =
-  | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
+  | {
+      kind: 'status';
+      status: number;
+      body?: string;
+      headers?: Record<string, string>;
+      /** Handled (acknowledged), then the connection drops before the answer is sent. */
+      drop?: boolean;
+    }
   /** Never answers (until the client gives up or the test ends). */
   | { kind: 'hang' }
   /** Headers at once, then one byte of body every `everyMs`, forever. */
@@ -111,6 +118,10 @@ export async function webhookReceiver(secret: string | null): Promise<Receiver> 
       return;
     }
     if (answer.status >= 200 && answer.status < 300) acknowledged.push(id);
+    if (answer.drop) {
+      req.socket.destroy();
+      return;
+    }
     res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
     res.end(answer.body ?? '');
   };
