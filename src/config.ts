@@ -39,6 +39,9 @@ const httpUrl = z
 export const webhookEventTypes = ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
+/** Variables whose values an error message must never repeat. */
+const SECRET_SETTINGS = new Set(['WEBHOOK_SECRET']);
+
 const commaList = (text: string): string[] =>
   text
     .split(',')
@@ -349,7 +352,8 @@ export function loadConfig(
     if (parsed.success) out[key] = parsed.data;
     else {
       const problem = parsed.error.issues.map((i) => i.message).join('; ');
-      issues.push({ name, problem: `${problem} (got ${JSON.stringify(raw)})` });
+      const shown = SECRET_SETTINGS.has(s.env) ? 'a value that is not shown' : JSON.stringify(raw);
+      issues.push({ name, problem: `${problem} (got ${shown})` });
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);

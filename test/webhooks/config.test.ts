@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { maskCredentials } from '../../src/webhooks/mask-url.js';
+import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
+import { newSecret } from '../helpers/webhook-receiver.js';
+
+describe('WEBHOOK_* settings', () => {
+  it('defaults: no endpoints, unsigned, every event, the Standard Webhooks schedule, 15 s', () => {
+    const config = loadConfig({});
+    expect({
+      urls: config.webhookUrls,
+      secret: config.webhookSecret,
+      events: config.webhookEvents,
+      threshold: config.webhookFailureThreshold,
+      schedule: config.webhookRetrySchedule,
+      timeout: config.webhookTimeoutMs,
+    }).toEqual({
+      urls: [],
+      secret: null,
+      events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
+      threshold: 3,
+      schedule: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      timeout: 15_000,
+    });
+  });
+
+  it('parses lists', () => {
+    const secret = newSecret();
+    const config = loadConfig({
+      WEBHOOK_URLS: ' https://a.example/hook , https://b.example/x?token=1 ',
+      WEBHOOK_SECRET: secret,
+      WEBHOOK_EVENTS: 'sync.failed',
+      WEBHOOK_RETRY_SCHEDULE: '1s, 1m',
+    });
+    expect(config.webhookUrls).toEqual(['https://a.example/hook', 'https://b.example/x?token=1']);
+    expect(config.webhookSecret).toBe(secret);
+    expect(config.webhookEvents).toEqual(['sync.failed']);
+    expect(config.webhookRetrySchedule).toEqual([1_000, 60_000]);
+  });
+
+  it.each([
+    ['WEBHOOK_URLS', 'ftp://a.example/hook'],
+    ['WEBHOOK_SECRET', 'whsec_not base64!'],
+    ['WEBHOOK_SECRET', 'whsec_c2hvcnQ='],
+    ['WEBHOOK_EVENTS', 'coworkers.changed,run.finished'],
+    ['WEBHOOK_FAILURE_THRESHOLD', '0'],
+    ['WEBHOOK_RETRY_SCHEDULE', '5s,soon'],
+    ['WEBHOOK_TIMEOUT', 'forever'],
+  ])('refuses %s=%s, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    try {
+      loadConfig({ [name]: value });
+    } catch (error) {
+      expect((error as ConfigError).issues.map((i) => i.name)).toEqual([name]);
+    }
+  });
+
+  it('never echoes a refused secret whole: the message names the variable and the expected form', () => {
+    try {
+      loadConfig({ WEBHOOK_SECRET: 'whsec_c2hvcnQ=' });
+    } catch (error) {
+      const problem = (error as ConfigError).issues[0]?.problem;
+      expect(problem).toMatch(/^expected whsec_ followed by the base64/);
+      expect(problem).not.toContain('c2hvcnQ');
+    }
+  });
+});
+
+describe('helpers', () => {
+  it.each([
+    ['https://user:pw@example.com', 'https://***@example.com'],
+    ['https://user:pw@example.com/base/', 'https://***@example.com/base/'],
+    ['https://example.com/hook?token=1', 'https://example.com/hook?token=1'],
+  ])('masks the credentials of %s', (url, masked) => expect(maskCredentials(url)).toBe(masked));
+
+  it('jitters each retry within ±20 % of the schedule and ends after its last entry', () => {
+    const schedule = [1_000, 60_000];
+    expect(retryDelayMs(schedule, 1, () => 0)).toBe(800);
+    expect(retryDelayMs(schedule, 1, () => 1)).toBe(1_200);
+    expect(retryDelayMs(schedule, 2, () => 0.5)).toBe(60_000);
+    expect(retryDelayMs(schedule, 3, () => 0.5)).toBeNull();
+  });
+});
