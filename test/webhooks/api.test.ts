@@ -125,10 +125,7 @@ describe('the delivery log over HTTP', () => {
     const write = process.stdout.write.bind(process.stdout);
     const run = async (...args: string[]) => {
       lines.length = 0;
-      process.stdout.write = ((chunk: string) => (
-        lines.push(chunk.trimEnd()),
-        true
-      )) as typeof process.stdout.write;
+      process.stdout.write = (chunk: string) => (lines.push(chunk.trimEnd()), true);
       try {
         await program().parseAsync(['node', 'coworker-mirror', 'deliveries', ...args, '--db', store.file]);
       } finally {
