@@ -1,6 +1,6 @@
 /**
  * One sync in its own process, for the crash harness: `node --import tsx test/crash/child-sync.ts
- * --upstream URL --db FILE`. The parent SIGKILLs it at instants aimed from what it prints on stdout,
+ * --upstream URL --db FILE [--webhook-url URL]`. The parent SIGKILLs it at instants aimed from what it prints on stdout,
  * one JSON object a line:
  *   - the run's own pino lines (`"msg":"sync started"`, `"msg":"sync succeeded"`, ...);
  *   - markers `{"marker":"progress","done":n,"total":n}` per page crawled;
@@ -63,7 +63,7 @@ function markTransactions(sqlite: Database.Database): void {
 }
 
 const { values } = parseArgs({
-  options: { upstream: { type: 'string' }, db: { type: 'string' } },
+  options: { upstream: { type: 'string' }, db: { type: 'string' }, 'webhook-url': { type: 'string' } },
   strict: true,
 });
 if (values.upstream === undefined || values.db === undefined) {
@@ -87,6 +87,16 @@ try {
       maxBodyBytes: 20 * 1024 * 1024,
       maxAttempts: 2,
       maxRetryAfterMs: 2_000,
+      // With --webhook-url, the run also writes its outbox (the webhooks crash campaign checks it).
+      ...(values['webhook-url'] === undefined
+        ? {}
+        : {
+            webhooks: {
+              urls: [values['webhook-url']],
+              events: ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const,
+              failureThreshold: 3,
+            },
+          }),
     },
     {
       store,

@@ -108,8 +108,9 @@ export class ChildRun {
   }
 }
 
-export function spawnChildSync(upstreamUrl: string, dbFile: string): ChildRun {
-  return new ChildRun(CHILD_SCRIPT, ['--upstream', upstreamUrl, '--db', dbFile]);
+export function spawnChildSync(upstreamUrl: string, dbFile: string, webhookUrl?: string): ChildRun {
+  const webhook = webhookUrl === undefined ? [] : ['--webhook-url', webhookUrl];
+  return new ChildRun(CHILD_SCRIPT, ['--upstream', upstreamUrl, '--db', dbFile, ...webhook]);
 }
 
 /** `coworker-mirror sync` run from source, as a user runs it (non-TTY: JSON logs on stdout). */
