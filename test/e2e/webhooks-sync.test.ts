@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli } from '../helpers/process.js';
+import { simulatedUpstream } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
+import { webhookReceiver } from '../helpers/webhook-receiver.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+const statuses = (file: string) => {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('select status from webhook_deliveries order by id').pluck().all() as string[];
+  } finally {
+    db.close();
+  }
+};
+
+describe('coworker-mirror sync with WEBHOOK_URLS (the built CLI)', () => {
+  it('delivers after its commit within a bounded wait, and leaves the rest to the next process', async () => {
+    const upstream = await simulatedUpstream({ seed: 5, count: 9 });
+    const receiver = await webhookReceiver(null);
+    let answering = false;
+    receiver.behave(() => (answering ? { kind: 'status', status: 200 } : { kind: 'hang' }));
+    const db = join(tempDir(), 'mirror.db');
+    const env = {
+      UPSTREAM_URL: upstream.url,
+      DATABASE_PATH: db,
+      WEBHOOK_URLS: receiver.url,
+      WEBHOOK_TIMEOUT: '500ms',
+      WEBHOOK_RETRY_SCHEDULE: '1h',
+    };
+
+    // A receiver that never answers: the sync still ends (exit 0), the delivery left pending.
+    const hanging = runCli(['sync'], env);
+    expect(await hanging.exited).toEqual({ code: 0, signal: null });
+    expect(hanging.output()).toContain('"msg":"webhook attempt failed; will retry"');
+    expect(hanging.output()).toContain('"msg":"webhook deliveries left pending for the next process"');
+    expect(statuses(db)).toEqual(['pending']);
+
+    // Queued again by hand, the next sync (which has nothing new) sends it.
+    answering = true;
+    const redeliver = runCli(['deliveries', 'redeliver', '1'], env);
+    expect(await redeliver.exited).toEqual({ code: 0, signal: null });
+    const next = runCli(['sync'], env);
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(statuses(db)).toEqual(['succeeded']);
+    expect(receiver.received.map((r) => r.id)).toEqual([receiver.received[0]?.id, receiver.received[0]?.id]);
+  }, 60_000);
+});
