@@ -1,8 +1,8 @@
 import type { MirrorDatabase } from '../db/open.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
-import { maskCredentials } from './mask-url.js';
+import { endpointLabel } from './mask-url.js';
 
-/** A delivery as the API and the CLI show it; the endpoint URL with any credentials masked. */
+/** A delivery as the API and the CLI show it; the endpoint by its origin only (see endpointLabel). */
 export interface DeliveryView {
   id: number;
   webhook_id: string;
@@ -119,7 +119,7 @@ function deliveryView(store: MirrorDatabase, row: DeliveryJoinRow): DeliveryView
     run: row.runId,
     endpoint: {
       id: row.endpointId,
-      url: maskCredentials(row.url),
+      url: endpointLabel(row.url),
       disabled: row.disabledAt !== null,
       disabled_reason: row.disabledReason,
     },

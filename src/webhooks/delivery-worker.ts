@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { claimDue, recordAttempt, type AttemptOutcome, type Claim } from './delivery-store.js';
-import { maskCredentials } from './mask-url.js';
+import { endpointLabel } from './mask-url.js';
 import { retryDelayMs } from './retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
 import type { DeliverySettings } from './settings.js';
@@ -207,7 +207,7 @@ export class DeliveryWorker {
     const fields = {
       deliveryId: claim.deliveryId,
       webhookId: claim.webhookId,
-      endpoint: maskCredentials(claim.url),
+      endpoint: endpointLabel(claim.url),
       httpStatus: result.httpStatus,
       durationMs: result.durationMs,
       ...(result.errorCode ? { errorCode: result.errorCode, error: result.error } : {}),

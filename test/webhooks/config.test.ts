@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { maskCredentials } from '../../src/webhooks/mask-url.js';
+import { endpointLabel, maskCredentials } from '../../src/webhooks/mask-url.js';
 import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
 import { newSecret } from '../helpers/webhook-receiver.js';
 
@@ -73,6 +73,14 @@ describe('helpers', () => {
     ['https://user:pw@example.com/base/', 'https://***@example.com/base/'],
     ['https://example.com/hook?token=1', 'https://example.com/hook?token=1'],
   ])('masks the credentials of %s', (url, masked) => expect(maskCredentials(url)).toBe(masked));
+
+  it.each([
+    ['https://api.example.com/build_hooks/5f1e2d3c4b5a', 'https://api.example.com/…'],
+    ['https://user:pw@hooks.example.com/?token=1', 'https://hooks.example.com/…'],
+    ['http://127.0.0.1:8080/', 'http://127.0.0.1:8080'],
+  ])('shows endpoint %s as %s: a deploy hook token never reaches the API or the logs', (url, label) =>
+    expect(endpointLabel(url)).toBe(label),
+  );
 
   it('jitters each retry within ±20 % of the schedule and ends after its last entry', () => {
     const schedule = [1_000, 60_000];
