@@ -45,6 +45,7 @@ export class DeliveryWorker {
   #ticking = false;
   #again = false;
   #stopped = false;
+  #claimUntil = Number.POSITIVE_INFINITY;
   #idleWaiters: (() => void)[] = [];
 
   constructor(deps: DeliveryWorkerDeps) {
@@ -76,17 +77,24 @@ export class DeliveryWorker {
   }
 
   /**
-   * Sends what is due now and what becomes due within `budgetMs`, then returns; attempts in flight
-   * at the budget finish (each within WEBHOOK_TIMEOUT). Returns the deliveries still pending.
+   * Sends what is due now and what becomes due within `budgetMs`, then returns; no attempt starts
+   * past the budget, and those in flight then finish within their own deadline, so the wait is at
+   * most budget + WEBHOOK_TIMEOUT. Returns the deliveries still pending.
    */
   async drain(budgetMs: number): Promise<number> {
     const until = Date.now() + budgetMs;
-    for (;;) {
-      this.nudge();
-      await this.#whenIdle();
-      const wake = this.#nextWakeAt;
-      if (wake === null || wake > until || this.#stopped) break;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, wake - Date.now())));
+    // No attempt starts past the budget: a long queue to one endpoint cannot hold the caller.
+    this.#claimUntil = until;
+    try {
+      for (;;) {
+        this.nudge();
+        await this.#whenIdle();
+        const wake = this.#nextWakeAt;
+        if (wake === null || wake > until || Date.now() >= until || this.#stopped) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, wake - Date.now())));
+      }
+    } finally {
+      this.#claimUntil = Number.POSITIVE_INFINITY;
     }
     return this.pendingCount();
   }
@@ -129,7 +137,7 @@ export class DeliveryWorker {
 
   #tick(): void {
     try {
-      if (this.#stopped) return;
+      if (this.#stopped || Date.now() >= this.#claimUntil) return;
       const { claims, nextWakeAt } = claimDue(this.#deps.store, {
         urls: this.#deps.settings.urls,
         busyEndpoints: new Set(this.#busy.keys()),

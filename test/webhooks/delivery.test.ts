@@ -190,6 +190,17 @@ describe('delivery: signed, retried, in order', () => {
     expect(fast.received.map((r) => r.id)).toEqual([a, b, c]);
   });
 
+  it('a drain starts no attempt past its budget, however long the queue', async () => {
+    const store = tempDatabase();
+    const receiver = await webhookReceiver(null);
+    receiver.behave(() => ({ kind: 'hang' }));
+    for (let i = 0; i < 5; i++) recordRunWithChange(store, [receiver.url]);
+    const left = await deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 400 })).drain(200);
+    // Whatever the machine's speed: at most the one attempt started within the budget.
+    expect(attemptRows(store).length).toBeLessThanOrEqual(1);
+    expect(left).toBe(5);
+  });
+
   it('serves only the endpoints it is configured with', async () => {
     const store = tempDatabase();
     const kept = await webhookReceiver(null);
