@@ -149,6 +149,15 @@ export function recordAttempt(
     .immediate();
 }
 
+/** Hands back a lease this process holds, so the next worker can send the delivery at once. */
+export function releaseLease(store: MirrorDatabase, claim: Claim, token: string): void {
+  store.sqlite
+    .prepare(
+      'update webhook_deliveries set lease_until = null, lease_token = null where id = ? and lease_token = ?',
+    )
+    .run(claim.deliveryId, token);
+}
+
 /**
  * Sends delivery `id` again (same message, same webhook-id) as soon as its endpoint's queue allows,
  * with a fresh retry schedule; re-enables its endpoint. False when no such delivery exists.

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
-import { claimDue, recordAttempt, type AttemptOutcome, type Claim } from './delivery-store.js';
+import { claimDue, recordAttempt, releaseLease, type AttemptOutcome, type Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
 import { retryDelayMs } from './retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
@@ -46,6 +46,8 @@ export class DeliveryWorker {
   #again = false;
   #stopped = false;
   #claimUntil = Number.POSITIVE_INFINITY;
+  /** Aborts attempts in flight at stop(): a shutdown must not wait for a slow receiver. */
+  readonly #shutdown = new AbortController();
   #idleWaiters: (() => void)[] = [];
 
   constructor(deps: DeliveryWorkerDeps) {
@@ -110,10 +112,14 @@ export class DeliveryWorker {
       .get(JSON.stringify(this.#deps.settings.urls)) as number;
   }
 
-  /** Stops claiming; waits for attempts in flight (each bounded by its deadline). */
+  /**
+   * Stops claiming and aborts the attempts in flight; their deliveries stay pending, released for
+   * the next worker (a receiver that got one anyway sees it again, under the same webhook-id).
+   */
   async stop(): Promise<void> {
     if (this.#stopped) return;
     this.#stopped = true;
+    this.#shutdown.abort();
     if (this.#timer) clearInterval(this.#timer);
     if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
     this.#timer = null;
@@ -189,8 +195,12 @@ export class DeliveryWorker {
     const result = await sendAttempt(
       this.#agent,
       { url: claim.url, webhookId: claim.webhookId, body: claim.body },
-      { timeoutMs: settings.timeoutMs, signer: this.#signer },
+      { timeoutMs: settings.timeoutMs, signer: this.#signer, signal: this.#shutdown.signal },
     );
+    if (this.#shutdown.signal.aborted) {
+      this.#release(claim);
+      return;
+    }
     const outcome = this.#outcome(claim, result);
     try {
       recordAttempt(this.#deps.store, claim, result, outcome);
@@ -201,6 +211,22 @@ export class DeliveryWorker {
     }
     this.#deps.onAttempt?.(result);
     this.#report(claim, result, outcome);
+  }
+
+  /** Our shutdown is no verdict on the receiver: no attempt is logged, the lease is handed back. */
+  #release(claim: Claim): void {
+    try {
+      releaseLease(this.#deps.store, claim, this.#token);
+      this.#log.info(
+        { deliveryId: claim.deliveryId, webhookId: claim.webhookId, endpoint: endpointLabel(claim.url) },
+        'webhook attempt abandoned at shutdown; the delivery stays pending',
+      );
+    } catch (error) {
+      this.#log.error(
+        { err: error, deliveryId: claim.deliveryId },
+        'cannot release a webhook lease; it expires',
+      );
+    }
   }
 
   #outcome(claim: Claim, result: AttemptResult): AttemptOutcome {

@@ -34,7 +34,7 @@ export interface AttemptResult {
 export async function sendAttempt(
   dispatcher: Dispatcher,
   target: AttemptTarget,
-  options: { timeoutMs: number; signer: Signer | null },
+  options: { timeoutMs: number; signer: Signer | null; signal?: AbortSignal },
 ): Promise<AttemptResult> {
   const started = Date.now();
   const at = new Date(started);
@@ -53,7 +53,7 @@ export async function sendAttempt(
       method: 'POST',
       headers,
       body: target.body,
-      signal: deadline,
+      signal: options.signal ? AbortSignal.any([deadline, options.signal]) : deadline,
     });
     httpStatus = response.statusCode;
     const excerpt = await readExcerpt(response.body);

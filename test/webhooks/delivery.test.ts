@@ -201,6 +201,23 @@ describe('delivery: signed, retried, in order', () => {
     expect(left).toBe(5);
   });
 
+  it('stop() abandons an attempt in flight: no verdict logged, the delivery released for the next worker', async () => {
+    const store = tempDatabase();
+    const receiver = await webhookReceiver(null);
+    receiver.behave((n) => (n === 1 ? { kind: 'hang' } : { kind: 'status', status: 200 }));
+    recordRunWithChange(store, [receiver.url]);
+    const first = deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 60_000 }));
+    first.start();
+    await receiver.waitForRequests(1);
+    await first.stop();
+    expect(attemptRows(store)).toEqual([]);
+    expect(tableRows(store, 'webhook_deliveries', 'status, attempts, lease_until')).toEqual([
+      { status: 'pending', attempts: 0, lease_until: null },
+    ]);
+    expect(await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000)).toBe(0);
+    expect(receiver.received.map((r) => r.id)).toEqual([webhookIds(store)[0], webhookIds(store)[0]]);
+  });
+
   it('serves only the endpoints it is configured with', async () => {
     const store = tempDatabase();
     const kept = await webhookReceiver(null);
