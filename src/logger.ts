@@ -10,7 +10,7 @@ export interface LoggerSettings {
   destination?: NodeJS.WritableStream;
 }
 
-// The admin token travels in headers and config; no log line may ever carry it.
+// The admin token travels in headers and config, the webhook secret in config; no log line may carry them.
 const redact: LoggerOptions['redact'] = {
   paths: [
     'adminToken',
@@ -18,6 +18,10 @@ const redact: LoggerOptions['redact'] = {
     'config.server.adminToken',
     'req.headers.authorization',
     'headers.authorization',
+    // The webhook signing secret, wherever a config or settings object is logged.
+    'webhookSecret',
+    'config.webhookSecret',
+    'settings.secret',
   ],
   censor: '[redacted]',
 };

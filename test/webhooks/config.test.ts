@@ -90,3 +90,21 @@ describe('helpers', () => {
     expect(retryDelayMs(schedule, 3, () => 0.5)).toBeNull();
   });
 });
+
+describe('the logger', () => {
+  it('redacts the webhook secret of a logged config', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { createLogger } = await import('../../src/logger.js');
+    const stream = new PassThrough();
+    let text = '';
+    stream.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    const secret = newSecret();
+    createLogger({ level: 'info', pretty: false, destination: stream }).info(
+      { config: loadConfig({ WEBHOOK_SECRET: secret }) },
+      'config',
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(text).toContain('"webhookSecret":"[redacted]"');
+    expect(text).not.toContain(secret.slice(6));
+  });
+});

@@ -15,7 +15,11 @@ import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from './pa
 
 const deliveriesQuery = pageQuery.extend({
   status: z.enum(deliveryStatuses).optional(),
-  endpoint: runIdParam.shape.id.optional(),
+  endpoint: z
+    .string()
+    .regex(/^\d+$/, 'endpoint must be an endpoint id (a whole number)')
+    .transform(Number)
+    .optional(),
 });
 
 const DEFAULT_PAGE_SIZE = 50;
