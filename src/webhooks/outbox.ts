@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { WebhookEventType } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
-import { changeView, type ChangeView } from '../history-views.js';
+import { changeView } from '../history-views.js';
 import { maskCredentials } from './mask-url.js';
 import type { OutboxSettings } from './settings.js';
 
@@ -39,8 +39,10 @@ export function writeSucceededRunOutbox(
       messages.push(envelope('sync.recovered', run, { failed_runs: failedBefore, counts: countsOf(run) }));
     }
   }
-  if (settings.events.includes('coworkers.changed')) messages.push(...changedMessages(store, run));
   enqueue(store, run, messages, settings.urls);
+  if (settings.events.includes('coworkers.changed')) {
+    enqueue(store, run, changedMessages(store, run), settings.urls);
+  }
 }
 
 /**
@@ -113,67 +115,87 @@ function envelope(type: WebhookEventType, run: RunRow, data: Record<string, unkn
 
 /**
  * The run's changes, as `changes --json` shows them, in parts of at most MAX_PAYLOAD_BYTES (a single
- * change larger than that travels alone). None when the run changed nothing.
+ * change larger than that travels alone), built one part at a time: a first sync of 100,000 entries
+ * never holds more than one part in memory. None when the run changed nothing.
  */
-function changedMessages(store: MirrorDatabase, run: RunRow): OutboxMessage[] {
-  const changes = runChanges(store, run.id);
-  if (changes.length === 0) return [];
+function changedMessages(store: MirrorDatabase, run: RunRow): Iterable<OutboxMessage> {
+  const firstId = firstChangeId(store, run.id);
+  if (firstId === undefined) return [];
   const counts = countsOf(run);
-  const sizes = changes.map((c) => Buffer.byteLength(JSON.stringify(c)) + 1);
-  // The envelope with the widest part numbers a run can have: what each part costs besides changes.
-  const overhead = Buffer.byteLength(
-    envelope('coworkers.changed', run, { counts, part: changes.length, parts: changes.length, changes: [] })
-      .body,
-  );
-  const parts: ChangeView[][] = [];
-  let current: ChangeView[] = [];
-  let bytes = overhead;
-  changes.forEach((change, i) => {
-    const size = sizes[i] ?? 0;
-    if (current.length > 0 && bytes + size > MAX_PAYLOAD_BYTES) {
-      parts.push(current);
-      current = [];
-      bytes = overhead;
+  const ranges = partRanges(store, run, firstId, counts);
+  const rowsBetween = store.sqlite.prepare(`${CHANGE_COLUMNS} where id between ? and ? order by id`);
+  // Lazy: each part's rows are read (and the statement done) only when the writer asks for it.
+  return (function* () {
+    for (const [i, [from, to]] of ranges.entries()) {
+      const changes = (rowsBetween.all(from, to) as ChangeRow[]).map(changeView);
+      yield envelope('coworkers.changed', run, { counts, part: i + 1, parts: ranges.length, changes });
     }
-    current.push(change);
-    bytes += size;
-  });
-  parts.push(current);
-  return parts.map((part, i) =>
-    envelope('coworkers.changed', run, { counts, part: i + 1, parts: parts.length, changes: part }),
-  );
+  })();
 }
 
+const CHANGE_COLUMNS = `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,
+                               new_value as newValue from changes`;
+
 /**
- * The change rows of run `runId`, oldest first. They are the newest rows of the table while its
- * transaction is open, so a walk down the primary key from the end finds them without an index.
+ * The first change row of run `runId`. Its rows are the newest of the table while its transaction is
+ * open, so a walk down the primary key from the end finds them without an index on run_id.
  */
-function runChanges(store: MirrorDatabase, runId: number): ChangeView[] {
+function firstChangeId(store: MirrorDatabase, runId: number): number | undefined {
   const rows = store.sqlite
-    .prepare(
-      `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue, new_value as newValue
-         from changes order by id desc`,
-    )
-    .iterate() as IterableIterator<ChangeRow>;
-  const found: ChangeView[] = [];
-  for (const row of rows) {
-    if (row.runId > runId) continue;
-    if (row.runId < runId) break;
-    found.push(changeView(row));
+    .prepare('select id, run_id from changes order by id desc')
+    .raw()
+    .iterate() as IterableIterator<[number, number]>;
+  let first: number | undefined;
+  for (const [id, rowRun] of rows) {
+    if (rowRun > runId) continue;
+    if (rowRun < runId) break;
+    first = id;
   }
-  return found.reverse();
+  return first;
+}
+
+/** First pass: the id range of each part, measuring each change as it will be serialized. */
+function partRanges(
+  store: MirrorDatabase,
+  run: RunRow,
+  firstId: number,
+  counts: ReturnType<typeof countsOf>,
+): [number, number][] {
+  const rows = store.sqlite
+    .prepare(`${CHANGE_COLUMNS} where id >= ? order by id`)
+    .iterate(firstId) as IterableIterator<ChangeRow>;
+  // The envelope with part numbers as wide as they can get: what each part costs besides changes.
+  const widest = Number.MAX_SAFE_INTEGER;
+  const overhead = Buffer.byteLength(
+    envelope('coworkers.changed', run, { counts, part: widest, parts: widest, changes: [] }).body,
+  );
+  const ranges: [number, number][] = [];
+  let current: [number, number] | null = null;
+  let bytes = overhead;
+  for (const row of rows) {
+    if (row.runId !== run.id) break;
+    const size = Buffer.byteLength(JSON.stringify(changeView(row))) + 1;
+    if (current && bytes + size > MAX_PAYLOAD_BYTES) {
+      ranges.push(current);
+      current = null;
+      bytes = overhead;
+    }
+    current = current ? [current[0], row.id] : [row.id, row.id];
+    bytes += size;
+  }
+  if (current) ranges.push(current);
+  return ranges;
 }
 
 /** One message row per message, and one pending delivery of it to each endpoint, due at once. */
 function enqueue(
   store: MirrorDatabase,
   run: RunRow,
-  messages: readonly OutboxMessage[],
+  messages: Iterable<OutboxMessage>,
   urls: readonly string[],
 ): void {
-  if (messages.length === 0) return;
   const now = new Date().toISOString();
-  const endpointIds = urls.map((url) => endpointId(store, url, now));
+  let endpointIds: number[] | null = null;
   const insertMessage = store.sqlite.prepare(
     `insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)`,
   );
@@ -189,6 +211,7 @@ function enqueue(
       now,
       message.body,
     ).lastInsertRowid;
+    endpointIds ??= urls.map((url) => endpointId(store, url, now));
     for (const endpoint of endpointIds) insertDelivery.run(messageId, endpoint, now, now);
   }
 }
