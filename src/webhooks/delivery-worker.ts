@@ -46,6 +46,7 @@ export class DeliveryWorker {
   #again = false;
   #stopped = false;
   #claimUntil = Number.POSITIVE_INFINITY;
+  #lastClaimErrorAt = Number.NEGATIVE_INFINITY;
   /** Aborts attempts in flight at stop(): a shutdown must not wait for a slow receiver. */
   readonly #shutdown = new AbortController();
   #idleWaiters: (() => void)[] = [];
@@ -162,7 +163,11 @@ export class DeliveryWorker {
       }
     } catch (error) {
       // A busy or failing database: the poll tries again; nothing is lost, the rows stay pending.
-      this.#log.error({ err: error }, 'cannot claim webhook deliveries; retrying at the next poll');
+      // One line a minute at most: the poll runs twenty times a second.
+      if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
+        this.#lastClaimErrorAt = Date.now();
+        this.#log.error({ err: error }, 'cannot claim webhook deliveries; retrying at every poll');
+      }
       this.#nextWakeAt = Date.now() + POLL_MS;
     } finally {
       this.#ticking = false;
