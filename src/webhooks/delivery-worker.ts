@@ -134,7 +134,10 @@ export class DeliveryWorker {
     try {
       version = this.#deps.store.sqlite.pragma('data_version', { simple: true }) as number;
     } catch (error) {
-      this.#log.error({ err: error }, 'cannot read the outbox; retrying at the next poll');
+      if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
+        this.#lastClaimErrorAt = Date.now();
+        this.#log.error({ err: error }, 'cannot read the outbox; retrying at every poll');
+      }
       return;
     }
     const changed = version !== this.#dataVersion;
