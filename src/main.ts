@@ -9,6 +9,7 @@ import { runSync } from './sync/run-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncSettingsFrom } from './sync/settings.js';
 import { ConfigError } from './errors.js';
+import { statusSourceFor } from './web-status.js';
 
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -153,6 +154,7 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     logger,
     options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
+    web: { status: statusSourceFor(config, upstreamUrl, scheduler) },
   }));
   const url = await server.listen(config.port, config.host);
   logger.info(
