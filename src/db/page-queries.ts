@@ -26,8 +26,11 @@ export interface DirectoryEntry {
 }
 
 // SQLite hands back text, numbers or null (json_extract gives an object or array as JSON text).
-const asText = (value: unknown): string =>
-  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+// Reads take one character more than they keep, to know when to mark a cut.
+const asText = (value: unknown): string => {
+  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+  return text.length > DIRECTORY_TEXT_CHARS ? `${text.slice(0, DIRECTORY_TEXT_CHARS)}…` : text;
+};
 
 /**
  * Every coworker by its latest name and post: present ones by their current appearances, departed
@@ -37,15 +40,15 @@ export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = store.sqlite
     .prepare(
       `select v.uuid, v.slot,
-              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS}) as name,
-              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS}) as post,
+              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
+              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
               c.removed_run, c.removed_at, c.first_seen_at
          from versions v join coworkers c on c.uuid = v.uuid
         where v.valid_to_run is null
        union all
        select v.uuid, v.slot,
-              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS}),
-              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS}),
+              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
               c.removed_run, c.removed_at, c.first_seen_at
          from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
@@ -122,14 +125,14 @@ export function changeSubjects(
   rows: readonly ChangeRow[],
 ): Map<number, ChangeSubject> {
   const version = store.sqlite.prepare(
-    `select substr(json_extract(body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS}),
-            substr(json_extract(body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS})
+    `select substr(json_extract(body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(json_extract(body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1})
        from versions where uuid = ? and slot = ? and valid_from_run <= ?
       order by valid_from_run desc limit 1`,
   );
   const entry = store.sqlite.prepare(
-    `select substr(json_extract(?, '$.name'), 1, ${DIRECTORY_TEXT_CHARS}),
-            substr(json_extract(?, '$.post'), 1, ${DIRECTORY_TEXT_CHARS})`,
+    `select substr(json_extract(?, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(json_extract(?, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1})`,
   );
   const out = new Map<number, ChangeSubject>();
   for (const row of rows) {

@@ -72,6 +72,10 @@ const LOCAL_TIME = `
 })();
 `;
 
+// A page without an icon makes the browser ask for /favicon.ico, which is the DRF site's (a 404).
+const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="#0b57d0"/></svg>';
+
 export interface Asset {
   path: string;
   contentType: string;
@@ -86,4 +90,5 @@ function asset(name: string, ext: string, contentType: string, text: string): As
 
 export const styleAsset = asset('style', 'css', 'text/css; charset=utf-8', STYLE);
 export const scriptAsset = asset('local-time', 'js', 'text/javascript; charset=utf-8', LOCAL_TIME);
-export const assets: readonly Asset[] = [styleAsset, scriptAsset];
+export const iconAsset = asset('icon', 'svg', 'image/svg+xml', ICON);
+export const assets: readonly Asset[] = [styleAsset, scriptAsset, iconAsset];

@@ -16,6 +16,9 @@ export interface FeedDeps {
 /** Feeds answer the newest 50 changes unless `page_size` (≤ 500, as the API) asks otherwise. */
 const DEFAULT_FEED_SIZE = 50;
 
+/** A feed opened in a browser runs and loads nothing. */
+const FEED_HEADERS = { ...PAGE_HEADERS, 'Content-Security-Policy': "default-src 'none'" };
+
 function origin(request: FastifyRequest, links: LinkBase): string {
   return new URL(selfUrl(request, {}, links)).origin;
 }
@@ -48,7 +51,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
       media: deps.media,
       now: new Date(),
     });
-    return reply.headers(PAGE_HEADERS).type('application/atom+xml; charset=utf-8').send(body);
+    return reply.headers(FEED_HEADERS).type('application/atom+xml; charset=utf-8').send(body);
   });
 
   app.get('/api/mirror/changes.csv', (request, reply) => {
@@ -56,7 +59,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
     if (!query) return reply;
     const { rows, subjects } = read(query);
     return reply
-      .headers(PAGE_HEADERS)
+      .headers(FEED_HEADERS)
       .header('Content-Disposition', 'attachment; filename="changes.csv"')
       .type('text/csv; charset=utf-8; header=present')
       .send(changesCsv(rows, subjects));

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { scriptAsset, styleAsset } from '../assets.js';
+import { iconAsset, scriptAsset, styleAsset } from '../assets.js';
 
 export type Section = 'status' | 'changes' | 'coworkers' | 'team' | 'runs';
 
@@ -19,6 +19,7 @@ export function Layout(props: { title: string; section: Section | null; children
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{`${props.title} · coworker mirror`}</title>
         <link rel="stylesheet" href={styleAsset.path} />
+        <link rel="icon" href={iconAsset.path} type="image/svg+xml" />
         <link rel="alternate" type="application/atom+xml" title="Changes" href="/api/mirror/changes.atom" />
         <script src={scriptAsset.path} defer />
       </head>
