@@ -34,23 +34,24 @@ const asText = (value: unknown): string => {
 
 /**
  * Every coworker by its latest name and post: present ones by their current appearances, departed
- * ones by the appearances they had when they left. One row per appearance.
+ * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
+ * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
  */
 export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = store.sqlite
     .prepare(
       `select v.uuid, v.slot,
-              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
-              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
+              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
+              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
               c.removed_run, c.removed_at, c.first_seen_at
          from versions v join coworkers c on c.uuid = v.uuid
         where v.valid_to_run is null
        union all
        select v.uuid, v.slot,
-              substr(json_extract(v.body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              substr(json_extract(v.body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}),
               c.removed_run, c.removed_at, c.first_seen_at
-         from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
+         from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
     )
     .raw()
@@ -125,14 +126,14 @@ export function changeSubjects(
   rows: readonly ChangeRow[],
 ): Map<number, ChangeSubject> {
   const version = store.sqlite.prepare(
-    `select substr(json_extract(body, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
-            substr(json_extract(body, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1})
+    `select substr(body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})
        from versions where uuid = ? and slot = ? and valid_from_run <= ?
       order by valid_from_run desc limit 1`,
   );
   const entry = store.sqlite.prepare(
-    `select substr(json_extract(?, '$.name'), 1, ${DIRECTORY_TEXT_CHARS + 1}),
-            substr(json_extract(?, '$.post'), 1, ${DIRECTORY_TEXT_CHARS + 1})`,
+    `select substr(? ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(? ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`,
   );
   const out = new Map<number, ChangeSubject>();
   for (const row of rows) {

@@ -147,6 +147,30 @@ describe('pages in a real browser', () => {
     expect(history.mediaServed.length).toBeGreaterThan(0);
   }, 180_000);
 
+  it('takes the README screenshots (copied to docs/ by hand when the pages change)', async () => {
+    const history = await buildPageHistory();
+    const mirror = await startMirror(history.store);
+    const shots: [string, string, { width: number; height: number }, 'light' | 'dark', boolean][] = [
+      ['readme-timeline', '/changes/', { width: 1280, height: 720 }, 'light', false],
+      ['readme-coworker', `/coworkers/${UUID.jose}/`, { width: 375, height: 800 }, 'dark', true],
+    ];
+    for (const [name, path, viewport, colorScheme, fullPage] of shots) {
+      const context = await browser.newContext({
+        viewport,
+        colorScheme,
+        timezoneId: 'Europe/Dublin',
+        locale: 'en-GB',
+      });
+      try {
+        const page = await context.newPage();
+        await page.goto(mirror.url + path, { waitUntil: 'load' });
+        await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
+      } finally {
+        await context.close();
+      }
+    }
+  });
+
   it("times are shown in the reader's time zone", async () => {
     const history = await buildPageHistory();
     const mirror = await startMirror(history.store);

@@ -20,8 +20,9 @@ export function Time(props: { at: string | null; relative?: boolean }) {
  * Upstream text, bounded and isolated: `<bdi>` keeps a right-to-left name from reordering the
  * sentence around it, and a megabyte field shows its first 2 KiB with its size.
  */
-export function Text(props: { value: string; max?: number }) {
+export function Text(props: { value: string; max?: number; brief?: boolean }) {
   const { text, cutFrom } = clip(props.value, props.max);
+  if (props.brief) return <bdi>{cutFrom !== null ? `${text}…` : text}</bdi>;
   return (
     <>
       <bdi>{text}</bdi>
@@ -36,7 +37,7 @@ export function Text(props: { value: string; max?: number }) {
 export function NameLink(props: { uuid: string; name: string }) {
   return (
     <a href={`/coworkers/${props.uuid}/`}>
-      {props.name.trim() === '' ? <code>{props.uuid}</code> : <Text value={props.name} max={300} />}
+      {props.name.trim() === '' ? <code>{props.uuid}</code> : <Text value={props.name} max={120} brief />}
     </a>
   );
 }
@@ -89,7 +90,7 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
           {props.post ? (
             <>
               {' '}
-              as <Text value={props.post} max={300} />
+              as <Text value={props.post} max={120} brief />
             </>
           ) : null}
           {appearance}
@@ -108,7 +109,7 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
           {props.post ? (
             <>
               {' '}
-              as <Text value={props.post} max={300} />
+              as <Text value={props.post} max={120} brief />
             </>
           ) : null}
           {appearance}

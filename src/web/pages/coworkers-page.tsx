@@ -61,7 +61,7 @@ export function CoworkersPage(props: CoworkersData) {
                     {row.appearance > 0 ? <span class="muted"> (listed again)</span> : null}
                   </td>
                   <td>
-                    <Text value={row.post} max={300} />
+                    <Text value={row.post} max={300} brief />
                   </td>
                   <td>
                     {row.removedAt !== null ? (
