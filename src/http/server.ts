@@ -111,6 +111,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   });
   registerWeb(app, {
     store: deps.store,
+    logger,
     served: () => snapshots.info,
     staleAfterMs: deps.options.staleAfterMs,
     links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },

@@ -39,13 +39,15 @@ import { StatusPage } from './pages/status-page.js';
 import { TeamPage } from './pages/team-page.js';
 import { sendPage, type PageDeps } from './render.js';
 import type { StatusSource } from './status-source.js';
+import type { Logger } from '../logger.js';
 import { entryOf } from './pages/card.js';
 
 export interface WebPageDeps extends PageDeps {
   store: MirrorDatabase;
+  logger: Logger;
   status: StatusSource | null;
   /** The snapshot the list endpoint serves right now. */
-  served: () => { runId: number; fetchedAt: Date } | null;
+  served: () => { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;
 }
 
@@ -109,7 +111,6 @@ function statusPage(deps: WebPageDeps) {
       h(StatusPage, {
         status: deps.status,
         latestRun: listRuns(deps.store, { limit: 1 })[0],
-        latestSuccess: latestSucceededRun(deps.store),
         served: deps.served(),
         staleAfterMs: deps.staleAfterMs,
         latestChanges,
@@ -178,6 +179,7 @@ function coworkersPage(deps: WebPageDeps, directory: DirectoryCache) {
         q: query.q ?? '',
         status,
         rows: matches.slice((page - 1) * LIST_PAGE, page * LIST_PAGE),
+        asOfRun: directory.runId,
         total: matches.length,
         page,
         pageSize: LIST_PAGE,
@@ -280,7 +282,9 @@ function runPage(deps: WebPageDeps) {
 
 /** The people-facing pages: status, timeline, coworkers, the team as it was, runs. */
 export function registerPageRoutes(app: FastifyInstance, deps: WebPageDeps): void {
-  const directory = new DirectoryCache(deps.store);
+  const directory = new DirectoryCache(deps.store, ({ runId, error }) =>
+    deps.logger.error({ err: error, runId }, 'coworker directory rebuild failed; the previous one is kept'),
+  );
   app.get('/', statusPage(deps));
   app.get('/changes/', changesPage(deps, directory));
   app.get('/coworkers/', coworkersPage(deps, directory));

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { MirrorDatabase } from '../db/open.js';
 import type { LinkBase } from '../http/api/params.js';
+import type { Logger } from '../logger.js';
 import { assets } from './assets.js';
 import { registerFeedRoutes } from './feed-routes.js';
 import { upstreamMedia, type MediaResolver } from './media-source.js';
@@ -9,7 +10,8 @@ import type { StatusSource } from './status-source.js';
 
 export interface WebDeps {
   store: MirrorDatabase;
-  served: () => { runId: number; fetchedAt: Date } | null;
+  logger: Logger;
+  served: () => { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;
   links: LinkBase;
   status?: StatusSource | undefined;
@@ -38,6 +40,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
   }
   registerPageRoutes(app, {
     store: deps.store,
+    logger: deps.logger.child({ module: 'web' }),
     status: deps.status ?? null,
     served: deps.served,
     staleAfterMs: deps.staleAfterMs,

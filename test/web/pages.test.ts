@@ -4,6 +4,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
 import { BIG_POST, buildPageHistory, HOSTILE_NAME, RTL_NAME, TESS_NAME, UUID } from './page-history.js';
 
 async function get(url: string): Promise<{ status: number; headers: Headers; text: string }> {
@@ -95,6 +97,41 @@ describe('web pages over a real history', () => {
     expect(text).toContain('The last run failed (UPSTREAM_SCHEMA)');
     expect(text).toContain('The previous snapshot is still served.');
     expect(text).toContain('from run 3');
+  });
+});
+
+describe('an empty mirror', () => {
+  it('every page answers and says nothing is mirrored yet; the feeds are empty', async () => {
+    const mirror = await startMirror(tempDatabase());
+    for (const path of ['/', '/changes/', '/coworkers/', '/team/', '/team/?as_of=2026-03-03', '/runs/']) {
+      expect((await get(mirror.url + path)).status, path).toBe(200);
+    }
+    const status = (await get(`${mirror.url}/`)).text.replace(/<[^>]+>/g, '');
+    expect(status).toContain('No snapshot is served yet: no sync has succeeded.');
+    const team = (await get(`${mirror.url}/team/?as_of=2026-03-03`)).text.replace(/<[^>]+>/g, '');
+    expect(team).toContain('Nothing was mirrored yet at');
+    const atom = (await get(`${mirror.url}/api/mirror/changes.atom`)).text;
+    expect(XMLValidator.validate(atom)).toBe(true);
+    const csv = (await get(`${mirror.url}/api/mirror/changes.csv`)).text;
+    expect(parseCsv(csv, { bom: true })).toEqual([
+      ['id', 'run', 'at', 'uuid', 'appearance', 'name', 'kind', 'field', 'old', 'new', 'sentence'],
+    ]);
+  });
+});
+
+describe('the coworker directory', () => {
+  it('after a new run, the request that notices it gets the previous run, named; the next ones the new', async () => {
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 3, count: 12 });
+    await sync(store, upstream);
+    const mirror = await startMirror(store);
+    const read = async () => (await get(`${mirror.url}/coworkers/?status=all`)).text.replace(/<[^>]+>/g, '');
+    expect(await read()).toContain('12 matches as of run 1');
+    upstream.data.add(3);
+    await sync(store, upstream);
+    expect(await read()).toContain('12 matches as of run 1');
+    // The rebuild runs right after that request's handler, before any later request is read.
+    expect(await read()).toContain('15 matches as of run 2');
   });
 });
 

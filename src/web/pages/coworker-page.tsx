@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
 import { parseStored } from '../format.js';
 import { FieldValue, fieldLabel, Time } from './components.js';
@@ -116,12 +117,12 @@ export function CoworkerPage(props: CoworkerData) {
                 <summary>The entry as served</summary>
                 <dl class="facts">
                   {Object.entries(entry).map(([field, value]) => (
-                    <>
-                      <dt key={`${field}-t`}>{fieldLabel(field)}</dt>
-                      <dd key={`${field}-d`}>
+                    <Fragment key={field}>
+                      <dt>{fieldLabel(field)}</dt>
+                      <dd>
                         <FieldValue field={field} value={value} label={field} />
                       </dd>
-                    </>
+                    </Fragment>
                   ))}
                 </dl>
               </details>

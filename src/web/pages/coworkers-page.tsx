@@ -6,6 +6,8 @@ export interface CoworkersData {
   q: string;
   status: 'present' | 'departed' | 'all';
   rows: DirectoryEntry[];
+  /** The run whose listing the directory shows. */
+  asOfRun: number | null;
   total: number;
   page: number;
   pageSize: number;
@@ -42,6 +44,12 @@ export function CoworkersPage(props: CoworkersData) {
       <p>
         {props.total} {props.total === 1 ? 'match' : 'matches'}
         {pages > 1 ? `, page ${props.page} of ${pages}` : ''}
+        {props.asOfRun !== null ? (
+          <>
+            {' '}
+            as of <a href={`/runs/${props.asOfRun}/`}>run {props.asOfRun}</a>
+          </>
+        ) : null}
       </p>
       {props.rows.length > 0 ? (
         <div class="table-wrap">

@@ -10,8 +10,7 @@ import { Layout } from './layout.js';
 export interface StatusData {
   status: StatusSource | null;
   latestRun: RunRow | undefined;
-  latestSuccess: RunRow | undefined;
-  served: { runId: number; fetchedAt: Date } | null;
+  served: { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;
   latestChanges: ChangeRow[];
   subjects: Map<number, ChangeSubject>;
@@ -101,7 +100,7 @@ function LastRun(props: { run: RunRow | undefined }) {
 
 export function StatusPage(props: StatusData) {
   const { now } = usePage();
-  const { latestRun, latestSuccess, served } = props;
+  const { latestRun, served } = props;
   const age = served ? now.getTime() - served.fetchedAt.getTime() : null;
   const failing = latestRun && (latestRun.status === 'failed' || latestRun.status === 'aborted');
   return (
@@ -139,8 +138,7 @@ export function StatusPage(props: StatusData) {
           {served ? (
             <>
               from <a href={`/runs/${served.runId}/`}>run {served.runId}</a>, fetched{' '}
-              <Time at={served.fetchedAt.toISOString()} relative />
-              {latestSuccess?.entries != null ? <>, {latestSuccess.entries} entries</> : null}
+              <Time at={served.fetchedAt.toISOString()} relative />, {served.entries} entries
             </>
           ) : (
             <span class="muted">none</span>
