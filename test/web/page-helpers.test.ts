@@ -6,7 +6,9 @@ import { imageOrigin, upstreamMedia } from '../../src/web/media-source.js';
 import { isWebPagePath } from '../../src/web/register.js';
 import { contentSecurityPolicy } from '../../src/web/render.js';
 import { maskCredentials } from '../../src/web/status-source.js';
-import { nextCronRun } from '../../src/web-status.js';
+import { loadConfig } from '../../src/config.js';
+import type { Scheduler } from '../../src/sync/scheduler.js';
+import { nextCronRun, statusSourceFor } from '../../src/web-status.js';
 
 const change = (overrides: Partial<ChangeRow>): ChangeRow => ({
   id: 1,
@@ -107,5 +109,17 @@ describe('page helpers', () => {
     expect(next!.getTime()).toBeGreaterThan(Date.now() - 1000);
     expect(next!.getUTCMinutes() % 10).toBe(0);
     expect(next!.getUTCSeconds()).toBe(0);
+  });
+
+  it('start tells the status page its mode, its masked upstream and its schedule', () => {
+    const scheduler = { running: true } as Scheduler;
+    const demo = statusSourceFor(loadConfig({}), 'http://127.0.0.1:4567', scheduler);
+    expect(demo.upstream()).toEqual({ mode: 'demo', url: 'http://127.0.0.1:4567' });
+    expect(demo.syncRunning()).toBe(true);
+    const config = loadConfig({ UPSTREAM_URL: 'https://user:pw@team.example.com', SYNC_RANDOM_DELAY: '30s' });
+    const real = statusSourceFor(config, config.upstreamUrl ?? '', scheduler);
+    expect(real.upstream()).toEqual({ mode: 'upstream', url: 'https://***:***@team.example.com' });
+    expect(real.randomDelayMs).toBe(30_000);
+    expect(real.nextRunAt()?.getUTCMinutes()).toSatisfy((m: number) => m % 10 === 0);
   });
 });
