@@ -26,6 +26,7 @@ const BENCHES: Bench[] = [
   { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
   { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
+  { name: 'pages', args: [], timeoutMs: 15 * MINUTE },
 ];
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

@@ -10,6 +10,7 @@ import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.
 import { syncSettingsFrom } from './sync/settings.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
+import { statusSourceFor } from './web-status.js';
 
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -155,6 +156,7 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     logger,
     options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
+    web: { status: statusSourceFor(config, upstreamUrl, scheduler) },
   }));
   parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
   const url = await server.listen(config.port, config.host);

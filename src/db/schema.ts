@@ -125,6 +125,8 @@ export const listingPositions = sqliteTable(
     index('listing_positions_current_idx')
       .on(t.position)
       .where(sql`valid_to_run is null`),
+    // The team page of a past run reads one page of positions: a seek per position, not a scan of spans.
+    index('listing_positions_position_idx').on(t.position, t.validFromRun),
   ],
 );
 

@@ -12,6 +12,7 @@ import { createDrfHandler } from './drf-handler.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { SnapshotHolder } from './snapshot-holder.js';
+import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
 
 export interface ServerOptions {
   trustProxy: boolean;
@@ -40,6 +41,8 @@ export interface ServerDeps {
   options: ServerOptions;
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
+  /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
+  web?: Pick<WebDeps, 'status' | 'media'>;
 }
 
 export interface MirrorServer {
@@ -57,7 +60,7 @@ const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 function isApiPath(url: string | undefined): boolean {
   const path = (url ?? '/').split('?', 1)[0] ?? '/';
-  return path.startsWith('/api/mirror/') || API_PATHS.has(path);
+  return path.startsWith('/api/mirror/') || API_PATHS.has(path) || isWebPagePath(path);
 }
 
 /**
@@ -108,6 +111,14 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     trustProxy: deps.options.trustProxy,
   });
   registerDeliveryRoutes(app, deps.store, { ...deps.options, registry: metrics.registry });
+  registerWeb(app, {
+    store: deps.store,
+    logger,
+    served: () => snapshots.info,
+    staleAfterMs: deps.options.staleAfterMs,
+    links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },
+    ...deps.web,
+  });
   if (deps.options.adminToken && deps.syncTrigger) {
     registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
   }

@@ -1,0 +1,1 @@
+CREATE INDEX `listing_positions_position_idx` ON `listing_positions` (`position`,`valid_from_run`);

@@ -1,0 +1,210 @@
+import { and, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import type { MirrorDatabase } from './open.js';
+import { changeIdBound } from './queries.js';
+import { changes, type ChangeKind, type ChangeRow } from './schema.js';
+
+/**
+ * Named reads for the people-facing pages (src/web/). Kept apart from queries.ts, which the API and
+ * the CLI share: these reads exist for what a page shows (names beside changes, one page of a past
+ * listing, a directory to search), each bounded so a page stays well under 100 ms at 10,000
+ * coworkers and 1,000,000 changes.
+ */
+
+/** Names and posts longer than this are cut in the directory: it is held in memory per run. */
+export const DIRECTORY_TEXT_CHARS = 300;
+
+export interface DirectoryEntry {
+  uuid: string;
+  /** Appearance (slot) of the uuid this row describes. */
+  appearance: number;
+  name: string;
+  post: string;
+  /** Null while present. */
+  removedRun: number | null;
+  removedAt: string | null;
+  firstSeenAt: string;
+}
+
+// SQLite hands back text, numbers or null (json_extract gives an object or array as JSON text).
+// Reads take one character more than they keep, to know when to mark a cut.
+const asText = (value: unknown): string => {
+  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+  return text.length > DIRECTORY_TEXT_CHARS ? `${text.slice(0, DIRECTORY_TEXT_CHARS)}…` : text;
+};
+
+/**
+ * Every coworker by its latest name and post: present ones by their current appearances, departed
+ * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
+ * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
+ */
+export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
+  const rows = store.sqlite
+    .prepare(
+      `select v.uuid, v.slot,
+              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
+              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
+              c.removed_run, c.removed_at, c.first_seen_at
+         from versions v join coworkers c on c.uuid = v.uuid
+        where v.valid_to_run is null
+       union all
+       select v.uuid, v.slot,
+              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              c.removed_run, c.removed_at, c.first_seen_at
+         from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
+        where c.removed_run is not null`,
+    )
+    .raw()
+    .all() as [string, number, unknown, unknown, number | null, string | null, string][];
+  return rows.map(([uuid, appearance, name, post, removedRun, removedAt, firstSeenAt]) => ({
+    uuid,
+    appearance,
+    name: asText(name),
+    post: asText(post),
+    removedRun,
+    removedAt,
+    firstSeenAt,
+  }));
+}
+
+/** At most this many coworkers in one name filter of the timeline: more is not a filter. */
+export const MAX_FILTER_UUIDS = 200;
+
+export interface PageChangeFilter {
+  since?: string | undefined;
+  until?: string | undefined;
+  /** Only these coworkers (a name filter resolved through the directory). */
+  uuids?: readonly string[] | undefined;
+  field?: string | undefined;
+  kind?: ChangeKind | undefined;
+  beforeId?: number | undefined;
+  limit: number;
+}
+
+/** Newest first, like `listChanges`, with a set of uuids instead of one. */
+export function listChangesForPage(store: MirrorDatabase, filter: PageChangeFilter): ChangeRow[] {
+  const conditions: SQL[] = [];
+  if (filter.since !== undefined) {
+    const first = changeIdBound(store, 'since', filter.since);
+    if (first === undefined) return [];
+    conditions.push(gte(changes.id, first));
+  }
+  if (filter.until !== undefined) {
+    const last = changeIdBound(store, 'until', filter.until);
+    if (last === undefined) return [];
+    conditions.push(lte(changes.id, last));
+  }
+  if (filter.uuids !== undefined) {
+    if (filter.uuids.length === 0) return [];
+    conditions.push(inArray(changes.uuid, filter.uuids.slice(0, MAX_FILTER_UUIDS)));
+  }
+  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
+  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
+  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
+  return store.db
+    .select()
+    .from(changes)
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(changes.id))
+    .limit(filter.limit)
+    .all();
+}
+
+/** The name (and post) a coworker's appearance had when a change was recorded. */
+export interface ChangeSubject {
+  name: string;
+  post: string;
+}
+
+/**
+ * For each change, the name of its coworker at that run: read from the stored entry of an
+ * added/returned/removed change, from the version the run wrote for a field change. One indexed
+ * seek per change; the name is cut to DIRECTORY_TEXT_CHARS so a 1 MB name costs nothing here.
+ */
+export function changeSubjects(
+  store: MirrorDatabase,
+  rows: readonly ChangeRow[],
+): Map<number, ChangeSubject> {
+  const version = store.sqlite.prepare(
+    `select substr(body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})
+       from versions where uuid = ? and slot = ? and valid_from_run <= ?
+      order by valid_from_run desc limit 1`,
+  );
+  const entry = store.sqlite.prepare(
+    `select substr(? ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(? ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`,
+  );
+  const out = new Map<number, ChangeSubject>();
+  for (const row of rows) {
+    const body = row.kind === 'removed' ? row.oldValue : row.kind === 'changed' ? null : row.newValue;
+    let found: unknown[] | undefined;
+    try {
+      found =
+        body !== null
+          ? (entry.raw().get(body, body) as unknown[] | undefined)
+          : (version.raw().get(row.uuid, row.slot, row.runId) as unknown[] | undefined);
+    } catch {
+      // A stored value that is not a JSON object has no name: the page shows the uuid instead.
+      found = undefined;
+    }
+    out.set(row.id, { name: asText(found?.[0]), post: asText(found?.[1]) });
+  }
+  return out;
+}
+
+export interface ListedEntry {
+  position: number;
+  uuid: string;
+  appearance: number;
+  body: string;
+}
+
+/**
+ * Positions [offset, offset + limit) of the listing served after run `runId`: one range seek on
+ * (position, valid_from_run) instead of a scan of every span that started before the run.
+ */
+export function listingPage(
+  store: MirrorDatabase,
+  runId: number,
+  offset: number,
+  limit: number,
+): ListedEntry[] {
+  const rows = store.sqlite
+    .prepare(
+      `select lp.position, v.uuid, v.slot, v.body
+         from listing_positions lp indexed by listing_positions_position_idx
+         join versions v on v.id = lp.version_id
+        where lp.position >= ? and lp.position < ? and lp.valid_from_run <= ?
+          and (lp.valid_to_run is null or lp.valid_to_run > ?)
+        order by lp.position`,
+    )
+    .raw()
+    .all(offset, offset + limit, runId, runId) as [number, string, number, string][];
+  return rows.map(([position, uuid, appearance, body]) => ({ position, uuid, appearance, body }));
+}
+
+/** Succeeded runs for the team page's run picker, newest first. */
+export function succeededRunTimes(
+  store: MirrorDatabase,
+  limit: number,
+): { id: number; finishedAt: string; entries: number | null }[] {
+  return store.sqlite
+    .prepare(
+      `select id, finished_at as finishedAt, entries from runs
+        where status = 'succeeded' and finished_at is not null order by id desc limit ?`,
+    )
+    .all(limit) as { id: number; finishedAt: string; entries: number | null }[];
+}
+
+/** The finish times of the given runs, for "valid since" lines on a coworker page. */
+export function runFinishTimes(store: MirrorDatabase, ids: readonly number[]): Map<number, string> {
+  const unique = [...new Set(ids)];
+  const out = new Map<number, string>();
+  const one = store.sqlite.prepare('select coalesce(finished_at, started_at) from runs where id = ?').pluck();
+  for (const id of unique) {
+    const at = one.get(id) as string | undefined;
+    if (at !== undefined) out.set(id, at);
+  }
+  return out;
+}

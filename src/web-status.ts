@@ -1,0 +1,24 @@
+import cron from 'node-cron';
+import type { Config } from './config.js';
+import type { Scheduler } from './sync/scheduler.js';
+import { maskCredentials, type StatusSource } from './web/status-source.js';
+
+/** The next time `expression` fires after now; node-cron computes it without starting a task. */
+export function nextCronRun(expression: string): Date | null {
+  const task = cron.createTask(expression, () => undefined);
+  try {
+    return task.getNextRuns(1)[0] ?? null;
+  } finally {
+    void task.destroy();
+  }
+}
+
+/** What `start` tells the status page: the mode, the masked upstream, the schedule. */
+export function statusSourceFor(config: Config, upstreamUrl: string, scheduler: Scheduler): StatusSource {
+  return {
+    upstream: () => ({ mode: config.upstreamUrl ? 'upstream' : 'demo', url: maskCredentials(upstreamUrl) }),
+    nextRunAt: () => nextCronRun(config.syncCron),
+    randomDelayMs: config.syncRandomDelayMs,
+    syncRunning: () => scheduler.running,
+  };
+}

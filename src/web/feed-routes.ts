@@ -1,0 +1,67 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { MirrorDatabase } from '../db/open.js';
+import { changeSubjects } from '../db/page-queries.js';
+import { listChanges } from '../db/queries.js';
+import { changesQuery, parseParams, selfUrl, type LinkBase } from '../http/api/params.js';
+import { changesAtom, changesCsv } from './feeds.js';
+import type { MediaResolver } from './media-source.js';
+import { PAGE_HEADERS } from './render.js';
+
+export interface FeedDeps {
+  store: MirrorDatabase;
+  media: MediaResolver;
+  links: LinkBase;
+}
+
+/** Feeds answer the newest 50 changes unless `page_size` (≤ 500, as the API) asks otherwise. */
+const DEFAULT_FEED_SIZE = 50;
+
+/** A feed opened in a browser runs and loads nothing. */
+const FEED_HEADERS = { ...PAGE_HEADERS, 'Content-Security-Policy': "default-src 'none'" };
+
+function origin(request: FastifyRequest, links: LinkBase): string {
+  return new URL(selfUrl(request, {}, links)).origin;
+}
+
+/**
+ * `/api/mirror/changes.atom` and `/api/mirror/changes.csv`: the change feed's filters and keyset
+ * (`since`, `until`, `uuid`, `field`, `kind`, `before`, `page_size`), parsed by the API's own schema.
+ */
+export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
+  const read = (query: NonNullable<ReturnType<typeof parseParams<typeof changesQuery>>>) => {
+    const { before, page_size: size, ...filters } = query;
+    const rows = listChanges(deps.store, {
+      ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
+      limit: size ?? DEFAULT_FEED_SIZE,
+      ...(before !== undefined ? { beforeId: before } : {}),
+    });
+    return { rows, subjects: changeSubjects(deps.store, rows) };
+  };
+
+  app.get('/api/mirror/changes.atom', (request, reply) => {
+    const query = parseParams(changesQuery, request.query, reply);
+    if (!query) return reply;
+    const { rows, subjects } = read(query);
+    const params = Object.fromEntries(Object.entries(request.query as Record<string, string>));
+    const body = changesAtom({
+      origin: origin(request, deps.links),
+      selfUrl: selfUrl(request, params, deps.links),
+      changes: rows,
+      subjects,
+      media: deps.media,
+      now: new Date(),
+    });
+    return reply.headers(FEED_HEADERS).type('application/atom+xml; charset=utf-8').send(body);
+  });
+
+  app.get('/api/mirror/changes.csv', (request, reply) => {
+    const query = parseParams(changesQuery, request.query, reply);
+    if (!query) return reply;
+    const { rows, subjects } = read(query);
+    return reply
+      .headers(FEED_HEADERS)
+      .header('Content-Disposition', 'attachment; filename="changes.csv"')
+      .type('text/csv; charset=utf-8; header=present')
+      .send(changesCsv(rows, subjects));
+  });
+}

@@ -1,0 +1,118 @@
+import { stringify } from 'csv-stringify/sync';
+import { Feed } from 'feed';
+import { Fragment, h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import type { ChangeSubject } from '../db/page-queries.js';
+import type { ChangeRow } from '../db/schema.js';
+import { changeSentence } from './change-text.js';
+import { parseStored } from './format.js';
+import type { MediaResolver } from './media-source.js';
+import { PageContextValue, type PageContext } from './page-context.js';
+import { ChangeSentence } from './pages/components.js';
+
+/** Characters XML 1.0 cannot carry at all, escaped or not (C0 controls, lone surrogates, U+FFFE/F). */
+const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** Text for inside a CDATA section: no XML-illegal characters, and no `]]>` to end it early. */
+function cdataSafe(html: string): string {
+  return html.replace(NOT_XML, '\uFFFD').replaceAll(']]>', ']]&gt;');
+}
+
+export interface FeedInput {
+  /** Absolute origin of the mirror, e.g. https://mirror.example.com. */
+  origin: string;
+  /** Absolute URL of this feed request. */
+  selfUrl: string;
+  changes: ChangeRow[];
+  subjects: Map<number, ChangeSubject>;
+  media: MediaResolver;
+  now: Date;
+}
+
+/** Atom 1.0: one entry per change, titled by its sentence, the highlighted diff as its content. */
+export function changesAtom(input: FeedInput): string {
+  const newest = input.changes[0];
+  const feed = new Feed({
+    id: `${input.origin}/changes/`,
+    title: 'Coworker mirror: changes',
+    link: `${input.origin}/changes/`,
+    feedLinks: { atom: input.selfUrl },
+    updated: newest ? new Date(newest.at) : input.now,
+    author: { name: 'coworker mirror' },
+    generator: false,
+  });
+  const context: PageContext = { now: input.now, media: input.media, imageOrigins: new Set() };
+  for (const change of input.changes) {
+    const subject = input.subjects.get(change.id);
+    const content = renderToString(
+      h(
+        PageContextValue.Provider,
+        { value: context },
+        h(ChangeSentence, { change, name: subject?.name ?? '', post: subject?.post ?? '' }),
+      ),
+    );
+    feed.addItem({
+      // The title is declared as HTML by the library: escape the sentence as text.
+      title: cdataSafe(renderToString(h(Fragment, null, changeSentence(change, subject)))),
+      id: `${input.origin}/coworkers/${change.uuid}/#change-${change.id}`,
+      link: `${input.origin}/coworkers/${change.uuid}/`,
+      date: new Date(change.at),
+      content: cdataSafe(content),
+    });
+  }
+  return feed.atom1();
+}
+
+/** A spreadsheet shows at most 32,767 characters in a cell; longer values are cut, and say so. */
+export const MAX_CSV_CELL_CHARS = 32_000;
+
+/** A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) starts with a quote. */
+function cell(text: string): string {
+  const bounded = text.length > MAX_CSV_CELL_CHARS ? `${text.slice(0, MAX_CSV_CELL_CHARS)} … (cut)` : text;
+  return /^[=+\-@\t\r]/.test(bounded) ? `'${bounded}` : bounded;
+}
+
+function valueCell(text: string | null): string {
+  if (text === null) return '';
+  const value = parseStored(text);
+  return cell(typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+export const CSV_COLUMNS = [
+  'id',
+  'run',
+  'at',
+  'uuid',
+  'appearance',
+  'name',
+  'kind',
+  'field',
+  'old',
+  'new',
+  'sentence',
+];
+
+/** RFC 4180 (CRLF, quoted when needed) with a UTF-8 byte order mark, which spreadsheets need to read UTF-8. */
+export function changesCsv(changes: readonly ChangeRow[], subjects: Map<number, ChangeSubject>): string {
+  const rows = changes.map((change) => {
+    const subject = subjects.get(change.id);
+    return [
+      String(change.id),
+      String(change.runId),
+      change.at,
+      change.uuid,
+      String(change.slot),
+      cell(subject?.name ?? ''),
+      change.kind,
+      change.field ?? '',
+      valueCell(change.oldValue),
+      valueCell(change.newValue),
+      cell(changeSentence(change, subject)),
+    ];
+  });
+  return stringify([CSV_COLUMNS, ...rows], {
+    bom: true,
+    record_delimiter: 'windows',
+    quoted_match: /[\r\n]/,
+  });
+}

@@ -1,0 +1,32 @@
+/**
+ * Where a page's `<img>` points for an image URL found in upstream data. Today the upstream URL
+ * itself (the mirror stores no media); a media mirror can supply a resolver that answers its own
+ * `/media/<sha256>/<name>` path instead, and the page's CSP then needs no foreign origin.
+ */
+export interface MediaResolver {
+  /** The `src` to show, or null when the URL must not be shown as an image. */
+  imageSrc(url: string): string | null;
+}
+
+/** File kinds a browser shows in an `<img>`; anything else (the .mp4 emoji) is named, not loaded. */
+const IMAGE_PATH = /\.(png|jpe?g|gif|webp|avif|svg)$/i;
+
+/** Longest URL put into a page: a URL is not a place for a megabyte. */
+export const MAX_IMAGE_URL_BYTES = 2048;
+
+/** Shows http(s) image URLs as they are; refuses other schemes (javascript:, data:) and non-images. */
+export const upstreamMedia: MediaResolver = {
+  imageSrc(url) {
+    if (Buffer.byteLength(url) > MAX_IMAGE_URL_BYTES || !URL.canParse(url)) return null;
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    if (parsed.username || parsed.password) return null;
+    return IMAGE_PATH.test(parsed.pathname) ? parsed.toString() : null;
+  },
+};
+
+/** The origin an image source loads from, for the page's `img-src`; null for the mirror's own paths. */
+export function imageOrigin(src: string): string | null {
+  if (src.startsWith('/')) return null;
+  return URL.canParse(src) ? new URL(src).origin : null;
+}

@@ -1,0 +1,295 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { h } from 'preact';
+import type { z } from 'zod';
+import type { MirrorDatabase } from '../db/open.js';
+import {
+  changeSubjects,
+  listChangesForPage,
+  listingPage,
+  MAX_FILTER_UUIDS,
+  runFinishTimes,
+  succeededRunTimes,
+} from '../db/page-queries.js';
+import {
+  countRuns,
+  coworkerHistory,
+  currentVersions,
+  getRun,
+  latestSucceededRun,
+  listChanges,
+  listRuns,
+} from '../db/queries.js';
+import { runView } from '../history-views.js';
+import { DirectoryCache } from './directory-cache.js';
+import {
+  changesPageQuery,
+  coworkersPageQuery,
+  parsePageParams,
+  runPathParam,
+  runsPageQuery,
+  teamPageQuery,
+  uuidPathParam,
+} from './page-params.js';
+import { ChangesPage } from './pages/changes-page.js';
+import { CoworkerPage, MAX_VERSIONS } from './pages/coworker-page.js';
+import { CoworkersPage } from './pages/coworkers-page.js';
+import { ErrorPage } from './pages/error-page.js';
+import { RunPage, RunsPage } from './pages/runs-page.js';
+import { StatusPage } from './pages/status-page.js';
+import { TeamPage } from './pages/team-page.js';
+import { sendPage, type PageDeps } from './render.js';
+import type { StatusSource } from './status-source.js';
+import type { Logger } from '../logger.js';
+import { entryOf } from './pages/card.js';
+
+export interface WebPageDeps extends PageDeps {
+  store: MirrorDatabase;
+  logger: Logger;
+  status: StatusSource | null;
+  /** The snapshot the list endpoint serves right now. */
+  served: () => { runId: number; entries: number; fetchedAt: Date } | null;
+  staleAfterMs: number;
+}
+
+const TIMELINE_PAGE = 50;
+const LIST_PAGE = 50;
+const TEAM_PAGE = 48;
+const RUNS_PAGE = 50;
+/** Fields offered in the timeline's filter: the contract's, whatever the data holds. */
+const CONTRACT_FIELDS = ['name', 'post', 'emoji_file', 'emoji_file_webm', 'show_image', 'images'];
+
+/** `path?query` keeping `query`'s non-empty values and replacing some. */
+function hrefWith(
+  path: string,
+  query: Record<string, string>,
+  changes: Record<string, string | undefined>,
+): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries({ ...query, ...changes }))
+    if (v !== undefined && v !== '') params.set(k, v);
+  const qs = params.toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
+function stringQuery(raw: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((raw ?? {}) as Record<string, unknown>))
+    if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+function parseOrAnswer<S extends z.ZodType>(
+  deps: WebPageDeps,
+  reply: FastifyReply,
+  schema: S,
+  raw: unknown,
+): z.output<S> | null {
+  const parsed = parsePageParams(schema, raw);
+  if (parsed.ok) return parsed.value;
+  sendPage(
+    reply,
+    deps,
+    h(ErrorPage, {
+      title: 'That address has a mistake',
+      message: `The parameter “${parsed.parameter}” is not right: ${parsed.problem}.`,
+    }),
+    400,
+  );
+  return null;
+}
+
+function notFound(deps: WebPageDeps, reply: FastifyReply, message: string): FastifyReply {
+  return sendPage(reply, deps, h(ErrorPage, { title: 'Not found', message }), 404);
+}
+
+function statusPage(deps: WebPageDeps) {
+  return (_request: FastifyRequest, reply: FastifyReply) => {
+    const latestChanges = listChanges(deps.store, { limit: 10 });
+    return sendPage(
+      reply,
+      deps,
+      h(StatusPage, {
+        status: deps.status,
+        latestRun: listRuns(deps.store, { limit: 1 })[0],
+        served: deps.served(),
+        staleAfterMs: deps.staleAfterMs,
+        latestChanges,
+        subjects: changeSubjects(deps.store, latestChanges),
+      }),
+    );
+  };
+}
+
+function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const query = parseOrAnswer(deps, reply, changesPageQuery, request.query);
+    if (!query) return reply;
+    let uuids: string[] | undefined;
+    let nameMatches: number | null = null;
+    if (query.uuid !== undefined) uuids = [query.uuid];
+    if (query.name !== undefined) {
+      const named = directory.uuidsByName(query.name);
+      if (named.length > MAX_FILTER_UUIDS) nameMatches = named.length;
+      uuids = uuids ? uuids.filter((u) => named.includes(u)) : named.slice(0, MAX_FILTER_UUIDS);
+    }
+    const rows = listChangesForPage(deps.store, {
+      since: query.from,
+      until: query.to,
+      uuids,
+      field: query.field,
+      kind: query.kind,
+      beforeId: query.before,
+      limit: TIMELINE_PAGE + 1,
+    });
+    const shown = rows.slice(0, TIMELINE_PAGE);
+    const form = stringQuery(request.query);
+    const last = shown.at(-1);
+    return sendPage(
+      reply,
+      deps,
+      h(ChangesPage, {
+        query,
+        form,
+        changes: shown,
+        subjects: changeSubjects(deps.store, shown),
+        fields: [...new Set([...CONTRACT_FIELDS, ...(query.field ? [query.field] : [])])],
+        olderHref:
+          rows.length > TIMELINE_PAGE && last
+            ? hrefWith('/changes/', form, { before: String(last.id) })
+            : null,
+        newestHref: query.before !== undefined ? hrefWith('/changes/', form, { before: undefined }) : null,
+        nameMatches,
+      }),
+    );
+  };
+}
+
+function coworkersPage(deps: WebPageDeps, directory: DirectoryCache) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const query = parseOrAnswer(deps, reply, coworkersPageQuery, request.query);
+    if (!query) return reply;
+    const status = query.status ?? 'present';
+    const matches = directory.search(query.q ?? '', status);
+    const page = query.page ?? 1;
+    const form = stringQuery(request.query);
+    return sendPage(
+      reply,
+      deps,
+      h(CoworkersPage, {
+        q: query.q ?? '',
+        status,
+        rows: matches.slice((page - 1) * LIST_PAGE, page * LIST_PAGE),
+        asOfRun: directory.runId,
+        total: matches.length,
+        page,
+        pageSize: LIST_PAGE,
+        href: (p: number) => hrefWith('/coworkers/', form, { page: p === 1 ? undefined : String(p) }),
+      }),
+    );
+  };
+}
+
+function coworkerPage(deps: WebPageDeps) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const params = parseOrAnswer(deps, reply, uuidPathParam, request.params);
+    if (!params) return reply;
+    const history = coworkerHistory(deps.store, params.uuid);
+    if (!history) return notFound(deps, reply, `No coworker with uuid ${params.uuid} was ever mirrored.`);
+    const versions = history.versions.slice(-MAX_VERSIONS).reverse();
+    const current = currentVersions(deps.store, params.uuid);
+    const latest = versions[0];
+    const name = entryOf(current[0]?.body ?? latest?.body ?? '{}').name;
+    const runIds = versions.flatMap((v) =>
+      v.validToRun === null ? [v.validFromRun] : [v.validFromRun, v.validToRun],
+    );
+    return sendPage(
+      reply,
+      deps,
+      h(CoworkerPage, {
+        coworker: history.coworker,
+        current,
+        versions,
+        totalVersions: history.versions.length,
+        changes: history.changes,
+        runTimes: runFinishTimes(deps.store, runIds),
+        title: typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : params.uuid,
+      }),
+    );
+  };
+}
+
+function teamPage(deps: WebPageDeps) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const query = parseOrAnswer(deps, reply, teamPageQuery, request.query);
+    if (!query) return reply;
+    const run =
+      query.run !== undefined ? getRun(deps.store, query.run) : latestSucceededRun(deps.store, query.as_of);
+    if (query.run !== undefined && run?.status !== 'succeeded') {
+      return notFound(
+        deps,
+        reply,
+        `Run ${query.run} stored no listing (it does not exist or did not succeed).`,
+      );
+    }
+    const page = query.page ?? 1;
+    const form = stringQuery(request.query);
+    return sendPage(
+      reply,
+      deps,
+      h(TeamPage, {
+        run,
+        asOf: query.as_of,
+        asOfInput: form.as_of ?? '',
+        entries: run ? listingPage(deps.store, run.id, (page - 1) * TEAM_PAGE, TEAM_PAGE) : [],
+        total: run?.entries ?? 0,
+        page,
+        pageSize: TEAM_PAGE,
+        runChoices: succeededRunTimes(deps.store, 200),
+        href: (p: number) => hrefWith('/team/', form, { page: p === 1 ? undefined : String(p) }),
+      }),
+    );
+  };
+}
+
+function runsPage(deps: WebPageDeps) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const query = parseOrAnswer(deps, reply, runsPageQuery, request.query);
+    if (!query) return reply;
+    const page = query.page ?? 1;
+    return sendPage(
+      reply,
+      deps,
+      h(RunsPage, {
+        runs: listRuns(deps.store, { limit: RUNS_PAGE, offset: (page - 1) * RUNS_PAGE }),
+        total: countRuns(deps.store),
+        page,
+        pageSize: RUNS_PAGE,
+        href: (p: number) => (p === 1 ? '/runs/' : `/runs/?page=${p}`),
+      }),
+    );
+  };
+}
+
+function runPage(deps: WebPageDeps) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const params = parseOrAnswer(deps, reply, runPathParam, request.params);
+    if (!params) return reply;
+    const run = getRun(deps.store, params.id);
+    if (!run) return notFound(deps, reply, `There is no run ${params.id}.`);
+    return sendPage(reply, deps, h(RunPage, { run, unknownFields: runView(run).unknown_fields }));
+  };
+}
+
+/** The people-facing pages: status, timeline, coworkers, the team as it was, runs. */
+export function registerPageRoutes(app: FastifyInstance, deps: WebPageDeps): void {
+  const directory = new DirectoryCache(deps.store, ({ runId, error }) =>
+    deps.logger.error({ err: error, runId }, 'coworker directory rebuild failed; the previous one is kept'),
+  );
+  app.get('/', statusPage(deps));
+  app.get('/changes/', changesPage(deps, directory));
+  app.get('/coworkers/', coworkersPage(deps, directory));
+  app.get('/coworkers/:uuid/', coworkerPage(deps));
+  app.get('/team/', teamPage(deps));
+  app.get('/runs/', runsPage(deps));
+  app.get('/runs/:id/', runPage(deps));
+}

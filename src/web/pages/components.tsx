@@ -1,0 +1,167 @@
+import type { ComponentChildren } from 'preact';
+import type { ChangeRow } from '../../db/schema.js';
+import { clip, parseStored, relativeWords, utcText, valueText } from '../format.js';
+import { useImageSrc, usePage } from '../page-context.js';
+
+/** A time as `<time datetime>`: UTC text the page script rewrites in the reader's time zone. */
+export function Time(props: { at: string | null; relative?: boolean }) {
+  const { now } = usePage();
+  if (props.at === null) return <span class="muted">never</span>;
+  const time = <time datetime={props.at}>{utcText(props.at)}</time>;
+  if (!props.relative) return time;
+  return (
+    <>
+      {time} <span class="muted">({relativeWords(new Date(props.at), now)})</span>
+    </>
+  );
+}
+
+/**
+ * Upstream text, bounded and isolated: `<bdi>` keeps a right-to-left name from reordering the
+ * sentence around it, and a megabyte field shows its first 2 KiB with its size.
+ */
+export function Text(props: { value: string; max?: number; brief?: boolean }) {
+  const { text, cutFrom } = clip(props.value, props.max);
+  if (props.brief) return <bdi>{cutFrom !== null ? `${text}…` : text}</bdi>;
+  return (
+    <>
+      <bdi>{text}</bdi>
+      {cutFrom !== null ? (
+        <span class="muted"> … (cut, {cutFrom.toLocaleString('en-US')} bytes in all)</span>
+      ) : null}
+    </>
+  );
+}
+
+/** A coworker's name linking to their page; the uuid when the name is empty. */
+export function NameLink(props: { uuid: string; name: string }) {
+  return (
+    <a href={`/coworkers/${props.uuid}/`}>
+      {props.name.trim() === '' ? <code>{props.uuid}</code> : <Text value={props.name} max={120} brief />}
+    </a>
+  );
+}
+
+/** Image thumbnails for a list of upstream URLs; non-images are named, never loaded. */
+export function Thumbs(props: { urls: unknown; label: string }) {
+  const urls: unknown[] = Array.isArray(props.urls) ? props.urls : [props.urls];
+  return (
+    <span class="thumbs">
+      {urls.slice(0, 8).map((url, i) => (
+        <Thumb key={i} url={url} alt={`${props.label} ${i + 1}`} />
+      ))}
+    </span>
+  );
+}
+
+export function Thumb(props: { url: unknown; alt: string; size?: number }) {
+  const src = useImageSrc(props.url);
+  if (src === null) {
+    if (typeof props.url !== 'string') return null;
+    const kind = /\.(mp4|webm|mov)$/i.test(props.url) ? 'a video' : 'a file';
+    return <span class="muted">({kind}, not shown)</span>;
+  }
+  const size = props.size ?? 48;
+  return <img src={src} alt={props.alt} width={size} height={size} loading="lazy" decoding="async" />;
+}
+
+const IMAGE_FIELDS = new Set(['images', 'emoji_file', 'emoji_file_webm']);
+
+/** One value of a field as a person reads it: thumbnails for images, text otherwise. */
+export function FieldValue(props: { field: string; value: unknown; label: string }) {
+  if (IMAGE_FIELDS.has(props.field) && props.value !== null) {
+    const list = Array.isArray(props.value) ? props.value : [props.value];
+    if (list.length > 0) return <Thumbs urls={list} label={props.label} />;
+  }
+  return <Text value={valueText(props.value)} />;
+}
+
+/** "Zoë joined as QA engineer", "José: post 'qa engineer' → 'QA lead'", "Kate left", "Seán returned". */
+export function ChangeSentence(props: { change: ChangeRow; name: string; post: string }) {
+  const { change } = props;
+  const who = <NameLink uuid={change.uuid} name={props.name} />;
+  const appearance =
+    change.slot > 0 ? <span class="muted"> (listed a {ordinal(change.slot + 1)} time)</span> : null;
+  switch (change.kind) {
+    case 'added':
+      return (
+        <>
+          {who} joined
+          {props.post ? (
+            <>
+              {' '}
+              as <Text value={props.post} max={120} brief />
+            </>
+          ) : null}
+          {appearance}
+        </>
+      );
+    case 'removed':
+      return (
+        <>
+          {who} left{appearance}
+        </>
+      );
+    case 'returned':
+      return (
+        <>
+          {who} returned
+          {props.post ? (
+            <>
+              {' '}
+              as <Text value={props.post} max={120} brief />
+            </>
+          ) : null}
+          {appearance}
+        </>
+      );
+    case 'changed': {
+      const field = change.field ?? '';
+      return (
+        <span class="diff">
+          {who}
+          {appearance}: {fieldLabel(field)}{' '}
+          <del>
+            <FieldValue field={field} value={parseStored(change.oldValue)} label={`${field} before`} />
+          </del>{' '}
+          →{' '}
+          <ins>
+            <FieldValue field={field} value={parseStored(change.newValue)} label={`${field} after`} />
+          </ins>
+        </span>
+      );
+    }
+  }
+}
+
+export function fieldLabel(field: string): string {
+  return field.replaceAll('_', ' ');
+}
+
+function ordinal(n: number): string {
+  return n === 2 ? 'second' : n === 3 ? 'third' : `${n}th`;
+}
+
+export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildren }) {
+  return (
+    <p class={`notice ${props.kind}`} role={props.kind === 'bad' ? 'alert' : 'status'}>
+      {props.children}
+    </p>
+  );
+}
+
+/** Older/newer links of a list; `href` builds a link from the page's current query. */
+export function Pager(props: {
+  newer: string | null;
+  older: string | null;
+  newerLabel?: string;
+  olderLabel?: string;
+}) {
+  if (props.newer === null && props.older === null) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      {props.newer !== null ? <a href={props.newer}>← {props.newerLabel ?? 'Newer'}</a> : null}
+      {props.older !== null ? <a href={props.older}>{props.olderLabel ?? 'Older'} →</a> : null}
+    </nav>
+  );
+}

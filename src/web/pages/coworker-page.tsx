@@ -1,0 +1,139 @@
+import { Fragment } from 'preact';
+import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
+import { parseStored } from '../format.js';
+import { FieldValue, fieldLabel, Time } from './components.js';
+import { Card, entryOf } from './card.js';
+import { Layout } from './layout.js';
+
+export interface CoworkerData {
+  coworker: CoworkerRow;
+  current: VersionRow[];
+  /** Newest first, at most MAX_VERSIONS. */
+  versions: VersionRow[];
+  totalVersions: number;
+  changes: ChangeRow[];
+  runTimes: Map<number, string>;
+  title: string;
+}
+
+/** A coworker page lists this many versions, newest first; the API has them all. */
+export const MAX_VERSIONS = 200;
+
+function changesOf(version: VersionRow, changes: readonly ChangeRow[]): ChangeRow[] {
+  return changes.filter((c) => c.runId === version.validFromRun && c.slot === version.slot);
+}
+
+function VersionChanges(props: { changes: ChangeRow[] }) {
+  if (props.changes.length === 0) return null;
+  return (
+    <ul class="diff">
+      {props.changes.map((change) => {
+        if (change.kind !== 'changed') {
+          return <li key={change.id}>{change.kind === 'added' ? 'first listed' : change.kind}</li>;
+        }
+        const field = change.field ?? '';
+        return (
+          <li key={change.id}>
+            {fieldLabel(field)}:{' '}
+            <del>
+              <FieldValue field={field} value={parseStored(change.oldValue)} label={`${field} before`} />
+            </del>{' '}
+            →{' '}
+            <ins>
+              <FieldValue field={field} value={parseStored(change.newValue)} label={`${field} after`} />
+            </ins>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+export function CoworkerPage(props: CoworkerData) {
+  const { coworker } = props;
+  const at = (run: number | null) => (run === null ? null : (props.runTimes.get(run) ?? null));
+  return (
+    <Layout title={props.title} section="coworkers">
+      <dl class="facts">
+        <dt>uuid</dt>
+        <dd>
+          <code>{coworker.uuid}</code>
+        </dd>
+        <dt>First seen</dt>
+        <dd>
+          <Time at={coworker.firstSeenAt} />
+        </dd>
+        <dt>Status</dt>
+        <dd>
+          {coworker.removedAt !== null ? (
+            <>
+              departed <Time at={coworker.removedAt} relative />
+            </>
+          ) : (
+            <>on the team{props.current.length > 1 ? `, listed ${props.current.length} times` : ''}</>
+          )}
+          {coworker.returnedCount > 0 ? `; returned ${coworker.returnedCount} time(s)` : ''}
+        </dd>
+      </dl>
+      <h2>As listed now</h2>
+      {props.current.length === 0 ? (
+        <p class="muted">Not listed any more.</p>
+      ) : (
+        <ul class="cards">
+          {props.current.map((version) => (
+            <li key={version.id}>
+              <Card entry={entryOf(version.body)} uuid={coworker.uuid} headingLevel={3} />
+            </li>
+          ))}
+        </ul>
+      )}
+      <h2>Every version</h2>
+      {props.totalVersions > props.versions.length ? (
+        <p class="muted">
+          The newest {props.versions.length} of {props.totalVersions} versions; the history API has them all.
+        </p>
+      ) : null}
+      <ol class="changes">
+        {props.versions.map((version) => {
+          const entry = entryOf(version.body);
+          return (
+            <li key={version.id}>
+              <p class="run-head">
+                {version.slot > 0 ? `Appearance ${version.slot + 1}, from ` : 'From '}
+                <a href={`/runs/${version.validFromRun}/`}>run {version.validFromRun}</a> (
+                <Time at={at(version.validFromRun)} />)
+                {version.validToRun !== null ? (
+                  <>
+                    {' '}
+                    until <a href={`/runs/${version.validToRun}/`}>run {version.validToRun}</a> (
+                    <Time at={at(version.validToRun)} />)
+                  </>
+                ) : (
+                  ' until now'
+                )}
+              </p>
+              <VersionChanges changes={changesOf(version, props.changes)} />
+              <details>
+                <summary>The entry as served</summary>
+                <dl class="facts">
+                  {Object.entries(entry).map(([field, value]) => (
+                    <Fragment key={field}>
+                      <dt>{fieldLabel(field)}</dt>
+                      <dd>
+                        <FieldValue field={field} value={value} label={field} />
+                      </dd>
+                    </Fragment>
+                  ))}
+                </dl>
+              </details>
+            </li>
+          );
+        })}
+      </ol>
+      <p>
+        <a href={`/changes/?uuid=${coworker.uuid}`}>Changes</a> ·{' '}
+        <a href={`/api/mirror/coworkers/${coworker.uuid}/history/`}>History as JSON</a>
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,50 @@
+import type { ComponentChildren } from 'preact';
+import { iconAsset, scriptAsset, styleAsset } from '../assets.js';
+
+export type Section = 'status' | 'changes' | 'coworkers' | 'team' | 'runs';
+
+const NAV: [Section, string, string][] = [
+  ['status', '/', 'Status'],
+  ['changes', '/changes/', 'Changes'],
+  ['coworkers', '/coworkers/', 'Coworkers'],
+  ['team', '/team/', 'Team as it was'],
+  ['runs', '/runs/', 'Runs'],
+];
+
+export function Layout(props: { title: string; section: Section | null; children: ComponentChildren }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · coworker mirror`}</title>
+        <link rel="stylesheet" href={styleAsset.path} />
+        <link rel="icon" href={iconAsset.path} type="image/svg+xml" />
+        <link rel="alternate" type="application/atom+xml" title="Changes" href="/api/mirror/changes.atom" />
+        <script src={scriptAsset.path} defer />
+      </head>
+      <body>
+        <header class="site">
+          <a class="brand" href="/">
+            coworker mirror
+          </a>
+          <nav aria-label="Main">
+            <ul>
+              {NAV.map(([section, href, label]) => (
+                <li key={section}>
+                  <a href={href} aria-current={props.section === section ? 'page' : undefined}>
+                    {label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        </header>
+        <main>
+          <h1>{props.title}</h1>
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}

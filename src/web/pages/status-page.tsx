@@ -1,0 +1,172 @@
+import type { ChangeRow, RunRow } from '../../db/schema.js';
+import type { ChangeSubject } from '../../db/page-queries.js';
+import { adviceFor } from '../error-advice.js';
+import { durationWords } from '../format.js';
+import type { StatusSource } from '../status-source.js';
+import { usePage } from '../page-context.js';
+import { ChangeSentence, Notice, Text, Time } from './components.js';
+import { Layout } from './layout.js';
+
+export interface StatusData {
+  status: StatusSource | null;
+  latestRun: RunRow | undefined;
+  served: { runId: number; entries: number; fetchedAt: Date } | null;
+  staleAfterMs: number;
+  latestChanges: ChangeRow[];
+  subjects: Map<number, ChangeSubject>;
+}
+
+export function runDuration(run: RunRow): string | null {
+  if (run.finishedAt === null) return null;
+  return durationWords(Date.parse(run.finishedAt) - Date.parse(run.startedAt));
+}
+
+function Mode(props: { status: StatusSource | null }) {
+  if (!props.status) {
+    return (
+      <>
+        <dt>Mode</dt>
+        <dd>serving only (this process does not sync; another one does)</dd>
+      </>
+    );
+  }
+  const upstream = props.status.upstream();
+  return (
+    <>
+      <dt>Mode</dt>
+      <dd>
+        {upstream.mode === 'demo' ? (
+          <>demo: mirroring the built-in simulated upstream with invented data</>
+        ) : (
+          <>mirroring the upstream</>
+        )}
+      </dd>
+      <dt>Upstream</dt>
+      <dd>
+        <code>{upstream.url}</code>
+      </dd>
+    </>
+  );
+}
+
+function NextRun(props: { status: StatusSource | null }) {
+  const next = props.status?.nextRunAt() ?? null;
+  const delay = props.status?.randomDelayMs ?? 0;
+  return (
+    <>
+      <dt>Next scheduled run</dt>
+      <dd>
+        {props.status?.syncRunning() ? <>a run is in progress now; </> : null}
+        {next ? <Time at={next.toISOString()} relative /> : <span class="muted">none scheduled here</span>}
+        {next && delay > 0 ? (
+          <span class="muted"> (may start up to {durationWords(delay)} later)</span>
+        ) : null}
+      </dd>
+    </>
+  );
+}
+
+function LastRun(props: { run: RunRow | undefined }) {
+  const { run } = props;
+  if (!run) {
+    return (
+      <>
+        <dt>Last run</dt>
+        <dd>none yet</dd>
+      </>
+    );
+  }
+  const duration = runDuration(run);
+  return (
+    <>
+      <dt>Last run</dt>
+      <dd>
+        <a href={`/runs/${run.id}/`}>run {run.id}</a> {run.status}, started{' '}
+        <Time at={run.startedAt} relative />
+        {duration ? <>, took {duration}</> : null}
+      </dd>
+      {run.status === 'succeeded' ? (
+        <>
+          <dt>What it found</dt>
+          <dd>
+            {run.entries ?? 0} entries on {run.pages ?? 0} pages: {run.added} added, {run.changed} changed,{' '}
+            {run.removed} removed, {run.returned} returned
+          </dd>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+export function StatusPage(props: StatusData) {
+  const { now } = usePage();
+  const { latestRun, served } = props;
+  const age = served ? now.getTime() - served.fetchedAt.getTime() : null;
+  const failing = latestRun && (latestRun.status === 'failed' || latestRun.status === 'aborted');
+  return (
+    <Layout title="The mirror at a glance" section="status">
+      {served === null ? (
+        <Notice kind="bad">
+          No snapshot is served yet: no sync has succeeded. The list endpoint answers 503.
+        </Notice>
+      ) : null}
+      {age !== null && age > props.staleAfterMs ? (
+        <Notice kind="warn">
+          Stale: the served snapshot is {durationWords(age)} old (the limit is{' '}
+          {durationWords(props.staleAfterMs)}).
+        </Notice>
+      ) : null}
+      {failing && latestRun ? (
+        <Notice kind="bad">
+          The last run {latestRun.status}
+          {latestRun.errorCode ? (
+            <>
+              {' '}
+              (<code>{latestRun.errorCode}</code>): <Text value={latestRun.errorMessage ?? ''} />.{' '}
+              {adviceFor(latestRun.errorCode)}
+            </>
+          ) : null}{' '}
+          The previous snapshot is still served.
+        </Notice>
+      ) : null}
+      <dl class="facts">
+        <Mode status={props.status} />
+        <LastRun run={latestRun} />
+        <NextRun status={props.status} />
+        <dt>Served snapshot</dt>
+        <dd>
+          {served ? (
+            <>
+              from <a href={`/runs/${served.runId}/`}>run {served.runId}</a>, fetched{' '}
+              <Time at={served.fetchedAt.toISOString()} relative />, {served.entries} entries
+            </>
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
+      </dl>
+      <h2>Latest changes</h2>
+      {props.latestChanges.length === 0 ? (
+        <p class="muted">No changes recorded yet.</p>
+      ) : (
+        <ol class="changes">
+          {props.latestChanges.map((change) => {
+            const subject = props.subjects.get(change.id);
+            return (
+              <li key={change.id}>
+                <ChangeSentence change={change} name={subject?.name ?? ''} post={subject?.post ?? ''} />{' '}
+                <span class="muted">
+                  <Time at={change.at} />
+                </span>
+              </li>
+            );
+          })}
+        </ol>
+      )}
+      <p>
+        <a href="/changes/">Every change</a> · <a href="/api/mirror/changes.atom">Atom feed</a> ·{' '}
+        <a href="/api/mirror/changes.csv">CSV</a>
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import type { MirrorDatabase } from '../db/open.js';
+import type { LinkBase } from '../http/api/params.js';
+import type { Logger } from '../logger.js';
+import { assets } from './assets.js';
+import { registerFeedRoutes } from './feed-routes.js';
+import { upstreamMedia, type MediaResolver } from './media-source.js';
+import { registerPageRoutes } from './page-routes.js';
+import type { StatusSource } from './status-source.js';
+
+export interface WebDeps {
+  store: MirrorDatabase;
+  logger: Logger;
+  served: () => { runId: number; entries: number; fetchedAt: Date } | null;
+  staleAfterMs: number;
+  links: LinkBase;
+  status?: StatusSource | undefined;
+  media?: MediaResolver | undefined;
+}
+
+// Exact paths only: every other path stays the DRF site's (its list endpoint, its 404s).
+const PAGE_PATH = /^\/(?:changes\/|coworkers\/(?:[^/?#]+\/)?|team\/|runs\/(?:[^/?#]+\/)?)?$/;
+
+/** True for the paths the people-facing pages answer (the feeds and assets are under /api/mirror/). */
+export function isWebPagePath(path: string): boolean {
+  return PAGE_PATH.test(path);
+}
+
+/** Pages, feeds and their static files, on the server's Fastify instance. */
+export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
+  const media = deps.media ?? upstreamMedia;
+  for (const asset of assets) {
+    app.get(asset.path, (_request, reply) =>
+      reply
+        .header('Cache-Control', 'public, max-age=31536000, immutable')
+        .header('X-Content-Type-Options', 'nosniff')
+        .type(asset.contentType)
+        .send(asset.body),
+    );
+  }
+  registerPageRoutes(app, {
+    store: deps.store,
+    logger: deps.logger.child({ module: 'web' }),
+    status: deps.status ?? null,
+    served: deps.served,
+    staleAfterMs: deps.staleAfterMs,
+    media,
+  });
+  registerFeedRoutes(app, { store: deps.store, media, links: deps.links });
+}
