@@ -3,12 +3,25 @@
 // under 300 MB peak RSS at the same speed; measured in README "Benchmarks". `npm start` and the
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
 import { Command, CommanderError, Option } from 'commander';
-import { loadConfig, settings, type Config, type FlagValues, type SettingKey } from './config.js';
+import {
+  loadConfig,
+  parseDuration,
+  settings,
+  type Config,
+  type FlagValues,
+  type SettingKey,
+} from './config.js';
 import { ConfigError, MirrorError, toMirrorError } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
-import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
-import { runHistoryCommand, runChangesCommand, runRunsCommand } from './cli/history-commands.js';
+import {
+  runChangesCommand,
+  runFindCommand,
+  runHistoryCommand,
+  runRunsCommand,
+} from './cli/history-commands.js';
+import { errorReport, unknownVariableWarnings } from './cli/report.js';
+import { runSimulateCommand } from './cli/simulate-command.js';
 import { runSyncCommand } from './cli/sync-command.js';
 import { parseWhen } from './cli/parse-when.js';
 import { runServeCommand, runStartCommand } from './main.js';
@@ -36,8 +49,13 @@ function configFrom(options: Record<string, unknown>): Config {
     const value = options[new Option(s.flag).attributeName()];
     if (typeof value === 'string' || typeof value === 'boolean') flags[key] = value;
   }
-  return loadConfig(process.env, flags);
+  const config = loadConfig(process.env, flags);
+  for (const line of unknownVariableWarnings(config.unknownVariables)) process.stderr.write(`${line}\n`);
+  return config;
 }
+
+const REBIND_HELP =
+  'mirror this upstream into a database bound to another one from now on (recorded on the run)';
 
 const SYNC_KEYS: SettingKey[] = [
   'upstreamUrl',
@@ -58,21 +76,40 @@ export function buildProgram(): Command {
     .exitOverride();
 
   withSettings(
-    program.command('sync').description('Run one sync: crawl every page, validate, store the changes'),
+    program
+      .command('sync')
+      .description('Run one sync: crawl every page, validate, store the changes')
+      .option('--rebind', REBIND_HELP),
     SYNC_KEYS,
-  ).action(async (flags: Record<string, unknown>) => {
-    process.exitCode = await runSyncCommand(configFrom(flags));
+  ).action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
+    process.exitCode = await runSyncCommand(configFrom(flags), { rebind: flags.rebind === true });
   });
 
   withSettings(
     program
       .command('history')
-      .description('Versions and changes of one coworker')
-      .argument('<uuid>', 'the coworker uuid')
+      .description('Versions and changes of one coworker, by uuid or by name')
+      .argument('[uuid]', 'the coworker uuid')
+      .option('--name <text>', 'the coworker whose name contains this text (see find)')
       .option('--json', 'JSON Lines output'),
     ['databasePath'],
-  ).action((uuid: string, flags: Record<string, unknown> & { json?: boolean }) => {
-    process.exitCode = runHistoryCommand(configFrom(flags), uuid, flags.json === true);
+  ).action((uuid: string | undefined, flags: Record<string, unknown> & { json?: boolean; name?: string }) => {
+    if ((uuid === undefined) === (flags.name === undefined)) {
+      throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
+    }
+    const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
+    process.exitCode = runHistoryCommand(configFrom(flags), target, flags.json === true);
+  });
+
+  withSettings(
+    program
+      .command('find')
+      .description('Coworkers whose name contains the text, with their uuids')
+      .argument('<text>', 'part of a name, any case')
+      .option('--json', 'JSON Lines output'),
+    ['databasePath'],
+  ).action((text: string, flags: Record<string, unknown> & { json?: boolean }) => {
+    process.exitCode = runFindCommand(configFrom(flags), text, flags.json === true);
   });
 
   withSettings(
@@ -128,8 +165,30 @@ export function buildProgram(): Command {
         'The main job: scheduled sync plus the server in one process (demo upstream when none is named)',
       ),
     [...new Set<SettingKey>([...SYNC_KEYS, ...SERVE_KEYS, 'syncCron'])],
-  ).action(async (flags: Record<string, unknown>) => {
-    process.exitCode = await runStartCommand(configFrom(flags));
+  )
+    .option('--rebind', REBIND_HELP)
+    .action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
+      process.exitCode = await runStartCommand(configFrom(flags), { rebind: flags.rebind === true });
+    });
+
+  withSettings(
+    program
+      .command('simulate')
+      .description('Run the simulated upstream alone (invented coworkers, DRF-like pages) until stopped')
+      .option('--port <n>', 'port to listen on (0: any free port)', '8766')
+      .option('--host <address>', 'address to listen on', '127.0.0.1')
+      .option('--seed <n>', 'seed of the invented data', '1')
+      .option('--count <n>', 'number of coworkers', '45')
+      .option('--mutate-every <duration>', 'change the data this often (0: never)', '2m'),
+    ['logLevel'],
+  ).action(async (flags: Record<string, unknown> & SimulateFlags) => {
+    process.exitCode = await runSimulateCommand(configFrom({ logLevel: flags.logLevel }), {
+      port: parseWhole('--port', flags.port, 0, 65535),
+      host: flags.host ?? '127.0.0.1',
+      seed: parseWhole('--seed', flags.seed, 0, 2 ** 31),
+      count: parseWhole('--count', flags.count, 0, 1_000_000),
+      mutateEveryMs: parseDurationFlag('--mutate-every', flags.mutateEvery),
+    });
   });
 
   return program;
@@ -143,6 +202,34 @@ interface ChangeFlags {
   kind?: 'added' | 'changed' | 'removed' | 'returned';
   limit?: string;
   json?: boolean;
+}
+
+interface SimulateFlags {
+  port?: string;
+  host?: string;
+  seed?: string;
+  count?: string;
+  mutateEvery?: string;
+}
+
+function parseWhole(flag: string, value: string | undefined, min: number, max: number): number {
+  const n = Number(value);
+  if (value === undefined || !/^\d+$/.test(value) || n < min || n > max) {
+    throw new ConfigError([
+      { name: flag, problem: `expected a whole number from ${min} to ${max} (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return n;
+}
+
+function parseDurationFlag(flag: string, value: string | undefined): number {
+  const ms = value === undefined ? null : parseDuration(value);
+  if (ms === null) {
+    throw new ConfigError([
+      { name: flag, problem: `expected a duration like 30s, 2m or 0 (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return ms;
 }
 
 function parseLimit(value: string | undefined): number {
@@ -166,15 +253,8 @@ async function main(): Promise<void> {
       return;
     }
     const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown, classify(thrown));
-    if (error instanceof ConfigError) {
-      process.stderr.write(`coworker-mirror: ${error.message}\n`);
-      process.exitCode = EXIT.usage;
-      return;
-    }
-    createLogger({ level: 'error', pretty: false, destination: process.stderr }).error(
-      { err: error, code: error.code },
-      error.message,
-    );
+    // What failed and what to do, in a line or two; the stack only when asked for.
+    process.stderr.write(errorReport(error, { debug: process.env.LOG_LEVEL === 'debug' }));
     process.exitCode = thrown instanceof MirrorError ? exitCodeFor(error.code) : EXIT.unexpected;
   }
 }

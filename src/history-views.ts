@@ -20,6 +20,8 @@ export interface RunView {
   unchanged: number;
   unknown_fields: string[];
   error: { code: string; message: string } | null;
+  /** The upstream this database mirrored before this run rebound it (`--rebind`), else null. */
+  rebound_from: string | null;
 }
 
 export function runView(row: RunRow): RunView {
@@ -40,6 +42,7 @@ export function runView(row: RunRow): RunView {
       ? [...new Set((JSON.parse(row.unknownFields) as { field: string }[]).map((u) => u.field))]
       : [],
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+    rebound_from: row.reboundFrom,
   };
 }
 
