@@ -93,8 +93,7 @@ function statusLine(c: CoworkerView, style: Style): string {
     parts.push(`removed run ${c.removed_run ?? '?'}, ${when(c.removed_at, style)}`);
   } else {
     parts.unshift(paint(style, 'green', 'present'));
-    if (c.last_seen_at)
-      parts.push(`last seen ${when(c.last_seen_at, style)} (run ${c.last_seen_run ?? '?'})`);
+    if (c.last_seen_at) parts.push(`last seen run ${c.last_seen_run ?? '?'}, ${when(c.last_seen_at, style)}`);
   }
   if (c.returned_count > 0) parts.push(`returned ${c.returned_count}×`);
   return parts.join(' · ');
@@ -134,10 +133,11 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
     mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
   }
   lines.push('', paint(style, 'bold', 'changes'));
+  const repeated = changes.some((c) => c.appearance > 0);
   const rows = changes.map((c) => [
     localTime(c.at),
     `run ${c.run}`,
-    c.appearance > 0 ? `#${c.appearance}` : '',
+    ...(repeated ? [`#${c.appearance}`] : []),
     changeText(c, style),
   ]);
   lines.push(...table(rows, ['left', 'right']).map((line) => `  ${line}`));

@@ -15,7 +15,8 @@ export function styleFor(stream: NodeJS.WriteStream): Style {
 type Paint = Parameters<typeof styleText>[0];
 
 export function paint(style: Style, format: Paint, text: string): string {
-  return style.color ? styleText(format, text) : text;
+  // The decision is made once, for the stream written to (styleFor); styleText would check stdout.
+  return style.color ? styleText(format, text, { validateStream: false }) : text;
 }
 
 const two = (n: number) => String(n).padStart(2, '0');
