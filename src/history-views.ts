@@ -1,3 +1,4 @@
+import { maskUrlCredentials } from './config.js';
 import type { ChangeRow, CoworkerRow, RunRow, VersionRow } from './db/schema.js';
 
 /**
@@ -30,7 +31,8 @@ export function runView(row: RunRow): RunView {
     status: row.status,
     started_at: row.startedAt,
     finished_at: row.finishedAt,
-    upstream: row.upstream,
+    // Runs stored before URLs were masked at the source may still hold a password: never serve it.
+    upstream: maskUrlCredentials(row.upstream),
     pages: row.pages,
     entries: row.entries,
     added: row.added,
