@@ -10,7 +10,8 @@ export interface LoggerSettings {
   destination?: NodeJS.WritableStream;
 }
 
-// The admin token travels in headers and config; no log line may ever carry it.
+// The admin token and the upstream's credentials travel in headers and config; no log line may
+// ever carry them, whoever logs the object that holds them.
 const redact: LoggerOptions['redact'] = {
   paths: [
     'adminToken',
@@ -18,6 +19,14 @@ const redact: LoggerOptions['redact'] = {
     'config.server.adminToken',
     'req.headers.authorization',
     'headers.authorization',
+    'upstreamToken',
+    'upstreamHeader',
+    'upstreamHeaders',
+    'config.upstreamToken',
+    'config.upstreamHeader',
+    'config.upstream.headers',
+    'upstream.headers',
+    'settings.upstreamHeaders',
   ],
   censor: '[redacted]',
 };

@@ -172,3 +172,22 @@ describe('maskUrlCredentials', () => {
     ['not a url user:pass@host', 'not a url user:pass@host'],
   ])('%s → %s', (raw, masked) => expect(maskUrlCredentials(raw)).toBe(masked));
 });
+
+describe('logger redaction', () => {
+  it('drops upstream credentials from any object logged whole', async () => {
+    const { PassThrough } = await import('node:stream');
+    const { createLogger } = await import('../../src/logger.js');
+    const sink = new PassThrough();
+    let text = '';
+    sink.on('data', (c: Buffer) => (text += c.toString('utf8')));
+    const logger = createLogger({ level: 'info', pretty: false, destination: sink });
+    const config = loadConfig({
+      UPSTREAM_URL: 'https://u:pw-secret@example.com',
+      UPSTREAM_HEADER: 'X-Api-Key: key-secret',
+    });
+    logger.info({ config, settings: { upstreamHeaders: config.upstream?.headers } }, 'config');
+    await new Promise((r) => setImmediate(r));
+    expect(text).toContain('u:***@example.com');
+    expect(text).not.toMatch(/pw-secret|key-secret|Basic /);
+  });
+});
