@@ -22,6 +22,9 @@ export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): voi
   }
 }
 
+// The migrations folder is part of the build: read once per process, not at every open.
+let knownMigrations: number[] | undefined;
+
 /** Where the database's schema stands against the migrations this build carries. */
 export interface SchemaStanding {
   /** Migrations of this build not yet applied. */
@@ -32,7 +35,9 @@ export interface SchemaStanding {
 
 /** Reads drizzle's own bookkeeping (`__drizzle_migrations`, ordered by `created_at` as its migrator does). */
 export function schemaStanding(sqlite: Database.Database): SchemaStanding {
-  const known = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map((m) => m.folderMillis);
+  const known = (knownMigrations ??= readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(
+    (m) => m.folderMillis,
+  ));
   const hasTable = sqlite
     .prepare("select 1 from sqlite_master where type = 'table' and name = '__drizzle_migrations'")
     .get();
