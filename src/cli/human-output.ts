@@ -101,10 +101,13 @@ function statusLine(c: CoworkerView, style: Style): string {
 
 /** One version as its fields; those that differ from the version before are marked with what they were. */
 function versionLines(v: VersionView, n: number, previous: VersionView | undefined, style: Style): string[] {
+  const last = v.valid_to_run === null ? null : v.valid_to_run - 1;
   const span =
-    v.valid_to_run === null
+    last === null
       ? `from run ${v.valid_from_run}, current`
-      : `runs ${v.valid_from_run}–${v.valid_to_run - 1}`;
+      : last === v.valid_from_run
+        ? `run ${last} only`
+        : `runs ${v.valid_from_run}–${last}`;
   const entry = (v.entry ?? {}) as Record<string, unknown>;
   const before = previous ? ((previous.entry ?? {}) as Record<string, unknown>) : null;
   const rows = Object.entries(entry)
