@@ -8,7 +8,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
+COPY scripts/build.sh ./scripts/build.sh
 COPY src ./src
 COPY migrations ./migrations
 RUN npm run build \

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { findUnknownVariables, type UnknownVariable } from './config/unknown-variables.js';
+import { parseHeaderLine, parseUpstreamUrl, type UpstreamTarget } from './config/upstream-target.js';
 
 /** "90s", "10m", "12h", "7d", or plain milliseconds. */
 export function parseDuration(text: string): number | null {
@@ -38,9 +40,6 @@ const httpUrl = z
 /** Event types a webhook can carry; WEBHOOK_EVENTS filters them. */
 export const webhookEventTypes = ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
-
-/** Variables whose values an error message must never repeat. */
-const SECRET_SETTINGS = new Set(['WEBHOOK_SECRET']);
 
 const commaList = (text: string): string[] =>
   text
@@ -91,6 +90,18 @@ const durationList = z.string().transform((text, ctx) => {
   }
   return delays as number[];
 });
+const upstreamUrl = z.string().transform((text, ctx) => {
+  const parsed = parseUpstreamUrl(text);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return z.NEVER;
+  }
+  return parsed.url;
+});
+
+const headerLine = z
+  .string()
+  .refine((v) => parseHeaderLine(v) !== null, 'expected one header line like "X-Api-Key: <value>"');
 
 interface Setting<S extends z.ZodType> {
   env: string;
@@ -119,8 +130,8 @@ export const settings = {
     'UPSTREAM_URL',
     '--upstream',
     null,
-    httpUrl.nullable(),
-    'Base URL of the upstream site (the list path is appended). Unset with `start`: the built-in simulated upstream (demo).',
+    upstreamUrl.nullable(),
+    'Base URL of the upstream site, or its full list URL. `https://user:pass@host` sends Basic auth. Unset with `start`: the demo (see Demo).',
   ),
   databasePath: setting(
     'DATABASE_PATH',
@@ -256,6 +267,29 @@ export const settings = {
     z.string().min(16, 'expected at least 16 characters').nullable(),
     'Enables POST /api/mirror/sync/ with Authorization: Bearer <token>.',
   ),
+  // Upstream authentication: the URL's user:password, a bearer token or one header. The values are
+  // secrets: never logged, stored or echoed in an error (see SECRET_SETTINGS).
+  upstreamToken: setting(
+    'UPSTREAM_TOKEN',
+    null,
+    null,
+    z.string().min(1).nullable(),
+    'Sent as `Authorization: Bearer <token>` on every upstream request.',
+  ),
+  upstreamHeader: setting(
+    'UPSTREAM_HEADER',
+    null,
+    null,
+    headerLine.nullable(),
+    'One header sent on every upstream request, e.g. `X-Api-Key: <key>`.',
+  ),
+  demo: setting(
+    'DEMO',
+    null,
+    'false',
+    bool,
+    'Run `start` against the built-in simulated upstream on purpose (needed with `NODE_ENV=production`).',
+  ),
   demoMutateEveryMs: setting(
     'DEMO_MUTATE_EVERY',
     null,
@@ -266,9 +300,9 @@ export const settings = {
   demoPort: setting(
     'DEMO_UPSTREAM_PORT',
     null,
-    '0',
+    '8766',
     int(0, 65535),
-    'Demo only: port of the simulated upstream (0: any free port).',
+    'Demo only: port of the simulated upstream; its media URLs point at it (0: any free port).',
   ),
   // Webhooks (signed notifications from the transactional outbox; see src/webhooks/).
   webhookUrls: setting(
@@ -324,14 +358,55 @@ export const settings = {
 
 export type Settings = typeof settings;
 export type SettingKey = keyof Settings;
-export type Config = { [K in SettingKey]: z.output<Settings[K]['schema']> };
+export type SettingValues = { [K in SettingKey]: z.output<Settings[K]['schema']> };
+
+/** What the settings imply together, worked out once so no caller re-derives it. */
+export interface DerivedConfig {
+  /** The upstream to mirror with its masked label and auth headers; null: none named (demo or error). */
+  upstream: UpstreamTarget | null;
+  /** Settings given by a variable or a flag rather than defaulted. */
+  explicit: ReadonlySet<SettingKey>;
+  /** Unknown variables that look like misspelt settings; the CLI warns about each. */
+  unknownVariables: UnknownVariable[];
+  /** `NODE_ENV=production`: `start` then refuses to fall back to the demo. */
+  production: boolean;
+}
+
+export type Config = SettingValues & DerivedConfig;
 
 /** Flag values by setting key, as commander gives them (strings, or booleans for switches). */
 export type FlagValues = Partial<Record<SettingKey, string | boolean | undefined>>;
 
+/** Values never echoed: a config error says how long they were, not what they were. */
+const SECRET_SETTINGS: ReadonlySet<SettingKey> = new Set([
+  'adminToken',
+  'upstreamToken',
+  'upstreamHeader',
+  'webhookSecret',
+]);
+/** URLs whose user:password part is masked when echoed. */
+const URL_SETTINGS: ReadonlySet<SettingKey> = new Set(['upstreamUrl', 'publicBaseUrl']);
+
+/** Variables read outside the settings table; known, so never reported as typos. */
+const OTHER_KNOWN_VARIABLES = ['NODE_ENV', 'NO_COLOR', 'FORCE_COLOR', 'TZ'];
+
+/** `https://user:pass@host` → `https://user:***@host`, for text that may not even parse as a URL. */
+export function maskUrlCredentials(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_m, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@`;
+  });
+}
+
+function shown(key: SettingKey, raw: string | null): string {
+  if (raw === null) return 'nothing';
+  if (SECRET_SETTINGS.has(key)) return `${raw.length} characters, not shown`;
+  return JSON.stringify(URL_SETTINGS.has(key) ? maskUrlCredentials(raw) : raw);
+}
+
 /**
  * Parses the environment and flags once (a flag beats its variable); throws ConfigError naming every
- * offending variable or flag and what it expects.
+ * offending variable or flag and what it expects, never echoing a secret.
  */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -339,23 +414,76 @@ export function loadConfig(
 ): Config {
   const issues: { name: string; problem: string }[] = [];
   const out: Record<string, unknown> = {};
+  const raws: Partial<Record<SettingKey, string>> = {};
+  const explicit = new Set<SettingKey>();
   for (const [key, s] of Object.entries(settings) as [SettingKey, Setting<z.ZodType>][]) {
     const flag = flags[key];
     const fromFlag = flag !== undefined;
-    const raw = fromFlag
-      ? String(flag)
-      : env[s.env] !== undefined && env[s.env] !== ''
-        ? env[s.env]
-        : s.default;
+    const fromEnv = !fromFlag && env[s.env] !== undefined && env[s.env] !== '';
+    const raw = fromFlag ? String(flag) : fromEnv ? (env[s.env] ?? null) : s.default;
+    if (fromFlag || fromEnv) explicit.add(key);
+    if (raw !== null) raws[key] = raw;
     const name = fromFlag && s.flag ? s.flag : s.env;
-    const parsed = s.schema.safeParse(raw ?? null);
+    const parsed = s.schema.safeParse(raw);
     if (parsed.success) out[key] = parsed.data;
     else {
       const problem = parsed.error.issues.map((i) => i.message).join('; ');
-      const shown = SECRET_SETTINGS.has(s.env) ? 'a value that is not shown' : JSON.stringify(raw);
-      issues.push({ name, problem: `${problem} (got ${shown})` });
+      issues.push({ name, problem: `${problem} (got ${shown(key, raw)})` });
     }
   }
   if (issues.length > 0) throw new ConfigError(issues);
-  return out as Config;
+  const values = out as SettingValues;
+  const upstream = upstreamTarget(values, raws.upstreamUrl ?? null, issues);
+  if (values.demo && upstream) {
+    issues.push({
+      name: 'DEMO',
+      problem: 'DEMO=1 runs the built-in simulated upstream, but UPSTREAM_URL is set too: unset one of them',
+    });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return {
+    ...values,
+    upstream,
+    explicit,
+    production: env.NODE_ENV === 'production',
+    unknownVariables: findUnknownVariables(env, {
+      known: [...Object.values(settings).map((s) => s.env), ...OTHER_KNOWN_VARIABLES],
+      ownedPrefixes: [...new Set(Object.values(settings).map((s) => `${s.env.split('_', 1)[0]}_`))].filter(
+        (p) => Object.values(settings).filter((s) => s.env.startsWith(p)).length > 1,
+      ),
+    }),
+  };
+}
+
+/** Gathers the URL's credentials, the token and the header; two sources of Authorization is an error. */
+function upstreamTarget(
+  values: SettingValues,
+  rawUrl: string | null,
+  issues: { name: string; problem: string }[],
+): UpstreamTarget | null {
+  if (values.upstreamUrl === null || rawUrl === null) return null;
+  const parsed = parseUpstreamUrl(rawUrl);
+  if (!parsed.ok) return null;
+  const headers: Record<string, string> = {};
+  const sources: string[] = [];
+  if (parsed.basicAuth) {
+    headers.authorization = parsed.basicAuth;
+    sources.push('the user:password in UPSTREAM_URL');
+  }
+  if (values.upstreamToken) {
+    headers.authorization = `Bearer ${values.upstreamToken}`;
+    sources.push('UPSTREAM_TOKEN');
+  }
+  const header = values.upstreamHeader ? parseHeaderLine(values.upstreamHeader) : null;
+  if (header) {
+    if (header[0] === 'authorization') sources.push('UPSTREAM_HEADER');
+    headers[header[0]] = header[1];
+  }
+  if (sources.length > 1) {
+    issues.push({
+      name: 'UPSTREAM_TOKEN / UPSTREAM_HEADER',
+      problem: `only one Authorization can be sent, but ${sources.join(' and ')} each set one: keep one`,
+    });
+  }
+  return { url: parsed.url, label: parsed.label, headers };
 }

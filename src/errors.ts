@@ -5,6 +5,9 @@
 export const errorCodes = [
   // configuration and usage
   'CONFIG_INVALID',
+  'DB_NOT_FOUND',
+  'DB_TOO_NEW',
+  'UPSTREAM_MISMATCH',
   // upstream transport
   'UPSTREAM_NETWORK',
   'UPSTREAM_TIMEOUT',

@@ -16,6 +16,9 @@ export const EXIT = {
 export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
     case 'CONFIG_INVALID':
+    case 'DB_NOT_FOUND':
+    case 'DB_TOO_NEW':
+    case 'UPSTREAM_MISMATCH':
       return EXIT.usage;
     case 'UPSTREAM_NETWORK':
     case 'UPSTREAM_TIMEOUT':

@@ -1,3 +1,4 @@
+import { maskUrlCredentials } from './config.js';
 import type { ChangeRow, CoworkerRow, RunRow, VersionRow } from './db/schema.js';
 
 /**
@@ -20,6 +21,8 @@ export interface RunView {
   unchanged: number;
   unknown_fields: string[];
   error: { code: string; message: string } | null;
+  /** The upstream this database mirrored before this run rebound it (`--rebind`), else null. */
+  rebound_from: string | null;
 }
 
 export function runView(row: RunRow): RunView {
@@ -28,7 +31,8 @@ export function runView(row: RunRow): RunView {
     status: row.status,
     started_at: row.startedAt,
     finished_at: row.finishedAt,
-    upstream: row.upstream,
+    // Runs stored before URLs were masked at the source may still hold a password: never serve it.
+    upstream: maskUrlCredentials(row.upstream),
     pages: row.pages,
     entries: row.entries,
     added: row.added,
@@ -40,6 +44,7 @@ export function runView(row: RunRow): RunView {
       ? [...new Set((JSON.parse(row.unknownFields) as { field: string }[]).map((u) => u.field))]
       : [],
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+    rebound_from: row.reboundFrom,
   };
 }
 

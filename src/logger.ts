@@ -10,7 +10,8 @@ export interface LoggerSettings {
   destination?: NodeJS.WritableStream;
 }
 
-// The admin token travels in headers and config, the webhook secret in config; no log line may carry them.
+// The admin token, the upstream's credentials and the webhook secret travel in headers and config;
+// no log line may ever carry them, whoever logs the object that holds them.
 const redact: LoggerOptions['redact'] = {
   paths: [
     'adminToken',
@@ -22,6 +23,14 @@ const redact: LoggerOptions['redact'] = {
     'webhookSecret',
     'config.webhookSecret',
     'settings.secret',
+    'upstreamToken',
+    'upstreamHeader',
+    'upstreamHeaders',
+    'config.upstreamToken',
+    'config.upstreamHeader',
+    'config.upstream.headers',
+    'upstream.headers',
+    'settings.upstreamHeaders',
   ],
   censor: '[redacted]',
 };

@@ -1,9 +1,11 @@
 import type { Config } from './config.js';
+import { openExistingDatabase } from './db/open-existing.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
+import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo.js';
 import { EXIT } from './exit-codes.js';
 import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
-import { startSimulatedUpstream, type SimulatedUpstream } from './simulated-upstream/index.js';
+import { checkUpstreamBinding, recordRebind } from './upstream-binding.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runSync } from './sync/run-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
@@ -17,6 +19,12 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 function loggerFor(config: Config): Logger {
   return createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
+}
+
+/** Options of `start` that are not settings. */
+export interface StartOptions {
+  /** Let this run move the database to another upstream (recorded on the run). */
+  rebind: boolean;
 }
 
 interface ShutdownSignal {
@@ -57,7 +65,7 @@ function listenForShutdown(logger: Logger): ShutdownSignal {
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
   const signal = listenForShutdown(logger);
-  const store = openDatabase(config.databasePath);
+  const store = openExistingDatabase(config.databasePath);
   let server: MirrorServer;
   try {
     server = await buildServer({ store, logger, options: serverOptionsFrom(config) });
@@ -75,32 +83,16 @@ export async function runServeCommand(config: Config): Promise<number> {
   return EXIT.ok;
 }
 
-interface Demo {
-  upstream: SimulatedUpstream;
-  timer: NodeJS.Timeout;
-}
-
-async function startDemo(config: Config, logger: Logger): Promise<Demo> {
-  const upstream = await startSimulatedUpstream({ seed: 1, count: 45, port: config.demoPort });
-  const timer = setInterval(() => {
-    const change = upstream.data.mutateRandomly();
-    logger.info({ demo: true, change }, 'demo upstream changed its data');
-  }, config.demoMutateEveryMs);
-  timer.unref();
-  logger.warn(
-    { demoUpstream: upstream.url, mutateEveryMs: config.demoMutateEveryMs },
-    'DEMO MODE: no UPSTREAM_URL is set, so this mirrors the built-in simulated upstream, whose invented data ' +
-      'changes every few minutes. To mirror a real site: UPSTREAM_URL=https://your-site.example npm start',
-  );
-  return { upstream, timer };
-}
-
 /**
  * `start`, the main job: config → logger → db → migrate → server → scheduler. Syncs at once when the
  * mirror is empty or stale; SIGTERM/SIGINT stop accepting connections, abort a run in flight (it is
  * recorded as aborted, nothing partial stored), close the database and exit 0.
  */
-export async function runStartCommand(config: Config): Promise<number> {
+export async function runStartCommand(
+  config: Config,
+  options: StartOptions = { rebind: false },
+): Promise<number> {
+  refuseAccidentalDemo(config);
   if (!validateCron(config.syncCron)) {
     throw new ConfigError([
       {
@@ -109,11 +101,13 @@ export async function runStartCommand(config: Config): Promise<number> {
       },
     ]);
   }
-  const logger = loggerFor(config);
+  const demo = config.upstream === null;
+  // Every line of a demo says so, so a demo mistaken for production shows in any log search.
+  const logger = demo ? loggerFor(config).child({ mode: 'demo' }) : loggerFor(config);
   const signal = listenForShutdown(logger);
   const parts: Partial<Parts> = {};
   try {
-    await startParts(config, logger, parts);
+    await startParts(config, options, logger, parts);
   } catch (error) {
     // A failed start-up (a port in use, say) must not leave the demo upstream or the db open.
     await shutdown(parts);
@@ -134,22 +128,60 @@ interface Parts {
   webhooks: WebhookService | null;
 }
 
+/**
+ * The demo is for trying the mirror out; in production (the Docker image) a missing UPSTREAM_URL is
+ * far more likely a mistake than a wish to serve invented coworkers, so it must be asked for.
+ */
+function refuseAccidentalDemo(config: Config): void {
+  if (config.upstream !== null || config.demo || !config.production) return;
+  throw new ConfigError([
+    {
+      name: 'UPSTREAM_URL',
+      problem:
+        'not set, and NODE_ENV=production: set UPSTREAM_URL to the site to mirror (e.g. https://example.com), ' +
+        'or DEMO=1 to run the demo on purpose',
+    },
+  ]);
+}
+
 /** Starts each part in order, recording it in `parts` as soon as it runs, so a failure can undo it. */
-async function startParts(config: Config, logger: Logger, parts: Partial<Parts>): Promise<void> {
-  parts.demo = config.upstreamUrl ? null : await startDemo(config, logger);
-  const upstreamUrl = config.upstreamUrl ?? parts.demo?.upstream.url ?? '';
-  const store = (parts.store = openDatabase(config.databasePath));
+async function startParts(
+  config: Config,
+  options: StartOptions,
+  logger: Logger,
+  parts: Partial<Parts>,
+): Promise<void> {
+  const demo = config.upstream === null;
+  // The demo keeps its own history: its invented coworkers must never land in the real mirror's.
+  const databasePath =
+    demo && !config.explicit.has('databasePath') ? DEMO_DATABASE_PATH : config.databasePath;
+  const store = (parts.store = openDatabase(databasePath));
+  const target = config.upstream ?? { label: DEMO_UPSTREAM_LABEL, headers: {} };
+  const reboundFrom = checkUpstreamBinding(store, target.label, options);
   recoverCrashedRuns(store);
+  parts.demo = demo
+    ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
+    : null;
+  const upstreamUrl = config.upstream?.url ?? parts.demo?.upstream.url ?? '';
   const scheduler = (parts.scheduler = createScheduler({
     cronExpression: config.syncCron,
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runSync(syncSettingsFrom(config, upstreamUrl), { store, logger, signal: abort, onRunStarted }).then(
-        () => {
-          parts.server?.snapshots.refresh();
+      runSync(syncSettingsFrom(config, upstreamUrl, target), {
+        store,
+        logger,
+        signal: abort,
+        onRunStarted: (runId) => {
+          // Until a run under the new upstream succeeds, every run of this process is the rebinding one.
+          if (reboundFrom !== null && checkUpstreamBinding(store, target.label, options) !== null) {
+            recordRebind(store, runId, reboundFrom);
+          }
+          onRunStarted(runId);
         },
-      ),
+      }).then(() => {
+        parts.server?.snapshots.refresh();
+      }),
   }));
   const server = (parts.server = await buildServer({
     store,
@@ -161,7 +193,7 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
   parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
   const url = await server.listen(config.port, config.host);
   logger.info(
-    { url, upstream: upstreamUrl, db: config.databasePath, cron: config.syncCron },
+    { url, upstream: target.label, db: databasePath, cron: config.syncCron, ...(demo ? { demo: true } : {}) },
     'coworker-mirror started',
   );
   scheduler.start();
@@ -183,8 +215,5 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   await closing;
   await parts.webhooks?.stop();
   parts.store?.close();
-  if (parts.demo) {
-    clearInterval(parts.demo.timer);
-    await parts.demo.upstream.close();
-  }
+  await parts.demo?.stop();
 }

@@ -1,22 +1,28 @@
 import type { Config } from '../config.js';
-import { openDatabase, type MirrorDatabase } from '../db/open.js';
+import { changedFields, findByName, namesOf } from '../db/name-queries.js';
+import { openExistingDatabase } from '../db/open-existing.js';
+import type { MirrorDatabase } from '../db/open.js';
 import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
 import type { ChangeKind } from '../db/schema.js';
+import { ConfigError, MirrorError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
-import {
-  changeView,
-  coworkerView,
-  runView,
-  versionView,
-  type ChangeView,
-  type RunView,
-} from '../history-views.js';
+import { changeView, coworkerView, runView, versionView } from '../history-views.js';
+import { KNOWN_FIELDS } from '../upstream/contract.js';
+import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
+import { styleFor, type Style } from './terminal.js';
 
-type Write = (line: string) => void;
-const stdout: Write = (line) => process.stdout.write(`${line}\n`);
+/** Where a read command writes and how: tests pass their own. */
+export interface Output {
+  write: (line: string) => void;
+  style: Style;
+}
+
+export function stdoutOutput(): Output {
+  return { write: (line) => process.stdout.write(`${line}\n`), style: styleFor(process.stdout) };
+}
 
 function withStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
-  const store = openDatabase(config.databasePath);
+  const store = openExistingDatabase(config.databasePath);
   try {
     return fn(store);
   } finally {
@@ -24,58 +30,71 @@ function withStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
   }
 }
 
-const show = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value));
+/** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
+export type HistoryTarget = { uuid: string } | { name: string };
 
-export function changeLine(c: ChangeView): string {
-  const who = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
-  if (c.kind === 'changed')
-    return `${c.at}  run ${c.run}  ${who}  changed ${c.field}: ${show(c.old)} → ${show(c.new)}`;
-  const entry = (c.kind === 'removed' ? c.old : c.new) as { name?: unknown } | null;
-  return `${c.at}  run ${c.run}  ${who}  ${c.kind}  ${show(entry?.name)}`;
+function resolveTarget(store: MirrorDatabase, target: HistoryTarget, out: Output): string | number {
+  if ('uuid' in target) return target.uuid;
+  const found = findByName(store, target.name);
+  if (found.length === 1 && found[0]) return found[0].uuid;
+  if (found.length === 0) {
+    throw new MirrorError('NOT_FOUND', `nobody whose name contains ${JSON.stringify(target.name)}`, {
+      name: target.name,
+    });
+  }
+  for (const line of renderFound(found, out.style)) out.write(line);
+  throw new ConfigError([
+    { name: '--name', problem: `${found.length} coworkers match: give a longer name, or the uuid` },
+  ]);
 }
 
-export function runLine(r: RunView): string {
-  const counts = `+${r.added} ~${r.changed} -${r.removed} ↺${r.returned} =${r.unchanged}`;
-  const error = r.error ? `  [${r.error.code}] ${r.error.message}` : '';
-  return `run ${r.id}  ${r.status.padEnd(9)}  ${r.started_at}  ${r.entries ?? '-'} entries  ${counts}${error}`;
-}
-
-/** `history <uuid>`: versions with their validity, then the changes; exit 7 for an unknown uuid. */
+/** `history <uuid>` or `history --name <text>`: versions as fields, then changes; exit 7 when unknown. */
 export function runHistoryCommand(
   config: Config,
-  uuid: string,
+  target: HistoryTarget,
   json: boolean,
-  write: Write = stdout,
+  out: Output = stdoutOutput(),
 ): number {
   return withStore(config, (store) => {
+    const uuid = resolveTarget(store, target, out);
+    if (typeof uuid === 'number') return uuid;
     const history = coworkerHistory(store, uuid);
     if (!history) {
-      process.stderr.write(`no coworker with uuid ${JSON.stringify(uuid)} in ${config.databasePath}\n`);
-      return EXIT.notFound;
-    }
-    const latest = latestSucceededRun(store);
-    const coworker = coworkerView(history.coworker, latest);
-    if (json) {
-      write(JSON.stringify({ type: 'coworker', ...coworker }));
-      for (const v of history.versions) write(JSON.stringify({ type: 'version', ...versionView(v) }));
-      for (const c of history.changes) write(JSON.stringify({ type: 'change', ...changeView(c) }));
-      return EXIT.ok;
-    }
-    write(
-      `coworker ${coworker.uuid}: first seen run ${coworker.first_seen_run} (${coworker.first_seen_at})` +
-        (coworker.removed ? `, removed run ${coworker.removed_run} (${coworker.removed_at})` : ', present') +
-        (coworker.returned_count > 0 ? `, returned ${coworker.returned_count}×` : ''),
-    );
-    write('versions:');
-    for (const v of history.versions.map(versionView)) {
-      const until = v.valid_to_run === null ? 'current' : `until run ${v.valid_to_run}`;
-      write(
-        `  appearance ${v.appearance}  from run ${v.valid_from_run} ${until}  ${JSON.stringify(v.entry)}`,
+      throw new MirrorError(
+        'NOT_FOUND',
+        `no coworker with uuid ${JSON.stringify(uuid)} in ${config.databasePath}`,
+        {
+          uuid,
+        },
       );
     }
-    write('changes:');
-    for (const c of history.changes.map(changeView)) write(`  ${changeLine(c)}`);
+    const coworker = coworkerView(history.coworker, latestSucceededRun(store));
+    const versions = history.versions.map(versionView);
+    const changes = history.changes.map(changeView);
+    if (json) {
+      out.write(JSON.stringify({ type: 'coworker', ...coworker }));
+      for (const v of versions) out.write(JSON.stringify({ type: 'version', ...v }));
+      for (const c of changes) out.write(JSON.stringify({ type: 'change', ...c }));
+      return EXIT.ok;
+    }
+    const name = namesOf(store, [uuid]).get(uuid) ?? '?';
+    for (const line of renderHistory({ coworker, name, versions, changes }, out.style)) out.write(line);
     return EXIT.ok;
+  });
+}
+
+/** `find <text>`: coworkers whose name contains the text, with their uuids for `history`. */
+export function runFindCommand(
+  config: Config,
+  text: string,
+  json: boolean,
+  out: Output = stdoutOutput(),
+): number {
+  return withStore(config, (store) => {
+    const found = findByName(store, text);
+    if (json) for (const c of found) out.write(JSON.stringify(c));
+    else for (const line of renderFound(found, out.style)) out.write(line);
+    return found.length > 0 ? EXIT.ok : EXIT.notFound;
   });
 }
 
@@ -89,8 +108,26 @@ export interface ChangesOptions {
   json: boolean;
 }
 
-export function runChangesCommand(config: Config, options: ChangesOptions, write: Write = stdout): number {
+/** A field nobody ever had is a typo, not a quiet "no changes". */
+function checkField(store: MirrorDatabase, field: string | undefined): void {
+  if (field === undefined) return;
+  const fields = [...new Set([...KNOWN_FIELDS, ...changedFields(store)])].filter((f) => f !== 'uuid');
+  if (fields.includes(field)) return;
+  throw new ConfigError([
+    {
+      name: '--field',
+      problem: `unknown field ${JSON.stringify(field)}; the fields are ${fields.join(', ')}`,
+    },
+  ]);
+}
+
+export function runChangesCommand(
+  config: Config,
+  options: ChangesOptions,
+  out: Output = stdoutOutput(),
+): number {
   return withStore(config, (store) => {
+    checkField(store, options.field);
     const rows = listChanges(store, {
       limit: options.limit,
       ...(options.since !== undefined ? { since: options.since } : {}),
@@ -98,18 +135,30 @@ export function runChangesCommand(config: Config, options: ChangesOptions, write
       ...(options.field !== undefined ? { field: options.field } : {}),
       ...(options.uuid !== undefined ? { uuid: options.uuid } : {}),
       ...(options.kind !== undefined ? { kind: options.kind } : {}),
-    });
-    for (const c of rows.map(changeView)) write(options.json ? JSON.stringify(c) : changeLine(c));
-    if (!options.json && rows.length === 0) write('no changes');
+    }).map(changeView);
+    if (options.json) {
+      for (const c of rows) out.write(JSON.stringify(c));
+      return EXIT.ok;
+    }
+    const names = namesOf(
+      store,
+      rows.map((c) => c.uuid),
+    );
+    for (const line of renderChanges(rows, names, out.style)) out.write(line);
     return EXIT.ok;
   });
 }
 
-export function runRunsCommand(config: Config, limit: number, json: boolean, write: Write = stdout): number {
+export function runRunsCommand(
+  config: Config,
+  limit: number,
+  json: boolean,
+  out: Output = stdoutOutput(),
+): number {
   return withStore(config, (store) => {
     const rows = listRuns(store, { limit }).map(runView);
-    for (const r of rows) write(json ? JSON.stringify(r) : runLine(r));
-    if (!json && rows.length === 0) write('no runs yet');
+    if (json) for (const r of rows) out.write(JSON.stringify(r));
+    else for (const line of renderRuns(rows, out.style)) out.write(line);
     return EXIT.ok;
   });
 }

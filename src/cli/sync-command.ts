@@ -7,6 +7,7 @@ import { openDatabase } from '../db/open.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { syncSettingsFrom } from '../sync/settings.js';
 import { deliverAfterSync } from '../webhooks/service.js';
+import { checkUpstreamBinding, recordRebind } from '../upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -17,19 +18,26 @@ export function summaryLine(summary: SyncSummary): string {
   );
 }
 
-/** `sync`: one run. A progress bar on a TTY, JSON log lines otherwise; exit 0 only on success. */
-export async function runSyncCommand(config: Config): Promise<number> {
-  if (!config.upstreamUrl) {
+/**
+ * `sync`: one run. The summary is the command's output and goes to stdout; log lines and the
+ * progress bar go to stderr, so `sync | jq`-style pipes and `sync > summary.txt` get only the summary.
+ * Exit 0 only on success.
+ */
+export async function runSyncCommand(config: Config, options: { rebind: boolean }): Promise<number> {
+  if (!config.upstream) {
     process.stderr.write(
       'coworker-mirror: sync needs an upstream: pass --upstream URL or set UPSTREAM_URL (e.g. https://example.com)\n',
     );
     return EXIT.usage;
   }
-  const tty = process.stdout.isTTY === true;
-  // On a TTY the bar owns stdout, so only warnings and errors are logged, to stderr.
-  const logger = tty
-    ? createLogger({ level: 'warn', pretty: false, destination: process.stderr })
-    : createLogger({ level: config.logLevel, pretty: false });
+  const target = config.upstream;
+  const tty = process.stderr.isTTY === true;
+  // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
+  const logger = createLogger({
+    level: tty ? 'warn' : config.logLevel,
+    pretty: false,
+    destination: process.stderr,
+  });
   const bar = tty
     ? new SingleBar(
         { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
@@ -42,11 +50,15 @@ export async function runSyncCommand(config: Config): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    const reboundFrom = checkUpstreamBinding(store, target.label, options);
     let started = false;
-    const summary = await runSync(syncSettingsFrom(config, config.upstreamUrl), {
+    const summary = await runSync(syncSettingsFrom(config, target.url), {
       store,
       logger,
       signal: controller.signal,
+      onRunStarted: (runId) => {
+        if (reboundFrom !== null) recordRebind(store, runId, reboundFrom);
+      },
       onProgress: (done, total) => {
         if (!bar) return;
         if (!started) bar.start(total, 0);
@@ -62,7 +74,7 @@ export async function runSyncCommand(config: Config): Promise<number> {
     bar?.stop();
     const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
     const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
-    process.stderr.write(`sync failed${runId} [${error.code}]: ${error.message}\n`);
+    process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
     return exitCodeFor(error.code);
   } finally {
     // Success or failure, what the run put in the outbox goes out now, within a bounded wait.

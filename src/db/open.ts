@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError } from '../errors.js';
-import { migrate } from './migrate.js';
+import { migrate, refuseNewerSchema } from './migrate.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -49,6 +49,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
     // writer wait for it instead of failing with SQLITE_BUSY.
     sqlite.pragma('busy_timeout = 5000');
     const db = drizzle(sqlite, { schema });
+    refuseNewerSchema(sqlite, file);
     if (options.migrate ?? !options.readonly) migrate(db);
     return { db, sqlite, file, close: () => sqlite.close() };
   } catch (cause) {

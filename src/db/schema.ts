@@ -44,6 +44,8 @@ export const runs = sqliteTable(
     unknownFields: text('unknown_fields'),
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
+    /** Set when this run moved the database to another upstream (`--rebind`): the one it mirrored before. */
+    reboundFrom: text('rebound_from'),
   },
   (t) => [
     index('runs_status_finished_idx').on(t.status, t.finishedAt),

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
 import type { Metrics } from './metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 
@@ -15,7 +16,13 @@ export function registerOpsRoutes(
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });
     const ageMs = now() - info.fetchedAt.getTime();
     const ageSeconds = Math.round(ageMs / 1000);
-    const body = { run: info.runId, last_success_at: info.fetchedAt.toISOString(), age_seconds: ageSeconds };
+    const body = {
+      run: info.runId,
+      last_success_at: info.fetchedAt.toISOString(),
+      age_seconds: ageSeconds,
+      // A demo must never pass for a mirror: the probe itself says which one answers.
+      ...(info.upstream === DEMO_UPSTREAM_LABEL ? { mode: 'demo' } : {}),
+    };
     if (ageMs > deps.staleAfterMs) {
       return reply.code(503).send({
         status: 'stale',

@@ -8,6 +8,8 @@ export interface SnapshotInfo {
   runId: number;
   entries: number;
   fetchedAt: Date;
+  /** The run's upstream as stored (credentials masked). */
+  upstream: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export class SnapshotHolder {
         runId: run.id,
         entries: run.entries ?? 0,
         fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+        upstream: run.upstream,
       },
     };
     this.#logger.info(

@@ -16,6 +16,10 @@ import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
 
 export interface SyncSettings {
   upstreamUrl: string;
+  /** What is stored, logged and served for the upstream (credentials masked); default `upstreamUrl`. */
+  upstreamLabel?: string;
+  /** Sent on every upstream request (authentication). */
+  upstreamHeaders?: Record<string, string>;
   concurrency: number;
   maxPages: number;
   maxCrawlAttempts: number;
@@ -56,10 +60,10 @@ export interface SyncDependencies {
  */
 export async function runSync(settings: SyncSettings, deps: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
-  const run = beginRun(deps.store, settings.upstreamUrl);
+  const run = beginRun(deps.store, settings.upstreamLabel ?? settings.upstreamUrl);
   const log = deps.logger.child({ runId: run.id });
   deps.onRunStarted?.(run.id);
-  log.info({ upstream: settings.upstreamUrl }, 'sync started');
+  log.info({ upstream: settings.upstreamLabel ?? settings.upstreamUrl }, 'sync started');
   const client = deps.client ?? buildUpstreamClient(settings, log, deps.signal);
   const stopHeartbeat = startHeartbeat(deps.store, run.id);
   try {
@@ -160,6 +164,7 @@ export function buildUpstreamClient(
     maxAttempts: settings.maxAttempts,
     maxRetryAfterMs: settings.maxRetryAfterMs,
     userAgent: USER_AGENT,
+    ...(settings.upstreamHeaders ? { headers: settings.upstreamHeaders } : {}),
     logger,
     ...(signal ? { signal } : {}),
   });

@@ -2,9 +2,15 @@ import type { Config } from '../config.js';
 import { outboxSettingsFrom } from '../webhooks/settings.js';
 import type { SyncSettings } from './run-sync.js';
 
-export function syncSettingsFrom(config: Config, upstreamUrl: string): SyncSettings {
+/** The run's settings; `target` overrides the configured upstream (the demo's simulated one). */
+export function syncSettingsFrom(
+  config: Config,
+  upstreamUrl: string,
+  target: { label: string; headers: Record<string, string> } | null = config.upstream,
+): SyncSettings {
   return {
     upstreamUrl,
+    ...(target ? { upstreamLabel: target.label, upstreamHeaders: target.headers } : {}),
     concurrency: config.concurrency,
     maxPages: config.maxPages,
     maxCrawlAttempts: config.maxCrawlAttempts,

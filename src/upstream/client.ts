@@ -24,6 +24,8 @@ export interface UpstreamClientOptions {
   maxRetryAfterMs?: number;
   /** `coworker-mirror/<version>` */
   userAgent: string;
+  /** Sent on every request (upstream authentication); lower-case names. */
+  headers?: Record<string, string>;
   logger: Logger;
   /** Cancels every request and every backoff sleep of this client. */
   signal?: AbortSignal;
@@ -74,6 +76,7 @@ function withDefaults(options: UpstreamClientOptions): Settings {
     sleep: defaultSleep,
     random: Math.random,
     now: Date.now,
+    headers: {},
     ...stripUndefined(options),
     baseUrl: options.baseUrl,
     userAgent: options.userAgent,
@@ -141,7 +144,7 @@ async function attemptOnce(
   method: UpstreamMethod,
   signal?: AbortSignal,
 ) {
-  const headers = { 'user-agent': settings.userAgent, accept: 'application/json' };
+  const headers = { ...settings.headers, 'user-agent': settings.userAgent, accept: 'application/json' };
   const response = await request(url, { dispatcher: agent, method, headers, signal });
   const status = response.statusCode;
   if (status < 200 || status > 299) {

@@ -28,8 +28,8 @@ export interface ChildExit {
 type Waiter = { predicate: (line: ChildLine) => boolean; resolve: (line: ChildLine | undefined) => void };
 
 /**
- * A real process (`node --import tsx <script>`, possibly behind a launcher) whose stdout lines are
- * parsed as they arrive, so a test can act (kill) the moment a line shows up. Killed when the test
+ * A real process (`node --import tsx <script>`, possibly behind a launcher) whose output lines are
+ * parsed as they arrive (the CLI's `sync` logs to stderr, child-sync.ts to stdout), so a test can act (kill) the moment a line shows up. Killed when the test
  * ends if still alive.
  */
 export class ChildRun {
@@ -54,8 +54,8 @@ export class ChildRun {
     this.pid = pid;
     // The child may be gone when we write or close stdin; that is not this test's concern.
     this.#process.stdin.on('error', () => undefined);
-    this.#process.stderr.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    createInterface({ input: this.#process.stdout }).on('line', (line) => this.#onLine(line));
+    createInterface({ input: this.#process.stderr }).on('line', (line) => this.#onLine(line, 'stderr'));
+    createInterface({ input: this.#process.stdout }).on('line', (line) => this.#onLine(line, 'stdout'));
     this.exited = new Promise<ChildExit>((resolve) => {
       this.#process.once('exit', (code, signal) => {
         this.#alive = false;
@@ -90,8 +90,8 @@ export class ChildRun {
     this.#process.stdin.end();
   }
 
-  #onLine(text: string): void {
-    this.stdout += `${text}\n`;
+  #onLine(text: string, from: 'stdout' | 'stderr'): void {
+    this[from] += `${text}\n`;
     let line: ChildLine;
     try {
       line = JSON.parse(text) as ChildLine;

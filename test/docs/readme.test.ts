@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { settings } from '../../src/config.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -20,8 +21,20 @@ describe('README is the front door', () => {
     },
   );
 
-  it.each(['sync', 'history', 'changes', 'runs', 'serve', 'start'])('shows the %s command', (command) => {
-    expect(readme).toMatch(new RegExp(`coworker-mirror ${command}\\b`));
+  // Derived from the commander program itself, so a new command or option cannot go undocumented.
+  const commands = buildProgram().commands.map((c) => [c.name(), c] as const);
+
+  it.each(commands)('shows the %s command', (name) => {
+    expect(readme).toMatch(new RegExp(`coworker-mirror ${name}\\b`));
+  });
+
+  it.each(
+    commands.flatMap(([name, c]) =>
+      c.options.map((o) => [`${name} ${o.long ?? o.flags}`, o.long ?? o.flags] as const),
+    ),
+  )('documents the option %s', (_label, flag) => {
+    expect(readme).toContain(`${flag}`);
+    expect(readme).toMatch(new RegExp(`\`[^\`]*${flag.replace(/[-]/g, '\\-')}(?![\\w-])[^\`]*\``));
   });
 
   it('shows only npm scripts that exist', () => {
@@ -33,7 +46,20 @@ describe('README is the front door', () => {
   it('gives the one-command run and the test command', () => {
     expect(readme).toContain('npm ci && npm start');
     expect(readme).toMatch(/```sh\nnpm test\n```/);
-    expect(pkg.scripts.start).toContain('start');
+    // The server must replace npm's shell (exec), or a signal to npm leaves it running; the build
+    // before it must be the fast one, skipped when nothing changed.
+    expect(pkg.scripts.start).toMatch(
+      /^bash scripts\/build\.sh --if-stale && exec node [^&;|]*dist\/cli\.js start$/,
+    );
+    expect(pkg.scripts.build).toBe('bash scripts/build.sh');
+  });
+
+  it('says how to pick another port in the Quick start', () => {
+    const quickStart = readme.slice(
+      readme.indexOf('## Quick start'),
+      readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1),
+    );
+    expect(quickStart).toMatch(/PORT=\d+ npm start/);
   });
 
   it('the Dockerfile builds with the steps CI runs', () => {

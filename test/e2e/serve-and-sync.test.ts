@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
@@ -11,6 +12,8 @@ describe('serve and sync as separate processes on one database file', () => {
   it('serve picks up what a sync in another process commits, without a restart', async () => {
     const db = join(tempDir(), 'mirror.db');
     const upstream = await simulatedUpstream({ seed: 21, count: 20 });
+    // serve reads an existing database only (a mistyped --db must not create one): an empty one.
+    openDatabase(db).close();
     const serve = runCli(['serve', '--db', db, '--port', '0'], { SNAPSHOT_POLL: '100ms' });
     const url = (JSON.parse(await serve.waitFor(/"msg":"serving the mirror"/)) as { url: string }).url;
     expect((await fetch(`${url}${LIST_PATH}`)).status).toBe(503);

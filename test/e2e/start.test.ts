@@ -150,7 +150,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
   });
 
   it('with no UPSTREAM_URL it runs the demo: says so, and serves the list endpoint', async () => {
-    const main = await startMain({ SYNC_CRON: '0 0 1 1 *' });
+    const main = await startMain({ SYNC_CRON: '0 0 1 1 *', DEMO_UPSTREAM_PORT: '0' });
     await main.proc.waitFor(/DEMO MODE/);
     const body = await eventually(
       async () => {

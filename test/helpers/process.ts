@@ -22,7 +22,7 @@ function newestSource(dir: string): number {
  */
 export function ensureBuilt(): void {
   if (existsSync(BUILT_CLI) && statSync(BUILT_CLI).mtimeMs >= newestSource(join(ROOT, 'src'))) return;
-  const result = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync('bash', ['scripts/build.sh'], { cwd: ROOT, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('build failed');
 }
 

@@ -1,0 +1,1 @@
+ALTER TABLE `runs` ADD `rebound_from` text;

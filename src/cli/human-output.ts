@@ -1,0 +1,160 @@
+import type { ChangeView, CoworkerView, RunView, VersionView } from '../history-views.js';
+import type { NamedCoworker } from '../db/name-queries.js';
+import { localTime, paint, table, when, type Style } from './terminal.js';
+
+/** The symbols of change kinds, explained by every listing that uses them. */
+const MARK = { added: '+', changed: '~', removed: '-', returned: '↺' } as const;
+export const CHANGE_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned';
+export const RUN_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned  = unchanged';
+
+const KIND_COLOUR = { added: 'green', changed: 'yellow', removed: 'red', returned: 'cyan' } as const;
+const STATUS_COLOUR = { succeeded: 'green', failed: 'red', aborted: 'yellow', running: 'cyan' } as const;
+
+/** A value as a person reads it: strings bare, lists as "2 images", absent as "(none)". */
+export function showValue(value: unknown): string {
+  if (value === undefined) return '(absent)';
+  if (value === null) return '(none)';
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  if (Array.isArray(value))
+    return value.length === 0 ? '(empty list)' : value.map((v) => showValue(v)).join(', ');
+  // Numbers, booleans and objects read fine as JSON.
+  return JSON.stringify(value) ?? '';
+}
+
+function seconds(run: RunView): string {
+  if (!run.finished_at) return '';
+  const ms = new Date(run.finished_at).getTime() - new Date(run.started_at).getTime();
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function renderRuns(runs: readonly RunView[], style: Style): string[] {
+  if (runs.length === 0) return ['no runs yet'];
+  const header = ['RUN', 'STATUS', 'STARTED', 'TOOK', 'ENTRIES', '+', '~', '-', '↺', '=', 'NOTE'];
+  const rows = runs.map((r) => {
+    const note = r.error
+      ? paint(style, 'red', `${r.error.code}: ${r.error.message}`)
+      : r.rebound_from
+        ? `rebound from ${r.rebound_from}`
+        : r.unknown_fields.length > 0
+          ? `new fields: ${r.unknown_fields.join(', ')}`
+          : '';
+    return [
+      String(r.id),
+      paint(style, STATUS_COLOUR[r.status], r.status),
+      when(r.started_at, style),
+      seconds(r),
+      r.entries === null ? '-' : String(r.entries),
+      ...(r.status === 'succeeded'
+        ? [r.added, r.changed, r.removed, r.returned, r.unchanged].map(String)
+        : ['', '', '', '', '']),
+      note,
+    ];
+  });
+  const lines = table(
+    [header.map((h) => paint(style, 'bold', h)), ...rows],
+    ['right', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
+  return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
+}
+
+function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
+  const uuid = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
+  return [names.get(c.uuid) ?? '?', uuid];
+}
+
+function changeText(c: ChangeView, style: Style): string {
+  const mark = paint(style, KIND_COLOUR[c.kind], MARK[c.kind]);
+  if (c.kind !== 'changed') return `${mark} ${c.kind}`;
+  return `${mark} ${c.field ?? ''}: ${showValue(c.old)} → ${showValue(c.new)}`;
+}
+
+export function renderChanges(
+  changes: readonly ChangeView[],
+  names: ReadonlyMap<string, string>,
+  style: Style,
+): string[] {
+  if (changes.length === 0) return ['no changes'];
+  const header = ['WHEN', 'RUN', 'NAME', 'UUID', 'CHANGE'].map((h) => paint(style, 'bold', h));
+  const rows = changes.map((c) => [when(c.at, style), String(c.run), ...who(c, names), changeText(c, style)]);
+  return [...table([header, ...rows], ['left', 'right']), '', paint(style, 'dim', CHANGE_LEGEND)];
+}
+
+export interface HistoryInput {
+  coworker: CoworkerView;
+  name: string;
+  versions: readonly VersionView[];
+  changes: readonly ChangeView[];
+}
+
+function statusLine(c: CoworkerView, style: Style): string {
+  const parts = [`first seen run ${c.first_seen_run}, ${when(c.first_seen_at, style)}`];
+  if (c.removed && c.removed_at) {
+    parts.unshift(paint(style, 'red', 'removed'));
+    parts.push(`removed run ${c.removed_run ?? '?'}, ${when(c.removed_at, style)}`);
+  } else {
+    parts.unshift(paint(style, 'green', 'present'));
+    if (c.last_seen_at) parts.push(`last seen run ${c.last_seen_run ?? '?'}, ${when(c.last_seen_at, style)}`);
+  }
+  if (c.returned_count > 0) parts.push(`returned ${c.returned_count}×`);
+  return parts.join(' · ');
+}
+
+/** One version as its fields; those that differ from the version before are marked with what they were. */
+function versionLines(v: VersionView, n: number, previous: VersionView | undefined, style: Style): string[] {
+  const last = v.valid_to_run === null ? null : v.valid_to_run - 1;
+  const span =
+    last === null
+      ? `from run ${v.valid_from_run}, current`
+      : last === v.valid_from_run
+        ? `run ${last} only`
+        : `runs ${v.valid_from_run}–${last}`;
+  const entry = (v.entry ?? {}) as Record<string, unknown>;
+  const before = previous ? ((previous.entry ?? {}) as Record<string, unknown>) : null;
+  const rows = Object.entries(entry)
+    .filter(([field]) => field !== 'uuid')
+    .map(([field, value]) => {
+      const changed = before !== null && JSON.stringify(before[field]) !== JSON.stringify(value);
+      const shown = showValue(value);
+      return [
+        changed ? paint(style, 'yellow', '~') : ' ',
+        field,
+        changed
+          ? `${paint(style, 'yellow', shown)}  ${paint(style, 'dim', `(was ${showValue(before[field])})`)}`
+          : shown,
+      ];
+    });
+  return [`  ${paint(style, 'bold', `version ${n}`)} · ${span}`, ...table(rows).map((line) => `    ${line}`)];
+}
+
+export function renderHistory(input: HistoryInput, style: Style): string[] {
+  const { coworker, name, versions, changes } = input;
+  const lines = [`${paint(style, 'bold', name)}  ${coworker.uuid}`, statusLine(coworker, style), ''];
+  const appearances = [...new Set(versions.map((v) => v.appearance))];
+  for (const appearance of appearances) {
+    const mine = versions.filter((v) => v.appearance === appearance);
+    if (appearances.length > 1) lines.push(paint(style, 'bold', `appearance ${appearance}`));
+    mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
+  }
+  lines.push('', paint(style, 'bold', 'changes'));
+  const repeated = changes.some((c) => c.appearance > 0);
+  const rows = changes.map((c) => [
+    localTime(c.at),
+    `run ${c.run}`,
+    ...(repeated ? [`#${c.appearance}`] : []),
+    changeText(c, style),
+  ]);
+  lines.push(...table(rows, ['left', 'right']).map((line) => `  ${line}`));
+  lines.push('', paint(style, 'dim', `${CHANGE_LEGEND}; versions: ~ differs from the version before`));
+  return lines;
+}
+
+export function renderFound(found: readonly NamedCoworker[], style: Style): string[] {
+  if (found.length === 0) return ['nobody by that name'];
+  const rows = found.map((c) => [
+    c.name,
+    c.uuid,
+    c.post,
+    c.removed ? paint(style, 'red', 'removed') : paint(style, 'green', 'present'),
+  ]);
+  return table([['NAME', 'UUID', 'POST', 'STATUS'].map((h) => paint(style, 'bold', h)), ...rows]);
+}

@@ -1,0 +1,240 @@
+/**
+ * The commander program: commands, their flags (one per setting, from config.ts) and thin adapters
+ * to the command modules. Built, never run here: `cli.ts` runs it, the README test reads it.
+ */
+import { Command, Option } from 'commander';
+import {
+  loadConfig,
+  parseDuration,
+  settings,
+  type Config,
+  type FlagValues,
+  type SettingKey,
+} from '../config.js';
+import { ConfigError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { runChangesCommand, runFindCommand, runHistoryCommand, runRunsCommand } from './history-commands.js';
+import { unknownVariableWarnings } from './report.js';
+import { runSimulateCommand } from './simulate-command.js';
+import { runSyncCommand } from './sync-command.js';
+import { parseWhen } from './parse-when.js';
+import { runServeCommand, runStartCommand } from '../main.js';
+import { registerDeliveriesCommand } from './deliveries-command.js';
+
+/** Adds the flag of each named setting, with its variable and default in the help text. */
+function withSettings(command: Command, keys: readonly SettingKey[]): Command {
+  for (const key of keys) {
+    const s = settings[key];
+    if (!s.flag) continue;
+    const isSwitch = s.default === 'false';
+    const option = new Option(
+      isSwitch ? s.flag : `${s.flag} <value>`,
+      `${s.doc} [env ${s.env}${s.default && !isSwitch ? `, default ${s.default}` : ''}]`,
+    );
+    command.addOption(option);
+  }
+  return command;
+}
+
+/** Commander names options after their flags (`--max-pages` → maxPages); map them back to settings. */
+function configFrom(options: Record<string, unknown>): Config {
+  const flags: FlagValues = {};
+  for (const [key, s] of Object.entries(settings) as [SettingKey, (typeof settings)[SettingKey]][]) {
+    if (!s.flag) continue;
+    const value = options[new Option(s.flag).attributeName()];
+    if (typeof value === 'string' || typeof value === 'boolean') flags[key] = value;
+  }
+  const config = loadConfig(process.env, flags);
+  for (const line of unknownVariableWarnings(config.unknownVariables)) process.stderr.write(`${line}\n`);
+  return config;
+}
+
+const REBIND_HELP =
+  'mirror this upstream into a database bound to another one from now on (recorded on the run)';
+
+const SYNC_KEYS: SettingKey[] = [
+  'upstreamUrl',
+  'databasePath',
+  'concurrency',
+  'maxPages',
+  'allowEmpty',
+  'logLevel',
+];
+const SERVE_KEYS: SettingKey[] = ['databasePath', 'port', 'host', 'publicBaseUrl', 'trustProxy', 'logLevel'];
+
+export function buildProgram(): Command {
+  const program = new Command('coworker-mirror')
+    .description('Mirror, version and serve a paginated DRF listing of coworkers')
+    .version(VERSION)
+    .showHelpAfterError()
+    // Throw instead of exiting, so usage errors get our exit code 2 (subcommands inherit this).
+    .exitOverride();
+
+  withSettings(
+    program
+      .command('sync')
+      .description('Run one sync: crawl every page, validate, store the changes')
+      .option('--rebind', REBIND_HELP),
+    SYNC_KEYS,
+  ).action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
+    process.exitCode = await runSyncCommand(configFrom(flags), { rebind: flags.rebind === true });
+  });
+
+  withSettings(
+    program
+      .command('history')
+      .description('Versions and changes of one coworker, by uuid or by name')
+      .argument('[uuid]', 'the coworker uuid')
+      .option('--name <text>', 'the coworker whose name contains this text (see find)')
+      .option('--json', 'JSON Lines output'),
+    ['databasePath'],
+  ).action((uuid: string | undefined, flags: Record<string, unknown> & { json?: boolean; name?: string }) => {
+    if ((uuid === undefined) === (flags.name === undefined)) {
+      throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
+    }
+    const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
+    process.exitCode = runHistoryCommand(configFrom(flags), target, flags.json === true);
+  });
+
+  withSettings(
+    program
+      .command('find')
+      .description('Coworkers whose name contains the text, with their uuids')
+      .argument('<text>', 'part of a name, any case')
+      .option('--json', 'JSON Lines output'),
+    ['databasePath'],
+  ).action((text: string, flags: Record<string, unknown> & { json?: boolean }) => {
+    process.exitCode = runFindCommand(configFrom(flags), text, flags.json === true);
+  });
+
+  withSettings(
+    program
+      .command('changes')
+      .description('Changes, newest first')
+      .option('--since <when>', 'ISO time, or a duration back from now (7d, 12h, 30m)')
+      .option('--until <when>', 'ISO time, or a duration back from now')
+      .option('--field <name>', 'only changes of this field')
+      .option('--uuid <uuid>', 'only changes of this coworker')
+      .addOption(
+        new Option('--kind <kind>', 'only this kind').choices(['added', 'changed', 'removed', 'returned']),
+      )
+      .option('--limit <n>', 'at most this many', '1000')
+      .option('--json', 'JSON Lines output'),
+    ['databasePath'],
+  ).action((flags: Record<string, unknown> & ChangeFlags) => {
+    process.exitCode = runChangesCommand(configFrom(flags), {
+      since: parseWhen('--since', flags.since),
+      until: parseWhen('--until', flags.until),
+      field: flags.field,
+      uuid: flags.uuid,
+      kind: flags.kind,
+      limit: parseLimit(flags.limit),
+      json: flags.json === true,
+    });
+  });
+
+  withSettings(
+    program
+      .command('runs')
+      .description('Sync runs, newest first')
+      .option('--limit <n>', 'at most this many', '20')
+      .option('--json', 'JSON Lines output'),
+    ['databasePath'],
+  ).action((flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
+    process.exitCode = runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
+  });
+
+  withSettings(
+    program
+      .command('serve')
+      .description('Serve the mirror over HTTP (list endpoint, history API, health, metrics)'),
+    SERVE_KEYS,
+  ).action(async (flags: Record<string, unknown>) => {
+    process.exitCode = await runServeCommand(configFrom(flags));
+  });
+
+  withSettings(
+    program
+      .command('start')
+      .description(
+        'The main job: scheduled sync plus the server in one process (demo upstream when none is named)',
+      ),
+    [...new Set<SettingKey>([...SYNC_KEYS, ...SERVE_KEYS, 'syncCron'])],
+  )
+    .option('--rebind', REBIND_HELP)
+    .action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
+      process.exitCode = await runStartCommand(configFrom(flags), { rebind: flags.rebind === true });
+    });
+
+  withSettings(
+    program
+      .command('simulate')
+      .description('Run the simulated upstream alone (invented coworkers, DRF-like pages) until stopped')
+      .option('--port <n>', 'port to listen on (0: any free port)', '8766')
+      .option('--host <address>', 'address to listen on', '127.0.0.1')
+      .option('--seed <n>', 'seed of the invented data', '1')
+      .option('--count <n>', 'number of coworkers', '45')
+      .option('--mutate-every <duration>', 'change the data this often (0: never)', '2m'),
+    ['logLevel'],
+  ).action(async (flags: Record<string, unknown> & SimulateFlags) => {
+    process.exitCode = await runSimulateCommand(configFrom({ logLevel: flags.logLevel }), {
+      port: parseWhole('--port', flags.port, 0, 65535),
+      host: flags.host ?? '127.0.0.1',
+      seed: parseWhole('--seed', flags.seed, 0, 2 ** 31),
+      count: parseWhole('--count', flags.count, 0, 1_000_000),
+      mutateEveryMs: parseDurationFlag('--mutate-every', flags.mutateEvery),
+    });
+  });
+
+  registerDeliveriesCommand(program, { withSettings, configFrom });
+
+  return program;
+}
+
+interface ChangeFlags {
+  since?: string;
+  until?: string;
+  field?: string;
+  uuid?: string;
+  kind?: 'added' | 'changed' | 'removed' | 'returned';
+  limit?: string;
+  json?: boolean;
+}
+
+interface SimulateFlags {
+  port?: string;
+  host?: string;
+  seed?: string;
+  count?: string;
+  mutateEvery?: string;
+}
+
+function parseWhole(flag: string, value: string | undefined, min: number, max: number): number {
+  const n = Number(value);
+  if (value === undefined || !/^\d+$/.test(value) || n < min || n > max) {
+    throw new ConfigError([
+      { name: flag, problem: `expected a whole number from ${min} to ${max} (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return n;
+}
+
+function parseDurationFlag(flag: string, value: string | undefined): number {
+  const ms = value === undefined ? null : parseDuration(value);
+  if (ms === null) {
+    throw new ConfigError([
+      { name: flag, problem: `expected a duration like 30s, 2m or 0 (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return ms;
+}
+
+function parseLimit(value: string | undefined): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new ConfigError([
+      { name: '--limit', problem: `expected a whole number of at least 1 (got ${JSON.stringify(value)})` },
+    ]);
+  }
+  return n;
+}

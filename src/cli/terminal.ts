@@ -1,0 +1,74 @@
+import { styleText } from 'node:util';
+import stringWidth from 'string-width';
+
+/** How human output is drawn: colour or not, and "now" for relative times (fixed in tests). */
+export interface Style {
+  color: boolean;
+  now: number;
+}
+
+/** Colour only on a terminal that has it; `hasColors()` honours NO_COLOR, FORCE_COLOR and TERM. */
+export function styleFor(stream: NodeJS.WriteStream): Style {
+  return { color: stream.isTTY === true && stream.hasColors(), now: Date.now() };
+}
+
+type Paint = Parameters<typeof styleText>[0];
+
+export function paint(style: Style, format: Paint, text: string): string {
+  // The decision is made once, for the stream written to (styleFor); styleText would check stdout.
+  return style.color ? styleText(format, text, { validateStream: false }) : text;
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** Local time without milliseconds, e.g. `2026-11-21 17:14:55`; the zone is the process's (TZ). */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  return (
+    `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
+    `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`
+  );
+}
+
+const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' });
+const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+];
+
+/** `5 min. ago`, `yesterday`, `now`: the largest unit that fits. */
+export function ago(iso: string, now: number): string {
+  const ms = new Date(iso).getTime() - now;
+  for (const [unit, size] of UNITS) {
+    if (Math.abs(ms) >= size || unit === 'second') return relative.format(Math.round(ms / size), unit);
+  }
+  return '';
+}
+
+/** Absolute and relative: `2026-11-21 17:14:55 (5 min. ago)`. */
+export function when(iso: string, style: Style): string {
+  return `${localTime(iso)} ${paint(style, 'dim', `(${ago(iso, style.now)})`)}`;
+}
+
+export type Align = 'left' | 'right';
+
+/**
+ * Aligns cells in columns by their display width (accents, wide characters and colour codes take
+ * the room they take on screen); the last column is left ragged.
+ */
+export function table(rows: readonly (readonly string[])[], align: readonly Align[] = []): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, stringWidth(cell))));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => {
+        if (i === row.length - 1 && align[i] !== 'right') return cell;
+        const pad = ' '.repeat((widths[i] ?? 0) - stringWidth(cell));
+        return align[i] === 'right' ? pad + cell : cell + pad;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}

@@ -1,0 +1,62 @@
+import { LIST_PATH } from '../upstream/contract.js';
+
+/** Where to crawl, what may be shown of it, and the headers that authenticate every request. */
+export interface UpstreamTarget {
+  /** scheme://host[/prefix] without credentials, query or trailing slash; the list path is appended. */
+  url: string;
+  /** `url` with any credentials masked (`https://user:***@host`): the only form stored, logged or served. */
+  label: string;
+  /** Lower-case header names; empty when the upstream is open. */
+  headers: Record<string, string>;
+}
+
+export type ParsedUpstreamUrl =
+  { ok: true; url: string; label: string; basicAuth: string | null } | { ok: false; problem: string };
+
+const LIST_PATH_NO_SLASH = LIST_PATH.replace(/\/+$/, '');
+
+/**
+ * Accepts the site's base URL or the full list URL (a pasted browser address), with or without the
+ * trailing slash. A query or fragment is refused rather than dropped: it means the paste was not the
+ * address meant, and crawling `/` silently would hide that.
+ */
+export function parseUpstreamUrl(text: string): ParsedUpstreamUrl {
+  if (!URL.canParse(text)) return { ok: false, problem: 'expected an absolute http(s) URL' };
+  const url = new URL(text);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { ok: false, problem: 'expected an absolute http(s) URL' };
+  }
+  if (text.includes('?') || text.includes('#')) {
+    return {
+      ok: false,
+      problem: `expected the site's base URL without a query or fragment (e.g. ${url.origin}); the mirror adds ?page=N itself`,
+    };
+  }
+  let path = url.pathname.replace(/\/+$/, '');
+  if (path.endsWith(LIST_PATH_NO_SLASH)) path = path.slice(0, -LIST_PATH_NO_SLASH.length);
+  let basicAuth: string | null = null;
+  if (url.username || url.password) {
+    try {
+      const user = decodeURIComponent(url.username);
+      const password = decodeURIComponent(url.password);
+      basicAuth = `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+    } catch {
+      return { ok: false, problem: 'the user name or password in the URL is not valid percent-encoding' };
+    }
+  }
+  const base = `${url.protocol}//${url.host}${path}`;
+  return { ok: true, url: base, label: maskedLabel(url, path), basicAuth };
+}
+
+function maskedLabel(url: URL, path: string): string {
+  // A lone user name is often the secret itself (a token), so it is masked whole.
+  const credentials = url.password ? `${url.username}:***@` : url.username ? '***@' : '';
+  return `${url.protocol}//${credentials}${url.host}${path}`;
+}
+
+/** `Name: value` → [lower-case name, value], or null when it is not a header line. */
+export function parseHeaderLine(text: string): [string, string] | null {
+  const match = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*(.*?)\s*$/.exec(text);
+  if (!match?.[1] || !match[2]) return null;
+  return [match[1].toLowerCase(), match[2]];
+}

@@ -1,0 +1,46 @@
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MirrorError } from '../errors.js';
+import { schemaStanding } from './migrate.js';
+import { openDatabase, type MirrorDatabase } from './open.js';
+
+/** True when the file or its folder cannot (or, by its mode, should not) be written. */
+function readOnlyOnDisk(file: string): boolean {
+  for (const path of [file, dirname(file)]) {
+    // The mode bits count too: root may write anything, yet a file chmod'ed 0444 means "leave it".
+    if ((statSync(path).mode & 0o222) === 0) return true;
+    try {
+      accessSync(path, constants.W_OK);
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Opens the database of a read command (`runs`, `history`, `changes`, `serve`): it must exist (a
+ * mistyped --db must not create an empty one that then answers "no runs yet"), and a read-only file
+ * or folder is opened read-only instead of failing on the first write.
+ */
+export function openExistingDatabase(file: string): MirrorDatabase {
+  if (!existsSync(file)) {
+    throw new MirrorError(
+      'DB_NOT_FOUND',
+      `no database at ${file}; nothing was created. Check --db (or DATABASE_PATH), or run a sync first`,
+      { file },
+    );
+  }
+  if (!readOnlyOnDisk(file)) return openDatabase(file);
+  const store = openDatabase(file, { readonly: true, migrate: false });
+  if (schemaStanding(store.sqlite).pending > 0) {
+    store.close();
+    throw new MirrorError(
+      'DB_ERROR',
+      `database ${file} is read-only and was written by an older version: it needs an upgrade this ` +
+        'process cannot write. Open it once with write access (any command migrates it)',
+      { file },
+    );
+  }
+  return store;
+}

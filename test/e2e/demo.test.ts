@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { BUILT_CLI, ensureBuilt, eventually } from '../helpers/process.js';
+import { tempDir } from '../helpers/temp-db.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return port;
+}
+
+interface RunJson {
+  id: number;
+  status: string;
+  upstream: string;
+  added: number;
+  changed: number;
+  removed: number;
+  returned: number;
+}
+
+/** `start` with no upstream, run from `cwd` as a person runs it from a clone (./data is relative). */
+async function startDemo(cwd: string, env: Record<string, string>) {
+  const child = spawn(process.execPath, [BUILT_CLI, 'start', '--port', '0'], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SYNC_CRON: '0 0 1 1 *', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  const url = await eventually(
+    () => /"url":"(http:[^"]+)"[^\n]*"msg":"coworker-mirror started"/.exec(stdout)?.[1],
+    20_000,
+    'the demo to start',
+  );
+  const runs = async () =>
+    ((await (await fetch(`${url}/api/mirror/runs/`)).json()) as { results: RunJson[] }).results;
+  return { child, exited, url, runs, output: () => stdout };
+}
+
+describe('the demo', () => {
+  it('keeps its own database, says "demo" everywhere, syncs at its mutation pace, and a restart records no false reverts', async () => {
+    const cwd = tempDir();
+    const demoPort = await freePort();
+    const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '400ms' });
+    // The schedule is yearly here: only the mutations' own syncs can make these runs.
+    const before = await eventually(
+      async () => {
+        const runs = (await first.runs()).filter((r) => r.status === 'succeeded');
+        return runs.length >= 3 && runs.some((r) => r.added + r.changed + r.removed + r.returned > 0)
+          ? runs
+          : undefined;
+      },
+      30_000,
+      'runs that record the demo changing',
+    );
+    expect(before[0]?.upstream).toBe('demo: the built-in simulated upstream');
+    const ready = (await (await fetch(`${first.url}/readyz`)).json()) as { mode?: string };
+    expect(ready.mode).toBe('demo');
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const lines = first
+      .output()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { mode?: string });
+    expect(lines.filter((l) => l.mode !== 'demo')).toEqual([]);
+    expect(existsSync(join(cwd, 'data', 'demo.db'))).toBe(true);
+    expect(existsSync(join(cwd, 'data', 'mirror.db'))).toBe(false);
+
+    const db = new Database(join(cwd, 'data', 'demo.db'), { readonly: true });
+    const media = db
+      .prepare(
+        "select json_extract(body, '$.emoji_file') from versions where json_extract(body, '$.emoji_file') is not null",
+      )
+      .pluck()
+      .all() as string[];
+    const lastRun = db.prepare("select max(id) from runs where status = 'succeeded'").pluck().get() as number;
+    db.close();
+    expect(media.length).toBeGreaterThan(0);
+    for (const url of media) expect(url.startsWith(`http://127.0.0.1:${demoPort}/media/`)).toBe(true);
+
+    // Restarted with its data still and the mirror stale at once: the first run sees what was stored.
+    const second = await startDemo(cwd, {
+      DEMO_UPSTREAM_PORT: String(demoPort),
+      DEMO_MUTATE_EVERY: '1h',
+      STALE_AFTER: '1ms',
+    });
+    const resumed = await eventually(
+      async () => (await second.runs()).find((r) => r.id > lastRun && r.status === 'succeeded'),
+      30_000,
+      'the first run after the restart',
+    );
+    expect(resumed).toMatchObject({ added: 0, changed: 0, removed: 0, returned: 0 });
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 90_000);
+});

@@ -1,0 +1,108 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/exit-codes.js';
+import { LIST_PATH } from '../../src/upstream/contract.js';
+import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { simulatedUpstream } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
+
+beforeAll(() => ensureBuilt(), 120_000);
+
+const PASSWORD = 'pw-7Hq2-never-shown';
+const TOKEN = 'tok-9Vx4-never-shown';
+const API_KEY = 'key-3Lm8-never-shown';
+
+/** Every byte the database left on disk (main file, WAL and shared memory), as text to search. */
+function databaseBytes(dir: string): string {
+  return readdirSync(dir)
+    .map((name) => readFileSync(join(dir, name)).toString('latin1'))
+    .join('\n');
+}
+
+const basic = (userPass: string) => `Basic ${Buffer.from(userPass).toString('base64')}`;
+
+describe('secrets in the upstream URL, token and header', () => {
+  it('the password is sent as Basic auth, and is in no log line, API answer or database byte', async () => {
+    const upstream = await simulatedUpstream({ seed: 41, count: 20 });
+    const dir = tempDir();
+    const withCredentials = upstream.url.replace('http://', `http://mirror:${PASSWORD}@`);
+    const proc = runCli(['start', '--port', '0'], {
+      UPSTREAM_URL: withCredentials,
+      DATABASE_PATH: join(dir, 'mirror.db'),
+      SYNC_CRON: '0 0 1 1 *',
+      LOG_LEVEL: 'trace',
+      ADMIN_TOKEN: 'admin-token-0123456789',
+    });
+    const line = await proc.waitFor(/"msg":"coworker-mirror started"/);
+    const url = (JSON.parse(line) as { url: string }).url;
+    await eventually(
+      async () =>
+        ((await (await fetch(`${url}/readyz`)).json()) as { status: string }).status === 'ready' || undefined,
+      20_000,
+      'a successful run',
+    );
+    const answers: string[] = [];
+    for (const path of [
+      '/api/mirror/runs/',
+      '/api/mirror/runs/1/',
+      '/api/mirror/changes/',
+      '/api/mirror/coworkers/',
+      '/readyz',
+      '/healthz',
+      '/metrics',
+      LIST_PATH,
+    ]) {
+      const res = await fetch(`${url}${path}`);
+      const headers: string[] = [];
+      res.headers.forEach((value, name) => headers.push(`${name}: ${value}`));
+      answers.push(`${path} ${res.status} ${JSON.stringify(headers)} ${await res.text()}`);
+    }
+    const runs = (await (await fetch(`${url}/api/mirror/runs/`)).json()) as {
+      results: { upstream: string }[];
+    };
+    expect(runs.results[0]?.upstream).toBe(upstream.url.replace('http://', 'http://mirror:***@'));
+    proc.child.kill('SIGTERM');
+    expect((await proc.exited).code).toBe(0);
+
+    expect(upstream.requests.length).toBeGreaterThan(0);
+    for (const request of upstream.requests) {
+      expect(request.headers.authorization).toBe(basic(`mirror:${PASSWORD}`));
+    }
+    expect(proc.output()).toContain('mirror:***@');
+    expect(proc.output()).not.toContain(PASSWORD);
+    for (const answer of answers) expect(answer).not.toContain(PASSWORD);
+    expect(databaseBytes(dir)).not.toContain(PASSWORD);
+  });
+
+  it('a bearer token and a header go to every request, and nowhere else', async () => {
+    const upstream = await simulatedUpstream({ seed: 42, count: 12 });
+    const dir = tempDir();
+    const env = { UPSTREAM_TOKEN: TOKEN, UPSTREAM_HEADER: `X-Api-Key: ${API_KEY}`, LOG_LEVEL: 'trace' };
+    const sync = runCli(['sync', '--upstream', upstream.url, '--db', join(dir, 'mirror.db')], env);
+    expect((await sync.exited).code).toBe(EXIT.ok);
+    const runs = runCli(['runs', '--json', '--db', join(dir, 'mirror.db')], {});
+    await runs.exited;
+    for (const request of upstream.requests) {
+      expect(request.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-api-key': API_KEY });
+    }
+    for (const text of [sync.output(), runs.output(), databaseBytes(dir)]) {
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(API_KEY);
+    }
+  });
+
+  it('a configuration error never echoes a secret', async () => {
+    const proc = runCli(['start'], {
+      ADMIN_TOKEN: 'short-secret',
+      UPSTREAM_TOKEN: TOKEN,
+      UPSTREAM_URL: `ftp://mirror:${PASSWORD}@example.com`,
+    });
+    expect((await proc.exited).code).toBe(EXIT.usage);
+    expect(proc.output()).toContain(
+      'ADMIN_TOKEN: expected at least 16 characters (got 12 characters, not shown)',
+    );
+    expect(proc.output()).toContain('"ftp://mirror:***@example.com"');
+    for (const secret of ['short-secret', TOKEN, PASSWORD]) expect(proc.output()).not.toContain(secret);
+  });
+});
