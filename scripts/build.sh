@@ -10,7 +10,8 @@ if [ "${1:-}" = "--if-stale" ] && [ -f "$stamp" ] \
   exit 0
 fi
 rm -rf dist
-mapfile -t sources < <(find src -name '*.ts' -not -name '*.d.ts' | sort)
+mapfile -t sources < <(find src \( -name '*.ts' -o -name '*.tsx' \) -not -name '*.d.ts' | sort)
+# The pages are JSX rendered on the server by preact (tsconfig.json says the same to tsc).
 node_modules/.bin/esbuild "${sources[@]}" --outdir=dist --outbase=src --platform=node --format=esm \
-  --target=node20 --sourcemap --log-level=warning
+  --target=node20 --jsx=automatic --jsx-import-source=preact --sourcemap --log-level=warning
 touch "$stamp"
