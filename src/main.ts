@@ -188,7 +188,7 @@ async function startParts(
     logger,
     options: serverOptionsFrom(config),
     syncTrigger: () => scheduler.trigger('admin'),
-    web: { status: statusSourceFor(config, upstreamUrl, scheduler) },
+    web: { status: statusSourceFor(config, demo ? upstreamUrl : target.label, scheduler) },
   }));
   parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
   const url = await server.listen(config.port, config.host);

@@ -14,9 +14,9 @@ export function nextCronRun(expression: string): Date | null {
 }
 
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
-export function statusSourceFor(config: Config, upstreamUrl: string, scheduler: Scheduler): StatusSource {
+export function statusSourceFor(config: Config, upstreamLabel: string, scheduler: Scheduler): StatusSource {
   return {
-    upstream: () => ({ mode: config.upstreamUrl ? 'upstream' : 'demo', url: maskCredentials(upstreamUrl) }),
+    upstream: () => ({ mode: config.upstream ? 'upstream' : 'demo', url: maskCredentials(upstreamLabel) }),
     nextRunAt: () => nextCronRun(config.syncCron),
     randomDelayMs: config.syncRandomDelayMs,
     syncRunning: () => scheduler.running,

@@ -54,6 +54,21 @@ function maskedLabel(url: URL, path: string): string {
   return `${url.protocol}//${credentials}${url.host}${path}`;
 }
 
+/**
+ * Any URL with its credentials masked the way the upstream's label is (`https://user:***@host/…`):
+ * the one form in which the status page, webhook payloads and logs show a URL that may carry them.
+ * A URL that does not parse is hidden whole.
+ */
+export function maskCredentials(text: string): string {
+  if (!URL.canParse(text)) return '(not a valid URL)';
+  const url = new URL(text);
+  if (url.username === '' && url.password === '') return text;
+  return maskedLabel(
+    url,
+    `${url.pathname === '/' && !text.endsWith('/') ? '' : url.pathname}${url.search}${url.hash}`,
+  );
+}
+
 /** `Name: value` → [lower-case name, value], or null when it is not a header line. */
 export function parseHeaderLine(text: string): [string, string] | null {
   const match = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*:\s*(.*?)\s*$/.exec(text);

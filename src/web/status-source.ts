@@ -14,11 +14,4 @@ export interface StatusSource {
   syncRunning(): boolean;
 }
 
-/** `https://user:secret@host/` → `https://***:***@host/`; a URL that does not parse is hidden whole. */
-export function maskCredentials(url: string): string {
-  if (!URL.canParse(url)) return '(not a valid URL)';
-  const parsed = new URL(url);
-  if (parsed.username) parsed.username = '***';
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString().replace(/\/$/, '');
-}
+export { maskCredentials } from '../config/upstream-target.js';

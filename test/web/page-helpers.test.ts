@@ -58,8 +58,9 @@ describe('page helpers', () => {
   });
 
   it.each([
-    ['https://user:secret@example.com', 'https://***:***@example.com'],
-    ['https://example.com/base/', 'https://example.com/base'],
+    ['https://user:secret@example.com', 'https://user:***@example.com'],
+    ['https://token@example.com/', 'https://***@example.com/'],
+    ['https://example.com/base/', 'https://example.com/base/'],
     ['not a url', '(not a valid URL)'],
   ])('masks credentials of %s', (url, shown) => {
     expect(maskCredentials(url)).toBe(shown);
@@ -117,8 +118,8 @@ describe('page helpers', () => {
     expect(demo.upstream()).toEqual({ mode: 'demo', url: 'http://127.0.0.1:4567' });
     expect(demo.syncRunning()).toBe(true);
     const config = loadConfig({ UPSTREAM_URL: 'https://user:pw@team.example.com', SYNC_RANDOM_DELAY: '30s' });
-    const real = statusSourceFor(config, config.upstreamUrl ?? '', scheduler);
-    expect(real.upstream()).toEqual({ mode: 'upstream', url: 'https://***:***@team.example.com' });
+    const real = statusSourceFor(config, config.upstream?.label ?? '', scheduler);
+    expect(real.upstream()).toEqual({ mode: 'upstream', url: 'https://user:***@team.example.com' });
     expect(real.randomDelayMs).toBe(30_000);
     expect(real.nextRunAt()?.getUTCMinutes()).toSatisfy((m: number) => m % 10 === 0);
   });

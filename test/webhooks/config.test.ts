@@ -69,8 +69,8 @@ describe('WEBHOOK_* settings', () => {
 
 describe('helpers', () => {
   it.each([
-    ['https://user:pw@example.com', 'https://***@example.com'],
-    ['https://user:pw@example.com/base/', 'https://***@example.com/base/'],
+    ['https://user:pw@example.com', 'https://user:***@example.com'],
+    ['https://user:pw@example.com/base/', 'https://user:***@example.com/base/'],
     ['https://example.com/hook?token=1', 'https://example.com/hook?token=1'],
   ])('masks the credentials of %s', (url, masked) => expect(maskCredentials(url)).toBe(masked));
 
