@@ -84,7 +84,13 @@ export function buildProgram(): Command {
       .option('--field <name>', 'only changes of this field')
       .option('--uuid <uuid>', 'only changes of this coworker')
       .addOption(
-        new Option('--kind <kind>', 'only this kind').choices(['added', 'changed', 'removed', 'returned']),
+        new Option('--kind <kind>', 'only this kind').choices([
+          'added',
+          'changed',
+          'removed',
+          'returned',
+          'media_changed',
+        ]),
       )
       .option('--limit <n>', 'at most this many', '1000')
       .option('--json', 'JSON Lines output'),
@@ -140,7 +146,7 @@ interface ChangeFlags {
   until?: string;
   field?: string;
   uuid?: string;
-  kind?: 'added' | 'changed' | 'removed' | 'returned';
+  kind?: 'added' | 'changed' | 'removed' | 'returned' | 'media_changed';
   limit?: string;
   json?: boolean;
 }

@@ -1,4 +1,4 @@
-import type { ChangeRow, CoworkerRow, RunRow, VersionRow } from './db/schema.js';
+import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './db/schema.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the
@@ -20,9 +20,11 @@ export interface RunView {
   unchanged: number;
   unknown_fields: string[];
   error: { code: string; message: string } | null;
+  /** Present when the run mirrored media (MEDIA_ORIGINS). */
+  media?: { fetched: number; revalidated: number; failed: number; bytes: number };
 }
 
-export function runView(row: RunRow): RunView {
+export function runView(row: RunRow, media?: MediaRunRow): RunView {
   return {
     id: row.id,
     status: row.status,
@@ -40,6 +42,16 @@ export function runView(row: RunRow): RunView {
       ? [...new Set((JSON.parse(row.unknownFields) as { field: string }[]).map((u) => u.field))]
       : [],
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
+    ...(media
+      ? {
+          media: {
+            fetched: media.fetched,
+            revalidated: media.revalidated,
+            failed: media.failed,
+            bytes: media.bytes,
+          },
+        }
+      : {}),
   };
 }
 
@@ -67,7 +79,8 @@ export function changeView(row: ChangeRow): ChangeView {
     appearance: row.slot,
     kind: row.kind,
   };
-  if (row.kind === 'changed') {
+  // media_changed: new bytes behind the same URL; old and new are `{ url, sha256 }`.
+  if (row.kind === 'changed' || row.kind === 'media_changed') {
     view.field = row.field ?? '';
     view.old = parse(row.oldValue);
     view.new = parse(row.newValue);

@@ -3,7 +3,12 @@ import { openDatabase, type MirrorDatabase } from './db/open.js';
 import { EXIT } from './exit-codes.js';
 import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
-import { startSimulatedUpstream, type SimulatedUpstream } from './simulated-upstream/index.js';
+import {
+  startSimulatedMediaHost,
+  startSimulatedUpstream,
+  type SimulatedMediaHost,
+  type SimulatedUpstream,
+} from './simulated-upstream/index.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runSync } from './sync/run-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
@@ -75,11 +80,22 @@ export async function runServeCommand(config: Config): Promise<number> {
 
 interface Demo {
   upstream: SimulatedUpstream;
+  /** The demo's media host: real PNG/JPEG/WebP/MP4 bytes, mirrored unless MEDIA_ORIGINS says otherwise. */
+  media: SimulatedMediaHost;
   timer: NodeJS.Timeout;
 }
 
 async function startDemo(config: Config, logger: Logger): Promise<Demo> {
-  const upstream = await startSimulatedUpstream({ seed: 1, count: 45, port: config.demoPort });
+  const media = await startSimulatedMediaHost();
+  const upstream = await startSimulatedUpstream({
+    seed: 1,
+    count: 45,
+    port: config.demoPort,
+    mediaBaseUrl: media.mediaBaseUrl,
+  }).catch(async (error: unknown) => {
+    await media.close();
+    throw error;
+  });
   const timer = setInterval(() => {
     const change = upstream.data.mutateRandomly();
     logger.info({ demo: true, change }, 'demo upstream changed its data');
@@ -90,7 +106,7 @@ async function startDemo(config: Config, logger: Logger): Promise<Demo> {
     'DEMO MODE: no UPSTREAM_URL is set, so this mirrors the built-in simulated upstream, whose invented data ' +
       'changes every few minutes. To mirror a real site: UPSTREAM_URL=https://your-site.example npm start',
   );
-  return { upstream, timer };
+  return { upstream, media, timer };
 }
 
 /**
@@ -135,6 +151,8 @@ interface Parts {
 async function startParts(config: Config, logger: Logger, parts: Partial<Parts>): Promise<void> {
   parts.demo = config.upstreamUrl ? null : await startDemo(config, logger);
   const upstreamUrl = config.upstreamUrl ?? parts.demo?.upstream.url ?? '';
+  const demoMedia = parts.demo && config.mediaOrigins === null ? [parts.demo.media.url] : null;
+  const syncConfig = demoMedia ? { ...config, mediaOrigins: demoMedia } : config;
   const store = (parts.store = openDatabase(config.databasePath));
   recoverCrashedRuns(store);
   const scheduler = (parts.scheduler = createScheduler({
@@ -142,7 +160,7 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runSync(syncSettingsFrom(config, upstreamUrl), { store, logger, signal: abort, onRunStarted }).then(
+      runSync(syncSettingsFrom(syncConfig, upstreamUrl), { store, logger, signal: abort, onRunStarted }).then(
         () => {
           parts.server?.snapshots.refresh();
         },
@@ -180,5 +198,6 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   if (parts.demo) {
     clearInterval(parts.demo.timer);
     await parts.demo.upstream.close();
+    await parts.demo.media.close();
   }
 }

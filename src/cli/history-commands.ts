@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { openDatabase, type MirrorDatabase } from '../db/open.js';
+import { mediaRunsByIds } from '../db/media-queries.js';
 import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
 import type { ChangeKind } from '../db/schema.js';
 import { EXIT } from '../exit-codes.js';
@@ -30,6 +31,10 @@ export function changeLine(c: ChangeView): string {
   const who = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
   if (c.kind === 'changed')
     return `${c.at}  run ${c.run}  ${who}  changed ${c.field}: ${show(c.old)} → ${show(c.new)}`;
+  if (c.kind === 'media_changed') {
+    const [before, after] = [c.old, c.new] as ({ url?: string; sha256?: string } | undefined)[];
+    return `${c.at}  run ${c.run}  ${who}  media_changed ${c.field} ${after?.url ?? ''}: ${before?.sha256 ?? ''} → ${after?.sha256 ?? ''}`;
+  }
   const entry = (c.kind === 'removed' ? c.old : c.new) as { name?: unknown } | null;
   return `${c.at}  run ${c.run}  ${who}  ${c.kind}  ${show(entry?.name)}`;
 }
@@ -37,7 +42,10 @@ export function changeLine(c: ChangeView): string {
 export function runLine(r: RunView): string {
   const counts = `+${r.added} ~${r.changed} -${r.removed} ↺${r.returned} =${r.unchanged}`;
   const error = r.error ? `  [${r.error.code}] ${r.error.message}` : '';
-  return `run ${r.id}  ${r.status.padEnd(9)}  ${r.started_at}  ${r.entries ?? '-'} entries  ${counts}${error}`;
+  const media = r.media
+    ? `  media fetched ${r.media.fetched} revalidated ${r.media.revalidated} failed ${r.media.failed} ${r.media.bytes} B`
+    : '';
+  return `run ${r.id}  ${r.status.padEnd(9)}  ${r.started_at}  ${r.entries ?? '-'} entries  ${counts}${media}${error}`;
 }
 
 /** `history <uuid>`: versions with their validity, then the changes; exit 7 for an unknown uuid. */
@@ -107,7 +115,12 @@ export function runChangesCommand(config: Config, options: ChangesOptions, write
 
 export function runRunsCommand(config: Config, limit: number, json: boolean, write: Write = stdout): number {
   return withStore(config, (store) => {
-    const rows = listRuns(store, { limit }).map(runView);
+    const runs = listRuns(store, { limit });
+    const media = mediaRunsByIds(
+      store,
+      runs.map((r) => r.id),
+    );
+    const rows = runs.map((r) => runView(r, media.get(r.id)));
     for (const r of rows) write(json ? JSON.stringify(r) : runLine(r));
     if (!json && rows.length === 0) write('no runs yet');
     return EXIT.ok;

@@ -5,6 +5,10 @@ import type { Logger } from '../logger.js';
 import { createUpstreamClient, type UpstreamClient } from '../upstream/client.js';
 import { crawl, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
+import { commitWithMedia } from '../media/commit-media.js';
+import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
+import { applyMediaRetention } from '../media/retention.js';
+import type { MediaSettings } from '../media/settings.js';
 import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
@@ -23,6 +27,8 @@ export interface SyncSettings {
   maxBodyBytes: number;
   maxAttempts: number;
   maxRetryAfterMs: number;
+  /** Media mirroring (MEDIA_ORIGINS); absent or null: media URLs are left to their host. */
+  media?: MediaSettings | null;
 }
 
 export interface SyncSummary {
@@ -32,6 +38,8 @@ export interface SyncSummary {
   counts: DiffCounts;
   unknownFields: string[];
   durationMs: number;
+  /** Present when the run mirrored media. */
+  media?: MediaCounts;
 }
 
 export interface SyncDependencies {
@@ -88,16 +96,29 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
         'schema drift: upstream entries carry fields the contract does not name; kept as received',
       );
     }
-    commitRun(deps.store, {
-      runId: run.id,
-      finishedAt: new Date().toISOString(),
-      diff,
-      state,
-      pages: first.pages,
-      pageSize: observedPageSize(deps.store, first),
-      optionsBody: first.optionsBody,
-      unknownFields: first.unknownFields,
-    });
+    // Media phase: every file is durable before the commit that references it; a media failure is
+    // recorded per URL and never fails the run.
+    const media = settings.media
+      ? await mirrorMedia(
+          settings.media,
+          first.entries.map((e) => e.json),
+          { store: deps.store, logger: log, ...(deps.signal ? { signal: deps.signal } : {}) },
+        )
+      : null;
+    if (deps.signal?.aborted) throw abortError(deps.signal);
+    commitWithMedia(deps.store, run.id, media, () =>
+      commitRun(deps.store, {
+        runId: run.id,
+        finishedAt: new Date().toISOString(),
+        diff,
+        state,
+        pages: first.pages,
+        pageSize: observedPageSize(deps.store, first),
+        optionsBody: first.optionsBody,
+        unknownFields: first.unknownFields,
+      }),
+    );
+    if (settings.media) applyMediaRetention(deps.store, settings.media, log);
     const summary: SyncSummary = {
       runId: run.id,
       pages: first.pages,
@@ -105,6 +126,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
       counts: diff.counts,
       unknownFields,
       durationMs: Date.now() - started,
+      ...(media ? { media: media.counts } : {}),
     };
     const { runId: _runId, ...figures } = summary;
     log.info(figures, 'sync succeeded');

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { mediaSettingsFrom } from '../media/settings.js';
 import type { SyncSettings } from './run-sync.js';
 
 export function syncSettingsFrom(config: Config, upstreamUrl: string): SyncSettings {
@@ -13,5 +14,6 @@ export function syncSettingsFrom(config: Config, upstreamUrl: string): SyncSetti
     maxBodyBytes: config.maxBodyBytes,
     maxAttempts: config.maxAttempts,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    media: mediaSettingsFrom(config),
   };
 }
