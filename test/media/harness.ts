@@ -7,12 +7,13 @@ import { silentLogger } from '../../src/logger.js';
 import type { MediaSettings } from '../../src/media/settings.js';
 import {
   startSimulatedMediaHost,
+  startSimulatedUpstream,
   type SimulatedMediaHost,
   type SimulatedUpstream,
   type SimulatedUpstreamOptions,
 } from '../../src/simulated-upstream/index.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
-import { simulatedUpstream, syncSettings } from '../helpers/sync.js';
+import { syncSettings } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 export interface MediaRig {
@@ -23,21 +24,33 @@ export interface MediaRig {
   sync(overrides?: Partial<MediaSettings>): Promise<SyncSummary>;
 }
 
+/** Closes once, whether the test stops it first or the test's end does. */
+function closeOnce<T extends { close(): Promise<void> }>(server: T): T {
+  let closing: Promise<void> | null = null;
+  const close = server.close.bind(server);
+  const once = (): Promise<void> => (closing ??= close());
+  onTestFinished(once);
+  return Object.assign(server, { close: once });
+}
+
 export async function mediaHost(): Promise<SimulatedMediaHost> {
-  const host = await startSimulatedMediaHost();
-  onTestFinished(() => host.close());
-  return host;
+  return closeOnce(await startSimulatedMediaHost());
 }
 
 /** A simulated upstream whose media live on a simulated media host, a fresh db, media settings. */
-export async function mediaRig(options: SimulatedUpstreamOptions = {}): Promise<MediaRig> {
+export async function mediaRig(
+  options: SimulatedUpstreamOptions | ((host: SimulatedMediaHost) => SimulatedUpstreamOptions) = {},
+): Promise<MediaRig> {
   const host = await mediaHost();
-  const upstream = await simulatedUpstream({
-    seed: 7,
-    count: 12,
-    mediaBaseUrl: host.mediaBaseUrl,
-    ...options,
-  });
+  const chosen = typeof options === 'function' ? options(host) : options;
+  const upstream = closeOnce(
+    await startSimulatedUpstream({
+      seed: 7,
+      count: 12,
+      mediaBaseUrl: host.mediaBaseUrl,
+      ...chosen,
+    }),
+  );
   const store = tempDatabase();
   const media: MediaSettings = {
     origins: [host.url],
