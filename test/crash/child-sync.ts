@@ -19,6 +19,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/open.js';
 import { toMirrorError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
+import { MediaStore } from '../../src/media/media-store.js';
 import { runSync } from '../../src/sync/run-sync.js';
 
 function mark(marker: string, fields: Record<string, unknown> = {}): void {
@@ -62,8 +63,38 @@ function markTransactions(sqlite: Database.Database): void {
   sqlite.transaction = wrap;
 }
 
+/**
+ * With media: `{"marker":"media-temp","n":k}` once the k-th download has its temp file open (a kill
+ * then lands mid-write or mid-fsync), `{"marker":"media-file","n":k}` once it is renamed into place.
+ */
+function markMediaFiles(): void {
+  type CreateTemp = (this: MediaStore) => ReturnType<MediaStore['createTemp']>;
+  type CommitTemp = (this: MediaStore, path: string, sha256: string) => Promise<boolean>;
+  const proto = MediaStore.prototype;
+  const createTemp = Object.getOwnPropertyDescriptor(proto, 'createTemp')?.value as CreateTemp;
+  const commitTemp = Object.getOwnPropertyDescriptor(proto, 'commitTemp')?.value as CommitTemp;
+  let temps = 0;
+  let files = 0;
+  MediaStore.prototype.createTemp = async function (this: MediaStore) {
+    const temp = await createTemp.call(this);
+    mark('media-temp', { n: ++temps });
+    return temp;
+  };
+  MediaStore.prototype.commitTemp = async function (this: MediaStore, path: string, sha256: string) {
+    const written = await commitTemp.call(this, path, sha256);
+    mark('media-file', { n: ++files });
+    return written;
+  };
+}
+
 const { values } = parseArgs({
-  options: { upstream: { type: 'string' }, db: { type: 'string' } },
+  options: {
+    upstream: { type: 'string' },
+    db: { type: 'string' },
+    // Optional: mirror the media of this origin into this folder.
+    'media-origin': { type: 'string' },
+    'media-dir': { type: 'string' },
+  },
   strict: true,
 });
 if (values.upstream === undefined || values.db === undefined) {
@@ -73,6 +104,9 @@ if (values.upstream === undefined || values.db === undefined) {
 
 const store = openDatabase(values.db);
 markTransactions(store.sqlite);
+const mediaOrigin = values['media-origin'];
+const mediaDir = values['media-dir'];
+if (mediaOrigin !== undefined) markMediaFiles();
 const logger = createLogger({ level: 'info', pretty: false, destination: process.stdout });
 try {
   const summary = await runSync(
@@ -87,6 +121,20 @@ try {
       maxBodyBytes: 20 * 1024 * 1024,
       maxAttempts: 2,
       maxRetryAfterMs: 2_000,
+      ...(mediaOrigin !== undefined && mediaDir !== undefined
+        ? {
+            media: {
+              origins: [mediaOrigin],
+              dir: mediaDir,
+              maxBytes: 10 * 1024 * 1024,
+              runMaxBytes: 1024 ** 3,
+              concurrency: 4,
+              timeoutMs: 30_000,
+              connectTimeoutMs: 5_000,
+              retentionMs: null,
+            },
+          }
+        : {}),
     },
     {
       store,
