@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { isAllowedMediaUrl } from './media-refs.js';
 import type { MediaStore } from './media-store.js';
@@ -31,9 +32,13 @@ export type FetchOutcome =
       contentType: string;
       etag: string | null;
       lastModified: string | null;
-      /** Whether this download added a file (false: the same bytes were held already). */
-      newObject: boolean;
       bytes: number;
+      /**
+       * Settles once the file is fsynced and renamed into place (its directory is fsynced by
+       * `MediaStore.flushDirectories`). Off the download's path, so disk and network overlap;
+       * rejects with a MEDIA_STORE_FAILED reason.
+       */
+      durable: Promise<void>;
     }
   | { kind: 'revalidated'; etag: string | null; lastModified: string | null; bytes: 0 }
   | { kind: 'failed'; code: MediaFailureCode; message: string; bytes: number };
@@ -211,13 +216,12 @@ export class MediaFetcher {
       }
       const type = checkType(header(res, 'content-type'), head);
       if (!type.ok) throw new Failure('MEDIA_TYPE_MISMATCH', type.reason, size);
-      await temp.handle.sync();
-      await temp.handle.close();
-      open = false;
       const sha256 = hash.digest('hex');
-      const newObject = await store.commitTemp(temp.path, sha256).catch((error: unknown) => {
-        throw new Failure('MEDIA_STORE_FAILED', `cannot store the file: ${(error as Error).message}`, size);
-      });
+      // From here the file is the durable step's to finish or remove.
+      open = false;
+      const durable = makeDurable(store, temp, sha256);
+      // Awaited by the media phase later; marked handled now so a failure cannot end the process.
+      durable.catch(() => undefined);
       return {
         kind: 'fetched',
         sha256,
@@ -225,8 +229,8 @@ export class MediaFetcher {
         contentType: type.contentType,
         etag: header(res, 'etag') ?? null,
         lastModified: header(res, 'last-modified') ?? null,
-        newObject,
         bytes: size,
+        durable,
       };
     } catch (error) {
       res.body.destroy();
@@ -235,6 +239,22 @@ export class MediaFetcher {
       if (error instanceof Failure) throw error;
       throw Object.assign(error as Error, { bytes: size });
     }
+  }
+}
+
+async function makeDurable(
+  store: MediaStore,
+  temp: { path: string; handle: FileHandle },
+  sha256: string,
+): Promise<void> {
+  try {
+    await temp.handle.sync();
+    await temp.handle.close();
+    await store.commitTemp(temp.path, sha256);
+  } catch (error) {
+    await temp.handle.close().catch(() => undefined);
+    await store.discardTemp(temp.path);
+    throw new Error(`cannot store the file: ${(error as Error).message}`, { cause: error });
   }
 }
 

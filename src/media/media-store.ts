@@ -1,14 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  mkdirSync,
-  openSync,
-  closeSync,
-  fsyncSync,
-  readdirSync,
-  rmSync,
-  unlinkSync,
-  existsSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -28,6 +19,8 @@ export class MediaStore {
   readonly dir: string;
   readonly #objects: string;
   readonly #tmp: string;
+  /** Folders whose new entries are not yet fsynced; `flushDirectories` makes them durable. */
+  readonly #dirty = new Set<string>();
 
   constructor(dir: string) {
     this.dir = dir;
@@ -53,7 +46,8 @@ export class MediaStore {
   /**
    * Moves a complete, fsynced temp file into place under its hash. When the object exists already
    * (the same bytes at another URL, or an earlier run), the temp file is dropped instead.
-   * Returns whether a new object was written.
+   * Returns whether a new object was written. Two downloads of the same bytes may race here: the
+   * rename is atomic and both files hold the same bytes, so either outcome is the same object.
    */
   async commitTemp(tempPath: string, sha256: string): Promise<boolean> {
     const target = this.pathOf(sha256);
@@ -64,12 +58,32 @@ export class MediaStore {
     const folder = join(this.#objects, sha256.slice(0, 2));
     if (!existsSync(folder)) {
       mkdirSync(folder, { recursive: true });
-      fsyncDirectory(this.#objects);
+      this.#dirty.add(this.#objects);
     }
     await rename(tempPath, target);
-    // The rename is durable only once the directory entry is.
-    fsyncDirectory(folder);
+    // The rename is durable only once the directory entry is: see flushDirectories.
+    this.#dirty.add(folder);
     return true;
+  }
+
+  /**
+   * Fsyncs every folder a rename touched since the last call, once each. Call before committing any
+   * row that names the files: only then do they survive a power cut.
+   */
+  async flushDirectories(): Promise<void> {
+    const folders = [...this.#dirty];
+    this.#dirty.clear();
+    // At once: the file system's journal commits concurrent fsyncs together.
+    await Promise.all(
+      folders.map(async (folder) => {
+        const handle = await open(folder, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
   }
 
   /** Removes a temp file of a failed download; absent is fine. */
@@ -109,14 +123,5 @@ export class MediaStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-  }
-}
-
-function fsyncDirectory(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

@@ -91,10 +91,32 @@ export async function mirrorMedia(
     await Promise.all(Array.from({ length: Math.min(settings.concurrency, urls.length) }, worker));
   } finally {
     await fetcher.close();
+    // Even on abort: no file handle or rename may outlive the phase.
+    await settleFiles(items, log);
   }
+  await mediaStore.flushDirectories();
   const counts = countOutcomes(items);
   log.info(counts, 'media mirrored');
   return { items, listed, counts };
+}
+
+/** Waits for every file to be durable; one that could not be stored becomes a failed item. */
+async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promise<void> {
+  await Promise.all(
+    items.map(async (item, index) => {
+      if (item?.result.kind !== 'fetched') return;
+      try {
+        await item.result.durable;
+      } catch (error) {
+        const message = (error as Error).message;
+        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        items[index] = {
+          ...item,
+          result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
+        };
+      }
+    }),
+  );
 }
 
 function countOutcomes(items: readonly MediaItem[]): MediaCounts {
