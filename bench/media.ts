@@ -280,7 +280,8 @@ async function serveBench(dir: string): Promise<void> {
             'media',
             `serve ${label} bare / mirror throughput`,
             results.bare.mbps / results.mirror.mbps,
-            1 / 0.7,
+            // The goal is mirror ≥ 0.7 × bare; the summary table keeps goals as upper bounds.
+            1.43,
             '×',
           ),
       );

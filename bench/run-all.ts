@@ -25,6 +25,7 @@ const BENCHES: Bench[] = [
   { name: 'sync-scale', args: ['--entries', '100000'], timeoutMs: 20 * MINUTE },
   { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
+  { name: 'media', args: [], timeoutMs: 10 * MINUTE, optional: true },
 ];
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
