@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runChangesCommand, runRunsCommand } from '../../src/cli/history-commands.js';
+import { summaryLine } from '../../src/cli/sync-command.js';
 import { loadConfig } from '../../src/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { listedMediaUrls, mediaRig, sha256 } from './harness.js';
@@ -35,6 +36,9 @@ describe('media counts and media_changed in the CLI, the API and the metrics', (
       media?: unknown;
     };
     expect(one.media).toEqual(first.media);
+    expect(summaryLine(second)).toContain(
+      `; media: 1 fetched, ${urls.length - 2} revalidated, 1 failed, ${second.media?.bytes ?? 0} bytes (`,
+    );
     const lines: string[] = [];
     runRunsCommand(loadConfig({ DATABASE_PATH: rig.store.file }), 10, false, (line) => lines.push(line));
     expect(lines[0]).toContain(
