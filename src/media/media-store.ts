@@ -21,6 +21,7 @@ export class MediaStore {
   readonly #tmp: string;
   /** Folders whose new entries are not yet fsynced; `flushDirectories` makes them durable. */
   readonly #dirty = new Set<string>();
+  #tmpReady = false;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -38,7 +39,8 @@ export class MediaStore {
 
   /** A fresh temp file for one download. */
   async createTemp(): Promise<{ path: string; handle: FileHandle }> {
-    mkdirSync(this.#tmp, { recursive: true });
+    if (!this.#tmpReady) mkdirSync(this.#tmp, { recursive: true });
+    this.#tmpReady = true;
     const path = join(this.#tmp, `${randomBytes(12).toString('hex')}.part`);
     return { path, handle: await open(path, 'wx') };
   }

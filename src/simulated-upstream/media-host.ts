@@ -41,6 +41,8 @@ export interface SimulatedMediaHost {
 
 const EPOCH = Date.parse('2026-01-01T00:00:00Z');
 
+const etagOf = (bytes: Buffer): string => `"${createHash('sha1').update(bytes).digest('base64url')}"`;
+
 export async function startSimulatedMediaHost(
   options: SimulatedMediaHostOptions = {},
 ): Promise<SimulatedMediaHost> {
@@ -54,8 +56,21 @@ export async function startSimulatedMediaHost(
   let bytesSent = 0;
   const pathOf = (urlOrPath: string): string =>
     urlOrPath === '*' ? '*' : URL.canParse(urlOrPath) ? new URL(urlOrPath).pathname : urlOrPath;
-  const fileAt = (path: string): MediaFile | null =>
-    overrides.get(path) ?? (path.startsWith('/media/') ? mediaFileFor(path, revisions.get(path) ?? 0) : null);
+  // Generated once per path and revision: a remote host's cost is its latency, not our CPU.
+  const generated = new Map<string, { file: MediaFile | null; etag: string }>();
+  const entryAt = (path: string): { file: MediaFile | null; etag: string } => {
+    const override = overrides.get(path);
+    if (override) return { file: override, etag: etagOf(override.bytes) };
+    const key = `${revisions.get(path) ?? 0} ${path}`;
+    let entry = generated.get(key);
+    if (!entry) {
+      const file = path.startsWith('/media/') ? mediaFileFor(path, revisions.get(path) ?? 0) : null;
+      entry = { file, etag: file ? etagOf(file.bytes) : '' };
+      if (generated.size < 10_000) generated.set(key, entry);
+    }
+    return entry;
+  };
+  const fileAt = (path: string): MediaFile | null => entryAt(path).file;
 
   const server = createServer((req, res) => {
     requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers } });
@@ -72,12 +87,11 @@ export async function startSimulatedMediaHost(
         res.writeHead(302, { Location: location }).end();
         return;
       }
-      const file = fileAt(path);
+      const { file, etag } = entryAt(path);
       if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) {
         res.writeHead(404, { 'Content-Type': 'text/html' }).end('<h1>Not Found</h1>');
         return;
       }
-      const etag = `"${createHash('sha1').update(file.bytes).digest('base64url')}"`;
       const lastModified = new Date(EPOCH + (revisions.get(path) ?? 0) * 60_000).toUTCString();
       const since = req.headers['if-modified-since'];
       const fresh =
