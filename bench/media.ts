@@ -246,7 +246,7 @@ async function serveBench(dir: string): Promise<void> {
   const blobUrl = `${await listen(blob)}/clip.mp4`;
   try {
     console.log(
-      `serving ${(SIZE / 1e6).toFixed(1)} MB mp4, wrk -t2 -c${CONNECTIONS} -d${DURATION}s (rounds alternate order, best kept)`,
+      `serving ${(SIZE / 1e6).toFixed(1)} MB mp4, wrk -t2 -c${CONNECTIONS} -d${DURATION}s (3 rounds, each server first once, best kept)`,
     );
     const best = { bare: { rps: 0, mbps: 0 }, mirror: { rps: 0, mbps: 0 }, blob: { rps: 0, mbps: 0 } };
     const bestRange = { bare: { rps: 0, mbps: 0 }, mirror: { rps: 0, mbps: 0 }, blob: { rps: 0, mbps: 0 } };
@@ -255,7 +255,8 @@ async function serveBench(dir: string): Promise<void> {
     };
     for (const order of [
       ['bare', 'mirror', 'blob'],
-      ['blob', 'mirror', 'bare'],
+      ['mirror', 'blob', 'bare'],
+      ['blob', 'bare', 'mirror'],
     ] as const) {
       for (const name of order) {
         const target = { bare: bareUrl, mirror: mirrorUrl, blob: blobUrl }[name];

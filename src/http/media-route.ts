@@ -66,10 +66,20 @@ export function createMediaHandler(
   const lookup = deps.store.sqlite.prepare(
     'select size, content_type as contentType from media_blobs where sha256 = ? and dropped_at is null',
   );
+  // prom-client hashes label sets on every call; bound children keep a request's bookkeeping cheap.
+  const counters = new Map<string, { inc(): void }>();
+  const timer = deps.metrics.latency.labels('media');
   const record = (method: string, status: number, started: number): void => {
-    deps.metrics.requests.labels('media', method, String(status)).inc();
-    deps.metrics.latency.labels('media').observe((performance.now() - started) / 1000);
+    const key = `${method} ${status}`;
+    let counter = counters.get(key);
+    if (!counter && counters.size < 64)
+      counters.set(key, (counter = deps.metrics.requests.labels('media', method, String(status))));
+    (counter ?? deps.metrics.requests.labels('media', method, String(status))).inc();
+    timer.observe((performance.now() - started) / 1000);
   };
+  // Objects never change once written and leave only when their row is dropped (checked per
+  // request), so a file seen once need not be stat'ed again.
+  const present = new Set<string>();
   return (req, res) => {
     const url = req.url ?? '/';
     if (!url.startsWith('/media/')) return false;
@@ -79,12 +89,16 @@ export function createMediaHandler(
     const blob = lookup.get(sha256) as { size: number; contentType: string } | undefined;
     if (!blob) return false;
     const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
-    let size: number;
-    try {
-      size = statSync(path).size;
-    } catch (err) {
-      deps.logger.error({ err, sha256 }, 'a committed media file is missing; answering 404');
-      return false;
+    const size = blob.size;
+    if (!present.has(sha256)) {
+      try {
+        statSync(path);
+      } catch (err) {
+        deps.logger.error({ err, sha256 }, 'a committed media file is missing; answering 404');
+        return false;
+      }
+      if (present.size >= 100_000) present.clear();
+      present.add(sha256);
     }
     const started = performance.now();
     const method = req.method ?? 'GET';
