@@ -7,7 +7,9 @@
  *   - `{"marker":"txn","n":k}` written inside the k-th write transaction, once BEGIN IMMEDIATE
  *     holds the lock (1 is beginRun, 2 the commit of the run), so a kill sent on it lands in
  *     or right after that transaction; `{"marker":"txn-end","n":k}` once it has committed;
- *   - `{"marker":"done","runId":n}` once runSync resolved.
+ *   - `{"marker":"done","runId":n}` once runSync resolved;
+ *   - with `--media-origin ORIGIN --media-dir DIR` the run mirrors media too, and prints
+ *     `{"marker":"media-temp","n":k}` / `{"marker":"media-file","n":k}` per download (see markMediaFiles).
  * After `done` it waits for stdin to close before exiting, so a kill aimed past the commit still
  * finds the process alive (a crash after the commit is a crash too).
  *
