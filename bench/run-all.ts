@@ -27,6 +27,7 @@ const BENCHES: Bench[] = [
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
   { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
   { name: 'pages', args: [], timeoutMs: 15 * MINUTE },
+  { name: 'media', args: [], timeoutMs: 10 * MINUTE, optional: true },
 ];
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

@@ -103,6 +103,27 @@ const headerLine = z
   .string()
   .refine((v) => parseHeaderLine(v) !== null, 'expected one header line like "X-Api-Key: <value>"');
 
+/** `https://a.example, http://b.example:8080` → their origins; a path or a query is refused. */
+const mediaOrigins = z.string().transform((text, ctx) => {
+  const origins: string[] = [];
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
+    const url = URL.canParse(part) ? new URL(part) : null;
+    const bare = url && url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '';
+    if (!url || !/^https?:$/.test(url.protocol) || !bare || /[/?#]./.test(part.replace(/^\w+:\/\//, ''))) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected origins like https://media.example.com (got ${JSON.stringify(part)})`,
+      });
+      return z.NEVER;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+});
+
 interface Setting<S extends z.ZodType> {
   env: string;
   flag: string | null;
@@ -302,7 +323,7 @@ export const settings = {
     null,
     '8766',
     int(0, 65535),
-    'Demo only: port of the simulated upstream; its media URLs point at it (0: any free port).',
+    'Demo only: port of the simulated upstream; its media host listens on the next port (0: any free ports).',
   ),
   // Webhooks (signed notifications from the transactional outbox; see src/webhooks/).
   webhookUrls: setting(
@@ -346,6 +367,57 @@ export const settings = {
     '15s',
     duration,
     "Total deadline of one delivery attempt (connect, headers and the answer's first KB).",
+  ),
+  // --- Media mirror ---
+  mediaOrigins: setting(
+    'MEDIA_ORIGINS',
+    null,
+    null,
+    mediaOrigins.nullable(),
+    'Comma-separated origins (e.g. `https://media.example.com`) whose media each sync mirrors; unset: no media mirrored.',
+  ),
+  mediaDir: setting(
+    'MEDIA_DIR',
+    null,
+    null,
+    z.string().min(1).nullable(),
+    'Folder of the mirrored media files (unset: `media/` beside the database file).',
+  ),
+  mediaMaxBytes: setting(
+    'MEDIA_MAX_BYTES',
+    null,
+    String(50 * 1024 * 1024),
+    int(1, 1024 ** 4),
+    'Largest media file accepted; a larger one is recorded as failed.',
+  ),
+  mediaRunMaxBytes: setting(
+    'MEDIA_RUN_MAX_BYTES',
+    null,
+    String(2 * 1024 ** 3),
+    int(1, 1024 ** 5),
+    'Media bytes one run may download in total; files past the budget wait for the next run.',
+  ),
+  mediaConcurrency: setting('MEDIA_CONCURRENCY', null, '4', int(1, 64), 'Media downloads at once.'),
+  mediaTimeoutMs: setting(
+    'MEDIA_TIMEOUT',
+    null,
+    '60s',
+    duration,
+    'Total deadline of one media request, connect to last byte.',
+  ),
+  mediaRetentionMs: setting(
+    'MEDIA_RETENTION',
+    null,
+    null,
+    duration.nullable(),
+    'Drop files no media version valid within this window references (unset: keep all).',
+  ),
+  mediaRewrite: setting(
+    'MEDIA_REWRITE',
+    null,
+    'false',
+    bool,
+    "List endpoint (and `?as_of=`) serves the mirror's media URLs in place of the upstream's.",
   ),
   logLevel: setting(
     'LOG_LEVEL',

@@ -3,21 +3,39 @@ import type { MirrorDatabase } from './db/open.js';
 import { latestSucceededRun, listingAt } from './db/queries.js';
 import { ConfigError } from './errors.js';
 import type { Logger } from './logger.js';
-import { startSimulatedUpstream, type SimulatedUpstream } from './simulated-upstream/index.js';
+import {
+  startSimulatedMediaHost,
+  startSimulatedUpstream,
+  type SimulatedMediaHost,
+  type SimulatedUpstream,
+} from './simulated-upstream/index.js';
 
 export { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL } from './demo-label.js';
 
 export interface Demo {
   upstream: SimulatedUpstream;
+  /** The demo's media host: real PNG/JPEG/WebP/MP4 bytes, mirrored unless MEDIA_ORIGINS says otherwise. */
+  media: SimulatedMediaHost;
   stop(): Promise<void>;
 }
 
 /**
- * Media URLs point at the demo upstream's own port, so they stay the same across restarts (a new
- * port would read as every image changing) and answer wherever the simulated upstream serves media.
+ * The media host listens on the port after the demo upstream's, so media URLs stay the same across
+ * restarts (a new port would read as every image changing); with port 0 both take any free port.
  */
-function mediaBaseFor(port: number): string | undefined {
-  return port === 0 ? undefined : `http://127.0.0.1:${port}/media/`;
+function mediaPortFor(port: number): number {
+  return port === 0 ? 0 : port + 1;
+}
+
+function portRefused(error: unknown, name: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== 'EADDRINUSE' && code !== 'EACCES') return error;
+  return new ConfigError([
+    {
+      name,
+      problem: `cannot listen on 127.0.0.1:${port} (${code}); choose another ${name} (0: any free port)`,
+    },
+  ]);
 }
 
 /**
@@ -35,27 +53,22 @@ export async function startDemo(
   const entries = latest
     ? listingAt(store, latest).entries.map((text) => JSON.parse(text) as Record<string, unknown>)
     : undefined;
-  const mediaBaseUrl = mediaBaseFor(config.demoPort);
+  const mediaPort = mediaPortFor(config.demoPort);
+  const media = await startSimulatedMediaHost({ port: mediaPort }).catch((error: unknown) => {
+    throw portRefused(error, 'DEMO_UPSTREAM_PORT', mediaPort);
+  });
   let upstream: SimulatedUpstream;
   try {
     upstream = await startSimulatedUpstream({
       seed: 1,
       count: 45,
       port: config.demoPort,
+      mediaBaseUrl: media.mediaBaseUrl,
       ...(entries && entries.length > 0 ? { entries } : {}),
-      ...(mediaBaseUrl ? { mediaBaseUrl } : {}),
     });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES') {
-      throw new ConfigError([
-        {
-          name: 'DEMO_UPSTREAM_PORT',
-          problem: `cannot listen on 127.0.0.1:${config.demoPort} (${code}); choose another DEMO_UPSTREAM_PORT (0: any free port)`,
-        },
-      ]);
-    }
-    throw error;
+    await media.close();
+    throw portRefused(error, 'DEMO_UPSTREAM_PORT', config.demoPort);
   }
   const timer = setInterval(() => {
     const change = upstream.data.mutateRandomly();
@@ -66,6 +79,7 @@ export async function startDemo(
   logger.warn(
     {
       demoUpstream: upstream.url,
+      demoMedia: media.url,
       mutateEveryMs: config.demoMutateEveryMs,
       db: store.file,
       resumedFromRun: latest?.id ?? null,
@@ -76,9 +90,11 @@ export async function startDemo(
   );
   return {
     upstream,
+    media,
     stop: async () => {
       clearInterval(timer);
       await upstream.close();
+      await media.close();
     },
   };
 }

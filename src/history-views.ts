@@ -1,5 +1,5 @@
 import { maskUrlCredentials } from './config.js';
-import type { ChangeRow, CoworkerRow, RunRow, VersionRow } from './db/schema.js';
+import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './db/schema.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the
@@ -23,9 +23,11 @@ export interface RunView {
   error: { code: string; message: string } | null;
   /** The upstream this database mirrored before this run rebound it (`--rebind`), else null. */
   rebound_from: string | null;
+  /** Present when the run mirrored media (MEDIA_ORIGINS). */
+  media?: { fetched: number; revalidated: number; failed: number; bytes: number };
 }
 
-export function runView(row: RunRow): RunView {
+export function runView(row: RunRow, media?: MediaRunRow): RunView {
   return {
     id: row.id,
     status: row.status,
@@ -45,6 +47,16 @@ export function runView(row: RunRow): RunView {
       : [],
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
     rebound_from: row.reboundFrom,
+    ...(media
+      ? {
+          media: {
+            fetched: media.fetched,
+            revalidated: media.revalidated,
+            failed: media.failed,
+            bytes: media.bytes,
+          },
+        }
+      : {}),
   };
 }
 
@@ -72,7 +84,8 @@ export function changeView(row: ChangeRow): ChangeView {
     appearance: row.slot,
     kind: row.kind,
   };
-  if (row.kind === 'changed') {
+  // media_changed: new bytes behind the same URL; old and new are `{ url, sha256 }`.
+  if (row.kind === 'changed' || row.kind === 'media_changed') {
     view.field = row.field ?? '';
     view.old = parse(row.oldValue);
     view.new = parse(row.newValue);

@@ -163,12 +163,15 @@ async function startParts(
     ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
     : null;
   const upstreamUrl = config.upstream?.url ?? parts.demo?.upstream.url ?? '';
+  // The demo mirrors its own media host unless MEDIA_ORIGINS names others.
+  const demoMedia = parts.demo && config.mediaOrigins === null ? [parts.demo.media.url] : null;
+  const syncConfig = demoMedia ? { ...config, mediaOrigins: demoMedia } : config;
   const scheduler = (parts.scheduler = createScheduler({
     cronExpression: config.syncCron,
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runSync(syncSettingsFrom(config, upstreamUrl, target), {
+      runSync(syncSettingsFrom(syncConfig, upstreamUrl, target), {
         store,
         logger,
         signal: abort,

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { mediaRunsByIds } from '../db/media-queries.js';
 import { changedFields, findByName, namesOf } from '../db/name-queries.js';
 import { openExistingDatabase } from '../db/open-existing.js';
 import type { MirrorDatabase } from '../db/open.js';
@@ -156,7 +157,12 @@ export function runRunsCommand(
   out: Output = stdoutOutput(),
 ): number {
   return withStore(config, (store) => {
-    const rows = listRuns(store, { limit }).map(runView);
+    const runs = listRuns(store, { limit });
+    const media = mediaRunsByIds(
+      store,
+      runs.map((r) => r.id),
+    );
+    const rows = runs.map((r) => runView(r, media.get(r.id)));
     if (json) for (const r of rows) out.write(JSON.stringify(r));
     else for (const line of renderRuns(rows, out.style)) out.write(line);
     return EXIT.ok;

@@ -3,11 +3,18 @@ import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, when, type Style } from './terminal.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
-const MARK = { added: '+', changed: '~', removed: '-', returned: '↺' } as const;
-export const CHANGE_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned';
+const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
+export const CHANGE_LEGEND =
+  'legend: + added  ~ changed  - removed  ↺ returned  ▣ new media bytes at the same URL';
 export const RUN_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned  = unchanged';
 
-const KIND_COLOUR = { added: 'green', changed: 'yellow', removed: 'red', returned: 'cyan' } as const;
+const KIND_COLOUR = {
+  added: 'green',
+  changed: 'yellow',
+  removed: 'red',
+  returned: 'cyan',
+  media_changed: 'magenta',
+} as const;
 const STATUS_COLOUR = { succeeded: 'green', failed: 'red', aborted: 'yellow', running: 'cyan' } as const;
 
 /** A value as a person reads it: strings bare, lists as "2 images", absent as "(none)". */
@@ -37,7 +44,9 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
         ? `rebound from ${r.rebound_from}`
         : r.unknown_fields.length > 0
           ? `new fields: ${r.unknown_fields.join(', ')}`
-          : '';
+          : r.media
+            ? mediaNote(r.media)
+            : '';
     return [
       String(r.id),
       paint(style, STATUS_COLOUR[r.status], r.status),
@@ -62,8 +71,18 @@ function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string,
   return [names.get(c.uuid) ?? '?', uuid];
 }
 
+function mediaNote(m: NonNullable<RunView['media']>): string {
+  const failed = m.failed > 0 ? `, ${m.failed} failed` : '';
+  return `media: ${m.fetched} fetched, ${m.revalidated} unchanged${failed} (${m.bytes} B)`;
+}
+
 function changeText(c: ChangeView, style: Style): string {
   const mark = paint(style, KIND_COLOUR[c.kind], MARK[c.kind]);
+  if (c.kind === 'media_changed') {
+    const [before, after] = [c.old, c.new] as ({ url?: string; sha256?: string } | undefined)[];
+    const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
+    return `${mark} ${c.field ?? ''}: new bytes at ${after?.url ?? '?'} (${short(before?.sha256)} → ${short(after?.sha256)})`;
+  }
   if (c.kind !== 'changed') return `${mark} ${c.kind}`;
   return `${mark} ${c.field ?? ''}: ${showValue(c.old)} → ${showValue(c.new)}`;
 }

@@ -20,6 +20,7 @@ import { runSyncCommand } from './sync-command.js';
 import { parseWhen } from './parse-when.js';
 import { runServeCommand, runStartCommand } from '../main.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
+import { changeKinds, type ChangeKind } from '../db/schema.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */
 function withSettings(command: Command, keys: readonly SettingKey[]): Command {
@@ -115,9 +116,7 @@ export function buildProgram(): Command {
       .option('--until <when>', 'ISO time, or a duration back from now')
       .option('--field <name>', 'only changes of this field')
       .option('--uuid <uuid>', 'only changes of this coworker')
-      .addOption(
-        new Option('--kind <kind>', 'only this kind').choices(['added', 'changed', 'removed', 'returned']),
-      )
+      .addOption(new Option('--kind <kind>', 'only this kind').choices(changeKinds))
       .option('--limit <n>', 'at most this many', '1000')
       .option('--json', 'JSON Lines output'),
     ['databasePath'],
@@ -196,7 +195,7 @@ interface ChangeFlags {
   until?: string;
   field?: string;
   uuid?: string;
-  kind?: 'added' | 'changed' | 'removed' | 'returned';
+  kind?: ChangeKind;
   limit?: string;
   json?: boolean;
 }

@@ -11,10 +11,14 @@ import { checkUpstreamBinding, recordRebind } from '../upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
+  const m = summary.media;
+  const media = m
+    ? `; media: ${m.fetched} fetched, ${m.revalidated} revalidated, ${m.failed} failed, ${m.bytes} bytes`
+    : '';
   return (
     `run ${summary.runId} succeeded: ${summary.entries} entries on ${summary.pages} pages; ` +
-    `${c.added} added, ${c.changed} changed, ${c.removed} removed, ${c.returned} returned, ${c.unchanged} unchanged ` +
-    `(${(summary.durationMs / 1000).toFixed(1)} s)`
+    `${c.added} added, ${c.changed} changed, ${c.removed} removed, ${c.returned} returned, ${c.unchanged} unchanged` +
+    `${media} (${(summary.durationMs / 1000).toFixed(1)} s)`
   );
 }
 

@@ -4,7 +4,7 @@ import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqli
 export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
 export type RunStatus = (typeof runStatuses)[number];
 
-export const changeKinds = ['added', 'changed', 'removed', 'returned'] as const;
+export const changeKinds = ['added', 'changed', 'removed', 'returned', 'media_changed'] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
@@ -156,6 +156,74 @@ export const changes = sqliteTable(
     index('changes_kind_idx').on(t.kind, t.id),
   ],
 );
+
+// --- Media mirror (MEDIA_ORIGINS): files live beside the database, these rows say what they are. ---
+
+/**
+ * One stored file, named by the sha256 of its bytes (deduplicated across coworkers and versions).
+ * A row is committed only after its file is complete, fsynced and renamed into place.
+ */
+export const mediaBlobs = sqliteTable('media_blobs', {
+  sha256: text('sha256').primaryKey(),
+  size: integer('size').notNull(),
+  /** The Content-Type the media host sent, checked against the bytes' signature. */
+  contentType: text('content_type').notNull(),
+  createdRun: integer('created_run')
+    .notNull()
+    .references(() => runs.id),
+  /** Set when retention deleted the file; the row stays so history can say what was there. */
+  droppedAt: text('dropped_at'),
+});
+
+/** The bytes behind one media URL over time (SCD type 2, like versions): a new sha256 opens a row. */
+export const mediaVersions = sqliteTable(
+  'media_versions',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    url: text('url').notNull(),
+    sha256: text('sha256')
+      .notNull()
+      .references(() => mediaBlobs.sha256),
+    validFromRun: integer('valid_from_run')
+      .notNull()
+      .references(() => runs.id),
+    validToRun: integer('valid_to_run').references(() => runs.id),
+  },
+  (t) => [
+    index('media_versions_url_idx').on(t.url, t.validFromRun),
+    index('media_versions_span_idx').on(t.validFromRun, t.validToRun),
+    index('media_versions_sha_idx').on(t.sha256),
+  ],
+);
+
+/** What the last attempt at a URL gave: validators for revalidation, or why it failed. */
+export const mediaUrls = sqliteTable('media_urls', {
+  url: text('url').primaryKey(),
+  etag: text('etag'),
+  lastModified: text('last_modified'),
+  checkedRun: integer('checked_run')
+    .notNull()
+    .references(() => runs.id),
+  /** Null when the last attempt succeeded (fetched or revalidated). */
+  failureCode: text('failure_code'),
+  failureMessage: text('failure_message'),
+});
+
+/** Media figures of one run, written in the run's own commit. */
+export const mediaRuns = sqliteTable('media_runs', {
+  runId: integer('run_id')
+    .primaryKey()
+    .references(() => runs.id),
+  fetched: integer('fetched').notNull(),
+  revalidated: integer('revalidated').notNull(),
+  failed: integer('failed').notNull(),
+  bytes: integer('bytes').notNull(),
+});
+
+export type MediaBlobRow = typeof mediaBlobs.$inferSelect;
+export type MediaVersionRow = typeof mediaVersions.$inferSelect;
+export type MediaUrlRow = typeof mediaUrls.$inferSelect;
+export type MediaRunRow = typeof mediaRuns.$inferSelect;
 
 export type RunRow = typeof runs.$inferSelect;
 export type CoworkerRow = typeof coworkers.$inferSelect;

@@ -110,6 +110,8 @@ export function createDrfHandler(deps: {
   metrics: Metrics;
   logger: Logger;
   options: ServerOptions;
+  /** MEDIA_REWRITE: the snapshot to answer from, with the mirror's media URLs for this request. */
+  rewriteMedia?: (snapshot: PreparedSnapshot, headers: IncomingMessage['headers']) => PreparedSnapshot;
 }): (req: IncomingMessage, res: ServerResponse) => void {
   const drfOptions: DrfOptions = {
     trustProxyHeaders: deps.options.trustProxy,
@@ -132,8 +134,9 @@ export function createDrfHandler(deps: {
   const listAnswer = (
     request: DrfRequest,
     req: IncomingMessage,
-    snapshot: PreparedSnapshot | null,
+    stored: PreparedSnapshot | null,
   ): DrfResponse => {
+    const snapshot = stored && deps.rewriteMedia ? deps.rewriteMedia(stored, req.headers) : stored;
     const key = snapshot
       ? AnswerCache.key(request.method, request.url, req, drfOptions.trustProxyHeaders)
       : null;

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MirrorDatabase } from '../db/open.js';
 import { runStatuses } from '../db/schema.js';
+import { registerMediaMetrics } from './media-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 
 export interface Metrics {
@@ -62,5 +63,6 @@ export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder):
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  registerMediaMetrics(registry, store);
   return { registry, requests, latency };
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
+import { mediaDirFrom } from '../media/settings.js';
 import { ConfigError } from '../errors.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
@@ -9,6 +10,8 @@ import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route
 import { registerDeliveryRoutes } from './api/deliveries-routes.js';
 import { registerHistoryRoutes } from './api/history-routes.js';
 import { createDrfHandler } from './drf-handler.js';
+import { createMediaHandler } from './media-route.js';
+import { createMediaRewriter } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { SnapshotHolder } from './snapshot-holder.js';
@@ -21,6 +24,8 @@ export interface ServerOptions {
   staleAfterMs: number;
   snapshotPollMs: number;
   adminToken: string | null;
+  /** Mirrored media: the folder served under /media/, and whether the list points at it. */
+  media?: { dir: string; rewrite: boolean };
 }
 
 /** The server's part of the parsed configuration. */
@@ -32,6 +37,7 @@ export function serverOptionsFrom(config: Config): ServerOptions {
     staleAfterMs: config.staleAfterMs,
     snapshotPollMs: config.snapshotPollMs,
     adminToken: config.adminToken,
+    media: { dir: mediaDirFrom(config), rewrite: config.mediaRewrite },
   };
 }
 
@@ -73,7 +79,15 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const snapshots = new SnapshotHolder(deps.store, logger);
   snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
-  const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options });
+  const { media } = deps.options;
+  const drf = createDrfHandler({
+    snapshots,
+    metrics,
+    logger,
+    options: deps.options,
+    ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.options) } : {}),
+  });
+  const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
   let server: Server | undefined;
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
   const loggerInstance: FastifyBaseLogger = logger;
@@ -88,7 +102,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
           // Content-Type before the route (and its 401) can answer.
           delete req.headers['content-type'];
           handler(req, res);
-        } else drf(req, res);
+        } else if (!mediaFiles || !mediaFiles(req, res)) drf(req, res);
       });
       return server;
     },

@@ -29,3 +29,10 @@ export {
   type GenerateOptions,
 } from './generate.js';
 export { Rng } from './prng.js';
+export {
+  startSimulatedMediaHost,
+  type MediaHostRequest,
+  type SimulatedMediaHost,
+  type SimulatedMediaHostOptions,
+} from './media-host.js';
+export { mediaFileFor, paddedMp4, type MediaFile } from './media-bytes.js';

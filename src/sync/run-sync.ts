@@ -7,6 +7,10 @@ import { crawl, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { writeFailedRunOutbox } from '../webhooks/outbox.js';
 import type { OutboxSettings } from '../webhooks/settings.js';
+import { commitWithMedia } from '../media/commit-media.js';
+import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
+import { applyMediaRetention } from '../media/retention.js';
+import type { MediaSettings } from '../media/settings.js';
 import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
@@ -31,6 +35,8 @@ export interface SyncSettings {
   maxRetryAfterMs: number;
   /** Webhooks written to the outbox in the run's transaction; none when undefined. */
   webhooks?: OutboxSettings | undefined;
+  /** Media mirroring (MEDIA_ORIGINS); absent or null: media URLs are left to their host. */
+  media?: MediaSettings | null;
 }
 
 export interface SyncSummary {
@@ -40,6 +46,8 @@ export interface SyncSummary {
   counts: DiffCounts;
   unknownFields: string[];
   durationMs: number;
+  /** Present when the run mirrored media. */
+  media?: MediaCounts;
 }
 
 export interface SyncDependencies {
@@ -96,17 +104,30 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
         'schema drift: upstream entries carry fields the contract does not name; kept as received',
       );
     }
-    commitRun(deps.store, {
-      runId: run.id,
-      finishedAt: new Date().toISOString(),
-      diff,
-      state,
-      pages: first.pages,
-      pageSize: observedPageSize(deps.store, first),
-      optionsBody: first.optionsBody,
-      unknownFields: first.unknownFields,
-      webhooks: settings.webhooks,
-    });
+    // Media phase: every file is durable before the commit that references it; a media failure is
+    // recorded per URL and never fails the run.
+    const media = settings.media
+      ? await mirrorMedia(
+          settings.media,
+          first.entries.map((e) => e.json),
+          { store: deps.store, logger: log, ...(deps.signal ? { signal: deps.signal } : {}) },
+        )
+      : null;
+    if (deps.signal?.aborted) throw abortError(deps.signal);
+    commitWithMedia(deps.store, run.id, media, () =>
+      commitRun(deps.store, {
+        runId: run.id,
+        finishedAt: new Date().toISOString(),
+        diff,
+        state,
+        pages: first.pages,
+        pageSize: observedPageSize(deps.store, first),
+        optionsBody: first.optionsBody,
+        unknownFields: first.unknownFields,
+        webhooks: settings.webhooks,
+      }),
+    );
+    if (settings.media) applyMediaRetention(deps.store, settings.media, log);
     const summary: SyncSummary = {
       runId: run.id,
       pages: first.pages,
@@ -114,6 +135,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
       counts: diff.counts,
       unknownFields,
       durationMs: Date.now() - started,
+      ...(media ? { media: media.counts } : {}),
     };
     const { runId: _runId, ...figures } = summary;
     log.info(figures, 'sync succeeded');

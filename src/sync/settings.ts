@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import { outboxSettingsFrom } from '../webhooks/settings.js';
+import { mediaSettingsFrom } from '../media/settings.js';
 import type { SyncSettings } from './run-sync.js';
 
 /** The run's settings; `target` overrides the configured upstream (the demo's simulated one). */
@@ -21,5 +22,6 @@ export function syncSettingsFrom(
     maxAttempts: config.maxAttempts,
     maxRetryAfterMs: config.maxRetryAfterMs,
     webhooks: outboxSettingsFrom(config),
+    media: mediaSettingsFrom(config),
   };
 }

@@ -26,5 +26,7 @@ export function changeSentence(change: ChangeRow, subject: ChangeSubject | undef
       return post ? `${name} returned as ${post}` : `${name} returned`;
     case 'changed':
       return `${name}: ${(change.field ?? '').replaceAll('_', ' ')} ${quote(parseStored(change.oldValue))} → ${quote(parseStored(change.newValue))}`;
+    case 'media_changed':
+      return `${name}: new ${(change.field ?? 'media').replaceAll('_', ' ')} bytes at the same address`;
   }
 }

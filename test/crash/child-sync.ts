@@ -7,7 +7,9 @@
  *   - `{"marker":"txn","n":k}` written inside the k-th write transaction, once BEGIN IMMEDIATE
  *     holds the lock (1 is beginRun, 2 the commit of the run), so a kill sent on it lands in
  *     or right after that transaction; `{"marker":"txn-end","n":k}` once it has committed;
- *   - `{"marker":"done","runId":n}` once runSync resolved.
+ *   - `{"marker":"done","runId":n}` once runSync resolved;
+ *   - with `--media-origin ORIGIN --media-dir DIR` the run mirrors media too, and prints
+ *     `{"marker":"media-temp","n":k}` / `{"marker":"media-file","n":k}` per download (see markMediaFiles).
  * After `done` it waits for stdin to close before exiting, so a kill aimed past the commit still
  * finds the process alive (a crash after the commit is a crash too).
  *
@@ -19,6 +21,7 @@ import type Database from 'better-sqlite3';
 import { openDatabase } from '../../src/db/open.js';
 import { toMirrorError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
+import { MediaStore } from '../../src/media/media-store.js';
 import { runSync } from '../../src/sync/run-sync.js';
 
 function mark(marker: string, fields: Record<string, unknown> = {}): void {
@@ -62,8 +65,39 @@ function markTransactions(sqlite: Database.Database): void {
   sqlite.transaction = wrap;
 }
 
+/**
+ * With media: `{"marker":"media-temp","n":k}` once the k-th download has its temp file open (a kill
+ * then lands mid-write or mid-fsync), `{"marker":"media-file","n":k}` once it is renamed into place.
+ */
+function markMediaFiles(): void {
+  type CreateTemp = (this: MediaStore) => ReturnType<MediaStore['createTemp']>;
+  type CommitTemp = (this: MediaStore, path: string, sha256: string) => Promise<boolean>;
+  const proto = MediaStore.prototype;
+  const createTemp = Object.getOwnPropertyDescriptor(proto, 'createTemp')?.value as CreateTemp;
+  const commitTemp = Object.getOwnPropertyDescriptor(proto, 'commitTemp')?.value as CommitTemp;
+  let temps = 0;
+  let files = 0;
+  MediaStore.prototype.createTemp = async function (this: MediaStore) {
+    const temp = await createTemp.call(this);
+    mark('media-temp', { n: ++temps });
+    return temp;
+  };
+  MediaStore.prototype.commitTemp = async function (this: MediaStore, path: string, sha256: string) {
+    const written = await commitTemp.call(this, path, sha256);
+    mark('media-file', { n: ++files });
+    return written;
+  };
+}
+
 const { values } = parseArgs({
-  options: { upstream: { type: 'string' }, db: { type: 'string' }, 'webhook-url': { type: 'string' } },
+  options: {
+    upstream: { type: 'string' },
+    db: { type: 'string' },
+    'webhook-url': { type: 'string' },
+    // Optional: mirror the media of this origin into this folder.
+    'media-origin': { type: 'string' },
+    'media-dir': { type: 'string' },
+  },
   strict: true,
 });
 if (values.upstream === undefined || values.db === undefined) {
@@ -73,6 +107,9 @@ if (values.upstream === undefined || values.db === undefined) {
 
 const store = openDatabase(values.db);
 markTransactions(store.sqlite);
+const mediaOrigin = values['media-origin'];
+const mediaDir = values['media-dir'];
+if (mediaOrigin !== undefined) markMediaFiles();
 const logger = createLogger({ level: 'info', pretty: false, destination: process.stdout });
 try {
   const summary = await runSync(
@@ -97,6 +134,20 @@ try {
               failureThreshold: 3,
             },
           }),
+      ...(mediaOrigin !== undefined && mediaDir !== undefined
+        ? {
+            media: {
+              origins: [mediaOrigin],
+              dir: mediaDir,
+              maxBytes: 10 * 1024 * 1024,
+              runMaxBytes: 1024 ** 3,
+              concurrency: 4,
+              timeoutMs: 30_000,
+              connectTimeoutMs: 5_000,
+              retentionMs: null,
+            },
+          }
+        : {}),
     },
     {
       store,

@@ -113,6 +113,25 @@ export function spawnChildSync(upstreamUrl: string, dbFile: string, webhookUrl?:
   return new ChildRun(CHILD_SCRIPT, ['--upstream', upstreamUrl, '--db', dbFile, ...webhook]);
 }
 
+/** child-sync.ts mirroring media too: the media of `mediaOrigin` into `mediaDir`. */
+export function spawnChildMediaSync(
+  upstreamUrl: string,
+  dbFile: string,
+  mediaOrigin: string,
+  mediaDir: string,
+): ChildRun {
+  return new ChildRun(CHILD_SCRIPT, [
+    '--upstream',
+    upstreamUrl,
+    '--db',
+    dbFile,
+    '--media-origin',
+    mediaOrigin,
+    '--media-dir',
+    mediaDir,
+  ]);
+}
+
 /** `coworker-mirror sync` run from source, as a user runs it (non-TTY: JSON logs on stdout). */
 export function spawnCliSync(upstreamUrl: string, dbFile: string): ChildRun {
   return new ChildRun(CLI_SCRIPT, ['sync', '--upstream', upstreamUrl, '--db', dbFile]);

@@ -12,6 +12,7 @@ import {
   listCoworkers,
   listRuns,
 } from '../../db/queries.js';
+import { mediaRunsByIds } from '../../db/media-queries.js';
 import { changeView, coworkerView, runView, versionView } from '../../history-views.js';
 import {
   changesQuery,
@@ -61,7 +62,12 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
     const p = pageOf(query);
-    const rows = listRuns(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize }).map(runView);
+    const runs = listRuns(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize });
+    const media = mediaRunsByIds(
+      store,
+      runs.map((r) => r.id),
+    );
+    const rows = runs.map((r) => runView(r, media.get(r.id)));
     return pageEnvelope(base, request, p, countRuns(store), rows);
   });
 
@@ -69,7 +75,9 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
     const run = getRun(store, params.id);
-    return run ? runView(run) : reply.code(404).send(notFound(`no run ${params.id}`));
+    return run
+      ? runView(run, mediaRunsByIds(store, [run.id]).get(run.id))
+      : reply.code(404).send(notFound(`no run ${params.id}`));
   });
 
   app.get('/api/mirror/coworkers/', (request, reply) => {

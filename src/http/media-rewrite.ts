@@ -1,0 +1,109 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { MirrorDatabase } from '../db/open.js';
+import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
+import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
+import type { JsonValue } from './drf/python-json.js';
+
+/** Upstream media URL → the mirror's path for it (`/media/<sha256>/<name>`). */
+export type MediaUrlMap = ReadonlyMap<string, string>;
+
+/**
+ * Pure: an entry with every media URL the map knows replaced by `base` + its mirror path. A URL the
+ * mirror never got keeps its upstream value; every other field and the key order stay as they were.
+ */
+export function rewriteEntry(entry: JsonValue, map: MediaUrlMap, base: string): JsonValue {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
+  const swap = (value: JsonValue | undefined): JsonValue | undefined => {
+    if (typeof value === 'string') {
+      const path = map.get(value);
+      return path === undefined ? value : base + path;
+    }
+    return Array.isArray(value) ? value.map((v) => swap(v) ?? v) : value;
+  };
+  const out: Record<string, JsonValue> = { ...entry };
+  for (const field of MEDIA_FIELDS) {
+    if (field in out) out[field] = swap(out[field]) ?? null;
+  }
+  return out;
+}
+
+/** The stored body (compact JSON text) with its media URLs rewritten: `rewriteEntry` on text. */
+export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): string {
+  return JSON.stringify(rewriteEntry(JSON.parse(body) as JsonValue, map, base));
+}
+
+/** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
+export function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
+  const rows = store.sqlite
+    .prepare(
+      `select mv.url, mv.sha256 from media_versions mv
+         join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
+        where mv.valid_from_run <= ? and (mv.valid_to_run is null or mv.valid_to_run > ?)`,
+    )
+    .raw()
+    .all(runId, runId) as [string, string][];
+  return new Map(rows.map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]));
+}
+
+export interface MediaBaseOptions {
+  publicBaseUrl: string | null;
+  trustProxy: boolean;
+}
+
+/** scheme://host of the mirror as the client addressed it, built as next/previous are. */
+export function mediaBase(headers: IncomingHttpHeaders, options: MediaBaseOptions): string {
+  if (options.publicBaseUrl !== null) return options.publicBaseUrl.replace(/\/+$/, '');
+  const first = (value: string | string[] | undefined): string | undefined =>
+    Array.isArray(value) ? value.join(', ') : value;
+  const proto = options.trustProxy ? first(headers['x-forwarded-proto']) : undefined;
+  const host = (options.trustProxy ? first(headers['x-forwarded-host']) : undefined) ?? headers.host;
+  return `${proto === 'https' ? 'https' : 'http'}://${host ?? 'localhost'}`;
+}
+
+const BASES_PER_SNAPSHOT = 8;
+const MAX_BASE_BYTES = 512;
+
+/**
+ * MEDIA_REWRITE: the snapshot a request is answered from, with the mirror's media URLs for the base
+ * the request names. Variants are prepared once per (snapshot, base) and kept with the snapshot;
+ * a few bases per snapshot at most, since the Host header is the client's to choose.
+ */
+export function createMediaRewriter(
+  store: MirrorDatabase,
+  options: MediaBaseOptions,
+): (snapshot: PreparedSnapshot, headers: IncomingHttpHeaders) => PreparedSnapshot {
+  const maps = new WeakMap<PreparedSnapshot, MediaUrlMap>();
+  const variants = new WeakMap<PreparedSnapshot, Map<string, PreparedSnapshot>>();
+  return (snapshot, headers) => {
+    let map = maps.get(snapshot);
+    if (!map) maps.set(snapshot, (map = mediaUrlMapAt(store, Number(snapshot.id))));
+    if (map.size === 0) return snapshot;
+    const base = mediaBase(headers, options);
+    let byBase = variants.get(snapshot);
+    const cached = byBase?.get(base);
+    if (cached) return cached;
+    const variant = rewriteSnapshot(snapshot, map, base);
+    if (Buffer.byteLength(base) <= MAX_BASE_BYTES) {
+      if (!byBase) variants.set(snapshot, (byBase = new Map<string, PreparedSnapshot>()));
+      if (byBase.size >= BASES_PER_SNAPSHOT) byBase.delete(byBase.keys().next().value as string);
+      byBase.set(base, variant);
+    }
+    return variant;
+  };
+}
+
+/** The snapshot with rewritten entries; its id names the base, so ETags differ from the plain one. */
+export function rewriteSnapshot(
+  snapshot: PreparedSnapshot,
+  map: MediaUrlMap,
+  base: string,
+): PreparedSnapshot {
+  const rewritten = prepareSnapshot({
+    id: `${snapshot.id}+media@${base}`,
+    entries: snapshot.entryValues.map((entry) => JSON.stringify(rewriteEntry(entry, map, base))),
+    pageSize: snapshot.pageSize,
+    optionsBody: null,
+    fetchedAt: new Date(snapshot.fetchedAtIso),
+  });
+  return { ...rewritten, options: snapshot.options, lastModified: snapshot.lastModified };
+}

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+export function isSha256(text: string): boolean {
+  return SHA256_HEX.test(text);
+}
+
+/**
+ * The content-addressed folder: `objects/ab/<sha256>` holds complete files only; `tmp/` holds
+ * downloads in progress. A file reaches `objects/` by rename after fsync, and its directory is
+ * fsynced too, so a committed row never names a missing or partial file, whatever instant a
+ * SIGKILL or a power cut lands.
+ */
+export class MediaStore {
+  readonly dir: string;
+  readonly #objects: string;
+  readonly #tmp: string;
+  /** Folders whose new entries are not yet fsynced; `flushDirectories` makes them durable. */
+  readonly #dirty = new Set<string>();
+  #tmpReady = false;
+
+  constructor(dir: string) {
+    this.dir = dir;
+    this.#objects = join(dir, 'objects');
+    this.#tmp = join(dir, 'tmp');
+  }
+
+  pathOf(sha256: string): string {
+    return join(this.#objects, sha256.slice(0, 2), sha256);
+  }
+
+  has(sha256: string): boolean {
+    return existsSync(this.pathOf(sha256));
+  }
+
+  /** A fresh temp file for one download. */
+  async createTemp(): Promise<{ path: string; handle: FileHandle }> {
+    if (!this.#tmpReady) mkdirSync(this.#tmp, { recursive: true });
+    this.#tmpReady = true;
+    const path = join(this.#tmp, `${randomBytes(12).toString('hex')}.part`);
+    return { path, handle: await open(path, 'wx') };
+  }
+
+  /**
+   * Moves a complete, fsynced temp file into place under its hash. When the object exists already
+   * (the same bytes at another URL, or an earlier run), the temp file is dropped instead.
+   * Returns whether a new object was written. Two downloads of the same bytes may race here: the
+   * rename is atomic and both files hold the same bytes, so either outcome is the same object.
+   */
+  async commitTemp(tempPath: string, sha256: string): Promise<boolean> {
+    const target = this.pathOf(sha256);
+    if (existsSync(target)) {
+      await unlink(tempPath);
+      return false;
+    }
+    const folder = join(this.#objects, sha256.slice(0, 2));
+    if (!existsSync(folder)) {
+      mkdirSync(folder, { recursive: true });
+      this.#dirty.add(this.#objects);
+    }
+    await rename(tempPath, target);
+    // The rename is durable only once the directory entry is: see flushDirectories.
+    this.#dirty.add(folder);
+    return true;
+  }
+
+  /**
+   * Fsyncs every folder a rename touched since the last call, once each. Call before committing any
+   * row that names the files: only then do they survive a power cut.
+   */
+  async flushDirectories(): Promise<void> {
+    const folders = [...this.#dirty];
+    this.#dirty.clear();
+    // At once: the file system's journal commits concurrent fsyncs together.
+    await Promise.all(
+      folders.map(async (folder) => {
+        const handle = await open(folder, 'r');
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+  }
+
+  /** Removes a temp file of a failed download; absent is fine. */
+  async discardTemp(tempPath: string): Promise<void> {
+    await unlink(tempPath).catch(() => undefined);
+  }
+
+  /**
+   * Deletes what a killed run left: every temp file, and every object `isLive` does not vouch for.
+   * Call only while holding the run lock: a run in progress writes objects before its rows commit.
+   * Returns the names removed.
+   */
+  collectGarbage(isLive: (sha256: string) => boolean): { temps: number; objects: string[] } {
+    let temps = 0;
+    if (existsSync(this.#tmp)) {
+      for (const name of readdirSync(this.#tmp)) {
+        rmSync(join(this.#tmp, name), { force: true, recursive: true });
+        temps++;
+      }
+    }
+    const objects: string[] = [];
+    if (!existsSync(this.#objects)) return { temps, objects };
+    for (const prefix of readdirSync(this.#objects)) {
+      for (const name of readdirSync(join(this.#objects, prefix))) {
+        if (isSha256(name) && name.startsWith(prefix) && isLive(name)) continue;
+        rmSync(join(this.#objects, prefix, name), { force: true, recursive: true });
+        objects.push(name);
+      }
+    }
+    return { temps, objects };
+  }
+
+  /** Deletes one object (retention); absent is fine. */
+  remove(sha256: string): void {
+    try {
+      unlinkSync(this.pathOf(sha256));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}

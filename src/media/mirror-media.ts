@@ -1,0 +1,179 @@
+import type { MirrorDatabase } from '../db/open.js';
+import type { Logger } from '../logger.js';
+import { USER_AGENT } from '../version.js';
+import { MediaFetcher, RunBudget, type FetchOutcome, type Validators } from './fetch-media.js';
+import { isAllowedMediaUrl, mediaRefs } from './media-refs.js';
+import { MediaStore } from './media-store.js';
+import type { MediaSettings } from './settings.js';
+
+/** One distinct media URL of the listing and what this run got for it. */
+export interface MediaItem {
+  url: string;
+  /** The sha256 held for this URL before the run (its latest version with a live file), if any. */
+  heldSha256: string | null;
+  result: FetchOutcome;
+}
+
+export interface MediaCounts {
+  fetched: number;
+  revalidated: number;
+  failed: number;
+  bytes: number;
+}
+
+/** What a run's media phase hands to the commit: every file it names is already durable. */
+export interface MediaOutcome {
+  items: MediaItem[];
+  /** Every allowed media URL the listing names. */
+  listed: ReadonlySet<string>;
+  counts: MediaCounts;
+}
+
+export interface MirrorMediaDeps {
+  store: MirrorDatabase;
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * The media phase of a run, between a validated listing and its commit: collects what a killed run
+ * left, then downloads (or revalidates) every allowed media URL the listing names, with bounded
+ * concurrency and a byte budget. A URL that fails is an item with a reason, never a thrown error;
+ * only the run's own abort throws.
+ */
+export async function mirrorMedia(
+  settings: MediaSettings,
+  entryTexts: readonly string[],
+  deps: MirrorMediaDeps,
+): Promise<MediaOutcome> {
+  const log = deps.logger.child({ module: 'media' });
+  const mediaStore = new MediaStore(settings.dir);
+  const live = liveObjects(deps.store);
+  const collected = mediaStore.collectGarbage((sha) => live.has(sha));
+  if (collected.temps > 0 || collected.objects.length > 0) {
+    log.info(
+      { temps: collected.temps, objects: collected.objects.length },
+      'collected media files no row references',
+    );
+  }
+  const listed = listedUrls(entryTexts, settings.origins, log);
+  const held = heldValidators(deps.store, mediaStore);
+  const fetcher = new MediaFetcher({
+    origins: settings.origins,
+    store: mediaStore,
+    maxBytes: settings.maxBytes,
+    timeoutMs: settings.timeoutMs,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    concurrency: settings.concurrency,
+    userAgent: USER_AGENT,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  const budget = new RunBudget(settings.runMaxBytes);
+  const urls = [...listed];
+  const items: MediaItem[] = new Array<MediaItem>(urls.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < urls.length) {
+      const index = next++;
+      const url = urls[index] ?? '';
+      const known = held.get(url) ?? null;
+      const result = await fetcher.fetch(url, known?.validators ?? null, budget);
+      if (result.kind === 'failed') {
+        log.warn(
+          { media: { url }, code: result.code, reason: result.message },
+          'media not mirrored this run',
+        );
+      }
+      items[index] = { url, heldSha256: known?.sha256 ?? null, result };
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(settings.concurrency, urls.length) }, worker));
+  } finally {
+    await fetcher.close();
+    // Even on abort: no file handle or rename may outlive the phase.
+    await settleFiles(items, log);
+  }
+  await mediaStore.flushDirectories();
+  const counts = countOutcomes(items);
+  log.info(counts, 'media mirrored');
+  return { items, listed, counts };
+}
+
+/** Waits for every file to be durable; one that could not be stored becomes a failed item. */
+async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promise<void> {
+  await Promise.all(
+    items.map(async (item, index) => {
+      if (item?.result.kind !== 'fetched') return;
+      try {
+        await item.result.durable;
+      } catch (error) {
+        const message = (error as Error).message;
+        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        items[index] = {
+          ...item,
+          result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
+        };
+      }
+    }),
+  );
+}
+
+function countOutcomes(items: readonly MediaItem[]): MediaCounts {
+  const counts: MediaCounts = { fetched: 0, revalidated: 0, failed: 0, bytes: 0 };
+  for (const { result } of items) {
+    counts[result.kind] += 1;
+    counts.bytes += result.bytes;
+  }
+  return counts;
+}
+
+/** Objects a committed row vouches for: everything else in the folder is a killed run's leftover. */
+function liveObjects(store: MirrorDatabase): Set<string> {
+  return new Set(
+    store.sqlite.prepare('select sha256 from media_blobs where dropped_at is null').pluck().all() as string[],
+  );
+}
+
+function listedUrls(entryTexts: readonly string[], origins: readonly string[], log: Logger): Set<string> {
+  const allowed = new Set(origins);
+  const listed = new Set<string>();
+  const refused = new Set<string>();
+  for (const text of entryTexts) {
+    for (const { url } of mediaRefs(JSON.parse(text))) {
+      if (isAllowedMediaUrl(url, allowed)) listed.add(url);
+      else refused.add(url);
+    }
+  }
+  if (refused.size > 0) {
+    log.info(
+      { refused: refused.size, example: { media: [...refused][0] }, origins },
+      'media URLs outside MEDIA_ORIGINS are left to their host',
+    );
+  }
+  return listed;
+}
+
+/** Per URL, the bytes held (latest version whose file is live) and the validators that vouch for them. */
+function heldValidators(
+  store: MirrorDatabase,
+  mediaStore: MediaStore,
+): Map<string, { sha256: string; validators: Validators }> {
+  const rows = store.sqlite
+    .prepare(
+      `select mv.url, mv.sha256, mu.etag, mu.last_modified
+         from media_versions mv
+         join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
+         left join media_urls mu on mu.url = mv.url
+        where mv.id = (select max(id) from media_versions where url = mv.url)`,
+    )
+    .raw()
+    .all() as [string, string, string | null, string | null][];
+  const held = new Map<string, { sha256: string; validators: Validators }>();
+  for (const [url, sha256, etag, lastModified] of rows) {
+    // A file lost outside the mirror's control is fetched again in full rather than revalidated.
+    if (!mediaStore.has(sha256)) continue;
+    held.set(url, { sha256, validators: { etag, lastModified } });
+  }
+  return held;
+}

@@ -1,0 +1,46 @@
+import type { MirrorDatabase } from '../db/open.js';
+import type { Logger } from '../logger.js';
+import { MediaStore } from './media-store.js';
+import type { MediaSettings } from './settings.js';
+
+/**
+ * MEDIA_RETENTION: drops files that no media version valid within the window references. A version
+ * still open is what the current snapshot serves, so it is never dropped. Rows are marked first,
+ * files deleted after the commit: a crash in between leaves files no live row vouches for, which
+ * the next run's collection removes. Its failure is logged, never the run's.
+ */
+export function applyMediaRetention(
+  store: MirrorDatabase,
+  settings: MediaSettings,
+  logger: Logger,
+): string[] {
+  if (settings.retentionMs === null) return [];
+  const cutoff = new Date(Date.now() - settings.retentionMs).toISOString();
+  try {
+    const dropped = store.sqlite
+      .transaction(() => {
+        const shas = store.sqlite
+          .prepare(
+            `select b.sha256 from media_blobs b
+              where b.dropped_at is null
+                and not exists (
+                  select 1 from media_versions mv left join runs r on r.id = mv.valid_to_run
+                   where mv.sha256 = b.sha256 and (mv.valid_to_run is null or r.finished_at is null or r.finished_at >= ?))`,
+          )
+          .pluck()
+          .all(cutoff) as string[];
+        const mark = store.sqlite.prepare('update media_blobs set dropped_at = ? where sha256 = ?');
+        const now = new Date().toISOString();
+        for (const sha of shas) mark.run(now, sha);
+        return shas;
+      })
+      .immediate();
+    const files = new MediaStore(settings.dir);
+    for (const sha of dropped) files.remove(sha);
+    if (dropped.length > 0) logger.info({ dropped: dropped.length, cutoff }, 'media retention dropped files');
+    return dropped;
+  } catch (err) {
+    logger.error({ err }, 'media retention failed; files kept until the next run');
+    return [];
+  }
+}

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import type { MirrorDatabase } from '../../src/db/open.js';
+import { silentLogger } from '../../src/logger.js';
+import type { MediaSettings } from '../../src/media/settings.js';
+import {
+  startSimulatedMediaHost,
+  startSimulatedUpstream,
+  type SimulatedMediaHost,
+  type SimulatedUpstream,
+  type SimulatedUpstreamOptions,
+} from '../../src/simulated-upstream/index.js';
+import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
+import { syncSettings } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+export interface MediaRig {
+  store: MirrorDatabase;
+  upstream: SimulatedUpstream;
+  host: SimulatedMediaHost;
+  media: MediaSettings;
+  sync(overrides?: Partial<MediaSettings>): Promise<SyncSummary>;
+}
+
+/** Closes once, whether the test stops it first or the test's end does. */
+function closeOnce<T extends { close(): Promise<void> }>(server: T): T {
+  let closing: Promise<void> | null = null;
+  const close = server.close.bind(server);
+  const once = (): Promise<void> => (closing ??= close());
+  onTestFinished(once);
+  return Object.assign(server, { close: once });
+}
+
+export async function mediaHost(): Promise<SimulatedMediaHost> {
+  return closeOnce(await startSimulatedMediaHost());
+}
+
+/** A simulated upstream whose media live on a simulated media host, a fresh db, media settings. */
+export async function mediaRig(
+  options: SimulatedUpstreamOptions | ((host: SimulatedMediaHost) => SimulatedUpstreamOptions) = {},
+): Promise<MediaRig> {
+  const host = await mediaHost();
+  const chosen = typeof options === 'function' ? options(host) : options;
+  const upstream = closeOnce(
+    await startSimulatedUpstream({
+      seed: 7,
+      count: 12,
+      mediaBaseUrl: host.mediaBaseUrl,
+      ...chosen,
+    }),
+  );
+  const store = tempDatabase();
+  const media: MediaSettings = {
+    origins: [host.url],
+    dir: join(store.file, '..', 'media'),
+    maxBytes: 10 * 1024 * 1024,
+    runMaxBytes: 100 * 1024 * 1024,
+    concurrency: 4,
+    timeoutMs: 5000,
+    connectTimeoutMs: 5000,
+    retentionMs: null,
+  };
+  return {
+    store,
+    upstream,
+    host,
+    media,
+    sync: (overrides = {}) =>
+      runSync(syncSettings(upstream.url, { media: { ...media, ...overrides } }), {
+        store,
+        logger: silentLogger(),
+      }),
+  };
+}
+
+export const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+export function objectPath(dir: string, sha: string): string {
+  return join(dir, 'objects', sha.slice(0, 2), sha);
+}
+
+/** Every committed blob row has its complete file: present and hashing to its name. */
+export function expectedMissingOrPartial(store: MirrorDatabase, dir: string): string[] {
+  const shas = store.sqlite
+    .prepare('select sha256 from media_blobs where dropped_at is null')
+    .pluck()
+    .all() as string[];
+  return shas.filter((sha) => {
+    const path = objectPath(dir, sha);
+    return !existsSync(path) || sha256(readFileSync(path)) !== sha;
+  });
+}
+
+/** Distinct media URLs of the upstream's listing on the host. */
+export function listedMediaUrls(upstream: SimulatedUpstream, host: SimulatedMediaHost): string[] {
+  const urls = new Set<string>();
+  for (const entry of upstream.data.entries()) {
+    const e = entry as { emoji_file?: unknown; emoji_file_webm?: unknown; images?: unknown };
+    for (const v of [
+      e.emoji_file,
+      e.emoji_file_webm,
+      ...(Array.isArray(e.images) ? (e.images as unknown[]) : []),
+    ]) {
+      if (typeof v === 'string' && v.startsWith(host.url)) urls.add(v);
+    }
+  }
+  return [...urls].sort();
+}
+
+/** Files left in the temp folder (none when it was never created). */
+export function tempLeftovers(dir: string): string[] {
+  const tmp = join(dir, 'tmp');
+  return existsSync(tmp) ? readdirSync(tmp) : [];
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { mediaSettingsFrom } from '../../src/media/settings.js';
+
+describe('media configuration', () => {
+  it('is off without MEDIA_ORIGINS; its folder defaults to media/ beside the database', () => {
+    expect(mediaSettingsFrom(loadConfig({}))).toBeNull();
+    expect(
+      mediaSettingsFrom(
+        loadConfig({
+          MEDIA_ORIGINS: 'https://media.example.com/, http://cdn.example.org:8080',
+          DATABASE_PATH: '/srv/m/mirror.db',
+        }),
+      ),
+    ).toEqual({
+      origins: ['https://media.example.com', 'http://cdn.example.org:8080'],
+      dir: '/srv/m/media',
+      maxBytes: 50 * 1024 * 1024,
+      runMaxBytes: 2 * 1024 ** 3,
+      concurrency: 4,
+      timeoutMs: 60_000,
+      connectTimeoutMs: 10_000,
+      retentionMs: null,
+    });
+  });
+
+  it.each([
+    'https://media.example.com/uploads/',
+    'ftp://media.example.com',
+    'https://user:pw@media.example.com',
+    'media',
+  ])('refuses MEDIA_ORIGINS=%s, naming the variable', (value) => {
+    expect(() => loadConfig({ MEDIA_ORIGINS: value })).toThrow(/MEDIA_ORIGINS: expected origins like/);
+  });
+
+  it('reads MEDIA_RETENTION as a duration and MEDIA_REWRITE as a switch', () => {
+    const config = loadConfig({ MEDIA_RETENTION: '30d', MEDIA_REWRITE: 'true', MEDIA_DIR: '/var/media' });
+    expect([config.mediaRetentionMs, config.mediaRewrite, config.mediaDir]).toEqual([
+      30 * 86_400_000,
+      true,
+      '/var/media',
+    ]);
+  });
+});
