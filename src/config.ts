@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { findUnknownVariables, type UnknownVariable } from './config/unknown-variables.js';
-import { parseHeaderLine, parseUpstreamUrl, type UpstreamTarget } from './config/upstream-target.js';
+import {
+  maskUrlCredentials,
+  parseHeaderLine,
+  parseUpstreamUrl,
+  type UpstreamTarget,
+} from './config/upstream-target.js';
+
+export { maskUrlCredentials };
 
 /** "90s", "10m", "12h", "7d", or plain milliseconds. */
 export function parseDuration(text: string): number | null {
@@ -461,14 +468,6 @@ const URL_SETTINGS: ReadonlySet<SettingKey> = new Set(['upstreamUrl', 'publicBas
 
 /** Variables read outside the settings table; known, so never reported as typos. */
 const OTHER_KNOWN_VARIABLES = ['NODE_ENV', 'NO_COLOR', 'FORCE_COLOR', 'TZ'];
-
-/** `https://user:pass@host` → `https://user:***@host`, for text that may not even parse as a URL. */
-export function maskUrlCredentials(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_m, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@`;
-  });
-}
 
 function shown(key: SettingKey, raw: string | null): string {
   if (raw === null) return 'nothing';

@@ -1,7 +1,8 @@
 import cron from 'node-cron';
 import type { Config } from './config.js';
 import type { Scheduler } from './sync/scheduler.js';
-import { maskCredentials, type StatusSource } from './web/status-source.js';
+import { maskUrlCredentials } from './config/upstream-target.js';
+import type { StatusSource } from './web/status-source.js';
 
 /** The next time `expression` fires after now; node-cron computes it without starting a task. */
 export function nextCronRun(expression: string): Date | null {
@@ -16,7 +17,7 @@ export function nextCronRun(expression: string): Date | null {
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
 export function statusSourceFor(config: Config, upstreamLabel: string, scheduler: Scheduler): StatusSource {
   return {
-    upstream: () => ({ mode: config.upstream ? 'upstream' : 'demo', url: maskCredentials(upstreamLabel) }),
+    upstream: () => ({ mode: config.upstream ? 'upstream' : 'demo', url: maskUrlCredentials(upstreamLabel) }),
     nextRunAt: () => nextCronRun(config.syncCron),
     randomDelayMs: config.syncRandomDelayMs,
     syncRunning: () => scheduler.running,

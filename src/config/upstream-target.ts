@@ -55,18 +55,16 @@ function maskedLabel(url: URL, path: string): string {
 }
 
 /**
- * Any URL with its credentials masked the way the upstream's label is (`https://user:***@host/…`):
- * the one form in which the status page, webhook payloads and logs show a URL that may carry them.
- * A URL that does not parse is hidden whole.
+ * Any URL with its credentials masked the way the upstream's label is (`https://user:***@host/…`;
+ * a lone user name, often a token, masked whole): the one form in which the API, the status page,
+ * webhook payloads and config errors show a URL that may carry them. Text, so it also masks what
+ * does not parse as a URL.
  */
-export function maskCredentials(text: string): string {
-  if (!URL.canParse(text)) return '(not a valid URL)';
-  const url = new URL(text);
-  if (url.username === '' && url.password === '') return text;
-  return maskedLabel(
-    url,
-    `${url.pathname === '/' && !text.endsWith('/') ? '' : url.pathname}${url.search}${url.hash}`,
-  );
+export function maskUrlCredentials(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_m, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    return `${scheme}${colon >= 0 ? `${userinfo.slice(0, colon)}:***` : '***'}@`;
+  });
 }
 
 /** `Name: value` → [lower-case name, value], or null when it is not a header line. */

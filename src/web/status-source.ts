@@ -13,5 +13,3 @@ export interface StatusSource {
   /** True while this process runs a sync. */
   syncRunning(): boolean;
 }
-
-export { maskCredentials } from '../config/upstream-target.js';

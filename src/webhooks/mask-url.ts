@@ -1,5 +1,3 @@
-export { maskCredentials } from '../config/upstream-target.js';
-
 /**
  * How an endpoint is shown in the API, the CLI and logs: its origin only. Deploy hooks carry their
  * token in the path (`/build_hooks/<token>`), and the delivery log is readable without a token.

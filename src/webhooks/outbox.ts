@@ -3,7 +3,7 @@ import type { WebhookEventType } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
 import { changeView } from '../history-views.js';
-import { maskCredentials } from './mask-url.js';
+import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { OutboxSettings } from './settings.js';
 
 /** A `coworkers.changed` body above this is split into parts (`part`, `parts`). */
@@ -108,7 +108,7 @@ function envelope(type: WebhookEventType, run: RunRow, data: Record<string, unkn
   const body = JSON.stringify({
     type,
     timestamp: run.finishedAt ?? new Date().toISOString(),
-    data: { run: run.id, upstream: maskCredentials(run.upstream), ...data },
+    data: { run: run.id, upstream: maskUrlCredentials(run.upstream), ...data },
   });
   return { type, body };
 }

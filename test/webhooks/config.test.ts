@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
-import { endpointLabel, maskCredentials } from '../../src/webhooks/mask-url.js';
+import { maskUrlCredentials } from '../../src/config.js';
+import { endpointLabel } from '../../src/webhooks/mask-url.js';
 import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
 import { newSecret } from '../helpers/webhook-receiver.js';
 
@@ -72,7 +73,7 @@ describe('helpers', () => {
     ['https://user:pw@example.com', 'https://user:***@example.com'],
     ['https://user:pw@example.com/base/', 'https://user:***@example.com/base/'],
     ['https://example.com/hook?token=1', 'https://example.com/hook?token=1'],
-  ])('masks the credentials of %s', (url, masked) => expect(maskCredentials(url)).toBe(masked));
+  ])('masks the credentials of %s', (url, masked) => expect(maskUrlCredentials(url)).toBe(masked));
 
   it.each([
     ['https://api.example.com/build_hooks/5f1e2d3c4b5a', 'https://api.example.com/…'],
