@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
@@ -34,6 +35,24 @@ const httpUrl = z
   .string()
   .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'expected an absolute http(s) URL')
   .transform((v) => v.replace(/\/+$/, ''));
+
+function isPeerEntry(entry: string): boolean {
+  if (entry === '*') return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+}
+
+const peerList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== ''),
+  )
+  .refine((entries) => entries.every(isPeerEntry), 'expected comma-separated IP addresses, CIDRs or *');
 
 interface Setting<S extends z.ZodType> {
   env: string;
@@ -212,6 +231,35 @@ export const settings = {
     '0',
     int(0, 65535),
     'Demo only: port of the simulated upstream (0: any free port).',
+  ),
+  // Real clients in front of the list endpoint (see README "Real clients").
+  forwardedAllowIps: setting(
+    'FORWARDED_ALLOW_IPS',
+    null,
+    '127.0.0.1',
+    peerList,
+    'Peers (addresses, CIDRs, `*`) whose X-Forwarded-Proto/-Ssl/-Protocol make links https, as gunicorn.',
+  ),
+  keepAliveTimeoutMs: setting(
+    'KEEP_ALIVE_TIMEOUT',
+    null,
+    '65s',
+    duration,
+    "Idle keep-alive of client connections (above a proxy's 60 s idle timeout).",
+  ),
+  metricsToken: setting(
+    'METRICS_TOKEN',
+    null,
+    null,
+    z.string().min(16, 'expected at least 16 characters').nullable(),
+    'When set, /metrics answers only Authorization: Bearer <token> (401 otherwise).',
+  ),
+  listCacheBytes: setting(
+    'LIST_CACHE_BYTES',
+    null,
+    String(32 * 1024 * 1024),
+    int(0, 1024 ** 3),
+    "Byte budget of the list endpoint's cache of prepared answers (0: no cache).",
   ),
   logLevel: setting(
     'LOG_LEVEL',

@@ -1,37 +1,20 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
 import { registerHistoryRoutes } from './api/history-routes.js';
 import { createDrfHandler } from './drf-handler.js';
+import { registerErrorHandlers } from './error-handler.js';
+import { createHttpServer } from './http-server.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import type { ServerOptions } from './server-options.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 
-export interface ServerOptions {
-  trustProxy: boolean;
-  publicBaseUrl: string | null;
-  cacheControl: string | null;
-  staleAfterMs: number;
-  snapshotPollMs: number;
-  adminToken: string | null;
-}
-
-/** The server's part of the parsed configuration. */
-export function serverOptionsFrom(config: Config): ServerOptions {
-  return {
-    trustProxy: config.trustProxy,
-    publicBaseUrl: config.publicBaseUrl,
-    cacheControl: config.cacheControl === 'none' ? null : config.cacheControl,
-    staleAfterMs: config.staleAfterMs,
-    snapshotPollMs: config.snapshotPollMs,
-    adminToken: config.adminToken,
-  };
-}
+export { serverOptionsFrom, type ServerOptions } from './server-options.js';
 
 export interface ServerDeps {
   store: MirrorDatabase;
@@ -51,43 +34,56 @@ export interface MirrorServer {
   close(): Promise<void>;
 }
 
-// Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
-const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-
-function isApiPath(url: string | undefined): boolean {
-  const path = (url ?? '/').split('?', 1)[0] ?? '/';
-  return path.startsWith('/api/mirror/') || API_PATHS.has(path);
+/** What a route registrar gets: everything the server built, nothing it starts. */
+export interface RouteContext {
+  deps: ServerDeps;
+  snapshots: SnapshotHolder;
+  metrics: Metrics;
 }
 
-/**
- * Builds the HTTP service without listening. The DRF list endpoint is answered straight from
- * node:http with precomputed buffers (it is the hot path and must match DRF byte for byte); the
- * history API, health and metrics go through Fastify.
- */
-export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
-  const logger = deps.logger.child({ module: 'http' });
-  const snapshots = new SnapshotHolder(deps.store, logger);
-  snapshots.refresh();
-  const metrics = createMetrics(deps.store, snapshots);
-  const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options });
-  let server: Server | undefined;
+/** Registers Fastify routes or plugins; add one line to ROUTES for a new feature. */
+export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
+
+const ROUTES: readonly RouteRegistrar[] = [
+  (app, { deps, snapshots, metrics }) =>
+    registerOpsRoutes(app, {
+      snapshots,
+      metrics,
+      staleAfterMs: deps.options.staleAfterMs,
+      metricsToken: deps.options.metricsToken,
+    }),
+  (app, { deps }) =>
+    registerHistoryRoutes(app, deps.store, {
+      publicBaseUrl: deps.options.publicBaseUrl,
+      trustProxy: deps.options.trustProxy,
+    }),
+  (app, { deps }) => {
+    if (deps.options.adminToken && deps.syncTrigger) {
+      registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
+    }
+  },
+];
+
+function boundAddressOf(server: Server): () => { name: string; port: string } | null {
+  return () => {
+    const address = server.address();
+    if (address === null || typeof address === 'string') return null;
+    return { name: address.address, port: String(address.port) };
+  };
+}
+
+function createApp(
+  logger: Logger,
+  metrics: Metrics,
+  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
+): FastifyInstance {
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: (handler) => {
-      server = createServer((req: IncomingMessage, res: ServerResponse) => {
-        if (isApiPath(req.url)) {
-          // The API reads no request body; without this, Fastify answers 415 to an odd
-          // Content-Type before the route (and its 401) can answer.
-          delete req.headers['content-type'];
-          handler(req, res);
-        } else drf(req, res);
-      });
-      return server;
-    },
+    serverFactory,
   });
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
@@ -101,15 +97,29 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     metrics.latency.observe({ route }, reply.elapsedTime / 1000);
     done();
   });
-  registerOpsRoutes(app, { snapshots, metrics, staleAfterMs: deps.options.staleAfterMs });
-  registerHistoryRoutes(app, deps.store, {
-    publicBaseUrl: deps.options.publicBaseUrl,
-    trustProxy: deps.options.trustProxy,
-  });
-  if (deps.options.adminToken && deps.syncTrigger) {
-    registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
-  }
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  registerErrorHandlers(app);
+  return app;
+}
+
+/**
+ * Builds the HTTP service without listening. The DRF list endpoint is answered straight from
+ * node:http with precomputed buffers (it is the hot path and must match DRF byte for byte); the
+ * history API, health and metrics go through Fastify.
+ */
+export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
+  const logger = deps.logger.child({ module: 'http' });
+  const snapshots = new SnapshotHolder(deps.store, logger);
+  snapshots.refresh();
+  const metrics = createMetrics(deps.store, snapshots);
+  let server: Server | undefined;
+  const boundAddress = () => (server ? boundAddressOf(server)() : null);
+  const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options, boundAddress });
+  const app = createApp(
+    logger,
+    metrics,
+    (handler) => (server = createHttpServer(deps.options, drf, handler)),
+  );
+  for (const register of ROUTES) register(app, { deps, snapshots, metrics });
   await app.ready();
   const httpServer = server ?? app.server;
   return {
@@ -118,20 +128,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     snapshots,
     metrics,
     async listen(port, host) {
-      try {
-        await app.listen({ port, host });
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
-          throw new ConfigError([
-            {
-              name: 'PORT / HOST',
-              problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
-            },
-          ]);
-        }
-        throw error;
-      }
+      await listenOrExplain(app, port, host);
       snapshots.startPolling(deps.options.snapshotPollMs);
       const address = httpServer.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -142,4 +139,21 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
       await app.close();
     },
   };
+}
+
+async function listenOrExplain(app: FastifyInstance, port: number, host: string): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+      throw new ConfigError([
+        {
+          name: 'PORT / HOST',
+          problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
+        },
+      ]);
+    }
+    throw error;
+  }
 }

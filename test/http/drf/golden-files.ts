@@ -68,7 +68,15 @@ export function goldenEntries(cases: readonly GoldenCase[]): string[] {
 }
 
 /** The headers a DRF client relies on, by lower-cased name, in order. */
-export const COMPARED_HEADERS = ['content-type', 'vary', 'allow', 'location'];
+export const COMPARED_HEADERS = [
+  'content-type',
+  'vary',
+  'allow',
+  'location',
+  'x-frame-options',
+  'x-content-type-options',
+  'referrer-policy',
+];
 
 export function comparedHeaders(headers: readonly [string, string][]): string[] {
   return headers

@@ -1,0 +1,88 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { DrfResponse } from '../drf/answer.js';
+import type { PreparedSnapshot } from '../drf/snapshot.js';
+
+// Map entry, key object and header arrays: a fair price per cached answer besides its bytes.
+const ENTRY_OVERHEAD_BYTES = 256;
+
+interface Entry {
+  snapshot: PreparedSnapshot;
+  answer: DrfResponse;
+  bytes: number;
+}
+
+/**
+ * Prepared answers by the parts of a request that decide them (method, target, the few headers DRF
+ * reads, the scheme), so the same page asked the same way is one map lookup. Bounded in bytes: an
+ * answer costs its key, headers and own body chunks; a page tail shared with the snapshot costs
+ * nothing, so 300 distinct `?x=i` on a big page cost 300 small heads, not 300 copies. Oldest
+ * entries go first; a new current snapshot empties it. `If-None-Match` bypasses it.
+ */
+export class AnswerCache {
+  readonly #entries = new Map<string, Entry>();
+  readonly #shared = new WeakMap<PreparedSnapshot, ReadonlySet<Buffer>>();
+  readonly #budget: number;
+  #bytes = 0;
+  #current: PreparedSnapshot | null = null;
+
+  constructor(budgetBytes: number) {
+    this.#budget = budgetBytes;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  static key(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    scheme: string,
+    trustProxy: boolean,
+  ): string | null {
+    if (headers['if-none-match'] !== undefined) return null;
+    // JSON keeps an absent header apart from any text, e.g. the literal `Accept: undefined`.
+    const parts: unknown[] = [method, url, headers.host ?? null, headers.accept ?? null, scheme];
+    if (trustProxy) parts.push(headers['x-forwarded-host'] ?? null, headers['x-forwarded-proto'] ?? null);
+    return JSON.stringify(parts);
+  }
+
+  /** Drops every answer when the served snapshot changes (old answers would pin the old one). */
+  follow(current: PreparedSnapshot | null): void {
+    if (current === this.#current) return;
+    this.#current = current;
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  get(snapshot: PreparedSnapshot, key: string): DrfResponse | undefined {
+    const entry = this.#entries.get(key);
+    return entry?.snapshot === snapshot ? entry.answer : undefined;
+  }
+
+  set(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): void {
+    const bytes = this.#cost(snapshot, key, answer);
+    if (bytes > this.#budget) return;
+    const old = this.#entries.get(key);
+    if (old) {
+      this.#entries.delete(key);
+      this.#bytes -= old.bytes;
+    }
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes + bytes <= this.#budget) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= entry.bytes;
+    }
+    this.#entries.set(key, { snapshot, answer, bytes });
+    this.#bytes += bytes;
+  }
+
+  #cost(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): number {
+    let shared = this.#shared.get(snapshot);
+    if (!shared) this.#shared.set(snapshot, (shared = new Set(snapshot.pageTails)));
+    let bytes = ENTRY_OVERHEAD_BYTES + key.length * 2;
+    for (const [name, value] of answer.headers) bytes += (name.length + value.length) * 2;
+    for (const chunk of answer.body) if (!shared.has(chunk)) bytes += chunk.length;
+    return bytes;
+  }
+}
