@@ -33,7 +33,10 @@ export function schemeFromHeaders(
   if (!peerTrusted) return 'http';
   let scheme: 'http' | 'https' | null = null;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const secureValue = SECURE_SCHEME_HEADERS.get((rawHeaders[i] ?? '').toUpperCase());
+    const name = rawHeaders[i] ?? '';
+    // Most headers are none of the three: skip them without building an upper-case copy.
+    if (name.length !== 15 && name.length !== 17 && name.length !== 20) continue;
+    const secureValue = SECURE_SCHEME_HEADERS.get(name.toUpperCase());
     if (secureValue === undefined) continue;
     const next = rawHeaders[i + 1] === secureValue ? 'https' : 'http';
     if (scheme !== null && scheme !== next) return 'contradictory';
@@ -42,9 +45,11 @@ export function schemeFromHeaders(
   return scheme ?? 'http';
 }
 
-/** The limit a request breaks, as gunicorn words it, or null. */
-export function limitBroken(requestLine: string, rawHeaders: readonly string[]): string | null {
-  const lineBytes = Buffer.byteLength(requestLine, 'latin1');
+/**
+ * The limit a request breaks, as gunicorn words it, or null. `lineBytes`: the request line's
+ * length (Node hands the target over as latin-1 text, one char per byte).
+ */
+export function limitBroken(lineBytes: number, rawHeaders: readonly string[]): string | null {
   if (lineBytes > LIMIT_REQUEST_LINE) {
     return `Request Line is too large (${lineBytes} > ${LIMIT_REQUEST_LINE})`;
   }

@@ -4,6 +4,16 @@ import type { PreparedSnapshot } from '../drf/snapshot.js';
 
 // Map entry, key object and header arrays: a fair price per cached answer besides its bytes.
 const ENTRY_OVERHEAD_BYTES = 256;
+// Below this a page is joined into one buffer (one write, like a static file); above, the shared
+// tail stays shared so many distinct queries on big pages cost their heads only.
+const JOIN_BELOW_BYTES = 16 * 1024;
+
+function joined(answer: DrfResponse): DrfResponse {
+  if (answer.body.length < 2) return answer;
+  let length = 0;
+  for (const chunk of answer.body) length += chunk.length;
+  return length < JOIN_BELOW_BYTES ? { ...answer, body: [Buffer.concat(answer.body, length)] } : answer;
+}
 
 interface Entry {
   snapshot: PreparedSnapshot;
@@ -60,9 +70,11 @@ export class AnswerCache {
     return entry?.snapshot === snapshot ? entry.answer : undefined;
   }
 
-  set(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): void {
+  /** Keeps `answer` (or its joined form) within the budget; returns what to send. */
+  set(snapshot: PreparedSnapshot, key: string, fresh: DrfResponse): DrfResponse {
+    const answer = joined(fresh);
     const bytes = this.#cost(snapshot, key, answer);
-    if (bytes > this.#budget) return;
+    if (bytes > this.#budget) return answer;
     const old = this.#entries.get(key);
     if (old) {
       this.#entries.delete(key);
@@ -75,6 +87,7 @@ export class AnswerCache {
     }
     this.#entries.set(key, { snapshot, answer, bytes });
     this.#bytes += bytes;
+    return answer;
   }
 
   #cost(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): number {

@@ -98,7 +98,8 @@ export interface DrfHandlerDeps {
 interface Incoming {
   method: string;
   url: string;
-  requestLine: string;
+  /** Bytes of the request line: method, target and version with their two spaces. */
+  lineBytes: number;
   headers: IncomingMessage['headers'];
   rawHeaders: readonly string[];
   peer: string | undefined;
@@ -130,13 +131,11 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
     const cached = cache.get(snapshot, key);
     if (cached) return cached;
-    const fresh = respondList(request, snapshot, drfOptions);
-    cache.set(snapshot, key, fresh);
-    return fresh;
+    return cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
   };
 
   const answer = (incoming: Incoming): { answer: DrfResponse; route: string } => {
-    const broken = limitBroken(incoming.requestLine, incoming.rawHeaders);
+    const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
     if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
     const scheme = schemeFromHeaders(incoming.rawHeaders, isTrusted(incoming.peer));
     if (scheme === 'contradictory') return { answer: gunicornError(CONTRADICTORY_SCHEME), route: 'refused' };
@@ -171,7 +170,7 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     const incoming: Incoming = {
       method,
       url,
-      requestLine: `${method} ${url} HTTP/${req.httpVersion}`,
+      lineBytes: method.length + url.length + 7 + req.httpVersion.length,
       headers: req.headers,
       rawHeaders: req.rawHeaders,
       peer: req.socket.remoteAddress,
@@ -189,7 +188,7 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     const { answer: chosen, route } = safely({
       method,
       url: head.url,
-      requestLine: head.requestLine,
+      lineBytes: head.requestLine.length,
       headers: head.headers,
       rawHeaders: head.rawHeaders,
       peer: socket.remoteAddress,

@@ -2,10 +2,13 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { DrfResponse } from '../drf/answer.js';
 
+// A cached answer is sent many times: its flat header list is built once.
+const flatHeaders = new WeakMap<DrfResponse, string[]>();
+
 /** Writes a prepared answer: its headers as they are (Content-Length included), its body chunks. */
 export function sendAnswer(res: ServerResponse, answer: DrfResponse): void {
-  const flat: string[] = [];
-  for (const [name, value] of answer.headers) flat.push(name, value);
+  let flat = flatHeaders.get(answer);
+  if (flat === undefined) flatHeaders.set(answer, (flat = answer.headers.flat()));
   res.writeHead(answer.status, flat);
   const { body } = answer;
   if (body.length === 1) res.end(body[0]);

@@ -64,11 +64,14 @@ const ROUTES: readonly RouteRegistrar[] = [
   },
 ];
 
-function boundAddressOf(server: Server): () => { name: string; port: string } | null {
+/** The listening address, read once it exists: `server.address()` is a system call per request. */
+function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
+  let bound: { name: string; port: string } | null = null;
   return () => {
-    const address = server.address();
-    if (address === null || typeof address === 'string') return null;
-    return { name: address.address, port: String(address.port) };
+    if (bound !== null) return bound;
+    const address = server()?.address();
+    if (!address || typeof address === 'string') return null;
+    return (bound = { name: address.address, port: String(address.port) });
   };
 }
 
@@ -112,7 +115,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
   let server: Server | undefined;
-  const boundAddress = () => (server ? boundAddressOf(server)() : null);
+  const boundAddress = boundAddressOf(() => server);
   const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options, boundAddress });
   const app = createApp(
     logger,

@@ -13,10 +13,21 @@ export function trustedPeers(entries: readonly string[]): (address: string | und
     if (prefix === undefined) list.addAddress(address, family);
     else list.addSubnet(address, Number(prefix), family);
   }
+  // Peers are few and BlockList.check allocates: remember each answer (bounded, then forgotten).
+  const known = new Map<string, boolean>();
   return (address) => {
     if (address === undefined) return false;
+    const remembered = known.get(address);
+    if (remembered !== undefined) return remembered;
+    if (known.size >= 4096) known.clear();
+    const trusted = check(address);
+    known.set(address, trusted);
+    return trusted;
+  };
+
+  function check(address: string): boolean {
     const plain = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
     const family = isIP(plain);
     return family !== 0 && list.check(plain, family === 6 ? 'ipv6' : 'ipv4');
-  };
+  }
 }

@@ -21,8 +21,9 @@ function cacheRequests(cache: AnswerCache, count: number): void {
     const key = AnswerCache.key('GET', url, headers, 'http', false);
     if (key === null) throw new Error('uncacheable');
     const answer = respondList({ method: 'GET', url, headers }, bigSnapshot, options);
-    cache.set(bigSnapshot, key, answer);
-    expect(cache.get(bigSnapshot, key)).toBe(answer);
+    const kept = cache.set(bigSnapshot, key, answer);
+    expect(cache.get(bigSnapshot, key)).toBe(kept);
+    expect(Buffer.concat(kept.body)).toEqual(Buffer.concat(answer.body));
   }
 }
 
@@ -57,6 +58,19 @@ describe('the list answer cache', () => {
     cache.set(bigSnapshot, key, respondList({ method: 'GET', url, headers }, bigSnapshot, options));
     expect(cache.get(bigSnapshot, key)).toBeUndefined();
     expect(cache.bytes).toBe(0);
+  });
+
+  it('joins a small page into one buffer (one write), charged in full', () => {
+    const small = prepareSnapshot(bigSnapshotInput());
+    const cache = new AnswerCache(1024 * 1024);
+    const url = `${LIST_PATH}?page=1`;
+    const headers = { host: 'mirror.test' };
+    const answer = respondList({ method: 'GET', url, headers }, small, options);
+    expect(answer.body).toHaveLength(2);
+    const kept = cache.set(small, AnswerCache.key('GET', url, headers, 'http', false) ?? '', answer);
+    expect(kept.body).toHaveLength(1);
+    expect(kept.body[0]).toEqual(Buffer.concat(answer.body));
+    expect(cache.bytes).toBeGreaterThan(kept.body[0]?.length ?? 0);
   });
 
   it('empties when the served snapshot changes, and never answers for another snapshot', () => {
