@@ -4,7 +4,7 @@ import type { MirrorDatabase } from '../../src/db/open.js';
 import { buildServer, type MirrorServer, type ServerOptions } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import type { SimulatedUpstream } from '../../src/simulated-upstream/index.js';
-import { comparedHeaders } from '../http/drf/golden-files.js';
+import { comparedHeaders } from '../helpers/golden-files.js';
 import { toRawRequest, type RawRequestSpec } from '../http/drf/differential-requests.js';
 import { sendRaw, type RawResponse } from '../http/drf/raw-http.js';
 import { defaultServerOptions } from '../helpers/mirror-server.js';

@@ -6,7 +6,7 @@ import { LIST_PATH } from '../../src/upstream/contract.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from './drf/golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../helpers/golden-files.js';
 import { sendRaw } from './drf/raw-http.js';
 
 const golden = loadGoldenCases();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulatedUpstream, type SimulatedUpstream } from '../../src/simulated-upstream/index.js';
 import { generateRequests, toRawRequest } from '../http/drf/differential-requests.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from '../http/drf/golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from '../http/drf/raw-http.js';
 import {
   findReferencePython,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareSnapshot } from '../../../src/drf/snapshot.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from './golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { startListServer } from './list-server.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
 import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';

@@ -6,7 +6,7 @@ import {
   toRawRequest,
   type RawRequestSpec,
 } from './differential-requests.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from './golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
 import { startListServer } from './list-server.js';
 import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { respondList, type DrfOptions } from '../../../src/drf/respond.js';
 import { prepareSnapshot } from '../../../src/drf/snapshot.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from './golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 
 const cases = loadGoldenCases();
 const snapshot = prepareSnapshot({
