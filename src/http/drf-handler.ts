@@ -112,29 +112,39 @@ export interface DrfHandler {
   answerRefused(packet: Buffer, socket: Socket): boolean;
 }
 
-/** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
-export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
-  const drfOptions: DrfOptions = {
-    trustProxyHeaders: deps.options.trustProxy,
-    publicBaseUrl: deps.options.publicBaseUrl,
-    cacheControl: deps.options.cacheControl,
-  };
-  const cache = new AnswerCache(deps.options.listCacheBytes);
-  const isTrusted = trustedPeers(deps.options.forwardedAllowIps);
-  const record = requestRecorder(deps.metrics);
+interface Answered {
+  answer: DrfResponse;
+  route: string;
+}
 
-  const listAnswer = (request: DrfRequest, snapshot: PreparedSnapshot | null): DrfResponse => {
+/** The list view behind the answer cache: the same request asked again is one map lookup. */
+function cachedListAnswerer(
+  deps: DrfHandlerDeps,
+  drfOptions: DrfOptions,
+): (request: DrfRequest, snapshot: PreparedSnapshot | null) => DrfResponse {
+  const cache = new AnswerCache(deps.options.listCacheBytes);
+  return (request, snapshot) => {
+    cache.follow(deps.snapshots.current);
     const scheme = request.server?.urlScheme ?? 'http';
     const key = snapshot
       ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)
       : null;
     if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
-    const cached = cache.get(snapshot, key);
-    if (cached) return cached;
-    return cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
+    return cache.get(snapshot, key) ?? cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
   };
+}
 
-  const answer = (incoming: Incoming): { answer: DrfResponse; route: string } => {
+/** gunicorn's part (limits, scheme, server name), then Django's routing, then the list view. */
+function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered {
+  const drfOptions: DrfOptions = {
+    trustProxyHeaders: deps.options.trustProxy,
+    publicBaseUrl: deps.options.publicBaseUrl,
+    cacheControl: deps.options.cacheControl,
+  };
+  const isTrusted = trustedPeers(deps.options.forwardedAllowIps);
+  const listAnswer = cachedListAnswerer(deps, drfOptions);
+
+  const answer = (incoming: Incoming): Answered => {
     const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
     if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
     const scheme = schemeFromHeaders(incoming.rawHeaders, isTrusted(incoming.peer));
@@ -149,12 +159,11 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     };
     const isList = isPlainListTarget(incoming.url) || isListPath(incoming.url);
     if (!isList) return { answer: respondDjangoNotFound(request, drfOptions), route: 'other' };
-    cache.follow(deps.snapshots.current);
     const picked = pickSnapshot(request, deps.snapshots);
     return { answer: 'status' in picked ? picked : listAnswer(request, picked.snapshot), route: 'list' };
   };
 
-  const safely = (incoming: Incoming): { answer: DrfResponse; route: string } => {
+  return (incoming) => {
     try {
       return answer(incoming);
     } catch (err) {
@@ -162,6 +171,12 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
     }
   };
+}
+
+/** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
+export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
+  const safely = createAnswerer(deps);
+  const record = requestRecorder(deps.metrics);
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
