@@ -28,6 +28,12 @@ interface Entry {
  * nothing, so 300 distinct `?x=i` on a big page cost 300 small heads, not 300 copies. Oldest
  * entries go first; a new current snapshot empties it. `If-None-Match` bypasses it.
  */
+function part(value: string | string[] | undefined): string {
+  if (value === undefined) return '\0';
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return text.includes('\0') ? '\n' : text;
+}
+
 export class AnswerCache {
   readonly #entries = new Map<string, Entry>();
   readonly #shared = new WeakMap<PreparedSnapshot, ReadonlySet<Buffer>>();
@@ -51,10 +57,11 @@ export class AnswerCache {
     trustProxy: boolean,
   ): string | null {
     if (headers['if-none-match'] !== undefined) return null;
-    // JSON keeps an absent header apart from any text, e.g. the literal `Accept: undefined`.
-    const parts: unknown[] = [method, url, headers.host ?? null, headers.accept ?? null, scheme];
-    if (trustProxy) parts.push(headers['x-forwarded-host'] ?? null, headers['x-forwarded-proto'] ?? null);
-    return JSON.stringify(parts);
+    let key = `${method}\n${url}\n${part(headers.host)}\n${part(headers.accept)}\n${scheme}`;
+    if (trustProxy) key += `\n${part(headers['x-forwarded-host'])}\n${part(headers['x-forwarded-proto'])}`;
+    // Parts are separated by LF and an absent header is NUL: neither can be in a part Node parsed,
+    // but a head read off a refused packet might carry them, and then it is not cached at all.
+    return key.split('\n').length === (trustProxy ? 7 : 5) ? key : null;
   }
 
   /** Drops every answer when the served snapshot changes (old answers would pin the old one). */

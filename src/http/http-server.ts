@@ -9,7 +9,8 @@ import type { ServerOptions } from './server-options.js';
 const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 function isApiPath(url: string | undefined): boolean {
-  const path = (url ?? '/').split('?', 1)[0] ?? '/';
+  if (url === undefined || url.startsWith('/api/model/')) return false; // the list path: no copy made
+  const path = url.split('?', 1)[0] ?? '/';
   return path.startsWith('/api/mirror/') || API_PATHS.has(path);
 }
 
