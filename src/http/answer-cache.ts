@@ -28,10 +28,6 @@ interface Entry {
  * nothing, so 300 distinct `?x=i` on a big page cost 300 small heads, not 300 copies. Oldest
  * entries go first; a new current snapshot empties it. `If-None-Match` bypasses it.
  */
-// What the list view reads of a request's headers (If-None-Match bypasses the cache).
-const KEY_HEADERS = new Set(['host', 'accept', 'x-forwarded-host', 'x-forwarded-proto']);
-const KEY_HEADER_LENGTHS = new Set([4, 6, 13, 16, 17]);
-
 function part(value: string | string[] | undefined): string {
   if (value === undefined) return '\0';
   const text = Array.isArray(value) ? value.join(', ') : value;
@@ -66,31 +62,6 @@ export class AnswerCache {
     // Parts are separated by LF and an absent header is NUL: neither can be in a part Node parsed,
     // but a head read off a refused packet might carry them, and then it is not cached at all.
     return key.split('\n').length === (trustProxy ? 7 : 5) ? key : null;
-  }
-
-  /**
-   * The same key read straight off Node's raw header list, every occurrence of the headers the
-   * list view reads in order: building `req.headers` (Node does it lazily) is then skipped on a hit.
-   */
-  static rawKey(
-    method: string,
-    url: string,
-    rawHeaders: readonly string[],
-    scheme: string,
-    trustProxy: boolean,
-  ): string | null {
-    let key = `${method}\n${url}\n${scheme}`;
-    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i] ?? '';
-      if (!KEY_HEADER_LENGTHS.has(name.length)) continue;
-      const lower = name.toLowerCase();
-      if (lower === 'if-none-match') return null;
-      if (!KEY_HEADERS.has(lower) || (!trustProxy && lower.startsWith('x-'))) continue;
-      const value = rawHeaders[i + 1] ?? '';
-      if (value.includes('\n') || value.includes('\0')) return null;
-      key += `\n${lower}\0${value}`;
-    }
-    return key;
   }
 
   /** Drops every answer when the served snapshot changes (old answers would pin the old one). */

@@ -100,8 +100,7 @@ interface Incoming {
   url: string;
   /** Bytes of the request line: method, target and version with their two spaces. */
   lineBytes: number;
-  /** Node builds `req.headers` on first read: a cached answer never needs it. */
-  headers: () => IncomingMessage['headers'];
+  headers: IncomingMessage['headers'];
   rawHeaders: readonly string[];
   peer: string | undefined;
 }
@@ -122,13 +121,14 @@ interface Answered {
 function cachedListAnswerer(
   deps: DrfHandlerDeps,
   drfOptions: DrfOptions,
-): (request: DrfRequest, rawHeaders: readonly string[], snapshot: PreparedSnapshot | null) => DrfResponse {
+): (request: DrfRequest, snapshot: PreparedSnapshot | null) => DrfResponse {
   const cache = new AnswerCache(deps.options.listCacheBytes);
-  return (request, rawHeaders, snapshot) => {
+  return (request, snapshot) => {
     cache.follow(deps.snapshots.current);
     const scheme = request.server?.urlScheme ?? 'http';
-    const trust = drfOptions.trustProxyHeaders;
-    const key = snapshot ? AnswerCache.rawKey(request.method, request.url, rawHeaders, scheme, trust) : null;
+    const key = snapshot
+      ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)
+      : null;
     if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
     return cache.get(snapshot, key) ?? cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
   };
@@ -154,16 +154,13 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered 
     const request: DrfRequest = {
       method: incoming.method,
       url: incoming.url,
-      get headers() {
-        return incoming.headers();
-      },
+      headers: incoming.headers,
       ...(server ? { server } : {}),
     };
     const isList = isPlainListTarget(incoming.url) || isListPath(incoming.url);
     if (!isList) return { answer: respondDjangoNotFound(request, drfOptions), route: 'other' };
     const picked = pickSnapshot(request, deps.snapshots);
-    const answered = 'status' in picked ? picked : listAnswer(request, incoming.rawHeaders, picked.snapshot);
-    return { answer: answered, route: 'list' };
+    return { answer: 'status' in picked ? picked : listAnswer(request, picked.snapshot), route: 'list' };
   };
 
   return (incoming) => {
@@ -189,7 +186,7 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       method,
       url,
       lineBytes: method.length + url.length + 7 + req.httpVersion.length,
-      headers: () => req.headers,
+      headers: req.headers,
       rawHeaders: req.rawHeaders,
       peer: req.socket.remoteAddress,
     };
@@ -207,7 +204,7 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       method,
       url: head.url,
       lineBytes: head.requestLine.length,
-      headers: () => head.headers,
+      headers: head.headers,
       rawHeaders: head.rawHeaders,
       peer: socket.remoteAddress,
     });

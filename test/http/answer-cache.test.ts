@@ -88,31 +88,6 @@ describe('the list answer cache', () => {
   });
 });
 
-describe('AnswerCache.rawKey: the key read off the raw header list', () => {
-  const key = (raw: string[], trust = false): string | null =>
-    AnswerCache.rawKey('GET', `${LIST_PATH}?page=2`, raw, 'http', trust);
-
-  it.each([
-    ['the headers DRF reads tell answers apart', ['Host', 'a'], ['Host', 'b'], false],
-    ['an absent Accept is not any Accept text', ['Host', 'a'], ['Host', 'a', 'Accept', ''], false],
-    ['header order of repeats counts', ['Accept', 'x', 'Accept', 'y'], ['Accept', 'y', 'Accept', 'x'], false],
-    ['a trusted X-Forwarded-Host counts', ['X-Forwarded-Host', 'a'], ['X-Forwarded-Host', 'b'], true],
-  ])('%s', (_name, a: string[], b: string[], trust: boolean) => {
-    expect(key(a, trust)).not.toBe(key(b, trust));
-  });
-
-  it('ignores headers DRF does not read, and proxy headers it does not trust', () => {
-    expect(key(['Host', 'a', 'User-Agent', 'x'])).toBe(key(['host', 'a', 'Cookie', 'y']));
-    expect(key(['Host', 'a', 'X-Forwarded-Host', 'p'])).toBe(key(['Host', 'a']));
-  });
-
-  it('does not cache conditional requests or parts that could hold the separators', () => {
-    expect(key(['If-None-Match', '*'])).toBeNull();
-    expect(key(['Accept', 'a\nb'])).toBeNull();
-    expect(key(['Accept', 'a\0b'])).toBeNull();
-  });
-});
-
 function bigSnapshotInput(): Parameters<typeof prepareSnapshot>[0] {
   return {
     id: 'small',
