@@ -143,20 +143,28 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered 
   };
   const isTrusted = trustedPeers(deps.options.forwardedAllowIps);
   const listAnswer = cachedListAnswerer(deps, drfOptions);
+  // The two ServerInfo values there can be, built once the server listens.
+  let servers: Record<'http' | 'https', ServerInfo> | undefined;
+  const serverInfo = (scheme: 'http' | 'https'): ServerInfo | undefined => {
+    if (servers === undefined) {
+      const bound = deps.boundAddress();
+      if (bound === null) return undefined;
+      servers = { http: { urlScheme: 'http', ...bound }, https: { urlScheme: 'https', ...bound } };
+    }
+    return servers[scheme];
+  };
 
   const answer = (incoming: Incoming): Answered => {
     const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
     if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
     const scheme = schemeFromHeaders(incoming.rawHeaders, isTrusted(incoming.peer));
     if (scheme === 'contradictory') return { answer: gunicornError(CONTRADICTORY_SCHEME), route: 'refused' };
-    const bound = deps.boundAddress();
-    const server: ServerInfo | undefined = bound ? { urlScheme: scheme, ...bound } : undefined;
-    const request: DrfRequest = {
-      method: incoming.method,
-      url: incoming.url,
-      headers: incoming.headers,
-      ...(server ? { server } : {}),
-    };
+    const server = serverInfo(scheme);
+    // Plain literals, no spreads: this runs on every request.
+    const request: DrfRequest =
+      server === undefined
+        ? { method: incoming.method, url: incoming.url, headers: incoming.headers }
+        : { method: incoming.method, url: incoming.url, headers: incoming.headers, server };
     const isList = isPlainListTarget(incoming.url) || isListPath(incoming.url);
     if (!isList) return { answer: respondDjangoNotFound(request, drfOptions), route: 'other' };
     const picked = pickSnapshot(request, deps.snapshots);
