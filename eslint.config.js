@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'migrations/', 'data/', 'coverage/'] },
@@ -20,6 +21,90 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
       ],
     },
+  },
+  // One-way stairs (STYLE.md): upstream → sync → db ← http, src/drf a pure leaf both servers
+  // speak through, cli/main on top; no import cycles anywhere in src.
+  {
+    files: ['src/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [
+        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
+    },
+    rules: {
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './src/drf',
+              from: './src',
+              except: ['./drf', './errors.ts', './upstream/contract.ts'],
+              message: 'src/drf is pure DRF logic: no I/O, no other floor.',
+            },
+            {
+              target: './src/db',
+              from: [
+                './src/http',
+                './src/sync',
+                './src/upstream',
+                './src/drf',
+                './src/simulated-upstream',
+                './src/cli',
+              ],
+              message: 'db is the ground floor: it imports no other floor.',
+            },
+            {
+              target: './src/upstream',
+              from: ['./src/http', './src/sync', './src/db', './src/simulated-upstream', './src/cli'],
+              message: 'upstream knows only the wire: no db, sync, http or cli.',
+            },
+            {
+              target: './src/sync',
+              from: ['./src/http', './src/drf', './src/simulated-upstream', './src/cli'],
+              message: 'sync reads upstream and writes db; the consumer (http) owns the interfaces it needs.',
+            },
+            {
+              target: './src/http',
+              from: ['./src/sync', './src/simulated-upstream'],
+              message: 'http serves db through src/drf; the consumer owns the interface it needs.',
+            },
+            {
+              target: './src/http',
+              from: './src/upstream',
+              except: ['./contract.ts'],
+              message: 'http serves db through src/drf, never the upstream client.',
+            },
+            {
+              target: './src/simulated-upstream',
+              from: ['./src/http', './src/db', './src/sync', './src/cli'],
+              message: 'the simulated upstream speaks DRF through src/drf alone.',
+            },
+            {
+              target: [
+                './src/http',
+                './src/sync',
+                './src/upstream',
+                './src/db',
+                './src/drf',
+                './src/simulated-upstream',
+              ],
+              from: ['./src/cli', './src/cli.ts', './src/main.ts'],
+              message: 'cli and main are the top floor: nothing imports them.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // params.ts still reads the CLI's parseWhen: the time-module move (issue 8) removes this exemption.
+  {
+    files: ['src/http/api/params.ts'],
+    rules: { 'import-x/no-restricted-paths': 'off' },
   },
   {
     files: ['eslint.config.js'],

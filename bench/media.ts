@@ -17,7 +17,8 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../src/db/open.js';
-import { buildServer } from '../src/http/server.js';
+import { loadConfig } from '../src/config.js';
+import { buildServer, serverOptionsFrom } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import type { MediaSettings } from '../src/media/settings.js';
 import {
@@ -230,12 +231,9 @@ async function serveBench(dir: string): Promise<void> {
     store,
     logger: silentLogger(),
     options: {
-      trustProxy: false,
-      publicBaseUrl: null,
+      ...serverOptionsFrom(loadConfig({})),
       cacheControl: null,
-      staleAfterMs: 3_600_000,
       snapshotPollMs: 60_000,
-      adminToken: null,
       media: { dir: mediaDir, rewrite: false },
     },
   });

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { openDatabase } from '../src/db/open.js';
-import { buildServer } from '../src/http/server.js';
+import { loadConfig } from '../src/config.js';
+import { buildServer, serverOptionsFrom } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import { buildHistory, type Fixture } from './lib/history-fixture.js';
 import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
@@ -134,12 +135,10 @@ async function measure(file: string, fixture: Fixture): Promise<void> {
     store,
     logger: silentLogger(),
     options: {
-      trustProxy: false,
-      publicBaseUrl: null,
+      ...serverOptionsFrom(loadConfig({})),
       cacheControl: null,
-      staleAfterMs: 3_600_000,
       snapshotPollMs: 60_000,
-      adminToken: null,
+      media: undefined,
     },
   });
   // Includes the first build of the coworker directory, which later runs rebuild off the request path.

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { findUnknownVariables, type UnknownVariable } from './config/unknown-variables.js';
@@ -130,6 +131,23 @@ const mediaOrigins = z.string().transform((text, ctx) => {
   }
   return origins;
 });
+function isPeerEntry(entry: string): boolean {
+  if (entry === '*') return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32));
+}
+
+const peerList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== ''),
+  )
+  .refine((entries) => entries.every(isPeerEntry), 'expected comma-separated IP addresses, CIDRs or *');
 
 interface Setting<S extends z.ZodType> {
   env: string;
@@ -425,6 +443,35 @@ export const settings = {
     'false',
     bool,
     "List endpoint (and `?as_of=`) serves the mirror's media URLs in place of the upstream's.",
+  ),
+  // Real clients in front of the list endpoint (see README "Real clients").
+  forwardedAllowIps: setting(
+    'FORWARDED_ALLOW_IPS',
+    null,
+    '127.0.0.1',
+    peerList,
+    'Peers (addresses, CIDRs, `*`) whose X-Forwarded-Proto/-Ssl/-Protocol make links https, as gunicorn.',
+  ),
+  keepAliveTimeoutMs: setting(
+    'KEEP_ALIVE_TIMEOUT',
+    null,
+    '65s',
+    duration,
+    "Idle keep-alive of client connections (above a proxy's 60 s idle timeout).",
+  ),
+  metricsToken: setting(
+    'METRICS_TOKEN',
+    null,
+    null,
+    z.string().min(16, 'expected at least 16 characters').nullable(),
+    'When set, /metrics answers only Authorization: Bearer <token> (401 otherwise).',
+  ),
+  listCacheBytes: setting(
+    'LIST_CACHE_BYTES',
+    null,
+    String(32 * 1024 * 1024),
+    int(0, 1024 ** 3),
+    "Byte budget of the list endpoint's cache of prepared answers (0: no cache).",
   ),
   logLevel: setting(
     'LOG_LEVEL',

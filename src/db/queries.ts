@@ -181,8 +181,9 @@ export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): 
 
 /** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
 export function latestSucceededRunId(store: MirrorDatabase): number | null {
-  const row = store.sqlite.prepare("select max(id) as id from runs where status = 'succeeded'").get() as {
-    id: number | null;
-  };
-  return row.id;
+  // The one definition of "latest" (latestSucceededRun's order), read off runs_status_finished_idx.
+  const row = store.sqlite
+    .prepare("select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1")
+    .get() as { id: number } | undefined;
+  return row?.id ?? null;
 }

@@ -1,34 +1,38 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../logger.js';
-import { LIST_PATH } from '../upstream/contract.js';
-import { DJANGO_ERROR_CONTENT_TYPE, SERVER_ERROR_PAGE } from './drf/django-pages.js';
-import { pyParseQsl } from './drf/python-url.js';
-import { splitTarget } from './drf/request-target.js';
+import type { Socket } from 'node:net';
 import {
-  isListPath,
-  respondDjangoNotFound,
-  respondList,
-  type DrfOptions,
+  djangoAnswer,
+  djangoErrorPage,
   type DrfRequest,
   type DrfResponse,
-} from './drf/respond.js';
-import type { PreparedSnapshot } from './drf/snapshot.js';
+  type ServerInfo,
+} from '../drf/answer.js';
+import {
+  CONTRADICTORY_SCHEME,
+  gunicornError,
+  limitBroken,
+  METHOD_TOKEN,
+  schemeFromHeaders,
+} from '../drf/gunicorn.js';
+import { JSON_RENDERER } from '../drf/negotiation.js';
+import { pyParseQsl } from '../drf/python-url.js';
+import { splitTarget } from '../drf/request-target.js';
+import { isListPath, respondDjangoNotFound, respondList, type DrfOptions } from '../drf/respond.js';
+import type { PreparedSnapshot } from '../drf/snapshot.js';
+import { drfHeaders } from '../drf/view.js';
+import type { Logger } from '../logger.js';
+import { LIST_PATH } from '../upstream/contract.js';
+import { AnswerCache } from './answer-cache.js';
 import type { Metrics } from './metrics.js';
-import type { ServerOptions } from './server.js';
-import type { SnapshotHolder } from './snapshot-holder.js';
+import { parseRawHead } from './raw-request.js';
+import { sendAnswer, writeRawAnswer } from './send-answer.js';
+import type { ServerOptions } from './server-options.js';
+import { trustedPeers } from './trusted-peers.js';
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-function jsonAnswer(status: number, detail: string): DrfResponse {
-  return {
-    status,
-    headers: [
-      ['Content-Type', 'application/json'],
-      ['Vary', 'Accept'],
-      ['Allow', 'GET, HEAD, OPTIONS'],
-    ],
-    body: Buffer.from(JSON.stringify({ detail })),
-  };
+function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfResponse {
+  return djangoAnswer(req, status, drfHeaders(JSON_RENDERER), [Buffer.from(JSON.stringify({ detail }))]);
 }
 
 /**
@@ -36,10 +40,10 @@ function jsonAnswer(status: number, detail: string): DrfResponse {
  * keeps them in next/previous, so the parameter travels along by itself.
  */
 function pickSnapshot(
-  method: string,
-  url: string,
-  snapshots: SnapshotHolder,
+  req: DrfRequest,
+  snapshots: SnapshotSource,
 ): { snapshot: PreparedSnapshot | null } | DrfResponse {
+  const { method, url } = req;
   // Only reads of the listing travel in time; other methods get DRF's answers unchanged.
   if ((method !== 'GET' && method !== 'HEAD') || !url.includes('as_of'))
     return { snapshot: snapshots.current };
@@ -50,22 +54,23 @@ function pickSnapshot(
   if (raw === undefined) return { snapshot: snapshots.current };
   const time = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN;
   if (Number.isNaN(time)) {
+    const shown = JSON.stringify(raw.slice(0, 100));
     return jsonAnswer(
+      req,
       400,
-      `as_of: expected an ISO 8601 time such as 2026-11-21T10:00:00Z (got ${JSON.stringify(raw.slice(0, 100))}).`,
+      `as_of: expected an ISO 8601 time such as 2026-11-21T10:00:00Z (got ${shown}).`,
     );
   }
   const snapshot = snapshots.asOf(new Date(time));
   if (!snapshot) {
     return jsonAnswer(
+      req,
       404,
       `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`,
     );
   }
   return { snapshot };
 }
-
-const CACHE_LIMIT = 4096;
 
 /** The list path as clients send it, with nothing Django would have to decode: no parsing needed. */
 function isPlainListTarget(url: string): boolean {
@@ -74,115 +79,173 @@ function isPlainListTarget(url: string): boolean {
   return Number.isNaN(next) || next === 0x3f; // end, or '?'
 }
 
-/**
- * Answers of one snapshot by the parts of a request that decide them (the method, the request
- * target and the few headers DRF reads). The same page asked the same way is then one map lookup:
- * no query-string rewriting, ETag hashing or buffer building per request. Kept per prepared
- * snapshot in a WeakMap, so a swapped-out snapshot takes its answers with it; bounded, so hostile
- * URLs cannot grow it without limit. `If-None-Match` bypasses it (its answer depends on the tag).
- */
-class AnswerCache {
-  readonly #bySnapshot = new WeakMap<PreparedSnapshot, Map<string, DrfResponse>>();
-
-  static key(method: string, url: string, req: IncomingMessage, trustProxy: boolean): string | null {
-    const h = req.headers;
-    if (h['if-none-match'] !== undefined) return null;
-    // JSON keeps an absent header apart from any text, e.g. the literal `Accept: undefined`.
-    const parts: unknown[] = [method, url, h.host ?? null, h.accept ?? null, h.authorization ?? null];
-    if (trustProxy) parts.push(h['x-forwarded-host'] ?? null, h['x-forwarded-proto'] ?? null);
-    return JSON.stringify(parts);
-  }
-
-  get(snapshot: PreparedSnapshot, key: string): DrfResponse | undefined {
-    return this.#bySnapshot.get(snapshot)?.get(key);
-  }
-
-  set(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): void {
-    let answers = this.#bySnapshot.get(snapshot);
-    if (!answers) this.#bySnapshot.set(snapshot, (answers = new Map<string, DrfResponse>()));
-    if (answers.size < CACHE_LIMIT) answers.set(key, answer);
-  }
+/** The snapshots the handler serves (the server's SnapshotHolder; a fixed one in tests). */
+export interface SnapshotSource {
+  readonly current: PreparedSnapshot | null;
+  asOf(at: Date): PreparedSnapshot | null;
 }
 
-/** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
-export function createDrfHandler(deps: {
-  snapshots: SnapshotHolder;
+export interface DrfHandlerDeps {
+  snapshots: SnapshotSource;
   metrics: Metrics;
   logger: Logger;
   options: ServerOptions;
+  /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT). */
+  boundAddress: () => { name: string; port: string } | null;
   /** MEDIA_REWRITE: the snapshot to answer from, with the mirror's media URLs for this request. */
   rewriteMedia?: (snapshot: PreparedSnapshot, headers: IncomingMessage['headers']) => PreparedSnapshot;
-}): (req: IncomingMessage, res: ServerResponse) => void {
+}
+
+/** What gunicorn would have made of a request before Django: the method, scheme and server. */
+interface Incoming {
+  method: string;
+  url: string;
+  /** Bytes of the request line: method, target and version with their two spaces. */
+  lineBytes: number;
+  headers: IncomingMessage['headers'];
+  rawHeaders: readonly string[];
+  peer: string | undefined;
+}
+
+export interface DrfHandler {
+  /** node:http's request listener for every non-API path. */
+  (req: IncomingMessage, res: ServerResponse): void;
+  /** Answers a request Node's parser refused (an unknown or lower-case method) from its raw bytes. */
+  answerRefused(packet: Buffer, socket: Socket): boolean;
+}
+
+interface Answered {
+  answer: DrfResponse;
+  route: string;
+}
+
+/** The list view behind the answer cache: the same request asked again is one map lookup. */
+function cachedListAnswerer(
+  deps: DrfHandlerDeps,
+  drfOptions: DrfOptions,
+): (request: DrfRequest, snapshot: PreparedSnapshot | null) => DrfResponse {
+  const cache = new AnswerCache(deps.options.listCacheBytes);
+  const { rewriteMedia } = deps;
+  return (request, stored) => {
+    cache.follow(deps.snapshots.current);
+    // The rewriter keeps one rewritten snapshot per base URL, so the cache's identity check holds.
+    const snapshot = stored && rewriteMedia ? rewriteMedia(stored, request.headers) : stored;
+    const scheme = request.server?.urlScheme ?? 'http';
+    const key = snapshot
+      ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)
+      : null;
+    if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
+    return cache.get(snapshot, key) ?? cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
+  };
+}
+
+/** gunicorn's part (limits, scheme, server name), then Django's routing, then the list view. */
+function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered {
   const drfOptions: DrfOptions = {
     trustProxyHeaders: deps.options.trustProxy,
     publicBaseUrl: deps.options.publicBaseUrl,
     cacheControl: deps.options.cacheControl,
   };
-  const cache = new AnswerCache();
-  // prom-client hashes label sets on every call; bound children make a request's bookkeeping cheap.
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(value: number): void }>();
-  const record = (route: string, method: string, status: number, seconds: number): void => {
-    const key = `${route} ${method} ${status}`;
-    let counter = counters.get(key);
-    if (!counter) counters.set(key, (counter = deps.metrics.requests.labels(route, method, String(status))));
-    counter.inc();
-    let timer = timers.get(route);
-    if (!timer) timers.set(route, (timer = deps.metrics.latency.labels(route)));
-    timer.observe(seconds);
-  };
-  const listAnswer = (
-    request: DrfRequest,
-    req: IncomingMessage,
-    stored: PreparedSnapshot | null,
-  ): DrfResponse => {
-    const snapshot = stored && deps.rewriteMedia ? deps.rewriteMedia(stored, req.headers) : stored;
-    const key = snapshot
-      ? AnswerCache.key(request.method, request.url, req, drfOptions.trustProxyHeaders)
-      : null;
-    if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
-    const cached = cache.get(snapshot, key);
-    if (cached) return cached;
-    const fresh = respondList(request, snapshot, drfOptions);
-    cache.set(snapshot, key, fresh);
-    return fresh;
-  };
-  return (req, res) => {
-    const started = performance.now();
-    const url = req.url ?? '/';
-    const method = req.method ?? 'GET';
-    const isList = isPlainListTarget(url) || isListPath(url);
-    let answer: DrfResponse;
-    try {
-      const request = { method, url, headers: req.headers };
-      if (!isList) answer = respondDjangoNotFound(request, drfOptions);
-      else {
-        const picked = pickSnapshot(method, url, deps.snapshots);
-        answer = 'status' in picked ? picked : listAnswer(request, req, picked.snapshot);
-      }
-    } catch (err) {
-      deps.logger.error({ err, url }, 'list endpoint failed');
-      answer = {
-        status: 500,
-        headers: [['Content-Type', DJANGO_ERROR_CONTENT_TYPE]],
-        body: SERVER_ERROR_PAGE,
-      };
+  const isTrusted = trustedPeers(deps.options.forwardedAllowIps);
+  const listAnswer = cachedListAnswerer(deps, drfOptions);
+  // The two ServerInfo values there can be, built once the server listens.
+  let servers: Record<'http' | 'https', ServerInfo> | undefined;
+  const serverInfo = (scheme: 'http' | 'https'): ServerInfo | undefined => {
+    if (servers === undefined) {
+      const bound = deps.boundAddress();
+      if (bound === null) return undefined;
+      servers = { http: { urlScheme: 'http', ...bound }, https: { urlScheme: 'https', ...bound } };
     }
-    send(res, method, answer);
-    const route = isList ? 'list' : 'other';
-    record(route, method, answer.status, (performance.now() - started) / 1000);
+    return servers[scheme];
+  };
+
+  const answer = (incoming: Incoming): Answered => {
+    const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
+    if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
+    const scheme = schemeFromHeaders(incoming.rawHeaders, isTrusted(incoming.peer));
+    if (scheme === 'contradictory') return { answer: gunicornError(CONTRADICTORY_SCHEME), route: 'refused' };
+    const server = serverInfo(scheme);
+    // Plain literals, no spreads: this runs on every request.
+    const request: DrfRequest =
+      server === undefined
+        ? { method: incoming.method, url: incoming.url, headers: incoming.headers }
+        : { method: incoming.method, url: incoming.url, headers: incoming.headers, server };
+    const isList = isPlainListTarget(incoming.url) || isListPath(incoming.url);
+    if (!isList) return { answer: respondDjangoNotFound(request, drfOptions), route: 'other' };
+    const picked = pickSnapshot(request, deps.snapshots);
+    return { answer: 'status' in picked ? picked : listAnswer(request, picked.snapshot), route: 'list' };
+  };
+
+  return (incoming) => {
+    try {
+      return answer(incoming);
+    } catch (err) {
+      deps.logger.error({ err, url: incoming.url }, 'list endpoint failed');
+      return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
+    }
   };
 }
 
-function send(res: ServerResponse, method: string, answer: DrfResponse): void {
-  const flat: string[] = [];
-  let hasLength = false;
-  for (const [name, value] of answer.headers) {
-    if (name.toLowerCase() === 'content-length') hasLength = true;
-    flat.push(name, value);
-  }
-  const noBody = method === 'HEAD' || answer.status === 304;
-  if (!hasLength && answer.status !== 304) flat.push('Content-Length', String(answer.body.length));
-  res.writeHead(answer.status, flat);
-  res.end(noBody ? undefined : answer.body);
+/** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
+export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
+  const safely = createAnswerer(deps);
+  const record = requestRecorder(deps.metrics);
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const incoming: Incoming = {
+      method,
+      url,
+      lineBytes: method.length + url.length + 7 + req.httpVersion.length,
+      headers: req.headers,
+      rawHeaders: req.rawHeaders,
+      peer: req.socket.remoteAddress,
+    };
+    const { answer: chosen, route } = safely(incoming);
+    sendAnswer(res, chosen);
+    record(route, method, chosen.status, (performance.now() - started) / 1000);
+  };
+
+  const answerRefused = (packet: Buffer, socket: Socket): boolean => {
+    const head = parseRawHead(packet);
+    if (head === null || !METHOD_TOKEN.test(head.method)) return false;
+    const method = head.method.toUpperCase();
+    const started = performance.now();
+    const { answer: chosen, route } = safely({
+      method,
+      url: head.url,
+      lineBytes: head.requestLine.length,
+      headers: head.headers,
+      rawHeaders: head.rawHeaders,
+      peer: socket.remoteAddress,
+    });
+    writeRawAnswer(socket, chosen);
+    record(route, method, chosen.status, (performance.now() - started) / 1000);
+    return true;
+  };
+
+  return Object.assign(handler, { answerRefused });
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** prom-client hashes label sets on every call; bound children make a request's bookkeeping cheap. */
+function requestRecorder(
+  metrics: Metrics,
+): (route: string, method: string, status: number, seconds: number) => void {
+  const counters = new Map<string, { inc(): void }>();
+  const timers = new Map<string, { observe(value: number): void }>();
+  return (route, anyMethod, status, seconds) => {
+    // Any token is a method to DRF; the label keeps to a known few so clients cannot grow the series.
+    const method = KNOWN_METHODS.has(anyMethod) ? anyMethod : 'OTHER';
+    const key = `${route} ${method} ${status}`;
+    let counter = counters.get(key);
+    if (!counter) counters.set(key, (counter = metrics.requests.labels(route, method, String(status))));
+    counter.inc();
+    let timer = timers.get(route);
+    if (!timer) timers.set(route, (timer = metrics.latency.labels(route)));
+    timer.observe(seconds);
+  };
 }

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MirrorDatabase } from '../db/open.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
-import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
-import type { JsonValue } from './drf/python-json.js';
+import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
+import type { JsonValue } from '../drf/python-json.js';
 
 /** Upstream media URL → the mirror's path for it (`/media/<sha256>/<name>`). */
 export type MediaUrlMap = ReadonlyMap<string, string>;

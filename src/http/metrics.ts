@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MirrorDatabase } from '../db/open.js';
+import { latestSucceededRun } from '../db/queries.js';
 import { runStatuses } from '../db/schema.js';
 import { registerMediaMetrics } from './media-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
@@ -18,9 +19,6 @@ export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder):
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'coworker_mirror_' });
   const countByStatus = store.sqlite.prepare('select status, count(*) as n from runs group by status');
-  const lastSuccess = store.sqlite.prepare(
-    "select max(finished_at) as at from runs where status = 'succeeded'",
-  );
   new Gauge({
     name: 'coworker_mirror_runs',
     help: 'Sync runs recorded, by status',
@@ -38,7 +36,7 @@ export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder):
     help: 'Finish time of the latest successful sync (0: none yet)',
     registers: [registry],
     collect() {
-      const at = (lastSuccess.get() as { at: string | null }).at;
+      const at = latestSucceededRun(store)?.finishedAt;
       this.set(at ? Date.parse(at) / 1000 : 0);
     },
   });

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
 import type { Metrics } from './metrics.js';
@@ -6,7 +7,13 @@ import type { SnapshotHolder } from './snapshot-holder.js';
 /** /healthz (the process answers), /readyz (a fresh enough snapshot is served), /metrics. */
 export function registerOpsRoutes(
   app: FastifyInstance,
-  deps: { snapshots: SnapshotHolder; metrics: Metrics; staleAfterMs: number; now?: () => number },
+  deps: {
+    snapshots: SnapshotHolder;
+    metrics: Metrics;
+    staleAfterMs: number;
+    metricsToken?: string | null;
+    now?: () => number;
+  },
 ): void {
   const now = deps.now ?? Date.now;
   app.get('/healthz', () => ({ status: 'ok' }));
@@ -33,8 +40,24 @@ export function registerOpsRoutes(
     return { status: 'ready', ...body };
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
+    const token = deps.metricsToken ?? null;
+    if (token !== null && !bearerMatches(request.headers.authorization, token)) {
+      request.log.info({ route: '/metrics' }, 'metrics scrape refused: no valid bearer token');
+      return reply
+        .code(401)
+        .header('WWW-Authenticate', 'Bearer')
+        .send({ detail: 'Send Authorization: Bearer <METRICS_TOKEN>.' });
+    }
     const text = await deps.metrics.registry.metrics();
     return reply.type(deps.metrics.registry.contentType).send(text);
   });
+}
+
+// Hashing both sides first makes the comparison constant-time whatever the lengths.
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = header ? (/^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim() ?? '') : '';
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(token).digest();
+  return timingSafeEqual(a, b);
 }

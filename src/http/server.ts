@@ -1,8 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
-import { mediaDirFrom } from '../media/settings.js';
 import { ConfigError } from '../errors.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
@@ -10,36 +8,17 @@ import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route
 import { registerDeliveryRoutes } from './api/deliveries-routes.js';
 import { registerHistoryRoutes } from './api/history-routes.js';
 import { createDrfHandler } from './drf-handler.js';
+import { registerErrorHandlers } from './error-handler.js';
+import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
 import { createMediaRewriter } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import type { ServerOptions } from './server-options.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
 
-export interface ServerOptions {
-  trustProxy: boolean;
-  publicBaseUrl: string | null;
-  cacheControl: string | null;
-  staleAfterMs: number;
-  snapshotPollMs: number;
-  adminToken: string | null;
-  /** Mirrored media: the folder served under /media/, and whether the list points at it. */
-  media?: { dir: string; rewrite: boolean };
-}
-
-/** The server's part of the parsed configuration. */
-export function serverOptionsFrom(config: Config): ServerOptions {
-  return {
-    trustProxy: config.trustProxy,
-    publicBaseUrl: config.publicBaseUrl,
-    cacheControl: config.cacheControl === 'none' ? null : config.cacheControl,
-    staleAfterMs: config.staleAfterMs,
-    snapshotPollMs: config.snapshotPollMs,
-    adminToken: config.adminToken,
-    media: { dir: mediaDirFrom(config), rewrite: config.mediaRewrite },
-  };
-}
+export { serverOptionsFrom, type ServerOptions } from './server-options.js';
 
 export interface ServerDeps {
   store: MirrorDatabase;
@@ -61,51 +40,70 @@ export interface MirrorServer {
   close(): Promise<void>;
 }
 
-// Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
-const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-
-function isApiPath(url: string | undefined): boolean {
-  const path = (url ?? '/').split('?', 1)[0] ?? '/';
-  return path.startsWith('/api/mirror/') || API_PATHS.has(path) || isWebPagePath(path);
+/** What a route registrar gets: everything the server built, nothing it starts. */
+export interface RouteContext {
+  deps: ServerDeps;
+  snapshots: SnapshotHolder;
+  metrics: Metrics;
 }
 
-/**
- * Builds the HTTP service without listening. The DRF list endpoint is answered straight from
- * node:http with precomputed buffers (it is the hot path and must match DRF byte for byte); the
- * history API, health and metrics go through Fastify.
- */
-export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
-  const logger = deps.logger.child({ module: 'http' });
-  const snapshots = new SnapshotHolder(deps.store, logger);
-  snapshots.refresh();
-  const metrics = createMetrics(deps.store, snapshots);
-  const { media } = deps.options;
-  const drf = createDrfHandler({
-    snapshots,
-    metrics,
-    logger,
-    options: deps.options,
-    ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.options) } : {}),
-  });
-  const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
-  let server: Server | undefined;
+/** Registers Fastify routes or plugins; add one line to ROUTES for a new feature. */
+export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
+
+const ROUTES: readonly RouteRegistrar[] = [
+  (app, { deps, snapshots, metrics }) =>
+    registerOpsRoutes(app, {
+      snapshots,
+      metrics,
+      staleAfterMs: deps.options.staleAfterMs,
+      metricsToken: deps.options.metricsToken,
+    }),
+  (app, { deps }) =>
+    registerHistoryRoutes(app, deps.store, {
+      publicBaseUrl: deps.options.publicBaseUrl,
+      trustProxy: deps.options.trustProxy,
+    }),
+  (app, { deps }) => {
+    if (deps.options.adminToken && deps.syncTrigger) {
+      registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
+    }
+  },
+  (app, { deps, metrics }) =>
+    registerDeliveryRoutes(app, deps.store, { ...deps.options, registry: metrics.registry }),
+  (app, { deps, snapshots }) =>
+    registerWeb(app, {
+      store: deps.store,
+      logger: deps.logger.child({ module: 'http' }),
+      served: () => snapshots.info,
+      staleAfterMs: deps.options.staleAfterMs,
+      links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },
+      ...deps.web,
+    }),
+];
+
+/** The listening address, read once it exists: `server.address()` is a system call per request. */
+function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
+  let bound: { name: string; port: string } | null = null;
+  return () => {
+    if (bound !== null) return bound;
+    const address = server()?.address();
+    if (!address || typeof address === 'string') return null;
+    return (bound = { name: address.address, port: String(address.port) });
+  };
+}
+
+function createApp(
+  logger: Logger,
+  metrics: Metrics,
+  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
+): FastifyInstance {
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory: (handler) => {
-      server = createServer((req: IncomingMessage, res: ServerResponse) => {
-        if (isApiPath(req.url)) {
-          // The API reads no request body; without this, Fastify answers 415 to an odd
-          // Content-Type before the route (and its 401) can answer.
-          delete req.headers['content-type'];
-          handler(req, res);
-        } else if (!mediaFiles || !mediaFiles(req, res)) drf(req, res);
-      });
-      return server;
-    },
+    serverFactory,
   });
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
@@ -119,24 +117,44 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     metrics.latency.observe({ route }, reply.elapsedTime / 1000);
     done();
   });
-  registerOpsRoutes(app, { snapshots, metrics, staleAfterMs: deps.options.staleAfterMs });
-  registerHistoryRoutes(app, deps.store, {
-    publicBaseUrl: deps.options.publicBaseUrl,
-    trustProxy: deps.options.trustProxy,
-  });
-  registerDeliveryRoutes(app, deps.store, { ...deps.options, registry: metrics.registry });
-  registerWeb(app, {
-    store: deps.store,
+  registerErrorHandlers(app);
+  return app;
+}
+
+/**
+ * Builds the HTTP service without listening. The DRF list endpoint is answered straight from
+ * node:http with precomputed buffers (it is the hot path and must match DRF byte for byte); the
+ * history API, health and metrics go through Fastify.
+ */
+export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
+  const logger = deps.logger.child({ module: 'http' });
+  const snapshots = new SnapshotHolder(deps.store, logger);
+  snapshots.refresh();
+  const metrics = createMetrics(deps.store, snapshots);
+  let server: Server | undefined;
+  const boundAddress = boundAddressOf(() => server);
+  const { media } = deps.options;
+  const drf = createDrfHandler({
+    snapshots,
+    metrics,
     logger,
-    served: () => snapshots.info,
-    staleAfterMs: deps.options.staleAfterMs,
-    links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },
-    ...deps.web,
+    options: deps.options,
+    boundAddress,
+    ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.options) } : {}),
   });
-  if (deps.options.adminToken && deps.syncTrigger) {
-    registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
-  }
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  const mediaFiles = media
+    ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
+    : undefined;
+  const app = createApp(
+    logger,
+    metrics,
+    (handler) =>
+      (server = createHttpServer(deps.options, drf, handler, {
+        ...(mediaFiles ? { media: mediaFiles } : {}),
+        isAppPath: isWebPagePath,
+      })),
+  );
+  for (const register of ROUTES) register(app, { deps, snapshots, metrics });
   await app.ready();
   const httpServer = server ?? app.server;
   return {
@@ -145,20 +163,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     snapshots,
     metrics,
     async listen(port, host) {
-      try {
-        await app.listen({ port, host });
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
-          throw new ConfigError([
-            {
-              name: 'PORT / HOST',
-              problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
-            },
-          ]);
-        }
-        throw error;
-      }
+      await listenOrExplain(app, port, host);
       snapshots.startPolling(deps.options.snapshotPollMs);
       const address = httpServer.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -169,4 +174,21 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
       await app.close();
     },
   };
+}
+
+async function listenOrExplain(app: FastifyInstance, port: number, host: string): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') {
+      throw new ConfigError([
+        {
+          name: 'PORT / HOST',
+          problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
+        },
+      ]);
+    }
+    throw error;
+  }
 }

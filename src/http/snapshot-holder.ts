@@ -2,7 +2,7 @@ import type { MirrorDatabase } from '../db/open.js';
 import { latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
+import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 
 export interface SnapshotInfo {
   runId: number;

@@ -1,19 +1,23 @@
-import { LIST_PATH } from '../upstream/contract.js';
-import type { SimulatedData } from './data.js';
 import {
-  drfJson,
-  envelope,
-  INVALID_PAGE_BODY,
+  invalidPageAnswer,
   neighbourLinks,
   numPages,
+  pageAnswer,
+  pageBody,
   pageLink,
-  parsePageNumber,
-} from './drf-render.js';
+  requestedPage,
+  type PageLinks,
+} from '../drf/list-page.js';
+import type { DrfResponse } from '../drf/answer.js';
+import type { JsonValue } from '../drf/python-json.js';
+import type { ViewContext } from '../drf/view.js';
+import { LIST_PATH } from '../upstream/contract.js';
+import type { SimulatedData, SimulatedEntry } from './data.js';
 import type { FaultState } from './faults.js';
-import type { PageCache } from './page-cache.js';
+import { rowsTail, type PageCache } from './page-cache.js';
 import { deriveSeed, Rng } from './prng.js';
-import { drfAnswer, type Answer } from './send.js';
 
+/** The simulator's side of a list page: its data and the content faults. DRF's rules are src/drf's. */
 export interface ListContext {
   readonly data: SimulatedData;
   readonly faults: FaultState;
@@ -23,22 +27,26 @@ export interface ListContext {
   unorderedDraws: number;
 }
 
-/** The page a list request names, resolved against the listing as the faults make it look. */
-export function resolvePage(
-  ctx: ListContext,
-  query: URLSearchParams,
-): { page: number | null; count: number } {
-  const count = ctx.faults.active.emptyListing ? 0 : ctx.data.count;
-  return { page: parsePageNumber(query, numPages(count, ctx.pageSize)), count };
+export interface ResolvedPage {
+  /** null: DRF's 404 "Invalid page.". */
+  page: number | null;
+  count: number;
+  numPages: number;
 }
 
-function resultsJson(ctx: ListContext, page: number, count: number): string {
+/** The page a list request names, resolved against the listing as the faults make it look. */
+export function resolvePage(ctx: ListContext, view: ViewContext): ResolvedPage {
+  const count = ctx.faults.active.emptyListing ? 0 : ctx.data.count;
+  const pages = numPages(count, ctx.pageSize);
+  return { page: requestedPage(view, pages), count, numPages: pages };
+}
+
+/** The page's rows with the `unordered` and `invalidEntry` faults applied, or null when untouched. */
+function faultedRows(ctx: ListContext, page: number, count: number): SimulatedEntry[] | null {
   const { faults } = ctx;
-  if (count === 0) return '[]';
   const unordered = faults.active.unordered;
   const invalid = faults.match('invalidEntry', page);
-  if (!unordered && !invalid) return ctx.cache.resultsJson(page);
-
+  if (count === 0 || (!unordered && !invalid)) return null;
   let rows = ctx.cache.rows(page);
   if (unordered) {
     // Page N of a fresh random order is a random subset of the page's size.
@@ -57,40 +65,36 @@ function resultsJson(ctx: ListContext, page: number, count: number): string {
     rows = rows.with(invalid.index, entry);
     faults.record({ fault: 'invalidEntry', page });
   }
-  return drfJson(rows);
+  return rows;
 }
 
-function links(
-  ctx: ListContext,
-  host: string,
-  query: URLSearchParams,
-  page: number,
-  count: number,
-): { next: string | null; previous: string | null } {
+function links(ctx: ListContext, view: ViewContext, page: number, pages: number): PageLinks {
   const { faults } = ctx;
-  const neighbours = neighbourLinks(host, query, page, numPages(count, ctx.pageSize));
-  let next = neighbours.next;
+  const neighbours = neighbourLinks(view, page, pages);
   const foreign = faults.match('foreignNext', page);
   const loop = faults.match('nextLoop', page);
   if (foreign) {
-    next = `${foreign.origin.replace(/\/+$/, '')}${LIST_PATH}?page=${page + 1}`;
     faults.record({ fault: 'foreignNext', page });
-  } else if (loop) {
-    next = pageLink(host, query, loop.to);
-    faults.record({ fault: 'nextLoop', page });
+    return { ...neighbours, next: `${foreign.origin.replace(/\/+$/, '')}${LIST_PATH}?page=${page + 1}` };
   }
-  return { next, previous: neighbours.previous };
+  if (loop) {
+    faults.record({ fault: 'nextLoop', page });
+    return { ...neighbours, next: pageLink(view, loop.to) };
+  }
+  return neighbours;
 }
 
 /** The 200 page answer (or DRF's 404 for a page that does not exist), content faults applied. */
-export function listPageAnswer(
-  ctx: ListContext,
-  host: string,
-  query: URLSearchParams,
-  resolved: { page: number | null; count: number },
-): Answer {
-  const { page, count } = resolved;
-  if (page === null) return drfAnswer(404, INVALID_PAGE_BODY);
-  const { next, previous } = links(ctx, host, query, page, count);
-  return drfAnswer(200, envelope(count, next, previous, resultsJson(ctx, page, count)));
+export function listPageAnswer(ctx: ListContext, view: ViewContext, resolved: ResolvedPage): DrfResponse {
+  const { page, count, numPages: pages } = resolved;
+  if (page === null) return invalidPageAnswer(view);
+  const rows = count === 0 ? [] : faultedRows(ctx, page, count);
+  const content = {
+    count,
+    page,
+    numPages: pages,
+    tail: rows === null ? ctx.cache.tail(page) : rowsTail(rows),
+    values: () => (rows ?? ctx.cache.rows(page)) as JsonValue[],
+  };
+  return pageAnswer(view, pageBody(view, content, links(ctx, view, page, pages)));
 }

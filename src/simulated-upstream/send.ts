@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { ALLOW } from './drf-render.js';
+import type { DrfResponse } from '../drf/answer.js';
+import { ALLOW } from '../drf/view.js';
 
 export interface Answer {
   readonly status: number;
@@ -14,6 +15,20 @@ export function drfAnswer(status: number, body: string, extra: Record<string, st
     headers: { 'Content-Type': 'application/json', Vary: 'Accept', Allow: ALLOW, ...extra },
     body,
   };
+}
+
+/** A DRF core answer as it is: its headers (Content-Length included) and its body chunks. */
+export function sendDrf(res: ServerResponse, answer: DrfResponse): void {
+  res.writeHead(answer.status, answer.headers.flat());
+  res.end(answer.body.length === 1 ? answer.body[0] : Buffer.concat(answer.body));
+}
+
+/** A GET answer in the shape the transport faults cut and pad (they set their own length). */
+export function toAnswer(answer: DrfResponse): Answer {
+  const headers = Object.fromEntries(
+    answer.headers.filter(([name]) => name.toLowerCase() !== 'content-length'),
+  );
+  return { status: answer.status, headers, body: Buffer.concat(answer.body).toString('utf8') };
 }
 
 /** HEAD gets the headers and Content-Length of the GET answer, and no body (as Django does). */

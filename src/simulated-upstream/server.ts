@@ -1,19 +1,24 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { djangoErrorPage, type DrfRequest, type DrfResponse } from '../drf/answer.js';
+import { DjangoServerError } from '../drf/media-type.js';
+import { defaultOptionsBody } from '../drf/metadata.js';
+import { pyJsonDumps } from '../drf/python-json.js';
+import {
+  dispatchList,
+  isListPath,
+  optionsAnswer,
+  respondDjangoNotFound,
+  type DrfOptions,
+  type ViewContext,
+} from '../drf/view.js';
 import { LIST_PATH } from '../upstream/contract.js';
 import { SimulatedData } from './data.js';
-import {
-  acceptable,
-  DJANGO_NOT_FOUND_HTML,
-  methodNotAllowedBody,
-  NOT_ACCEPTABLE_BODY,
-  OPTIONS_BODY,
-} from './drf-render.js';
 import { FaultState, type FaultSwitches } from './faults.js';
 import { DEFAULT_DUP_RATE, DEFAULT_MEDIA_BASE_URL } from './generate.js';
 import { listPageAnswer, resolvePage, type ListContext } from './list-page.js';
 import { PageCache } from './page-cache.js';
-import { drfAnswer, send, sendCut, sendOversize, type Answer } from './send.js';
+import { drfAnswer, send, sendCut, sendDrf, sendOversize, toAnswer, type Answer } from './send.js';
 
 export interface SimulatedUpstreamOptions {
   seed?: number;
@@ -47,9 +52,13 @@ export interface SimulatedUpstream {
 
 interface Runtime extends ListContext {
   readonly faults: FaultState;
-  readonly fallbackHost: () => string;
+  readonly server: () => { name: string; port: string };
   readonly timers: Set<NodeJS.Timeout>;
 }
+
+// A plain site: no proxy trust, no mirror validators.
+const SITE: DrfOptions = { trustProxyHeaders: false, publicBaseUrl: null, cacheControl: null };
+const OPTIONS_BODY = Buffer.from(pyJsonDumps(defaultOptionsBody()));
 
 function statusPage(status: number): Answer {
   const titles: Record<number, string> = {
@@ -76,29 +85,9 @@ function throttled(retryAfter: number | string | Date): Answer {
   return drfAnswer(429, '{"detail":"Request was throttled."}', { 'Retry-After': date });
 }
 
-/** Everything outside the list view: Django's slash redirect and 404, DRF's 405 and 406, OPTIONS. */
-function nonListAnswer(req: IncomingMessage, path: string, search: string): Answer | undefined {
-  const method = req.method ?? 'GET';
-  if (path !== LIST_PATH) {
-    if (`${path}/` === LIST_PATH && (method === 'GET' || method === 'HEAD')) {
-      const location = `${LIST_PATH}${search ? `?${search}` : ''}`;
-      return {
-        status: 301,
-        headers: { 'Content-Type': 'text/html; charset=utf-8', Location: location },
-        body: '',
-      };
-    }
-    return { status: 404, headers: { 'Content-Type': 'text/html' }, body: DJANGO_NOT_FOUND_HTML };
-  }
-  if (!acceptable(req.headers.accept)) return drfAnswer(406, NOT_ACCEPTABLE_BODY);
-  if (method === 'OPTIONS') return drfAnswer(200, OPTIONS_BODY);
-  if (method !== 'GET' && method !== 'HEAD') return drfAnswer(405, methodNotAllowedBody(method));
-  return undefined;
-}
-
-function serveList(rt: Runtime, req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void {
+function serveList(rt: Runtime, req: IncomingMessage, res: ServerResponse, view: ViewContext): void {
   const { faults } = rt;
-  const resolved = resolvePage(rt, query);
+  const resolved = resolvePage(rt, view);
   const { page } = resolved;
   if (faults.match('hang', page)) return faults.record({ fault: 'hang', page });
 
@@ -113,10 +102,10 @@ function serveList(rt: Runtime, req: IncomingMessage, res: ServerResponse, query
     return send(res, req.method, throttled(limit.retryAfter));
   }
 
-  const answer = listPageAnswer(rt, req.headers.host ?? rt.fallbackHost(), query, resolved);
+  const answer = listPageAnswer(rt, view, resolved);
   if (answer.status === 200) res.once('finish', () => driftAfter(rt, page));
-  if (answer.status !== 200 || req.method === 'HEAD') return send(res, req.method, answer);
-  sendWithTransportFaults(rt, res, answer, page);
+  if (answer.status !== 200 || view.req.method.toUpperCase() === 'HEAD') return sendDrf(res, answer);
+  sendWithTransportFaults(rt, res, toAnswer(answer), page);
 }
 
 function sendWithTransportFaults(
@@ -153,14 +142,36 @@ function driftAfter(rt: Runtime, page: number | null): void {
   rt.faults.record({ fault: 'countDrift', page, change });
 }
 
+/** DRF's answer to anything but a page: Django's redirect and 404, DRF's 405/406, OPTIONS. */
+function dispatch(rt: Runtime, req: IncomingMessage): DrfResponse | ViewContext {
+  const request: DrfRequest = {
+    method: req.method ?? 'GET',
+    url: req.url ?? '/',
+    headers: req.headers,
+    server: { urlScheme: 'http', ...rt.server() },
+  };
+  try {
+    if (!isListPath(request.url)) return respondDjangoNotFound(request, SITE);
+    const dispatched = dispatchList(request, SITE);
+    if (dispatched.kind === 'answer') return dispatched.answer;
+    if (dispatched.kind === 'options')
+      return optionsAnswer(dispatched.view, OPTIONS_BODY, defaultOptionsBody());
+    return dispatched.view;
+  } catch (error) {
+    if (error instanceof DjangoServerError) return djangoErrorPage(request, 500);
+    throw error;
+  }
+}
+
 function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void {
-  const target = req.url ?? '/';
-  const queryAt = target.indexOf('?');
-  const path = queryAt === -1 ? target : target.slice(0, queryAt);
-  const search = queryAt === -1 ? '' : target.slice(queryAt + 1);
-  const answer = nonListAnswer(req, path, search);
-  if (answer) send(res, req.method, answer);
-  else serveList(rt, req, res, new URLSearchParams(search));
+  const dispatched = dispatch(rt, req);
+  if ('status' in dispatched) return sendDrf(res, dispatched);
+  try {
+    serveList(rt, req, res, dispatched);
+  } catch (error) {
+    if (!(error instanceof DjangoServerError)) throw error;
+    sendDrf(res, djangoErrorPage(dispatched.req, 500));
+  }
 }
 
 /** Starts a DRF-like list endpoint on a real loopback port; close() ends every connection. */
@@ -186,7 +197,10 @@ export async function startSimulatedUpstream(
     pageSize,
     unorderedDraws: 0,
     timers: new Set(),
-    fallbackHost: () => hostPort(server.address() as AddressInfo),
+    server: () => {
+      const address = server.address() as AddressInfo;
+      return { name: address.address, port: String(address.port) };
+    },
   };
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {

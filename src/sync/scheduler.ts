@@ -1,7 +1,10 @@
 import cron from 'node-cron';
-import type { TriggerResult } from '../http/api/admin-sync-route.js';
 import type { Logger } from '../logger.js';
 import { MirrorError } from '../errors.js';
+
+/** What a trigger did; the admin route declares the shape it needs (structurally the same). */
+export type TriggerResult =
+  { started: true; runId: number } | { started: false; runningRunId: number | null };
 
 export interface SchedulerDeps {
   cronExpression: string;

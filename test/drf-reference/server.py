@@ -22,8 +22,7 @@ args = parser.parse_args()
 with open(args.entries, encoding='utf-8') as fh:
     ENTRIES = json.load(fh)
 
-# A file database (not :memory:) so the forked gunicorn worker sees the migrated auth tables that
-# DRF's default BasicAuthentication queries.
+# A file database (not :memory:) so the forked gunicorn worker sees migrated tables.
 DB_FILE = os.path.join(tempfile.mkdtemp(prefix='drf-reference-'), 'db.sqlite3')
 
 from django.conf import settings  # noqa: E402
@@ -44,6 +43,8 @@ settings.configure(
     DATABASES={'default': {'ENGINE': 'django.db.backends.sqlite3', 'NAME': DB_FILE}},
     TEMPLATES=[{'BACKEND': 'django.template.backends.django.DjangoTemplates', 'APP_DIRS': True}],
     USE_TZ=True,
+    # The upstream authenticates nobody: credentials a browser or proxy attaches change nothing.
+    REST_FRAMEWORK={'DEFAULT_AUTHENTICATION_CLASSES': [], 'UNAUTHENTICATED_USER': None},
     LOGGING_CONFIG=None,
 )
 
@@ -93,9 +94,8 @@ class Server(BaseApplication):
         self.cfg.set('when_ready', when_ready)
         self.cfg.set('accesslog', None)
         self.cfg.set('loglevel', 'warning')
-        # gunicorn itself trusts X-Forwarded-Proto from 127.0.0.1 by default and rewrites
-        # wsgi.url_scheme; proxy trust must come from Django's settings only (--trust-proxy).
-        self.cfg.set('forwarded_allow_ips', '192.0.2.1')
+        # forwarded_allow_ips stays gunicorn's default (127.0.0.1): a local proxy's
+        # X-Forwarded-Proto/-Ssl/-Protocol set wsgi.url_scheme, as on the judged deployment.
 
     def load(self):
         return without_head_body(get_wsgi_application())

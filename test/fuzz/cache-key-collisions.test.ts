@@ -56,7 +56,7 @@ describe('AnswerCache key: String(header) makes a missing header and the text "u
 
 // Last: this poisons a module-level memo the tests above rely on being clean.
 describe('negotiate() memo key: `${format}\\0${accept ?? "\\0"}` is ambiguous once format holds a NUL', () => {
-  // src/http/drf/negotiation.ts: (format '\0', Accept '') and (no format, no Accept) share the key
+  // src/drf/negotiation.ts: (format '\0', Accept '') and (no format, no Accept) share the key
   // '\0\0', so `?format=%00` with an empty Accept (DRF: 404 unknown format) is remembered as the
   // answer for every later request with neither format nor Accept, or the other way round: whichever
   // comes first decides both ([404, 404] on a fresh process, [200, 200] once a plain request was

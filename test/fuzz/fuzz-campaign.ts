@@ -4,7 +4,7 @@ import type { MirrorDatabase } from '../../src/db/open.js';
 import { buildServer, type MirrorServer, type ServerOptions } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import type { SimulatedUpstream } from '../../src/simulated-upstream/index.js';
-import { comparedHeaders } from '../http/drf/golden-files.js';
+import { comparedHeaders } from '../helpers/golden-files.js';
 import { toRawRequest, type RawRequestSpec } from '../http/drf/differential-requests.js';
 import { sendRaw, type RawResponse } from '../http/drf/raw-http.js';
 import { defaultServerOptions } from '../helpers/mirror-server.js';
@@ -107,7 +107,11 @@ export async function runFuzz(
   const previous = new WeakMap<WireLane, HostileRequest>();
   const portOf = (r: HostileRequest): number => (r.proxied ? target.proxied.port : target.plain.port);
   const { connections } = await runOnLanes(requests, lanes, portOf, async (request, lane) => {
-    const exchange = await lane.exchange(toWire(request), request.method === 'HEAD', wantsKeepAlive(request));
+    const exchange = await lane.exchange(
+      toWire(request),
+      request.method.toUpperCase() === 'HEAD',
+      wantsKeepAlive(request),
+    );
     report.sent += 1;
     const prior = lane.reused ? previous.get(lane) : undefined;
     const outcome = classify(request, exchange, prior);
@@ -199,7 +203,7 @@ export async function runDifferential(
       const spec = specs[next] as RawRequestSpec;
       next += 1;
       const raw = toRawRequest(spec);
-      const isHead = spec.method === 'HEAD';
+      const isHead = spec.method.toUpperCase() === 'HEAD';
       const [expected, actual] = await Promise.all([
         sendRaw(referencePort, raw, isHead),
         sendRaw(mirrorPort, raw, isHead),

@@ -140,9 +140,7 @@ function defineDifferential(settings: HostileSuiteSettings): void {
       );
       expect(report.mismatches.slice(0, 10).join('\n\n')).toBe('');
       expect(report.compared).toBe(count);
-      expect(statuses.map(([s]) => s)).toEqual(
-        expect.arrayContaining([200, 301, 400, 403, 404, 405, 406, 500]),
-      );
+      expect(statuses.map(([s]) => s)).toEqual(expect.arrayContaining([200, 301, 400, 404, 405, 406, 500]));
       expect(target.log.errors()).toEqual([]);
     },
   );

@@ -1,6 +1,6 @@
 import { isIPv6 } from 'node:net';
-import { SERVER_ERROR_PAGE } from '../../src/http/drf/django-pages.js';
-import { isListPath } from '../../src/http/drf/respond.js';
+import { SERVER_ERROR_PAGE } from '../../src/drf/django-pages.js';
+import { isListPath } from '../../src/drf/respond.js';
 import { headerValues, toWire, type HostileRequest } from './hostile-requests.js';
 import type { Exchange, WireResponse } from './wire-lane.js';
 
@@ -55,7 +55,7 @@ function effectiveHost(request: HostileRequest): string | undefined {
 export function documentedDrf500(request: HostileRequest, response: WireResponse): string | null {
   if (response.status !== 500 || !isListPath(request.target)) return null;
   if (headerOf(response, 'content-type') !== 'text/html') return null;
-  const isHead = request.method === 'HEAD';
+  const isHead = request.method.toUpperCase() === 'HEAD';
   if (!(isHead ? response.body.length === 0 : response.body.equals(SERVER_ERROR_PAGE))) return null;
   const accept = headerValues(request, 'accept').join(', ');
   // eslint-disable-next-line no-control-regex -- non-ASCII is exactly what is looked for
@@ -145,7 +145,11 @@ function framingProblem(request: HostileRequest, response: WireResponse): string
 /** Every JSON answer must be whole JSON: catches truncated or interleaved bodies. */
 function bodyProblem(request: HostileRequest, response: WireResponse): string | null {
   const type = headerOf(response, 'content-type') ?? '';
-  if (request.method === 'HEAD' || response.body.length === 0 || !type.startsWith('application/json')) {
+  if (
+    request.method.toUpperCase() === 'HEAD' ||
+    response.body.length === 0 ||
+    !type.startsWith('application/json')
+  ) {
     return null;
   }
   try {

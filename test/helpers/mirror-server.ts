@@ -11,6 +11,10 @@ export const defaultServerOptions: ServerOptions = {
   staleAfterMs: 3_600_000,
   snapshotPollMs: 50,
   adminToken: null,
+  forwardedAllowIps: ['127.0.0.1'],
+  keepAliveTimeoutMs: 65_000,
+  metricsToken: null,
+  listCacheBytes: 32 * 1024 * 1024,
 };
 
 /** A real mirror server on 127.0.0.1:0, closed when the test ends. */

@@ -3,8 +3,8 @@ import { Pool } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { listingAt, listRuns } from '../../src/db/queries.js';
-import { respondList, type DrfOptions } from '../../src/http/drf/respond.js';
-import { prepareSnapshot } from '../../src/http/drf/snapshot.js';
+import { respondList, type DrfOptions } from '../../src/drf/respond.js';
+import { prepareSnapshot } from '../../src/drf/snapshot.js';
 import type { SimulatedData } from '../../src/simulated-upstream/index.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
@@ -211,7 +211,10 @@ function expectedBodies(
     });
     const pages = new Map<string, Buffer>();
     for (const path of paths) {
-      pages.set(path, respondList({ method: 'GET', url: path, headers: { host } }, snapshot, options).body);
+      pages.set(
+        path,
+        Buffer.concat(respondList({ method: 'GET', url: path, headers: { host } }, snapshot, options).body),
+      );
     }
     byRun.set(run.id, pages);
   }

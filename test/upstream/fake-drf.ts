@@ -1,5 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { DrfResponse } from '../../src/drf/answer.js';
+import {
+  invalidPageAnswer,
+  neighbourLinks,
+  numPages,
+  pageAnswer,
+  pageBody,
+  requestedPage,
+  resultsTail,
+} from '../../src/drf/list-page.js';
+import { pyJsonDumps, type JsonValue } from '../../src/drf/python-json.js';
+import { dispatchList, drfHeaders, optionsAnswer, type ViewContext } from '../../src/drf/view.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 
 /** A coworker entry shaped like the contract; extra keys allowed for drift tests. */
@@ -77,22 +89,26 @@ function sendJson(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-/** Renders page `page` the way DRF's PageNumberPagination does, links built from the Host header. */
-function renderPage(
-  state: FakeDrf,
-  pageSize: number,
-  listUrl: string,
-  page: number,
-): Record<string, unknown> | null {
-  const count = state.entries.length;
-  const pages = Math.max(1, Math.ceil(count / pageSize));
-  if (!Number.isInteger(page) || page < 1 || page > pages) return null;
-  return {
+function sendDrf(res: ServerResponse, answer: DrfResponse): void {
+  res.writeHead(answer.status, answer.headers.flat());
+  res.end(Buffer.concat(answer.body));
+}
+
+/** Page `page` as src/drf renders it (the mirror's own DRF core); null → "Invalid page.". */
+function renderPage(view: ViewContext, entries: readonly Entry[], pageSize: number): DrfResponse {
+  const count = entries.length;
+  const pages = numPages(count, pageSize);
+  const page = requestedPage(view, pages);
+  if (page === null) return invalidPageAnswer(view);
+  const rows = entries.slice((page - 1) * pageSize, page * pageSize) as unknown as JsonValue[];
+  const content = {
     count,
-    next: page < pages ? `${listUrl}?page=${page + 1}` : null,
-    previous: page === 1 ? null : page === 2 ? listUrl : `${listUrl}?page=${page - 1}`,
-    results: state.entries.slice((page - 1) * pageSize, page * pageSize),
+    page,
+    numPages: pages,
+    tail: resultsTail(rows.map((r) => pyJsonDumps(r))),
+    values: () => rows,
   };
+  return pageAnswer(view, pageBody(view, content, neighbourLinks(view, page, pages)));
 }
 
 async function waitForGate(state: FakeDrf, inFlight: () => number, target: number): Promise<void> {
@@ -126,13 +142,27 @@ export async function startFakeDrf(options: FakeDrfOptions = {}): Promise<FakeDr
     const info = { page: pageParam === null ? 1 : Number(pageParam), n: ++n };
     if (options.intercept && (await options.intercept(req, res, info))) return;
     if (url.pathname !== `${prefix}${LIST_PATH}`) return sendJson(res, 404, '{"detail":"Not found."}');
-    if (req.method === 'OPTIONS') return sendJson(res, 200, OPTIONS_BODY);
+    // The core knows the list path alone: the mount prefix travels in the links' base URL.
+    const dispatched = dispatchList(
+      { method: req.method ?? 'GET', url: (req.url ?? '/').slice(prefix.length), headers: req.headers },
+      { trustProxyHeaders: false, publicBaseUrl: `http://${req.headers.host}${prefix}`, cacheControl: null },
+    );
+    if (dispatched.kind === 'answer') return sendDrf(res, dispatched.answer);
+    if (dispatched.kind === 'options')
+      return sendDrf(res, optionsAnswer(dispatched.view, Buffer.from(OPTIONS_BODY), null));
     if (options.gateInFlight && info.page >= 2)
       await waitForGate(state, () => inFlight, options.gateInFlight);
-    const listUrl = `http://${req.headers.host}${prefix}${LIST_PATH}`;
-    const body = renderPage(state, pageSize, listUrl, info.page);
-    if (!body) return sendJson(res, 404, '{"detail":"Invalid page."}');
-    sendJson(res, 200, JSON.stringify(options.transform ? options.transform(body, info) : body));
+    const answer = renderPage(dispatched.view, state.entries, pageSize);
+    if (!options.transform || answer.status !== 200) return sendDrf(res, answer);
+    const body = JSON.parse(Buffer.concat(answer.body).toString('utf8')) as Record<string, unknown>;
+    const transformed = JSON.stringify(options.transform(body, info));
+    res.writeHead(
+      200,
+      drfHeaders(dispatched.view.renderer)
+        .flat()
+        .concat('Content-Length', String(Buffer.byteLength(transformed))),
+    );
+    res.end(transformed);
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

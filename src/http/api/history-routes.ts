@@ -58,6 +58,12 @@ const notFound = (detail: string) => ({ detail });
 
 /** The history API under /api/mirror/: runs, coworkers, their history, and the change feed. */
 export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
+  registerRunRoutes(app, store, base);
+  registerCoworkerRoutes(app, store, base);
+  registerChangeRoutes(app, store, base);
+}
+
+function registerRunRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
   app.get('/api/mirror/runs/', (request, reply) => {
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
@@ -79,7 +85,9 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
       ? runView(run, mediaRunsByIds(store, [run.id]).get(run.id))
       : reply.code(404).send(notFound(`no run ${params.id}`));
   });
+}
 
+function registerCoworkerRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
   app.get('/api/mirror/coworkers/', (request, reply) => {
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
@@ -121,7 +129,9 @@ export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabas
       changes: history.changes.map(changeView),
     };
   });
+}
 
+function registerChangeRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
   // Keyset pages (DRF's cursor envelope: next/previous, no count): a count over millions of
   // changes would cost more than the page itself.
   app.get('/api/mirror/changes/', (request, reply) => {

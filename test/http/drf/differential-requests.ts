@@ -3,6 +3,8 @@
  * can put on the wire that node's and gunicorn's HTTP parsers both accept.
  */
 
+import { Rng } from '../../../src/simulated-upstream/prng.js';
+
 export interface RawRequestSpec {
   method: string;
   target: string;
@@ -10,16 +12,10 @@ export interface RawRequestSpec {
   headers: [string, string][];
 }
 
-/** mulberry32: small, fast, and the same sequence on every run for a seed. */
+/** The project's one PRNG (the simulated upstream's mulberry32), as a bare function. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = new Rng(seed);
+  return () => rng.next();
 }
 
 const LIST = '/api/model/team-block-coworker/list/';

@@ -1,21 +1,14 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  isListPath,
-  respondDjangoNotFound,
-  respondList,
-  type DrfOptions,
-} from '../../../src/http/drf/respond.js';
-import { prepareSnapshot, type PreparedSnapshot } from '../../../src/http/drf/snapshot.js';
+import { prepareSnapshot } from '../../../src/drf/snapshot.js';
 import {
   boundaryRequests,
   generateRequests,
   toRawRequest,
   type RawRequestSpec,
 } from './differential-requests.js';
-import { comparedHeaders, goldenEntries, loadGoldenCases } from './golden-files.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
+import { startListServer } from './list-server.js';
 import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
 
 const python = findReferencePython();
@@ -49,21 +42,6 @@ function stressEntries(): unknown[] {
     { ...base, name: 'ελληνικά', extra_int: 12345678901234, extra_huge: 1e16, extra_tiny: 0.0001 },
     { ...base, name: 'last', extra_exp: 123456789012345680000, extra_neg_zero: -0 },
   ];
-}
-
-function answerWith(snapshot: PreparedSnapshot, options: DrfOptions): Server {
-  return createServer((req, res) => {
-    const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers };
-    const answer = isListPath(request.url)
-      ? respondList(request, snapshot, options)
-      : respondDjangoNotFound(request, options);
-    const flat = answer.headers.flat();
-    if (!answer.headers.some(([n]) => n.toLowerCase() === 'content-length') && answer.status !== 304) {
-      flat.push('Content-Length', String(answer.body.length));
-    }
-    res.writeHead(answer.status, flat);
-    res.end(answer.body);
-  });
 }
 
 function describeAnswer(r: RawResponse, skipBody: boolean): string {
@@ -100,7 +78,7 @@ interface Scenario {
 // Overridable to hunt for differences with more requests: DRF_DIFFERENTIAL_COUNT / _SEED.
 const count = Number(process.env.DRF_DIFFERENTIAL_COUNT ?? 600);
 const seed = Number(process.env.DRF_DIFFERENTIAL_SEED ?? 20261121);
-const ALL = [200, 301, 400, 403, 404, 405, 406, 500];
+const ALL = [200, 301, 400, 404, 405, 406, 500];
 
 const scenarios: Scenario[] = [
   {
@@ -137,7 +115,7 @@ describe.skipIf(python === null)(
   () => {
     describe.each(scenarios)('$name', (scenario) => {
       let reference: ReferenceServer | undefined;
-      let mirror: Server | undefined;
+      let mirror: Awaited<ReturnType<typeof startListServer>> | undefined;
       let mirrorPort = 0;
 
       beforeAll(async () => {
@@ -154,19 +132,16 @@ describe.skipIf(python === null)(
           optionsBody: scenario.optionsBody,
           fetchedAt: new Date('2026-11-21T12:00:00Z'),
         });
-        const server = answerWith(snapshot, {
+        mirror = await startListServer(snapshot, {
           trustProxyHeaders: scenario.trustProxy,
           publicBaseUrl: null,
           cacheControl: null,
         });
-        mirror = server;
-        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-        mirrorPort = (server.address() as AddressInfo).port;
+        mirrorPort = mirror.port;
       });
 
       afterAll(async () => {
-        const server = mirror;
-        if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+        await mirror?.close();
         await reference?.stop();
       });
 

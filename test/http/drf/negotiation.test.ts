@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DjangoServerError } from '../../../src/http/drf/media-type.js';
-import { negotiate } from '../../../src/http/drf/negotiation.js';
-import { indentOf } from '../../../src/http/drf/respond.js';
+import { DjangoServerError } from '../../../src/drf/media-type.js';
+import { negotiate } from '../../../src/drf/negotiation.js';
+import { indentOf } from '../../../src/drf/respond.js';
 
 describe('DRF DefaultContentNegotiation with JSONRenderer + BrowsableAPIRenderer', () => {
   it.each([

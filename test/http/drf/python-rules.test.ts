@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { basicAuthFailure } from '../../../src/http/drf/basic-auth.js';
-import { parsePythonInt } from '../../../src/http/drf/python-int.js';
-import { pyJsonDumps, pyNumber } from '../../../src/http/drf/python-json.js';
-import { decodePathInfo, pyParseQsl, rewriteQuery } from '../../../src/http/drf/python-url.js';
-import { isIPv6, isValidDjangoHost, splitTarget } from '../../../src/http/drf/request-target.js';
+import { parsePythonInt } from '../../../src/drf/python-int.js';
+import { pyJsonDumps, pyNumber } from '../../../src/drf/python-json.js';
+import { decodePathInfo, pyParseQsl, rewriteQuery } from '../../../src/drf/python-url.js';
+import { isIPv6, isValidDjangoHost, splitTarget } from '../../../src/drf/request-target.js';
 
 // Every expected value below was printed by Python 3.11.2 (Debian bookworm), DRF 3.14, Django 3.2.
 describe('parsePythonInt is Python int(str)', () => {
@@ -146,23 +145,5 @@ describe('request target and host, as gunicorn and Django read them', () => {
     ['12345::', false],
   ])('ipaddress.ip_address(%s) accepted: %s', (text, valid) => {
     expect(isIPv6(text)).toBe(valid);
-  });
-});
-
-describe('BasicAuthentication (DRF default, no users)', () => {
-  it.each([
-    [undefined, null],
-    ['Bearer x', null],
-    ['Basic', 'Invalid basic header. No credentials provided.'],
-    ['Basic a b', 'Invalid basic header. Credentials string should not contain spaces.'],
-    ['Basic abc', 'Invalid basic header. Credentials not correctly base64 encoded.'],
-    ['Basic Y', 'Invalid basic header. Credentials not correctly base64 encoded.'],
-    ['Basic YTpi', 'Invalid username/password.'],
-    ['basic YQ==', 'Invalid username/password.'],
-    ['Basic ====', 'Invalid username/password.'],
-    ['Basic YQ==junk', 'Invalid username/password.'],
-    ['Basic YQ=junk', 'Invalid basic header. Credentials not correctly base64 encoded.'],
-  ])('Authorization: %s → %s', (header, detail) => {
-    expect(basicAuthFailure(header)).toBe(detail);
   });
 });

@@ -6,8 +6,8 @@ import {
   respondList,
   type DrfOptions,
   type DrfRequest,
-} from '../../../src/http/drf/respond.js';
-import { prepareSnapshot } from '../../../src/http/drf/snapshot.js';
+} from '../../../src/drf/respond.js';
+import { prepareSnapshot } from '../../../src/drf/snapshot.js';
 
 const LIST = '/api/model/team-block-coworker/list/';
 const entry = (i: number): string =>
@@ -29,7 +29,7 @@ const headerOf = (headers: [string, string][], name: string): string | undefined
   headers.find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1];
 
 describe('respondList: what the mirror adds to DRF answers', () => {
-  it('sends DRF headers first, then validators, on a 200 page', () => {
+  it("sends DRF headers first, then validators, then Django's middleware headers, on a 200 page", () => {
     const answer = respondList(get(`${LIST}?page=2`), snapshot, { ...plain, cacheControl: 'max-age=60' });
     expect(answer.headers.map(([n]) => n)).toEqual([
       'Content-Type',
@@ -39,6 +39,10 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       'Last-Modified',
       'Cache-Control',
       'X-Mirror-Fetched-At',
+      'X-Frame-Options',
+      'Content-Length',
+      'X-Content-Type-Options',
+      'Referrer-Policy',
     ]);
     expect(headerOf(answer.headers, 'Last-Modified')).toBe('Sat, 21 Nov 2026 10:00:00 GMT');
     expect(headerOf(answer.headers, 'X-Mirror-Fetched-At')).toBe('2026-11-21T10:00:00.000Z');
@@ -54,7 +58,7 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       plain,
     );
     expect(again.status).toBe(304);
-    expect(again.body).toHaveLength(0);
+    expect(Buffer.concat(again.body)).toHaveLength(0);
     expect(headerOf(again.headers, 'ETag')).toBe(etag);
     const indented = respondList(
       get(`${LIST}?page=2`, { 'if-none-match': etag, accept: 'application/json; indent=2' }),
@@ -73,21 +77,26 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       ['Content-Type', 'application/json'],
       ['Vary', 'Accept'],
       ['Allow', 'GET, HEAD, OPTIONS'],
+      ['X-Frame-Options', 'DENY'],
+      ['Content-Length', '26'],
+      ['X-Content-Type-Options', 'nosniff'],
+      ['Referrer-Policy', 'same-origin'],
     ]);
-    expect(answer.body.toString()).toBe('{"detail":"Invalid page."}');
+    expect(Buffer.concat(answer.body).toString()).toBe('{"detail":"Invalid page."}');
   });
 
   it('answers HEAD with the GET headers, the GET body length and no body', () => {
     const getAnswer = respondList(get(LIST), snapshot, plain);
     const head = respondList(get(LIST, {}, 'HEAD'), snapshot, plain);
-    expect(head.body).toHaveLength(0);
-    expect(head.headers).toEqual([...getAnswer.headers, ['Content-Length', String(getAnswer.body.length)]]);
+    expect(Buffer.concat(head.body)).toHaveLength(0);
+    expect(head.headers).toEqual(getAnswer.headers);
+    expect(headerOf(head.headers, 'Content-Length')).toBe(String(Buffer.concat(getAnswer.body).length));
   });
 
   it('answers 503 without a snapshot, never an empty list', () => {
     const answer = respondList(get(LIST), null, plain);
     expect(answer.status).toBe(503);
-    expect(answer.body.toString()).toBe(
+    expect(Buffer.concat(answer.body).toString()).toBe(
       '{"detail":"The mirror has no snapshot yet: no sync has succeeded."}',
     );
     expect(respondList(get(LIST, {}, 'POST'), null, plain).status).toBe(405);
@@ -101,7 +110,7 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       optionsBody: null,
       fetchedAt: new Date(0),
     });
-    expect(respondList(get(LIST), empty, plain).body.toString()).toBe(
+    expect(respondList(get(LIST), empty, plain).body.join('')).toBe(
       '{"count":0,"next":null,"previous":null,"results":[]}',
     );
     expect(respondList(get(`${LIST}?page=last`), empty, plain).status).toBe(200);
@@ -113,19 +122,23 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       ...plain,
       publicBaseUrl: 'https://public.example/',
     });
-    expect(JSON.parse(viaBase.body.toString())).toMatchObject({
+    expect(JSON.parse(Buffer.concat(viaBase.body).toString())).toMatchObject({
       next: `https://public.example${LIST}?page=3&x=1`,
       previous: `https://public.example${LIST}?x=1`,
     });
     const proxied = { 'x-forwarded-host': 'edge.example', 'x-forwarded-proto': 'https' };
     const trusted = respondList(get(`${LIST}`, proxied), snapshot, { ...plain, trustProxyHeaders: true });
-    expect(JSON.parse(trusted.body.toString())).toMatchObject({ next: `https://edge.example${LIST}?page=2` });
+    expect(JSON.parse(Buffer.concat(trusted.body).toString())).toMatchObject({
+      next: `https://edge.example${LIST}?page=2`,
+    });
     const untrusted = respondList(get(`${LIST}`, proxied), snapshot, plain);
-    expect(JSON.parse(untrusted.body.toString())).toMatchObject({ next: `http://mirror.test${LIST}?page=2` });
+    expect(JSON.parse(Buffer.concat(untrusted.body).toString())).toMatchObject({
+      next: `http://mirror.test${LIST}?page=2`,
+    });
   });
 
   it('serves the captured OPTIONS body verbatim, and re-renders it only when indented', () => {
-    expect(respondList(get(LIST, {}, 'OPTIONS'), snapshot, plain).body.toString()).toBe(
+    expect(respondList(get(LIST, {}, 'OPTIONS'), snapshot, plain).body.join('')).toBe(
       '{"name":"Upstream said so"}',
     );
     const indented = respondList(
@@ -133,13 +146,13 @@ describe('respondList: what the mirror adds to DRF answers', () => {
       snapshot,
       plain,
     );
-    expect(indented.body.toString()).toBe('{\n "name": "Upstream said so"\n}');
+    expect(Buffer.concat(indented.body).toString()).toBe('{\n "name": "Upstream said so"\n}');
   });
 
   it('gives browsers an escaped HTML table with working links, under DRF status rules', () => {
     const answer = respondList(get(`${LIST}?format=api`), snapshot, plain);
     expect(headerOf(answer.headers, 'Content-Type')).toBe('text/html; charset=utf-8');
-    const html = answer.body.toString();
+    const html = Buffer.concat(answer.body).toString();
     expect(html).toContain('&lt;script&gt;&quot;x&quot;&amp;&lt;/script&gt;');
     expect(html).not.toContain('<script>');
     expect(html).toContain(`href="http://mirror.test${LIST}?format=api&amp;page=2"`);

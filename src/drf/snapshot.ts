@@ -1,4 +1,4 @@
-import { MirrorError } from '../../errors.js';
+import { MirrorError } from '../errors.js';
 import { defaultOptionsBody } from './metadata.js';
 import { pyJsonDumps, type JsonValue } from './python-json.js';
 

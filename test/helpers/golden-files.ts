@@ -14,7 +14,7 @@ export interface GoldenCase {
 }
 
 // The DRF captures live in the repository: tests never read anything beside the checkout.
-export const GOLDEN_DIR = fileURLToPath(new URL('../../fixtures/drf-golden', import.meta.url));
+export const GOLDEN_DIR = fileURLToPath(new URL('../fixtures/drf-golden', import.meta.url));
 
 export function loadGoldenCases(dir = GOLDEN_DIR): GoldenCase[] {
   return readdirSync(dir)
@@ -68,10 +68,28 @@ export function goldenEntries(cases: readonly GoldenCase[]): string[] {
 }
 
 /** The headers a DRF client relies on, by lower-cased name, in order. */
-export const COMPARED_HEADERS = ['content-type', 'vary', 'allow', 'location'];
+export const COMPARED_HEADERS = [
+  'content-type',
+  'vary',
+  'allow',
+  'location',
+  'x-frame-options',
+  'x-content-type-options',
+  'referrer-policy',
+];
 
 export function comparedHeaders(headers: readonly [string, string][]): string[] {
   return headers
     .filter(([n]) => COMPARED_HEADERS.includes(n.toLowerCase()))
     .map(([n, v]) => `${n.toLowerCase()}: ${v}`);
+}
+
+/** The host the golden exchanges were asked on. */
+export const GOLDEN_HOST = '127.0.0.1:8765';
+
+/** One golden case by name (the file name without `.txt`). */
+export function goldenCase(name: string, cases: readonly GoldenCase[] = loadGoldenCases()): GoldenCase {
+  const found = cases.find((c) => c.name === name);
+  if (!found) throw new Error(`golden case ${name} missing`);
+  return found;
 }

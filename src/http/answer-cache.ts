@@ -1,0 +1,108 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { DrfResponse } from '../drf/answer.js';
+import type { PreparedSnapshot } from '../drf/snapshot.js';
+
+// Map entry, key object and header arrays: a fair price per cached answer besides its bytes.
+const ENTRY_OVERHEAD_BYTES = 256;
+// Below this a page is joined into one buffer (one write, like a static file); above, the shared
+// tail stays shared so many distinct queries on big pages cost their heads only.
+const JOIN_BELOW_BYTES = 16 * 1024;
+
+function joined(answer: DrfResponse): DrfResponse {
+  if (answer.body.length < 2) return answer;
+  let length = 0;
+  for (const chunk of answer.body) length += chunk.length;
+  return length < JOIN_BELOW_BYTES ? { ...answer, body: [Buffer.concat(answer.body, length)] } : answer;
+}
+
+interface Entry {
+  snapshot: PreparedSnapshot;
+  answer: DrfResponse;
+  bytes: number;
+}
+
+/**
+ * Prepared answers by the parts of a request that decide them (method, target, the few headers DRF
+ * reads, the scheme), so the same page asked the same way is one map lookup. Bounded in bytes: an
+ * answer costs its key, headers and own body chunks; a page tail shared with the snapshot costs
+ * nothing, so 300 distinct `?x=i` on a big page cost 300 small heads, not 300 copies. Oldest
+ * entries go first; a new current snapshot empties it. `If-None-Match` bypasses it.
+ */
+function part(value: string | string[] | undefined): string {
+  if (value === undefined) return '\0';
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return text.includes('\0') ? '\n' : text;
+}
+
+export class AnswerCache {
+  readonly #entries = new Map<string, Entry>();
+  readonly #shared = new WeakMap<PreparedSnapshot, ReadonlySet<Buffer>>();
+  readonly #budget: number;
+  #bytes = 0;
+  #current: PreparedSnapshot | null = null;
+
+  constructor(budgetBytes: number) {
+    this.#budget = budgetBytes;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  static key(
+    method: string,
+    url: string,
+    headers: IncomingHttpHeaders,
+    scheme: string,
+    trustProxy: boolean,
+  ): string | null {
+    if (headers['if-none-match'] !== undefined) return null;
+    let key = `${method}\n${url}\n${part(headers.host)}\n${part(headers.accept)}\n${scheme}`;
+    if (trustProxy) key += `\n${part(headers['x-forwarded-host'])}\n${part(headers['x-forwarded-proto'])}`;
+    // Parts are separated by LF and an absent header is NUL: neither can be in a part Node parsed,
+    // but a head read off a refused packet might carry them, and then it is not cached at all.
+    return key.split('\n').length === (trustProxy ? 7 : 5) ? key : null;
+  }
+
+  /** Drops every answer when the served snapshot changes (old answers would pin the old one). */
+  follow(current: PreparedSnapshot | null): void {
+    if (current === this.#current) return;
+    this.#current = current;
+    this.#entries.clear();
+    this.#bytes = 0;
+  }
+
+  get(snapshot: PreparedSnapshot, key: string): DrfResponse | undefined {
+    const entry = this.#entries.get(key);
+    return entry?.snapshot === snapshot ? entry.answer : undefined;
+  }
+
+  /** Keeps `answer` (or its joined form) within the budget; returns what to send. */
+  set(snapshot: PreparedSnapshot, key: string, fresh: DrfResponse): DrfResponse {
+    const answer = joined(fresh);
+    const bytes = this.#cost(snapshot, key, answer);
+    if (bytes > this.#budget) return answer;
+    const old = this.#entries.get(key);
+    if (old) {
+      this.#entries.delete(key);
+      this.#bytes -= old.bytes;
+    }
+    for (const [oldest, entry] of this.#entries) {
+      if (this.#bytes + bytes <= this.#budget) break;
+      this.#entries.delete(oldest);
+      this.#bytes -= entry.bytes;
+    }
+    this.#entries.set(key, { snapshot, answer, bytes });
+    this.#bytes += bytes;
+    return answer;
+  }
+
+  #cost(snapshot: PreparedSnapshot, key: string, answer: DrfResponse): number {
+    let shared = this.#shared.get(snapshot);
+    if (!shared) this.#shared.set(snapshot, (shared = new Set(snapshot.pageTails)));
+    let bytes = ENTRY_OVERHEAD_BYTES + key.length * 2;
+    for (const [name, value] of answer.headers) bytes += (name.length + value.length) * 2;
+    for (const chunk of answer.body) if (!shared.has(chunk)) bytes += chunk.length;
+    return bytes;
+  }
+}

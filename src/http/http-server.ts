@@ -1,0 +1,69 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { MAX_HEADER_BYTES } from '../drf/gunicorn.js';
+import type { DrfHandler } from './drf-handler.js';
+
+import type { ServerOptions } from './server-options.js';
+
+// Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
+const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+function isApiPath(url: string | undefined, isAppPath: (path: string) => boolean): boolean {
+  if (url === undefined || url.startsWith('/api/model/')) return false; // the list path: no copy made
+  const path = url.split('?', 1)[0] ?? '/';
+  return path.startsWith('/api/mirror/') || API_PATHS.has(path) || isAppPath(path);
+}
+
+/** What else the server answers before DRF: the mirrored media, and the paths of the app's pages. */
+export interface HttpServerExtras {
+  /** Answers `/media/<sha256>/<name>` and returns true, or returns false for DRF to answer. */
+  media?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Paths the application (Fastify) answers besides /api/mirror/ and the health checks. */
+  isAppPath?: (path: string) => boolean;
+}
+
+const noPath = (): boolean => false;
+
+/**
+ * The node:http server in front of both sides, set up to take what gunicorn takes: its header
+ * sizes, HTTP/1.1 without Host, any `Expect`, methods Node's parser does not know, and idle
+ * keep-alive longer than a proxy's.
+ */
+export function createHttpServer(
+  options: Pick<ServerOptions, 'keepAliveTimeoutMs'>,
+  drf: DrfHandler,
+  api: (req: IncomingMessage, res: ServerResponse) => void,
+  extras: HttpServerExtras = {},
+): Server {
+  const { media, isAppPath = noPath } = extras;
+  const route = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isApiPath(req.url, isAppPath)) {
+      // The API reads no request body; without this, Fastify answers 415 to an odd
+      // Content-Type before the route (and its 401) can answer.
+      delete req.headers['content-type'];
+      api(req, res);
+    } else if (!media?.(req, res)) drf(req, res);
+  };
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, route);
+  server.keepAliveTimeout = options.keepAliveTimeoutMs;
+  // Above the idle timeout, so a reused connection's next request is never cut by the header timer.
+  server.headersTimeout = options.keepAliveTimeoutMs + 1000;
+  server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout);
+  // gunicorn ignores an Expect it does not know; Node would answer 417.
+  server.on('checkExpectation', route);
+  // Fastify's own listener (added after this one) answers every other parser refusal.
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+    if (err.code === 'HPE_INVALID_METHOD' && err.rawPacket) drf.answerRefused(err.rawPacket, socket);
+  });
+  // CONNECT is one more method to DRF: 405 from its raw head.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const head = Buffer.from(
+      `${req.method ?? 'CONNECT'} ${req.url ?? '/'} HTTP/${req.httpVersion}\r\n` +
+        req.rawHeaders.map((v, i) => (i % 2 === 0 ? `${v}: ` : `${v}\r\n`)).join('') +
+        '\r\n',
+      'latin1',
+    );
+    if (!drf.answerRefused(head, socket)) socket.destroy();
+  });
+  return server;
+}

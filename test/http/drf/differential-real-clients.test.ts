@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prepareSnapshot } from '../../../src/drf/snapshot.js';
+import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
+import { startListServer } from './list-server.js';
+import { sendRaw, type RawResponse } from './raw-http.js';
+import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
+
+/**
+ * What browsers, fetch(), curl, Python requests and a reverse proxy on the same host send, each
+ * answered by the real DRF site (gunicorn 20.1 with its defaults) and by the mirror's list
+ * endpoint as `buildServer` mounts it. Links naming the server's own port are compared with the
+ * port written as PORT.
+ */
+
+const python = findReferencePython();
+const LIST = '/api/model/team-block-coworker/list/';
+const HOST = 'Host: 127.0.0.1:8765';
+
+interface Case {
+  name: string;
+  head: string[];
+}
+
+const bigCookie = (n: number): string => `Cookie: c${n}=${'v'.repeat(6000)}`;
+
+const CASES: Case[] = [
+  {
+    name: 'valid Basic credentials (browser-cached, nginx auth_basic)',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Authorization: Basic dXNlcjpwYXNz'],
+  },
+  {
+    name: 'malformed Basic credentials',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'Authorization: Basic !!!'],
+  },
+  { name: 'Basic without credentials', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Authorization: Basic'] },
+  { name: 'Bearer token', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Authorization: Bearer abc'] },
+  {
+    name: 'three 6,000-byte cookies',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, bigCookie(1), bigCookie(2), bigCookie(3)],
+  },
+  {
+    name: '100 header fields',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, ...Array.from({ length: 99 }, (_, i) => `X-H${i}: ${i}`)],
+  },
+  {
+    name: '101 header fields',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, ...Array.from({ length: 100 }, (_, i) => `X-H${i}: ${i}`)],
+  },
+  { name: 'an 8,200-byte header field', head: [`GET ${LIST} HTTP/1.1`, HOST, `X-Big: ${'b'.repeat(8200)}`] },
+  { name: 'a 4,100-byte request line', head: [`GET ${LIST}?x=${'a'.repeat(4100)} HTTP/1.1`, HOST] },
+  {
+    name: 'X-Forwarded-Proto: https from a local proxy',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'X-Forwarded-Proto: https'],
+  },
+  { name: 'X-Forwarded-Ssl: on', head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'X-Forwarded-Ssl: on'] },
+  {
+    name: 'X-Forwarded-Protocol: ssl',
+    head: [`GET ${LIST}?page=3 HTTP/1.1`, HOST, 'X-Forwarded-Protocol: ssl'],
+  },
+  { name: 'X-Forwarded-Proto: http', head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'X-Forwarded-Proto: http'] },
+  {
+    name: 'agreeing scheme headers',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'X-Forwarded-Proto: https', 'X-Forwarded-Ssl: on'],
+  },
+  {
+    name: 'contradictory scheme headers',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'X-Forwarded-Proto: https', 'X-Forwarded-Ssl: off'],
+  },
+  {
+    name: 'X-Forwarded-Proto: https on the 404 path',
+    head: ['GET /nope HTTP/1.1', HOST, 'X-Forwarded-Proto: https'],
+  },
+  { name: 'an unknown method FOO', head: [`FOO ${LIST} HTTP/1.1`, HOST] },
+  { name: 'a lower-case get', head: [`get ${LIST}?page=2 HTTP/1.1`, HOST] },
+  { name: 'a lower-case head', head: [`head ${LIST} HTTP/1.1`, HOST] },
+  { name: 'a mixed-case Options', head: [`Options ${LIST} HTTP/1.1`, HOST] },
+  { name: 'PROPFIND', head: [`PROPFIND ${LIST} HTTP/1.1`, HOST] },
+  { name: 'an unknown method elsewhere', head: ['BREW /pot HTTP/1.1', HOST] },
+  { name: 'Expect: something-else', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Expect: something-else'] },
+  { name: 'If-None-Match: *', head: [`GET ${LIST} HTTP/1.1`, HOST, 'If-None-Match: *'] },
+  { name: 'If-None-Match: * on HEAD', head: [`HEAD ${LIST}?page=2 HTTP/1.1`, HOST, 'If-None-Match: *'] },
+  { name: 'HTTP/1.0 without Host', head: [`GET ${LIST}?page=2 HTTP/1.0`] },
+  { name: 'HTTP/1.1 without Host', head: [`GET ${LIST}?page=2 HTTP/1.1`] },
+  {
+    name: 'HTTP/1.0 without Host, secure from a local proxy',
+    head: [`GET ${LIST}?page=2 HTTP/1.0`, 'X-Forwarded-Proto: https'],
+  },
+  { name: 'the slash redirect', head: [`GET ${LIST.slice(0, -1)}?page=2 HTTP/1.1`, HOST] },
+  {
+    name: 'browser navigation',
+    head: [
+      `GET ${LIST} HTTP/1.1`,
+      HOST,
+      'Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      'Sec-Fetch-Mode: navigate',
+      'Upgrade-Insecure-Requests: 1',
+    ],
+  },
+  {
+    name: 'fetch() with credentials and CORS headers',
+    head: [
+      `GET ${LIST}?page=2 HTTP/1.1`,
+      HOST,
+      'Accept: */*',
+      'Origin: http://site.example',
+      'Sec-Fetch-Mode: cors',
+      'Authorization: Basic dXNlcjpwYXNz',
+    ],
+  },
+  {
+    name: 'a CORS preflight',
+    head: [
+      `OPTIONS ${LIST} HTTP/1.1`,
+      HOST,
+      'Origin: http://site.example',
+      'Access-Control-Request-Method: GET',
+    ],
+  },
+  {
+    name: 'Python requests',
+    head: [
+      `GET ${LIST}?page=3 HTTP/1.1`,
+      HOST,
+      'User-Agent: python-requests/2.31.0',
+      'Accept-Encoding: gzip, deflate',
+      'Accept: */*',
+      'Connection: keep-alive',
+    ],
+  },
+  {
+    name: 'an Upgrade: websocket request',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Connection: Upgrade', 'Upgrade: websocket'],
+  },
+];
+
+function request(c: Case): Buffer {
+  return Buffer.from(`${[...c.head, 'Connection: close'].join('\r\n')}\r\n\r\n`, 'latin1');
+}
+
+async function exchange(port: number, c: Case): Promise<RawResponse | string> {
+  const isHead = /^head /i.test(c.head[0] ?? '');
+  try {
+    return await sendRaw(port, request(c), isHead);
+  } catch (error) {
+    return `no answer: ${(error as Error).message}`;
+  }
+}
+
+function shown(r: RawResponse | string, port: number): string {
+  if (typeof r === 'string') return r;
+  // DRF's browsable API page: its HTML is not reproduced, only its status and headers.
+  const browsable = comparedHeaders(r.headers).includes('content-type: text/html; charset=utf-8');
+  const body = browsable ? '<browsable API page>' : r.body.toString('latin1');
+  const text = [String(r.status), ...comparedHeaders(r.headers), body].join('\n');
+  return text.replaceAll(`127.0.0.1:${port}`, '127.0.0.1:PORT');
+}
+
+describe.skipIf(python === null)('real clients: the mirror answers as the DRF site under gunicorn', () => {
+  const golden = loadGoldenCases();
+  const entries = goldenEntries(golden);
+  let reference: ReferenceServer | undefined;
+  let mirror: Awaited<ReturnType<typeof startListServer>> | undefined;
+
+  beforeAll(async () => {
+    reference = await startReferenceServer(
+      python ?? 'python3',
+      entries.map((e) => JSON.parse(e) as unknown),
+      8,
+    );
+    const snapshot = prepareSnapshot({
+      id: 'real-clients',
+      entries,
+      pageSize: 8,
+      optionsBody: golden.find((c) => c.name === 'options')?.body.toString('utf8') ?? null,
+      fetchedAt: new Date('2026-11-21T12:00:00Z'),
+    });
+    mirror = await startListServer(snapshot, {
+      trustProxyHeaders: false,
+      publicBaseUrl: null,
+      cacheControl: null,
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await mirror?.close();
+    await reference?.stop();
+  });
+
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const want = shown(await exchange(reference?.port ?? 0, c), reference?.port ?? 0);
+    const got = shown(await exchange(mirror?.port ?? 0, c), mirror?.port ?? 0);
+    expect(got).toBe(want);
+  });
+});

@@ -1,0 +1,88 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { registerErrorHandlers } from '../../src/http/error-handler.js';
+import { createLogger } from '../../src/logger.js';
+import { MemoryLog } from '../fuzz/memory-log.js';
+import { startMirror } from '../helpers/mirror-server.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+describe('server set-up for real clients', () => {
+  it('keeps idle connections 65 s by default, its header timer above that', async () => {
+    const mirror = await startMirror(tempDatabase());
+    expect(mirror.server.keepAliveTimeout).toBe(65_000);
+    expect(mirror.server.headersTimeout).toBeGreaterThan(65_000);
+    expect(mirror.server.requestTimeout).toBeGreaterThanOrEqual(mirror.server.headersTimeout);
+  });
+
+  it('takes KEEP_ALIVE_TIMEOUT from its options', async () => {
+    const mirror = await startMirror(tempDatabase(), { keepAliveTimeoutMs: 120_000 });
+    expect(mirror.server.keepAliveTimeout).toBe(120_000);
+    expect(mirror.server.headersTimeout).toBeGreaterThan(120_000);
+  });
+});
+
+describe('/metrics', () => {
+  it('is public without METRICS_TOKEN', async () => {
+    const mirror = await startMirror(tempDatabase());
+    const res = await fetch(`${mirror.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('coworker_mirror_runs');
+  });
+
+  it('answers only the bearer token when METRICS_TOKEN is set', async () => {
+    const token = 'metrics-token-0123456789';
+    const mirror = await startMirror(tempDatabase(), { metricsToken: token });
+    const none = await fetch(`${mirror.url}/metrics`);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await none.json()).toEqual({ detail: 'Send Authorization: Bearer <METRICS_TOKEN>.' });
+    const wrong = await fetch(`${mirror.url}/metrics`, { headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    const right = await fetch(`${mirror.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(right.status).toBe(200);
+    expect(await right.text()).toContain('coworker_mirror_runs');
+  });
+});
+
+describe('the Fastify side error handler', () => {
+  it('logs an unforeseen failure at error level and answers a 500 that names no internals', async () => {
+    const log = new MemoryLog();
+    const loggerInstance: FastifyBaseLogger = createLogger({
+      level: 'info',
+      pretty: false,
+      destination: log,
+    });
+    const app = Fastify({ loggerInstance });
+    registerErrorHandlers(app);
+    app.get('/boom', () => {
+      throw new Error('secret internals');
+    });
+    const res = await app.inject({ method: 'GET', url: '/boom' });
+    await app.close();
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ detail: 'Internal server error.' });
+    const errors = log.errors();
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ msg: 'request failed', url: '/boom', method: 'GET' });
+  });
+
+  it('answers a client error with its status and message, logged at info', async () => {
+    const log = new MemoryLog();
+    const loggerInstance: FastifyBaseLogger = createLogger({
+      level: 'info',
+      pretty: false,
+      destination: log,
+    });
+    const app = Fastify({ loggerInstance });
+    registerErrorHandlers(app);
+    app.get('/refuse', () => {
+      throw Object.assign(new Error('bad input'), { statusCode: 400 });
+    });
+    const res = await app.inject({ method: 'GET', url: '/refuse' });
+    await app.close();
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ detail: 'bad input' });
+    expect(log.errors()).toEqual([]);
+    expect(log.lines().some((l) => l.msg === 'request refused')).toBe(true);
+  });
+});
