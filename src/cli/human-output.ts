@@ -4,8 +4,13 @@ import { localTime, paint, table, when, type Style } from './terminal.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
-export const CHANGE_LEGEND =
-  'legend: + added  ~ changed  - removed  ↺ returned  ▣ new media bytes at the same URL';
+export const CHANGE_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned';
+
+/** The legend of a listing: the media symbol is explained only where it shows. */
+function changeLegend(changes: readonly ChangeView[]): string {
+  const media = changes.some((c) => c.kind === 'media_changed');
+  return media ? `${CHANGE_LEGEND}  ▣ new media bytes at the same URL` : CHANGE_LEGEND;
+}
 export const RUN_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned  = unchanged';
 
 const KIND_COLOUR = {
@@ -95,7 +100,7 @@ export function renderChanges(
   if (changes.length === 0) return ['no changes'];
   const header = ['WHEN', 'RUN', 'NAME', 'UUID', 'CHANGE'].map((h) => paint(style, 'bold', h));
   const rows = changes.map((c) => [when(c.at, style), String(c.run), ...who(c, names), changeText(c, style)]);
-  return [...table([header, ...rows], ['left', 'right']), '', paint(style, 'dim', CHANGE_LEGEND)];
+  return [...table([header, ...rows], ['left', 'right']), '', paint(style, 'dim', changeLegend(changes))];
 }
 
 export interface HistoryInput {
@@ -163,7 +168,10 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
     changeText(c, style),
   ]);
   lines.push(...table(rows, ['left', 'right']).map((line) => `  ${line}`));
-  lines.push('', paint(style, 'dim', `${CHANGE_LEGEND}; versions: ~ differs from the version before`));
+  lines.push(
+    '',
+    paint(style, 'dim', `${changeLegend(changes)}; versions: ~ differs from the version before`),
+  );
   return lines;
 }
 

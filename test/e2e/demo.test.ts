@@ -92,7 +92,8 @@ describe('the demo', () => {
     const lastRun = db.prepare("select max(id) from runs where status = 'succeeded'").pluck().get() as number;
     db.close();
     expect(media.length).toBeGreaterThan(0);
-    for (const url of media) expect(url.startsWith(`http://127.0.0.1:${demoPort}/media/`)).toBe(true);
+    // The demo's media host listens on the port after the upstream's, the same across restarts.
+    for (const url of media) expect(url.startsWith(`http://127.0.0.1:${demoPort + 1}/media/`)).toBe(true);
 
     // Restarted with its data still and the mirror stale at once: the first run sees what was stored.
     const second = await startDemo(cwd, {
