@@ -4,7 +4,7 @@
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
 import { Command, CommanderError, Option } from 'commander';
 import { loadConfig, settings, type Config, type FlagValues, type SettingKey } from './config.js';
-import { ConfigError, MirrorError, toMirrorError } from './errors.js';
+import { ConfigError, toMirrorError } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { createLogger } from './logger.js';
 import { VERSION } from './version.js';
@@ -165,7 +165,7 @@ async function main(): Promise<void> {
       process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
       return;
     }
-    const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown, classify(thrown));
+    const error = toMirrorError(thrown);
     if (error instanceof ConfigError) {
       process.stderr.write(`coworker-mirror: ${error.message}\n`);
       process.exitCode = EXIT.usage;
@@ -175,13 +175,8 @@ async function main(): Promise<void> {
       { err: error, code: error.code },
       error.message,
     );
-    process.exitCode = thrown instanceof MirrorError ? exitCodeFor(error.code) : EXIT.unexpected;
+    process.exitCode = exitCodeFor(error.code);
   }
-}
-
-/** better-sqlite3 throws SqliteError for database trouble; anything else unforeseen is a bug. */
-function classify(thrown: unknown): 'DB_ERROR' | 'UNEXPECTED' {
-  return thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED';
 }
 
 await main();

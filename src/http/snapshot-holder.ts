@@ -1,5 +1,6 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
@@ -73,11 +74,29 @@ export class SnapshotHolder {
     return prepared;
   }
 
-  /** Polls for snapshots committed by other processes. */
+  /**
+   * What is wrong with the database right now (a cheap read of every table, and whether the file
+   * on disk is still the one opened), or null. For readiness.
+   */
+  databaseProblem(): string | null {
+    return databaseProblem(this.#store);
+  }
+
+  /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
   startPolling(intervalMs: number): void {
     this.stopPolling();
+    let reported: string | null = null;
     this.#timer = setInterval(() => {
+      const fileProblem = this.#store.fileProblem();
+      if (fileProblem !== reported && fileProblem !== null) {
+        this.#logger.error(
+          { db: this.#store.file, problem: fileProblem },
+          'database file changed under the server',
+        );
+      }
+      reported = fileProblem;
       try {
+        recoverDeadRuns(this.#store);
         this.refresh();
       } catch (err) {
         this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');

@@ -110,12 +110,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     log.info(figures, 'sync succeeded');
     return summary;
   } catch (thrown) {
-    const error = deps.signal?.aborted
-      ? abortError(deps.signal, thrown)
-      : toMirrorError(
-          thrown,
-          thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED',
-        );
+    const error = deps.signal?.aborted ? abortError(deps.signal, thrown) : toMirrorError(thrown);
     const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
     Object.assign(error.details, { runId: run.id });
     try {
