@@ -1,4 +1,5 @@
 import type { ChangeKind } from '../db/schema.js';
+import { canonicalJson, stringifyJson } from '../json/safe-json.js';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
 export interface CurrentAppearance {
@@ -255,26 +256,11 @@ export function diffFields(
   const fields = [...Object.keys(after), ...Object.keys(before).filter((k) => !Object.hasOwn(after, k))];
   const out: { field: string; oldValue: string | null; newValue: string | null }[] = [];
   for (const field of fields) {
-    const oldValue = Object.hasOwn(before, field) ? JSON.stringify(before[field]) : null;
-    const newValue = Object.hasOwn(after, field) ? JSON.stringify(after[field]) : null;
+    const oldValue = Object.hasOwn(before, field) ? stringifyJson(before[field]) : null;
+    const newValue = Object.hasOwn(after, field) ? stringifyJson(after[field]) : null;
     if (oldValue !== newValue) out.push({ field, oldValue, newValue });
   }
   return out;
-}
-
-/** The JSON text with object keys sorted at every depth: equal for the same data in any key order. */
-function canonicalJson(json: string): string {
-  const sortKeys = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(sortKeys);
-    if (value === null || typeof value !== 'object') return value;
-    const obj = value as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.keys(obj)
-        .sort()
-        .map((k) => [k, sortKeys(obj[k])]),
-    );
-  };
-  return JSON.stringify(sortKeys(JSON.parse(json)));
 }
 
 /** Items by key; a key seen once keeps its item as is (most uuids are listed once), else an array. */

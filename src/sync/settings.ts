@@ -13,5 +13,14 @@ export function syncSettingsFrom(config: Config, upstreamUrl: string): SyncSetti
     maxBodyBytes: config.maxBodyBytes,
     maxAttempts: config.maxAttempts,
     maxRetryAfterMs: config.maxRetryAfterMs,
+    bounds: {
+      maxListingBytes: config.maxListingBytes,
+      maxEntries: config.maxListingEntries,
+      maxBytes: config.maxEntryBytes,
+      maxDepth: config.maxEntryDepth,
+      maxOptionsBytes: config.maxOptionsBytes,
+      maxDurationMs: config.maxSyncDurationMs,
+      requestDeadlineMs: config.requestDeadlineMs,
+    },
   };
 }
