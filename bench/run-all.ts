@@ -24,6 +24,7 @@ const BENCHES: Bench[] = [
   { name: 'crawl', args: [], timeoutMs: 5 * MINUTE },
   { name: 'sync-scale', args: ['--entries', '100000'], timeoutMs: 20 * MINUTE },
   { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
+  { name: 'repeated-uuid-diff', args: ['--k', '20000'], timeoutMs: 5 * MINUTE },
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
 ];
 
