@@ -5,9 +5,9 @@ import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server
 import { createLogger, type Logger } from './logger.js';
 import { startSimulatedUpstream, type SimulatedUpstream } from './simulated-upstream/index.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
-import { runSync } from './sync/run-sync.js';
+import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
-import { syncSettingsFrom } from './sync/settings.js';
+import { syncEnvFrom } from './sync/settings.js';
 import { ConfigError } from './errors.js';
 
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
@@ -142,11 +142,9 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runSync(syncSettingsFrom(config, upstreamUrl), { store, logger, signal: abort, onRunStarted }).then(
-        () => {
-          parts.server?.snapshots.refresh();
-        },
-      ),
+      runIsolatedSync(isolatedSync(config, upstreamUrl, store, logger), abort, onRunStarted).then(() => {
+        parts.server?.snapshots.refresh();
+      }),
   }));
   const server = (parts.server = await buildServer({
     store,
@@ -161,6 +159,27 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
   );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
+}
+
+/** Each sync of `start` runs as this very CLI's `sync` in a child process, off the server's heap. */
+function isolatedSync(
+  config: Config,
+  upstreamUrl: string,
+  store: MirrorDatabase,
+  logger: Logger,
+): IsolatedSyncOptions {
+  return {
+    execPath: process.execPath,
+    nodeArgs: process.execArgv,
+    cliPath: process.argv[1] ?? '',
+    env: { ...process.env, ...syncEnvFrom(config, upstreamUrl) },
+    maxHeapMb: config.syncMaxHeapMb,
+    maxDurationMs: config.maxSyncDurationMs,
+    store,
+    logger: logger.child({ module: 'isolated-sync' }),
+    stdout: process.stdout,
+    stderr: process.stderr,
+  };
 }
 
 function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config, logger: Logger): void {

@@ -4,6 +4,7 @@ import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createLogger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
+import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { syncSettingsFrom } from '../sync/settings.js';
 
@@ -46,6 +47,8 @@ export async function runSyncCommand(config: Config): Promise<number> {
       store,
       logger,
       signal: controller.signal,
+      // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
+      onRunStarted: (runId) => reportToParent(process.send?.bind(process), { type: 'run-started', runId }),
       onProgress: (done, total) => {
         if (!bar) return;
         if (!started) bar.start(total, 0);
@@ -60,6 +63,8 @@ export async function runSyncCommand(config: Config): Promise<number> {
   } catch (thrown) {
     bar?.stop();
     const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
+    const { code, message, details } = error;
+    reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
     const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
     process.stderr.write(`sync failed${runId} [${error.code}]: ${error.message}\n`);
     return exitCodeFor(error.code);

@@ -24,3 +24,19 @@ export function syncSettingsFrom(config: Config, upstreamUrl: string): SyncSetti
     },
   };
 }
+
+/**
+ * The variables that give a child `sync` process the settings of this `start`: those a flag of
+ * `start` may have set, and the upstream (the demo's URL is known only here). Every other setting
+ * reaches the child through the environment it inherits.
+ */
+export function syncEnvFrom(config: Config, upstreamUrl: string): Record<string, string> {
+  return {
+    UPSTREAM_URL: upstreamUrl,
+    DATABASE_PATH: config.databasePath,
+    SYNC_CONCURRENCY: String(config.concurrency),
+    SYNC_MAX_PAGES: String(config.maxPages),
+    SYNC_ALLOW_EMPTY: String(config.allowEmpty),
+    LOG_LEVEL: config.logLevel,
+  };
+}
