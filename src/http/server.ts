@@ -19,6 +19,10 @@ export interface ServerOptions {
   staleAfterMs: number;
   snapshotPollMs: number;
   adminToken: string | null;
+  /** Whole-request receive deadline (HTTP_REQUEST_TIMEOUT); default 30 s. */
+  httpRequestTimeoutMs?: number;
+  /** Byte budget of the `?as_of=` snapshot cache (AS_OF_CACHE_BYTES); default 64 MiB. */
+  asOfCacheBytes?: number;
 }
 
 /** The server's part of the parsed configuration. */
@@ -30,6 +34,8 @@ export function serverOptionsFrom(config: Config): ServerOptions {
     staleAfterMs: config.staleAfterMs,
     snapshotPollMs: config.snapshotPollMs,
     adminToken: config.adminToken,
+    httpRequestTimeoutMs: config.httpRequestTimeoutMs,
+    asOfCacheBytes: config.asOfCacheBytes,
   };
 }
 
@@ -66,7 +72,7 @@ function isApiPath(url: string | undefined): boolean {
  */
 export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
-  const snapshots = new SnapshotHolder(deps.store, logger);
+  const snapshots = new SnapshotHolder(deps.store, logger, deps.options.asOfCacheBytes);
   snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
   const drf = createDrfHandler({ snapshots, metrics, logger, options: deps.options });
@@ -78,7 +84,15 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
     serverFactory: (handler) => {
-      server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      // Seconds, not Node's 5 minutes: a client trickling a request must not hold a socket for long.
+      // Node checks these deadlines every `connectionsCheckingInterval` (30 s by default).
+      const requestTimeout = deps.options.httpRequestTimeoutMs ?? 30_000;
+      const timeouts = {
+        requestTimeout,
+        headersTimeout: Math.min(10_000, requestTimeout),
+        connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+      };
+      server = createServer(timeouts, (req: IncomingMessage, res: ServerResponse) => {
         if (isApiPath(req.url)) {
           // The API reads no request body; without this, Fastify answers 415 to an odd
           // Content-Type before the route (and its 401) can answer.
@@ -91,10 +105,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   });
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => {
-    payload.resume();
-    payload.on('end', () => done(null, undefined));
-  });
+  // Read as a buffer so Fastify enforces each route's bodyLimit (the admin route's is 1 KiB).
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });

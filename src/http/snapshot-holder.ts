@@ -4,6 +4,10 @@ import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
+import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
+
+/** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
+export const DEFAULT_AS_OF_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface SnapshotInfo {
   runId: number;
@@ -19,14 +23,27 @@ export interface SnapshotInfo {
  */
 export class SnapshotHolder {
   #current: { prepared: PreparedSnapshot; info: SnapshotInfo } | null = null;
-  #pastByRun = new Map<number, PreparedSnapshot>();
+  /** Least recently used first (a Map keeps insertion order; a hit re-inserts). */
+  #pastByRun = new Map<number, PastSnapshot>();
+  #pastBytes = 0;
   #timer: NodeJS.Timeout | null = null;
   readonly #store: MirrorDatabase;
   readonly #logger: Logger;
+  readonly #asOfCacheBytes: number;
 
-  constructor(store: MirrorDatabase, logger: Logger) {
+  constructor(store: MirrorDatabase, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
     this.#store = store;
     this.#logger = logger;
+    this.#asOfCacheBytes = asOfCacheBytes;
+  }
+
+  /** Bytes held by past snapshots (for tests and metrics). */
+  get pastSnapshotBytes(): number {
+    return this.#pastBytes;
+  }
+
+  get pastSnapshotRuns(): number[] {
+    return [...this.#pastByRun.keys()];
   }
 
   get current(): PreparedSnapshot | null {
@@ -66,12 +83,40 @@ export class SnapshotHolder {
     if (!run) return null;
     if (run.id === this.#current?.info.runId) return this.#current.prepared;
     const cached = this.#pastByRun.get(run.id);
-    if (cached) return cached;
-    const prepared = this.#prepare(run);
-    // A handful of past snapshots is plenty for time travel; keep memory bounded.
-    if (this.#pastByRun.size >= 8) this.#pastByRun.delete(this.#pastByRun.keys().next().value as number);
-    this.#pastByRun.set(run.id, prepared);
-    return prepared;
+    if (cached) {
+      this.#pastByRun.delete(run.id);
+      this.#pastByRun.set(run.id, cached);
+      return cached.prepared;
+    }
+    const past: PastSnapshot = loadPastSnapshot(this.#store, run, (grown) => {
+      // Pages built after this snapshot left the cache are the caller's, not the cache's.
+      if (this.#pastByRun.get(run.id) !== past) return;
+      this.#pastBytes += grown;
+      this.#evictPast(run.id);
+    });
+    this.#pastByRun.set(run.id, past);
+    this.#pastBytes += past.bytes;
+    this.#evictPast(run.id);
+    return past.prepared;
+  }
+
+  /**
+   * Drops least recently used past snapshots until the cache fits its byte budget. The one being
+   * served (`keep`) stays until its request is answered, even alone over budget; it goes next time.
+   */
+  #evictPast(keep: number): void {
+    for (const [runId, past] of this.#pastByRun) {
+      if (this.#pastBytes <= this.#asOfCacheBytes) return;
+      if (runId === keep) continue;
+      this.#pastByRun.delete(runId);
+      this.#pastBytes -= past.bytes;
+    }
+    if (this.#pastBytes > this.#asOfCacheBytes && this.#pastByRun.size === 1) {
+      // Only the one in use is left and it alone is over budget: forget it (the caller holds it).
+      const only = this.#pastByRun.get(keep);
+      if (only) this.#pastBytes -= only.bytes;
+      this.#pastByRun.delete(keep);
+    }
   }
 
   /**
