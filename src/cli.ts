@@ -171,6 +171,8 @@ async function main(): Promise<void> {
       process.exitCode = EXIT.usage;
       return;
     }
+    // A database error is the operator's to fix: one plain line says what to do, the log has the rest.
+    if (error.code === 'DB_ERROR') process.stderr.write(`coworker-mirror: ${error.message}\n`);
     createLogger({ level: 'error', pretty: false, destination: process.stderr }).error(
       { err: error, code: error.code },
       error.message,
