@@ -142,9 +142,9 @@ async function startParts(config: Config, logger: Logger, parts: Partial<Parts>)
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runIsolatedSync(isolatedSync(config, upstreamUrl, store, logger), abort, onRunStarted).then(() => {
-        parts.server?.snapshots.refresh();
-      }),
+      runIsolatedSync(isolatedSync(config, upstreamUrl, store, logger), abort, onRunStarted).then(() =>
+        parts.server?.snapshots.refreshInBackground(),
+      ),
   }));
   const server = (parts.server = await buildServer({
     store,

@@ -26,16 +26,7 @@ export function loadPastSnapshot(
   run: RunRow,
   onGrow: (bytes: number) => void,
 ): PastSnapshot {
-  const versionIds = new Int32Array(
-    store.sqlite
-      .prepare(
-        `select lp.version_id from listing_positions lp
-          where lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)
-          order by lp.position`,
-      )
-      .pluck()
-      .all(run.id, run.id) as number[],
-  );
+  const versionIds = listedVersionIds(store, run);
   const bodyOf = store.sqlite.prepare('select body from versions where id = ?').pluck();
   const pageSize = run.pageSize ?? 8;
   const count = versionIds.length;
@@ -61,7 +52,6 @@ export function loadPastSnapshot(
     return built;
   };
 
-  const optionsBody = run.optionsBodyId === null ? null : loadOptionsBody(store, run.optionsBodyId);
   const fetchedAt = new Date(run.finishedAt ?? run.startedAt);
   const prepared: PreparedSnapshot = {
     id: String(run.id),
@@ -70,10 +60,7 @@ export function loadPastSnapshot(
     numPages,
     pageTails: lazyArray(numPages, (i) => page(i).tail),
     entryValues: lazyArray(count, (i) => page(Math.floor(i / pageSize)).values[i % pageSize] ?? null),
-    options: {
-      compact: Buffer.from(optionsBody ?? pyJsonDumps(defaultOptionsBody())),
-      value: optionsBody === null ? defaultOptionsBody() : parseOrNull(optionsBody),
-    },
+    options: snapshotOptions(store, run),
     lastModified: fetchedAt.toUTCString(),
     fetchedAtIso: fetchedAt.toISOString(),
   };
@@ -83,6 +70,29 @@ export function loadPastSnapshot(
       return state.bytes;
     },
   };
+}
+
+/** The OPTIONS answer of a run: the upstream's own body when it was stored, else DRF's default. */
+export function snapshotOptions(store: MirrorDatabase, run: RunRow): PreparedSnapshot['options'] {
+  const body = run.optionsBodyId === null ? null : loadOptionsBody(store, run.optionsBodyId);
+  return {
+    compact: Buffer.from(body ?? pyJsonDumps(defaultOptionsBody())),
+    value: body === null ? defaultOptionsBody() : parseOrNull(body),
+  };
+}
+
+/** The version ids listed by `run`, in listing order: one indexed read of integers. */
+export function listedVersionIds(store: MirrorDatabase, run: RunRow): Int32Array {
+  return new Int32Array(
+    store.sqlite
+      .prepare(
+        `select lp.version_id from listing_positions lp
+          where lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)
+          order by lp.position`,
+      )
+      .pluck()
+      .all(run.id, run.id) as number[],
+  );
 }
 
 function loadOptionsBody(store: MirrorDatabase, id: number): string | null {

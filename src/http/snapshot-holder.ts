@@ -4,6 +4,7 @@ import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { prepareSnapshot, type PreparedSnapshot } from './drf/snapshot.js';
+import { buildSnapshotInSlices } from './build-in-slices.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
@@ -27,6 +28,7 @@ export class SnapshotHolder {
   #pastByRun = new Map<number, PastSnapshot>();
   #pastBytes = 0;
   #timer: NodeJS.Timeout | null = null;
+  #refreshing: Promise<boolean> | null = null;
   readonly #store: MirrorDatabase;
   readonly #logger: Logger;
   readonly #asOfCacheBytes: number;
@@ -72,6 +74,42 @@ export class SnapshotHolder {
     };
     this.#logger.info(
       { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started) },
+      'snapshot swapped in',
+    );
+    return true;
+  }
+
+  /**
+   * Like `refresh`, but builds the new snapshot in slices with the event loop free between them,
+   * so requests (health checks included) keep being answered while a large listing is prepared.
+   * One build at a time: a call during a build joins it.
+   */
+  refreshInBackground(): Promise<boolean> {
+    this.#refreshing ??= this.#buildLatest().finally(() => {
+      this.#refreshing = null;
+    });
+    return this.#refreshing;
+  }
+
+  async #buildLatest(): Promise<boolean> {
+    const latestId = latestSucceededRunId(this.#store);
+    if (latestId === null || latestId === this.#current?.info.runId) return false;
+    const run = latestSucceededRun(this.#store);
+    if (!run) return false;
+    const started = performance.now();
+    const prepared = await buildSnapshotInSlices(this.#store, run);
+    // A synchronous refresh may have swapped in this run or a newer one meanwhile.
+    if ((this.#current?.info.runId ?? 0) >= run.id) return false;
+    this.#current = {
+      prepared,
+      info: {
+        runId: run.id,
+        entries: run.entries ?? 0,
+        fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+      },
+    };
+    this.#logger.info(
+      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started), sliced: true },
       'snapshot swapped in',
     );
     return true;
@@ -140,11 +178,13 @@ export class SnapshotHolder {
         );
       }
       reported = fileProblem;
+      const failed = (err: unknown) =>
+        this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
       try {
         recoverDeadRuns(this.#store);
-        this.refresh();
+        this.refreshInBackground().catch(failed);
       } catch (err) {
-        this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
+        failed(err);
       }
     }, intervalMs);
     this.#timer.unref();

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { latestSucceededRun, listingAt, listRuns } from '../../src/db/queries.js';
 import { prepareSnapshot } from '../../src/http/drf/snapshot.js';
+import { buildSnapshotInSlices } from '../../src/http/build-in-slices.js';
 import { loadPastSnapshot } from '../../src/http/past-snapshot.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { startMirror } from '../helpers/mirror-server.js';
@@ -59,6 +60,31 @@ describe('the server bounds what clients make it hold', () => {
       entryValues: [...whole.entryValues],
     });
     expect(lazy.entryValues.slice(8, 16)).toEqual(whole.entryValues.slice(8, 16));
+  });
+
+  it('the current snapshot built in slices is the very snapshot built at once, and swaps in', async () => {
+    const { store, runs } = await history();
+    for (const run of runs) {
+      const listing = listingAt(store, run);
+      const whole = prepareSnapshot({
+        id: String(run.id),
+        entries: listing.entries,
+        pageSize: run.pageSize ?? 8,
+        optionsBody: listing.optionsBody,
+        fetchedAt: new Date(run.finishedAt ?? ''),
+      });
+      expect(await buildSnapshotInSlices(store, run)).toEqual(whole);
+    }
+    // No polling: this test swaps by hand.
+    const mirror = await startMirror(store, { snapshotPollMs: 3_600_000 });
+    const upstream = await simulatedUpstream({ seed: 6, count: 12 });
+    await sync(store, upstream);
+    expect(mirror.snapshots.info?.runId).toBe(5);
+    const [first, joined] = [mirror.snapshots.refreshInBackground(), mirror.snapshots.refreshInBackground()];
+    expect(await first).toBe(true);
+    expect(await joined).toBe(true);
+    expect(mirror.snapshots.info).toMatchObject({ runId: 6, entries: 12 });
+    expect(await mirror.snapshots.refreshInBackground()).toBe(false);
   });
 
   it('regression: the as_of cache stays within its byte budget, dropping the least recently used', async () => {
