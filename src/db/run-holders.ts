@@ -93,21 +93,20 @@ export function abortDeadRuns(store: MirrorDatabase, now = new Date()): RunRow |
   return holder;
 }
 
-const hasRunning = (store: MirrorDatabase) =>
-  store.sqlite.prepare("select 1 from runs where status = 'running' limit 1").get() !== undefined;
-
 /**
- * Marks runs whose holder is dead as aborted; returns how many. A cheap indexed read first, so a
- * process can call this on open and on every poll; the write transaction only when a run is running.
+ * Marks runs whose holder is dead as aborted; returns how many. It reads first (in WAL a read never
+ * waits) and takes the write lock only when a dead holder is found: a server polling this while a
+ * live sync commits must not block its event loop on that sync's write transaction.
  */
 export function recoverDeadRuns(store: MirrorDatabase): number {
-  if (!hasRunning(store)) return 0;
+  const running = store.db.select().from(runs).where(eq(runs.status, 'running')).all();
+  if (!running.some((run) => holderIsDead(store, run))) return 0;
   return store.sqlite
     .transaction(() => {
-      const before = store.sqlite.prepare("select count(*) from runs where status = 'running'").pluck();
-      const running = before.get() as number;
+      const count = store.sqlite.prepare("select count(*) from runs where status = 'running'").pluck();
+      const before = count.get() as number;
       abortDeadRuns(store);
-      return running - (before.get() as number);
+      return before - (count.get() as number);
     })
     .immediate();
 }
