@@ -24,6 +24,8 @@ const BENCHES: Bench[] = [
   { name: 'crawl', args: [], timeoutMs: 5 * MINUTE },
   { name: 'sync-scale', args: ['--entries', '100000'], timeoutMs: 20 * MINUTE },
   { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
+  { name: 'repeated-uuid-diff', args: ['--k', '20000'], timeoutMs: 5 * MINUTE },
+  { name: 'start-reliability', args: ['--entries', '100000', '--requests', '10000'], timeoutMs: 20 * MINUTE },
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
   { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
   { name: 'pages', args: [], timeoutMs: 15 * MINUTE },

@@ -3,7 +3,7 @@
 // under 300 MB peak RSS at the same speed; measured in README "Benchmarks". `npm start` and the
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
 import { CommanderError } from 'commander';
-import { MirrorError, toMirrorError } from './errors.js';
+import { toMirrorError } from './errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { buildProgram } from './cli/program.js';
 import { errorReport } from './cli/report.js';
@@ -18,16 +18,12 @@ async function main(): Promise<void> {
       process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
       return;
     }
-    const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown, classify(thrown));
+    // SQLite's errors become DB_ERROR (exit 8) with what to do; anything unforeseen is a bug (exit 1).
+    const error = toMirrorError(thrown);
     // What failed and what to do, in a line or two; the stack only when asked for.
     process.stderr.write(errorReport(error, { debug: process.env.LOG_LEVEL === 'debug' }));
-    process.exitCode = thrown instanceof MirrorError ? exitCodeFor(error.code) : EXIT.unexpected;
+    process.exitCode = exitCodeFor(error.code);
   }
-}
-
-/** better-sqlite3 throws SqliteError for database trouble; anything else unforeseen is a bug. */
-function classify(thrown: unknown): 'DB_ERROR' | 'UNEXPECTED' {
-  return thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED';
 }
 
 await main();

@@ -20,9 +20,13 @@ export const errorCodes = [
   'UPSTREAM_FOREIGN_NEXT',
   'UPSTREAM_PAGE_LOOP',
   'UPSTREAM_TOO_MANY_PAGES',
+  'UPSTREAM_LISTING_TOO_LARGE',
   'UPSTREAM_INCONSISTENT',
   'UPSTREAM_UNSTABLE_ORDER',
   'EMPTY_LISTING_UNCONFIRMED',
+  // a run's own bounds: its total deadline passed, or its isolated process died
+  'SYNC_TIMEOUT',
+  'SYNC_CRASHED',
   // store
   'SYNC_LOCKED',
   'DB_ERROR',
@@ -72,10 +76,50 @@ export function isMirrorError(value: unknown): value is MirrorError {
   return value instanceof MirrorError;
 }
 
-/** Wraps anything thrown into a MirrorError, keeping the original as `cause`. */
+/** What to do about a database error, by SQLite's primary result code. */
+const DB_ADVICE: Record<string, string> = {
+  SQLITE_READONLY: 'make the database file, its -wal/-shm files and its folder writable by this user',
+  SQLITE_CANTOPEN: 'check that the folder of DATABASE_PATH exists and is writable by this user',
+  SQLITE_PERM: 'make the database file and its folder writable by this user',
+  SQLITE_CORRUPT: 'the file is damaged: stop every process using it and restore it from a backup',
+  SQLITE_NOTADB:
+    'the file is not a SQLite database: point DATABASE_PATH at the mirror database or restore a backup',
+  SQLITE_FULL: 'the disk is full: free space, then run again',
+  SQLITE_IOERR: 'the disk failed a read or write: check the disk and free space, then run again',
+  SQLITE_BUSY: 'another process held a write for too long: run again',
+  SQLITE_LOCKED: 'another connection held a lock: run again',
+};
+
+function sqliteCode(value: unknown): string | null {
+  if (!(value instanceof Error) || value.name !== 'SqliteError') return null;
+  const code = (value as { code?: unknown }).code;
+  return typeof code === 'string' ? code : 'SQLITE_ERROR';
+}
+
+/** The advice for a SQLite result code (`SQLITE_IOERR_SHORT_READ` → the `SQLITE_IOERR` advice). */
+export function databaseAdvice(code: string): string {
+  const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
+  return DB_ADVICE[primary] ?? 'check the database file (DATABASE_PATH), its folder and the disk';
+}
+
+/**
+ * Wraps anything thrown into a MirrorError, keeping the original as `cause`. better-sqlite3's
+ * SqliteError is a database error wherever it is thrown (exit 8), with a line saying what to do;
+ * anything else unforeseen is `fallback` (a bug by default).
+ */
 export function toMirrorError(value: unknown, fallback: ErrorCode = 'UNEXPECTED'): MirrorError {
   if (value instanceof MirrorError) return value;
   const message = value instanceof Error ? value.message : String(value);
+  const sqlite = sqliteCode(value);
+  if (sqlite !== null) {
+    const advice = databaseAdvice(sqlite);
+    return new MirrorError(
+      'DB_ERROR',
+      `database error (${sqlite}): ${message}; ${advice}`,
+      { sqliteCode: sqlite, advice },
+      { cause: value },
+    );
+  }
   return new MirrorError(fallback, message, {}, { cause: value });
 }
 

@@ -13,28 +13,36 @@ export const EXIT = {
   database: 8,
 } as const;
 
+/** Exhaustive by type: a new error code does not compile until it has its exit code here. */
+const EXIT_BY_CODE: Record<ErrorCode, number> = {
+  CONFIG_INVALID: EXIT.usage,
+  DB_NOT_FOUND: EXIT.usage,
+  DB_TOO_NEW: EXIT.usage,
+  UPSTREAM_MISMATCH: EXIT.usage,
+  UPSTREAM_NETWORK: EXIT.upstreamUnreachable,
+  UPSTREAM_TIMEOUT: EXIT.upstreamUnreachable,
+  UPSTREAM_HTTP_STATUS: EXIT.upstreamUnreachable,
+  SYNC_TIMEOUT: EXIT.upstreamUnreachable,
+  UPSTREAM_BODY_TOO_LARGE: EXIT.upstreamRejected,
+  UPSTREAM_INVALID_JSON: EXIT.upstreamRejected,
+  UPSTREAM_SCHEMA: EXIT.upstreamRejected,
+  UPSTREAM_PAGINATION: EXIT.upstreamRejected,
+  UPSTREAM_FOREIGN_NEXT: EXIT.upstreamRejected,
+  UPSTREAM_PAGE_LOOP: EXIT.upstreamRejected,
+  UPSTREAM_TOO_MANY_PAGES: EXIT.upstreamRejected,
+  UPSTREAM_LISTING_TOO_LARGE: EXIT.upstreamRejected,
+  UPSTREAM_INCONSISTENT: EXIT.upstreamRejected,
+  UPSTREAM_UNSTABLE_ORDER: EXIT.upstreamRejected,
+  EMPTY_LISTING_UNCONFIRMED: EXIT.upstreamRejected,
+  SYNC_LOCKED: EXIT.locked,
+  DB_ERROR: EXIT.database,
+  RUN_ABORTED: EXIT.aborted,
+  NOT_FOUND: EXIT.notFound,
+  SNAPSHOT_INVALID: EXIT.upstreamRejected,
+  SYNC_CRASHED: EXIT.unexpected,
+  UNEXPECTED: EXIT.unexpected,
+};
+
 export function exitCodeFor(code: ErrorCode): number {
-  switch (code) {
-    case 'CONFIG_INVALID':
-    case 'DB_NOT_FOUND':
-    case 'DB_TOO_NEW':
-    case 'UPSTREAM_MISMATCH':
-      return EXIT.usage;
-    case 'UPSTREAM_NETWORK':
-    case 'UPSTREAM_TIMEOUT':
-    case 'UPSTREAM_HTTP_STATUS':
-      return EXIT.upstreamUnreachable;
-    case 'SYNC_LOCKED':
-      return EXIT.locked;
-    case 'RUN_ABORTED':
-      return EXIT.aborted;
-    case 'NOT_FOUND':
-      return EXIT.notFound;
-    case 'DB_ERROR':
-      return EXIT.database;
-    case 'UNEXPECTED':
-      return EXIT.unexpected;
-    default:
-      return EXIT.upstreamRejected;
-  }
+  return EXIT_BY_CODE[code];
 }

@@ -5,11 +5,11 @@ import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from '.
 import { EXIT } from './exit-codes.js';
 import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
-import { checkUpstreamBinding, recordRebind } from './upstream-binding.js';
+import { checkUpstreamBinding } from './upstream-binding.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
-import { runSync } from './sync/run-sync.js';
+import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
-import { syncSettingsFrom } from './sync/settings.js';
+import { syncEnvFrom } from './sync/settings.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { statusSourceFor } from './web-status.js';
@@ -157,7 +157,9 @@ async function startParts(
     demo && !config.explicit.has('databasePath') ? DEMO_DATABASE_PATH : config.databasePath;
   const store = (parts.store = openDatabase(databasePath));
   const target = config.upstream ?? { label: DEMO_UPSTREAM_LABEL, headers: {} };
-  const reboundFrom = checkUpstreamBinding(store, target.label, options);
+  // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
+  // records a rebind on its run.
+  checkUpstreamBinding(store, target.label, options);
   recoverCrashedRuns(store);
   parts.demo = demo
     ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
@@ -171,20 +173,11 @@ async function startParts(
     randomDelayMs: config.syncRandomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runSync(syncSettingsFrom(syncConfig, upstreamUrl, target), {
-        store,
-        logger,
-        signal: abort,
-        onRunStarted: (runId) => {
-          // Until a run under the new upstream succeeds, every run of this process is the rebinding one.
-          if (reboundFrom !== null && checkUpstreamBinding(store, target.label, options) !== null) {
-            recordRebind(store, runId, reboundFrom);
-          }
-          onRunStarted(runId);
-        },
-      }).then(() => {
-        parts.server?.snapshots.refresh();
-      }),
+      runIsolatedSync(
+        isolatedSync(config, options, { upstreamUrl, databasePath, target, demo, syncConfig }, store, logger),
+        abort,
+        onRunStarted,
+      ).then(() => parts.server?.snapshots.refreshInBackground()),
   }));
   const server = (parts.server = await buildServer({
     store,
@@ -201,6 +194,44 @@ async function startParts(
   );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
+}
+
+/** What a child sync needs that `start` alone knows: the demo's URL, label and media, the db chosen. */
+interface ChildSync {
+  upstreamUrl: string;
+  databasePath: string;
+  target: { label: string; headers: Record<string, string> };
+  demo: boolean;
+  /** The configuration the sync runs with (the demo's adds its media host to MEDIA_ORIGINS). */
+  syncConfig: Config;
+}
+
+/** Each sync of `start` runs as this very CLI's `sync` in a child process, off the server's heap. */
+function isolatedSync(
+  config: Config,
+  options: StartOptions,
+  child: ChildSync,
+  store: MirrorDatabase,
+  logger: Logger,
+): IsolatedSyncOptions {
+  return {
+    execPath: process.execPath,
+    nodeArgs: process.execArgv,
+    cliPath: process.argv[1] ?? '',
+    // The child checks the binding itself: it rebinds when `start` was asked to, and records the
+    // demo under the demo's label, as this process would.
+    syncArgs: [
+      ...(options.rebind ? ['--rebind'] : []),
+      ...(child.demo ? ['--upstream-label', child.target.label] : []),
+    ],
+    env: { ...process.env, ...syncEnvFrom(child.syncConfig, child) },
+    maxHeapMb: config.syncMaxHeapMb,
+    maxDurationMs: config.maxSyncDurationMs,
+    store,
+    logger: logger.child({ module: 'isolated-sync' }),
+    stdout: process.stdout,
+    stderr: process.stderr,
+  };
 }
 
 function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config, logger: Logger): void {

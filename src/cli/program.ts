@@ -75,10 +75,15 @@ export function buildProgram(): Command {
     program
       .command('sync')
       .description('Run one sync: crawl every page, validate, store the changes')
-      .option('--rebind', REBIND_HELP),
+      .option('--rebind', REBIND_HELP)
+      // Internal: `start` runs each sync as this command and names the demo's upstream so.
+      .addOption(new Option('--upstream-label <label>').hideHelp()),
     SYNC_KEYS,
-  ).action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
-    process.exitCode = await runSyncCommand(configFrom(flags), { rebind: flags.rebind === true });
+  ).action(async (flags: Record<string, unknown> & { rebind?: boolean; upstreamLabel?: string }) => {
+    process.exitCode = await runSyncCommand(configFrom(flags), {
+      rebind: flags.rebind === true,
+      ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
+    });
   });
 
   withSettings(

@@ -4,6 +4,7 @@ import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { createLogger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
+import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { syncSettingsFrom } from '../sync/settings.js';
 import { deliverAfterSync } from '../webhooks/service.js';
@@ -27,14 +28,19 @@ export function summaryLine(summary: SyncSummary): string {
  * progress bar go to stderr, so `sync | jq`-style pipes and `sync > summary.txt` get only the summary.
  * Exit 0 only on success.
  */
-export async function runSyncCommand(config: Config, options: { rebind: boolean }): Promise<number> {
+export async function runSyncCommand(
+  config: Config,
+  options: { rebind: boolean; upstreamLabel?: string },
+): Promise<number> {
   if (!config.upstream) {
     process.stderr.write(
       'coworker-mirror: sync needs an upstream: pass --upstream URL or set UPSTREAM_URL (e.g. https://example.com)\n',
     );
     return EXIT.usage;
   }
-  const target = config.upstream;
+  const target = options.upstreamLabel
+    ? { ...config.upstream, label: options.upstreamLabel }
+    : config.upstream;
   const tty = process.stderr.isTTY === true;
   // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
   const logger = createLogger({
@@ -56,12 +62,14 @@ export async function runSyncCommand(config: Config, options: { rebind: boolean 
   try {
     const reboundFrom = checkUpstreamBinding(store, target.label, options);
     let started = false;
-    const summary = await runSync(syncSettingsFrom(config, target.url), {
+    const summary = await runSync(syncSettingsFrom(config, target.url, target), {
       store,
       logger,
       signal: controller.signal,
       onRunStarted: (runId) => {
         if (reboundFrom !== null) recordRebind(store, runId, reboundFrom);
+        // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
+        reportToParent(process.send?.bind(process), { type: 'run-started', runId });
       },
       onProgress: (done, total) => {
         if (!bar) return;
@@ -77,14 +85,19 @@ export async function runSyncCommand(config: Config, options: { rebind: boolean 
   } catch (thrown) {
     bar?.stop();
     const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
+    const { code, message, details } = error;
+    reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
     const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
     process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
     return exitCodeFor(error.code);
   } finally {
-    // Success or failure, what the run put in the outbox goes out now, within a bounded wait.
-    await deliverAfterSync(store, config, logger).catch((error: unknown) =>
-      logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
-    );
+    // Success or failure, what the run put in the outbox goes out now, within a bounded wait;
+    // under `start` (an IPC channel to it) its own delivery worker sends them.
+    if (!process.send) {
+      await deliverAfterSync(store, config, logger).catch((error: unknown) =>
+        logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
+      );
+    }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     store.close();

@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { MirrorError } from '../errors.js';
+import { MirrorError, toMirrorError } from '../errors.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
+import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
@@ -13,6 +14,11 @@ export interface MirrorDatabase {
   /** The raw handle, for pragmas, the backup API and hot-path prepared statements. */
   readonly sqlite: Database.Database;
   readonly file: string;
+  /**
+   * Null while the path still names the file this handle opened; otherwise what happened to it
+   * (deleted, or replaced by another file): this handle keeps reading the old, unlinked one.
+   */
+  fileProblem(): string | null;
   close(): void;
 }
 
@@ -29,12 +35,12 @@ export interface OpenOptions {
 export function openDatabase(file: string, options: OpenOptions = {}): MirrorDatabase {
   let sqlite: Database.Database;
   try {
-    if (file !== ':memory:' && !options.readonly) mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:' && !options.readonly) createPrivately(file);
     sqlite = new Database(file, { readonly: options.readonly ?? false });
   } catch (cause) {
     throw new MirrorError(
       'DB_ERROR',
-      `cannot open database ${file}: ${(cause as Error).message}`,
+      `cannot open database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
       { file },
       { cause },
     );
@@ -51,15 +57,65 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
     const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
     if (options.migrate ?? !options.readonly) migrate(db);
-    return { db, sqlite, file, close: () => sqlite.close() };
+    const identity = fileIdentity(file);
+    const store: MirrorDatabase = {
+      db,
+      sqlite,
+      file,
+      fileProblem: () => fileProblem(file, identity),
+      close: () => sqlite.close(),
+    };
+    // Any process that opens the database tells the truth about runs whose holder died.
+    if (!options.readonly) recoverDeadRuns(store);
+    return store;
   } catch (cause) {
     sqlite.close();
     if (cause instanceof MirrorError) throw cause;
     throw new MirrorError(
       'DB_ERROR',
-      `cannot prepare database ${file}: ${(cause as Error).message}`,
+      `cannot prepare database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
       { file },
       { cause },
     );
   }
+}
+
+function dbAdvice(cause: unknown): string {
+  const advice = toMirrorError(cause).details.advice;
+  return typeof advice === 'string' ? advice : 'check DATABASE_PATH, its folder and the disk';
+}
+
+/**
+ * The history is private to the operator: a new database is created 0600 in a 0700 folder. SQLite
+ * gives its -wal and -shm files the database file's own mode, so they are 0600 too. An existing
+ * file keeps the mode it has.
+ */
+function createPrivately(file: string): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+}
+
+interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+function fileIdentity(file: string): FileIdentity | null {
+  if (file === ':memory:') return null;
+  try {
+    const { dev, ino } = statSync(file);
+    return { dev, ino };
+  } catch {
+    return null;
+  }
+}
+
+function fileProblem(file: string, opened: FileIdentity | null): string | null {
+  if (opened === null) return null;
+  const now = fileIdentity(file);
+  if (now === null) return `database file ${file} was deleted while open; restart to use a new one`;
+  if (now.dev !== opened.dev || now.ino !== opened.ino) {
+    return `database file ${file} was replaced while open (inode ${opened.ino} → ${now.ino}); restart to read the new file`;
+  }
+  return null;
 }

@@ -1,5 +1,7 @@
 import { and, desc, eq, gte, lte, lt, isNull, type SQL } from 'drizzle-orm';
+import { toMirrorError } from '../errors.js';
 import type { MirrorDatabase } from './open.js';
+import { runAsSeen } from './run-holders.js';
 import {
   changes,
   coworkers,
@@ -15,6 +17,7 @@ import {
 
 /** Named reads shared by the CLI, the history API and the list endpoint. */
 
+/** Runs as a reader should see them: one whose holder provably died reads as aborted. */
 export function listRuns(store: MirrorDatabase, options: { limit: number; offset?: number }): RunRow[] {
   return store.db
     .select()
@@ -22,7 +25,8 @@ export function listRuns(store: MirrorDatabase, options: { limit: number; offset
     .orderBy(desc(runs.id))
     .limit(options.limit)
     .offset(options.offset ?? 0)
-    .all();
+    .all()
+    .map((run) => runAsSeen(store, run));
 }
 
 export function countRuns(store: MirrorDatabase): number {
@@ -30,7 +34,8 @@ export function countRuns(store: MirrorDatabase): number {
 }
 
 export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
-  return store.db.select().from(runs).where(eq(runs.id, id)).get();
+  const run = store.db.select().from(runs).where(eq(runs.id, id)).get();
+  return run && runAsSeen(store, run);
 }
 
 /** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
@@ -186,4 +191,22 @@ export function latestSucceededRunId(store: MirrorDatabase): number | null {
     .prepare("select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1")
     .get() as { id: number } | undefined;
   return row?.id ?? null;
+}
+
+const PROBED_TABLES = ['runs', 'coworkers', 'versions', 'listing_positions', 'changes', 'options_bodies'];
+
+/**
+ * A readiness probe of the database: the newest row of every table (one b-tree descent each, so
+ * cheap at any size, and the pages a truncated file loses first) and whether the path still names
+ * the file opened. Returns what is wrong, or null.
+ */
+export function databaseProblem(store: MirrorDatabase): string | null {
+  const moved = store.fileProblem();
+  if (moved !== null) return moved;
+  try {
+    for (const table of PROBED_TABLES) store.sqlite.prepare(`select max(rowid) from ${table}`).get();
+    return null;
+  } catch (error) {
+    return toMirrorError(error).message;
+  }
 }

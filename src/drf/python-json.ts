@@ -60,27 +60,76 @@ export function pyNumber(value: number): string {
   return `${sign}${intPart}.${fracPart}`;
 }
 
-/** `json.dumps` of a parsed JSON value; indent null means DRF's compact form. */
+/**
+ * `json.dumps` of a parsed JSON value; indent null means DRF's compact form. Iterative, with an
+ * explicit stack: a stored entry nested thousands of levels deep must not overflow the call stack
+ * of the server (the sync bounds depth, but rows stored before that bound existed remain).
+ */
 export function pyJsonDumps(value: JsonValue, indent: number | null = null): string {
-  return dump(value, indent, 0);
+  return new PyJsonWriter(indent).write(value);
 }
 
-function dump(value: JsonValue, indent: number | null, level: number): string {
-  if (value === null) return 'null';
-  if (value === true) return 'true';
-  if (value === false) return 'false';
-  if (typeof value === 'number') return pyNumber(value);
-  if (typeof value === 'string') return pyJsonString(value);
-  const isArray = Array.isArray(value);
-  const items = isArray
-    ? value.map((item) => dump(item, indent, level + 1))
-    : Object.entries(value).map(
-        ([k, v]) => `${pyJsonString(k)}${indent === null ? ':' : ': '}${dump(v, indent, level + 1)}`,
-      );
-  const [open, close] = isArray ? ['[', ']'] : ['{', '}'];
-  if (items.length === 0) return open + close;
-  if (indent === null) return open + items.join(',') + close;
-  const inner = `\n${' '.repeat(indent * (level + 1))}`;
-  const outer = `\n${' '.repeat(indent * level)}`;
-  return open + inner + items.join(`,${inner}`) + outer + close;
+interface Frame {
+  /** Array items, or object entries. */
+  items: readonly JsonValue[] | readonly [string, JsonValue][];
+  isArray: boolean;
+  next: number;
+  level: number;
+}
+
+class PyJsonWriter {
+  readonly #indent: number | null;
+  readonly #out: string[] = [];
+
+  constructor(indent: number | null) {
+    this.#indent = indent;
+  }
+
+  write(root: JsonValue): string {
+    const stack: Frame[] = [];
+    this.#value(root, 0, stack);
+    for (let frame = stack.at(-1); frame; frame = stack.at(-1)) {
+      if (frame.next === frame.items.length) {
+        stack.pop();
+        this.#close(frame);
+        continue;
+      }
+      const index = frame.next++;
+      this.#out.push(index === 0 ? this.#newline(frame.level + 1) : `,${this.#newline(frame.level + 1)}`);
+      const item = frame.items[index];
+      if (frame.isArray) this.#value(item as JsonValue, frame.level + 1, stack);
+      else {
+        const [key, child] = item as [string, JsonValue];
+        this.#out.push(pyJsonString(key), this.#indent === null ? ':' : ': ');
+        this.#value(child, frame.level + 1, stack);
+      }
+    }
+    return this.#out.join('');
+  }
+
+  /** Writes a scalar or an empty container; opens a frame for a non-empty one. */
+  #value(value: JsonValue, level: number, stack: Frame[]): void {
+    if (value === null) this.#out.push('null');
+    else if (value === true) this.#out.push('true');
+    else if (value === false) this.#out.push('false');
+    else if (typeof value === 'number') this.#out.push(pyNumber(value));
+    else if (typeof value === 'string') this.#out.push(pyJsonString(value));
+    else {
+      const isArray = Array.isArray(value);
+      const items = isArray ? value : Object.entries(value);
+      if (items.length === 0) this.#out.push(isArray ? '[]' : '{}');
+      else {
+        this.#out.push(isArray ? '[' : '{');
+        stack.push({ items, isArray, next: 0, level });
+      }
+    }
+  }
+
+  #close(frame: Frame): void {
+    this.#out.push(this.#newline(frame.level), frame.isArray ? ']' : '}');
+  }
+
+  #newline(level: number): string {
+    return this.#indent === null ? '' : `\n${' '.repeat(this.#indent * level)}`;
+  }
 }

@@ -22,14 +22,13 @@ import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { drfHeaders } from '../drf/view.js';
 import type { Logger } from '../logger.js';
 import { LIST_PATH } from '../upstream/contract.js';
+import { parseInstant } from '../time/parse-when.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Metrics } from './metrics.js';
 import { parseRawHead } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerOptions } from './server-options.js';
 import { trustedPeers } from './trusted-peers.js';
-
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfResponse {
   return djangoAnswer(req, status, drfHeaders(JSON_RENDERER), [Buffer.from(JSON.stringify({ detail }))]);
@@ -52,15 +51,13 @@ function pickSnapshot(
     .filter(([name]) => name === 'as_of')
     .at(-1)?.[1];
   if (raw === undefined) return { snapshot: snapshots.current };
-  const time = ISO_8601.test(raw) ? Date.parse(raw) : Number.NaN;
-  if (Number.isNaN(time)) {
+  // Strict: an impossible date (2026-02-30) or an expanded year is refused, never rolled over.
+  const when = parseInstant(raw);
+  if (!when.ok) {
     const shown = JSON.stringify(raw.slice(0, 100));
-    return jsonAnswer(
-      req,
-      400,
-      `as_of: expected an ISO 8601 time such as 2026-11-21T10:00:00Z (got ${shown}).`,
-    );
+    return jsonAnswer(req, 400, `as_of: ${when.problem} (got ${shown}).`);
   }
+  const time = when.ms;
   const snapshot = snapshots.asOf(new Date(time));
   if (!snapshot) {
     return jsonAnswer(

@@ -30,7 +30,7 @@ const noPath = (): boolean => false;
  * keep-alive longer than a proxy's.
  */
 export function createHttpServer(
-  options: Pick<ServerOptions, 'keepAliveTimeoutMs'>,
+  options: Pick<ServerOptions, 'keepAliveTimeoutMs' | 'httpRequestTimeoutMs'>,
   drf: DrfHandler,
   api: (req: IncomingMessage, res: ServerResponse) => void,
   extras: HttpServerExtras = {},
@@ -44,11 +44,23 @@ export function createHttpServer(
       api(req, res);
     } else if (!media?.(req, res)) drf(req, res);
   };
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, route);
+  // Seconds, not Node's 5 minutes: a client trickling a request must not hold a socket for long.
+  // Node 20 runs these timers only while a request is being received, never on an idle keep-alive
+  // connection (test/http/server-setup.test.ts reuses one after more than the headers timeout), so
+  // they can sit far below the 65 s idle keep-alive a proxy needs.
+  const requestTimeout = options.httpRequestTimeoutMs ?? 30_000;
+  const server = createServer(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requireHostHeader: false,
+      requestTimeout,
+      headersTimeout: Math.min(10_000, requestTimeout),
+      // How often Node checks those deadlines (30 s by default).
+      connectionsCheckingInterval: Math.min(1_000, requestTimeout),
+    },
+    route,
+  );
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
-  // Above the idle timeout, so a reused connection's next request is never cut by the header timer.
-  server.headersTimeout = options.keepAliveTimeoutMs + 1000;
-  server.requestTimeout = Math.max(server.requestTimeout, server.headersTimeout);
   // gunicorn ignores an Expect it does not know; Node would answer 417.
   server.on('checkExpectation', route);
   // Fastify's own listener (added after this one) answers every other parser refusal.

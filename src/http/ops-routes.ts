@@ -19,6 +19,8 @@ export function registerOpsRoutes(
   app.get('/healthz', () => ({ status: 'ok' }));
 
   app.get('/readyz', (_request, reply) => {
+    const database = deps.snapshots.databaseProblem();
+    if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });
     const ageMs = now() - info.fetchedAt.getTime();

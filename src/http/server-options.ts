@@ -18,6 +18,10 @@ export interface ServerOptions {
   listCacheBytes: number;
   /** Mirrored media: the folder served under /media/, and whether the list points at it. */
   media?: { dir: string; rewrite: boolean };
+  /** Whole-request receive deadline (HTTP_REQUEST_TIMEOUT); default 30 s. */
+  httpRequestTimeoutMs?: number;
+  /** Byte budget of the `?as_of=` snapshot cache (AS_OF_CACHE_BYTES); default 64 MiB. */
+  asOfCacheBytes?: number;
 }
 
 /** The server's part of the parsed configuration. */
@@ -34,5 +38,7 @@ export function serverOptionsFrom(config: Config): ServerOptions {
     metricsToken: config.metricsToken,
     listCacheBytes: config.listCacheBytes,
     media: { dir: mediaDirFrom(config), rewrite: config.mediaRewrite },
+    httpRequestTimeoutMs: config.httpRequestTimeoutMs,
+    asOfCacheBytes: config.asOfCacheBytes,
   };
 }

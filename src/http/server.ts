@@ -107,10 +107,8 @@ function createApp(
   });
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, payload, done) => {
-    payload.resume();
-    payload.on('end', () => done(null, undefined));
-  });
+  // Read as a buffer so Fastify enforces each route's bodyLimit (the admin route's is 1 KiB).
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, undefined));
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ route, method: request.method, status: String(reply.statusCode) });
@@ -128,7 +126,7 @@ function createApp(
  */
 export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
-  const snapshots = new SnapshotHolder(deps.store, logger);
+  const snapshots = new SnapshotHolder(deps.store, logger, deps.options.asOfCacheBytes);
   snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
   let server: Server | undefined;

@@ -1,8 +1,14 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
+import { buildSnapshotInSlices } from './build-in-slices.js';
+import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
+
+/** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
+export const DEFAULT_AS_OF_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface SnapshotInfo {
   runId: number;
@@ -20,14 +26,28 @@ export interface SnapshotInfo {
  */
 export class SnapshotHolder {
   #current: { prepared: PreparedSnapshot; info: SnapshotInfo } | null = null;
-  #pastByRun = new Map<number, PreparedSnapshot>();
+  /** Least recently used first (a Map keeps insertion order; a hit re-inserts). */
+  #pastByRun = new Map<number, PastSnapshot>();
+  #pastBytes = 0;
   #timer: NodeJS.Timeout | null = null;
+  #refreshing: Promise<boolean> | null = null;
   readonly #store: MirrorDatabase;
   readonly #logger: Logger;
+  readonly #asOfCacheBytes: number;
 
-  constructor(store: MirrorDatabase, logger: Logger) {
+  constructor(store: MirrorDatabase, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
     this.#store = store;
     this.#logger = logger;
+    this.#asOfCacheBytes = asOfCacheBytes;
+  }
+
+  /** Bytes held by past snapshots (for tests and metrics). */
+  get pastSnapshotBytes(): number {
+    return this.#pastBytes;
+  }
+
+  get pastSnapshotRuns(): number[] {
+    return [...this.#pastByRun.keys()];
   }
 
   get current(): PreparedSnapshot | null {
@@ -62,28 +82,113 @@ export class SnapshotHolder {
     return true;
   }
 
+  /**
+   * Like `refresh`, but builds the new snapshot in slices with the event loop free between them,
+   * so requests (health checks included) keep being answered while a large listing is prepared.
+   * One build at a time: a call during a build joins it.
+   */
+  refreshInBackground(): Promise<boolean> {
+    this.#refreshing ??= this.#buildLatest().finally(() => {
+      this.#refreshing = null;
+    });
+    return this.#refreshing;
+  }
+
+  async #buildLatest(): Promise<boolean> {
+    const latestId = latestSucceededRunId(this.#store);
+    if (latestId === null || latestId === this.#current?.info.runId) return false;
+    const run = latestSucceededRun(this.#store);
+    if (!run) return false;
+    const started = performance.now();
+    const prepared = await buildSnapshotInSlices(this.#store, run);
+    // A synchronous refresh may have swapped in this run or a newer one meanwhile.
+    if ((this.#current?.info.runId ?? 0) >= run.id) return false;
+    this.#current = {
+      prepared,
+      info: {
+        runId: run.id,
+        entries: run.entries ?? 0,
+        fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+        upstream: run.upstream,
+      },
+    };
+    this.#logger.info(
+      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started), sliced: true },
+      'snapshot swapped in',
+    );
+    return true;
+  }
+
   /** The snapshot served at `asOf`, or null before the first successful run. */
   asOf(asOf: Date): PreparedSnapshot | null {
     const run = latestSucceededRun(this.#store, asOf.toISOString());
     if (!run) return null;
     if (run.id === this.#current?.info.runId) return this.#current.prepared;
     const cached = this.#pastByRun.get(run.id);
-    if (cached) return cached;
-    const prepared = this.#prepare(run);
-    // A handful of past snapshots is plenty for time travel; keep memory bounded.
-    if (this.#pastByRun.size >= 8) this.#pastByRun.delete(this.#pastByRun.keys().next().value as number);
-    this.#pastByRun.set(run.id, prepared);
-    return prepared;
+    if (cached) {
+      this.#pastByRun.delete(run.id);
+      this.#pastByRun.set(run.id, cached);
+      return cached.prepared;
+    }
+    const past: PastSnapshot = loadPastSnapshot(this.#store, run, (grown) => {
+      // Pages built after this snapshot left the cache are the caller's, not the cache's.
+      if (this.#pastByRun.get(run.id) !== past) return;
+      this.#pastBytes += grown;
+      this.#evictPast(run.id);
+    });
+    this.#pastByRun.set(run.id, past);
+    this.#pastBytes += past.bytes;
+    this.#evictPast(run.id);
+    return past.prepared;
   }
 
-  /** Polls for snapshots committed by other processes. */
+  /**
+   * Drops least recently used past snapshots until the cache fits its byte budget. The one being
+   * served (`keep`) stays until its request is answered, even alone over budget; it goes next time.
+   */
+  #evictPast(keep: number): void {
+    for (const [runId, past] of this.#pastByRun) {
+      if (this.#pastBytes <= this.#asOfCacheBytes) return;
+      if (runId === keep) continue;
+      this.#pastByRun.delete(runId);
+      this.#pastBytes -= past.bytes;
+    }
+    if (this.#pastBytes > this.#asOfCacheBytes && this.#pastByRun.size === 1) {
+      // Only the one in use is left and it alone is over budget: forget it (the caller holds it).
+      const only = this.#pastByRun.get(keep);
+      if (only) this.#pastBytes -= only.bytes;
+      this.#pastByRun.delete(keep);
+    }
+  }
+
+  /**
+   * What is wrong with the database right now (a cheap read of every table, and whether the file
+   * on disk is still the one opened), or null. For readiness.
+   */
+  databaseProblem(): string | null {
+    return databaseProblem(this.#store);
+  }
+
+  /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
   startPolling(intervalMs: number): void {
     this.stopPolling();
+    let reported: string | null = null;
     this.#timer = setInterval(() => {
-      try {
-        this.refresh();
-      } catch (err) {
+      const fileProblem = this.#store.fileProblem();
+      if (fileProblem !== reported && fileProblem !== null) {
+        this.#logger.error(
+          { db: this.#store.file, problem: fileProblem },
+          'database file changed under the server',
+        );
+      }
+      reported = fileProblem;
+      const failed = (err: unknown) =>
         this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
+      try {
+        recoverDeadRuns(this.#store);
+        this.refreshInBackground().catch(failed);
+      } catch (err) {
+        failed(err);
       }
     }, intervalMs);
     this.#timer.unref();

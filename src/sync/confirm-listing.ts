@@ -3,7 +3,7 @@ import type { Logger } from '../logger.js';
 import type { UpstreamClient } from '../upstream/client.js';
 import type { CrawlResult } from '../upstream/crawl.js';
 import { listLocation, pageUrl } from '../upstream/page-links.js';
-import { validatePage } from '../upstream/validate.js';
+import { validatePage, type EntryLimits } from '../upstream/validate.js';
 import type { DiffResult } from './diff.js';
 
 export interface ConfirmContext {
@@ -11,6 +11,7 @@ export interface ConfirmContext {
   client: UpstreamClient;
   logger: Logger;
   signal?: AbortSignal | undefined;
+  limits?: EntryLimits;
   /** A whole second crawl, as the run made the first. */
   crawlAgain: () => Promise<CrawlResult>;
 }
@@ -93,7 +94,7 @@ async function samePages(
       page,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
     });
-    const again = validatePage(body, page).entries.map((e) => e.json);
+    const again = validatePage(body, page, ctx.limits).entries.map((e) => e.json);
     const before = first.entries.filter((e) => e.page === page).map((e) => e.json);
     if (again.length !== before.length || again.some((json, i) => json !== before[i])) {
       return { same: false, where: `page ${page} changed` };

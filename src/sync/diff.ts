@@ -1,4 +1,5 @@
 import type { ChangeKind } from '../db/schema.js';
+import { canonicalJson, stringifyJson } from '../json/safe-json.js';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
 export interface CurrentAppearance {
@@ -130,27 +131,41 @@ function matchAppearances(
   }
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
-  const pass = (sameState: (p: CurrentAppearance, n: IndexedEntry) => boolean) => {
+  // Each pass keys the unmatched old appearances by a state (queues in listing order), then takes,
+  // for each new appearance in listing order, the first unused old one with the same key: what a
+  // scan of the old list would pick, but linear in the appearances, not quadratic (a uuid listed
+  // 20,000 times must not block the process for minutes).
+  const pass = (oldKey: (p: CurrentAppearance) => string, newKey: (n: IndexedEntry) => string) => {
+    const queues = new Map<string, { items: CurrentAppearance[]; head: number }>();
+    for (const p of previous) {
+      if (usedOld.has(p)) continue;
+      const key = oldKey(p);
+      const queue = queues.get(key);
+      if (queue) queue.items.push(p);
+      else queues.set(key, { items: [p], head: 0 });
+    }
     for (const next of news) {
       if (matched.has(next)) continue;
-      const same = previous.find((p) => !usedOld.has(p) && sameState(p, next));
-      if (same) {
+      const queue = queues.get(newKey(next));
+      const same = queue?.items[queue.head];
+      if (queue && same) {
+        queue.head++;
         usedOld.add(same);
         matched.set(next, same);
       }
     }
   };
-  pass((p, n) => p.hash === n.entry.hash);
+  pass(
+    (p) => p.hash,
+    (n) => n.entry.hash,
+  );
   // Then the same fields in another key order, so moving appearances around while the upstream
-  // reorders keys is not mistaken for field changes.
+  // reorders keys is not mistaken for field changes. Each text is canonicalized once.
   if (matched.size < Math.min(previous.length, news.length)) {
-    const canonicalOld = new Map<CurrentAppearance, string>();
-    const oldKey = (p: CurrentAppearance) => {
-      let key = canonicalOld.get(p);
-      if (key === undefined) canonicalOld.set(p, (key = canonicalJson(bodyOf(p.versionId))));
-      return key;
-    };
-    pass((p, n) => oldKey(p) === canonicalJson(n.entry.json));
+    pass(
+      (p) => canonicalJson(bodyOf(p.versionId)),
+      (n) => canonicalJson(n.entry.json),
+    );
   }
   const restOld = previous.filter((p) => !usedOld.has(p));
   const restNew = news.filter((n) => !matched.has(n));
@@ -255,26 +270,11 @@ export function diffFields(
   const fields = [...Object.keys(after), ...Object.keys(before).filter((k) => !Object.hasOwn(after, k))];
   const out: { field: string; oldValue: string | null; newValue: string | null }[] = [];
   for (const field of fields) {
-    const oldValue = Object.hasOwn(before, field) ? JSON.stringify(before[field]) : null;
-    const newValue = Object.hasOwn(after, field) ? JSON.stringify(after[field]) : null;
+    const oldValue = Object.hasOwn(before, field) ? stringifyJson(before[field]) : null;
+    const newValue = Object.hasOwn(after, field) ? stringifyJson(after[field]) : null;
     if (oldValue !== newValue) out.push({ field, oldValue, newValue });
   }
   return out;
-}
-
-/** The JSON text with object keys sorted at every depth: equal for the same data in any key order. */
-function canonicalJson(json: string): string {
-  const sortKeys = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(sortKeys);
-    if (value === null || typeof value !== 'object') return value;
-    const obj = value as Record<string, unknown>;
-    return Object.fromEntries(
-      Object.keys(obj)
-        .sort()
-        .map((k) => [k, sortKeys(obj[k])]),
-    );
-  };
-  return JSON.stringify(sortKeys(JSON.parse(json)));
 }
 
 /** Items by key; a key seen once keeps its item as is (most uuids are listed once), else an array. */

@@ -2,8 +2,14 @@ import type { MirrorDatabase } from '../db/open.js';
 import { runs } from '../db/schema.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { createUpstreamClient, type UpstreamClient } from '../upstream/client.js';
-import { crawl, type CrawlResult } from '../upstream/crawl.js';
+import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
+import {
+  DEFAULT_CRAWL_BOUNDS,
+  crawl,
+  driftSummary,
+  type CrawlBounds,
+  type CrawlResult,
+} from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { writeFailedRunOutbox } from '../webhooks/outbox.js';
 import type { OutboxSettings } from '../webhooks/settings.js';
@@ -37,7 +43,21 @@ export interface SyncSettings {
   webhooks?: OutboxSettings | undefined;
   /** Media mirroring (MEDIA_ORIGINS); absent or null: media URLs are left to their host. */
   media?: MediaSettings | null;
+  /** Byte and time budgets of a run; each missing one takes its documented default. */
+  bounds?: Partial<SyncBounds>;
 }
+
+export interface SyncBounds extends CrawlBounds {
+  /** Total deadline of one run (SYNC_MAX_DURATION). */
+  maxDurationMs: number;
+  /** Total deadline of one request attempt (UPSTREAM_REQUEST_DEADLINE). */
+  requestDeadlineMs: number;
+}
+
+export const DEFAULT_SYNC_BOUNDS: Omit<SyncBounds, keyof CrawlBounds> = {
+  maxDurationMs: 15 * 60_000,
+  requestDeadlineMs: 120_000,
+};
 
 export interface SyncSummary {
   runId: number;
@@ -66,13 +86,27 @@ export interface SyncDependencies {
  * Any failure leaves the stored state untouched and records the run as failed (or aborted) with
  * a code and a reason, then rethrows.
  */
-export async function runSync(settings: SyncSettings, deps: SyncDependencies): Promise<SyncSummary> {
+export async function runSync(settings: SyncSettings, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
-  const run = beginRun(deps.store, settings.upstreamLabel ?? settings.upstreamUrl);
-  const log = deps.logger.child({ runId: run.id });
-  deps.onRunStarted?.(run.id);
+  const run = beginRun(outer.store, settings.upstreamLabel ?? settings.upstreamUrl);
+  const log = outer.logger.child({ runId: run.id });
+  outer.onRunStarted?.(run.id);
   log.info({ upstream: settings.upstreamLabel ?? settings.upstreamUrl }, 'sync started');
+  // Every wait has an end: past the run's deadline every request and sleep is cancelled.
+  const maxDurationMs = settings.bounds?.maxDurationMs ?? DEFAULT_SYNC_BOUNDS.maxDurationMs;
+  const deadline = new AbortController();
+  const deps = {
+    ...outer,
+    signal: AbortSignal.any([outer.signal, deadline.signal].filter((s) => s !== undefined)),
+  };
   const client = deps.client ?? buildUpstreamClient(settings, log, deps.signal);
+  let stalled: PendingRequest | undefined;
+  const deadlineTimer = setTimeout(() => {
+    // Read before aborting: cancelled requests leave the in-flight list.
+    stalled = client.pending?.()[0];
+    deadline.abort(new Error(`run deadline of ${maxDurationMs} ms passed`));
+  }, maxDurationMs);
+  deadlineTimer.unref();
   const stopHeartbeat = startHeartbeat(deps.store, run.id);
   try {
     const first = await crawlOnce(settings, client, log, deps);
@@ -90,6 +124,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
         client,
         logger: log,
         signal: deps.signal,
+        limits: { ...DEFAULT_CRAWL_BOUNDS, ...settings.bounds },
         crawlAgain: () => crawlOnce(settings, client, log, { ...deps, onProgress: undefined }),
       },
       first,
@@ -100,7 +135,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     const unknownFields = [...new Set(first.unknownFields.map((u) => u.field))];
     if (unknownFields.length > 0) {
       log.warn(
-        { unknownFields: first.unknownFields },
+        driftSummary(first.unknownFields),
         'schema drift: upstream entries carry fields the contract does not name; kept as received',
       );
     }
@@ -123,7 +158,8 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
         pages: first.pages,
         pageSize: observedPageSize(deps.store, first),
         optionsBody: first.optionsBody,
-        unknownFields: first.unknownFields,
+        // The first hundred say what drifted; thousands more would only grow every run's row.
+        unknownFields: first.unknownFields.slice(0, 100),
         webhooks: settings.webhooks,
       }),
     );
@@ -141,12 +177,12 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     log.info(figures, 'sync succeeded');
     return summary;
   } catch (thrown) {
-    const error = deps.signal?.aborted
-      ? abortError(deps.signal, thrown)
-      : toMirrorError(
-          thrown,
-          thrown instanceof Error && thrown.name === 'SqliteError' ? 'DB_ERROR' : 'UNEXPECTED',
-        );
+    const error =
+      deadline.signal.aborted && !outer.signal?.aborted
+        ? runTimeoutError(maxDurationMs, stalled, thrown)
+        : deps.signal.aborted
+          ? abortError(deps.signal, thrown)
+          : toMirrorError(thrown);
     const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
     Object.assign(error.details, { runId: run.id });
     try {
@@ -165,6 +201,7 @@ export async function runSync(settings: SyncSettings, deps: SyncDependencies): P
     log.error({ err: error, code: error.code }, status === 'aborted' ? 'sync aborted' : 'sync failed');
     throw error;
   } finally {
+    clearTimeout(deadlineTimer);
     releaseRun(deps.store, run.id);
     stopHeartbeat();
     if (!deps.client) await client.close();
@@ -185,6 +222,7 @@ export function buildUpstreamClient(
     maxBodyBytes: settings.maxBodyBytes,
     maxAttempts: settings.maxAttempts,
     maxRetryAfterMs: settings.maxRetryAfterMs,
+    requestDeadlineMs: settings.bounds?.requestDeadlineMs ?? DEFAULT_SYNC_BOUNDS.requestDeadlineMs,
     userAgent: USER_AGENT,
     ...(settings.upstreamHeaders ? { headers: settings.upstreamHeaders } : {}),
     logger,
@@ -207,6 +245,7 @@ function crawlOnce(
     logger,
     ...(deps.signal ? { signal: deps.signal } : {}),
     onProgress: progressReporter(logger, deps.onProgress),
+    ...(settings.bounds ? { bounds: settings.bounds } : {}),
   });
 }
 
@@ -282,4 +321,30 @@ function abortError(signal: AbortSignal, cause?: unknown): MirrorError {
     {},
     { cause: cause ?? reason },
   );
+}
+
+/** A run past SYNC_MAX_DURATION, naming the request it was still waiting for. */
+function runTimeoutError(
+  maxDurationMs: number,
+  stalled: PendingRequest | undefined,
+  cause: unknown,
+): MirrorError {
+  const what = stalled
+    ? `still waiting for ${stalled.method} ${stalled.url} after ${seconds(stalled.waitingMs)} s`
+    : 'no request was in flight';
+  return new MirrorError(
+    'SYNC_TIMEOUT',
+    `run passed its ${seconds(maxDurationMs)} s deadline (SYNC_MAX_DURATION), ${what}; nothing was stored`,
+    {
+      maxDurationMs,
+      ...(stalled ? { url: stalled.url, method: stalled.method, waitingMs: stalled.waitingMs } : {}),
+      ...(stalled?.page !== undefined ? { page: stalled.page } : {}),
+    },
+    { cause },
+  );
+}
+
+/** Whole seconds, or tenths below ten seconds. */
+function seconds(ms: number): string {
+  return ms < 10_000 ? (ms / 1000).toFixed(1) : String(Math.round(ms / 1000));
 }

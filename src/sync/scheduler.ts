@@ -1,4 +1,5 @@
 import cron from 'node-cron';
+import { currentHolder } from '../db/run-holders.js';
 import type { Logger } from '../logger.js';
 import { MirrorError } from '../errors.js';
 
@@ -35,6 +36,7 @@ export function validateCron(expression: string): boolean {
  */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const random = deps.random ?? Math.random;
+  const self = currentHolder();
   let inFlight: { promise: Promise<void>; controller: AbortController; runId: number | null } | null = null;
   let stopping = false;
   const delays = new Set<NodeJS.Timeout>();
@@ -64,7 +66,18 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
                 ? error.details.runId
                 : null;
             resolve({ started: false, runningRunId: holder });
-            if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
+            if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
+              // No run row was written for this tick: this line is the only trace of the refusal.
+              log.warn(
+                {
+                  holderRunId: holder,
+                  holderPid: error.details.pid ?? null,
+                  holderHost: error.details.host ?? null,
+                  holderStartedAt: error.details.startedAt ?? null,
+                },
+                'sync refused: another process holds the lock',
+              );
+            } else if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
           },
         )
         .finally(() => {
@@ -80,8 +93,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     trigger(reason) {
       if (stopping) return Promise.resolve({ started: false, runningRunId: null });
       if (inFlight) {
-        deps.logger.info(
-          { trigger: reason, runningRunId: inFlight.runId },
+        deps.logger.warn(
+          { trigger: reason, holderRunId: inFlight.runId, holderPid: self.pid, holderHost: self.host },
           'sync skipped: a run is in progress',
         );
         return Promise.resolve({ started: false, runningRunId: inFlight.runId });

@@ -22,6 +22,11 @@ export interface UpstreamClientOptions {
   maxDelayMs?: number;
   /** A Retry-After longer than this fails the request instead of sleeping through it. */
   maxRetryAfterMs?: number;
+  /**
+   * Total time of one attempt, headers and whole body. undici's headers and body timeouts restart
+   * on every chunk, so an upstream dripping a byte a second would otherwise never time out.
+   */
+  requestDeadlineMs?: number;
   /** `coworker-mirror/<version>` */
   userAgent: string;
   /** Sent on every request (upstream authentication); lower-case names. */
@@ -38,11 +43,24 @@ export interface UpstreamClientOptions {
 export interface RequestContext {
   page?: number;
   signal?: AbortSignal;
+  /** A tighter body cap for this call (the OPTIONS body). */
+  maxBodyBytes?: number;
 }
 
 export interface TextResponse {
   status: number;
   text: string;
+  /** Size of the body as received. */
+  byteLength?: number;
+}
+
+/** A request in flight, for the report of a run that ran out of time. */
+export interface PendingRequest {
+  method: UpstreamMethod;
+  url: string;
+  page?: number;
+  /** Since the request's current attempt started. */
+  waitingMs: number;
 }
 
 export interface JsonResponse extends TextResponse {
@@ -54,6 +72,8 @@ export type UpstreamMethod = 'GET' | 'OPTIONS';
 export interface UpstreamClient {
   getJson(url: string, context?: RequestContext): Promise<JsonResponse>;
   getText(url: string, method?: UpstreamMethod, context?: RequestContext): Promise<TextResponse>;
+  /** Requests in flight, oldest first. */
+  pending?(): PendingRequest[];
   close(): Promise<void>;
 }
 
@@ -73,6 +93,7 @@ function withDefaults(options: UpstreamClientOptions): Settings {
     baseDelayMs: 500,
     maxDelayMs: 30_000,
     maxRetryAfterMs: 120_000,
+    requestDeadlineMs: 120_000,
     sleep: defaultSleep,
     random: Math.random,
     now: Date.now,
@@ -105,8 +126,17 @@ class AttemptError extends Error {
   }
 }
 
+class DeadlineError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`no complete answer within the ${deadlineMs} ms request deadline (UPSTREAM_REQUEST_DEADLINE)`);
+  }
+}
+
 function classifyThrown(error: unknown): AttemptFailure {
   if (error instanceof AttemptError) return error.failure;
+  if (error instanceof DeadlineError) {
+    return { code: 'UPSTREAM_TIMEOUT', reason: error.message, retryable: true, cause: error };
+  }
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
@@ -137,11 +167,36 @@ function abortedError(url: string, attempts: number, signal: AbortSignal, page?:
   );
 }
 
+/**
+ * One attempt under its own total deadline: the timer aborts the request wherever it is (headers
+ * or body), and the abort is reported as the deadline, not as a cancellation.
+ */
+async function attemptWithDeadline(
+  agent: Agent,
+  settings: Settings,
+  call: { url: string; method: UpstreamMethod; maxBodyBytes: number },
+  signal?: AbortSignal,
+) {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DeadlineError(settings.requestDeadlineMs)),
+    settings.requestDeadlineMs,
+  );
+  timer.unref();
+  try {
+    return await attemptOnce(agent, settings, call, combineSignals(signal, deadline.signal));
+  } catch (error) {
+    if (deadline.signal.aborted && !signal?.aborted) throw deadline.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function attemptOnce(
   agent: Agent,
   settings: Settings,
-  url: string,
-  method: UpstreamMethod,
+  { url, method, maxBodyBytes }: { url: string; method: UpstreamMethod; maxBodyBytes: number },
   signal?: AbortSignal,
 ) {
   const headers = { ...settings.headers, 'user-agent': settings.userAgent, accept: 'application/json' };
@@ -164,13 +219,13 @@ async function attemptOnce(
   }
   const read = await readBodyCapped(
     response.body,
-    settings.maxBodyBytes,
+    maxBodyBytes,
     declaredContentLength(response.headers['content-length']),
   );
   if (!read.ok) {
     throw new AttemptError({
       code: 'UPSTREAM_BODY_TOO_LARGE',
-      reason: `body larger than the ${settings.maxBodyBytes}-byte cap (read stopped after ${read.receivedBytes} bytes)`,
+      reason: `body larger than the ${maxBodyBytes}-byte cap (read stopped after ${read.receivedBytes} bytes)`,
       retryable: false,
       status,
     });
@@ -218,13 +273,18 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     bodyTimeout: settings.bodyTimeoutMs,
   });
 
+  const inFlight = new Set<{ method: UpstreamMethod; url: string; page?: number; since: number }>();
+
   async function fetchWithRetry(url: string, method: UpstreamMethod, context: RequestContext) {
     const target = new URL(url, settings.baseUrl).href;
     const signal = combineSignals(settings.signal, context.signal);
+    const call = { url: target, method, maxBodyBytes: context.maxBodyBytes ?? settings.maxBodyBytes };
     for (let attempt = 1; ; attempt++) {
       if (signal?.aborted) throw abortedError(target, attempt - 1, signal, context.page);
+      const entry = { method, url: target, ...pageDetail(context.page), since: settings.now() };
+      inFlight.add(entry);
       try {
-        return { url: target, ...(await attemptOnce(agent, settings, target, method, signal)) };
+        return { url: target, ...(await attemptWithDeadline(agent, settings, call, signal)) };
       } catch (error) {
         if (signal?.aborted) throw abortedError(target, attempt, signal, context.page);
         const failure = classifyThrown(error);
@@ -242,13 +302,22 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           if (signal?.aborted) throw abortedError(target, attempt, signal, context.page);
           throw sleepError;
         }
+      } finally {
+        inFlight.delete(entry);
       }
     }
   }
 
+  function pending(): PendingRequest[] {
+    const now = settings.now();
+    return [...inFlight]
+      .sort((a, b) => a.since - b.since)
+      .map(({ since, ...request }) => ({ ...request, waitingMs: now - since }));
+  }
+
   async function getText(url: string, method: UpstreamMethod = 'GET', context: RequestContext = {}) {
     const { status, bytes } = await fetchWithRetry(url, method, context);
-    return { status, text: bytes.toString('utf8') };
+    return { status, text: bytes.toString('utf8'), byteLength: bytes.length };
   }
 
   async function getJson(url: string, context: RequestContext = {}): Promise<JsonResponse> {
@@ -256,7 +325,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
     return decodeJson(fetched.url, fetched.status, fetched.bytes, context.page);
   }
 
-  return { getJson, getText, close: () => agent.close() };
+  return { getJson, getText, pending, close: () => agent.close() };
 }
 
 function decodeJson(url: string, status: number, bytes: Buffer, page?: number): JsonResponse {
@@ -270,7 +339,7 @@ function decodeJson(url: string, status: number, bytes: Buffer, page?: number): 
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid UTF-8`, details, { cause });
   }
   try {
-    return { status, text, body: JSON.parse(text) as unknown };
+    return { status, text, byteLength: bytes.length, body: JSON.parse(text) as unknown };
   } catch (cause) {
     const excerpt = truncateForMessage(text, 200);
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid JSON: ${excerpt}`, details, {

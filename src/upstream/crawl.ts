@@ -9,7 +9,13 @@ import {
   type ListingShape,
   type Mismatch,
 } from './listing-shape.js';
-import { validatePage, type UnknownField, type ValidatedPage } from './validate.js';
+import {
+  DEFAULT_ENTRY_LIMITS,
+  validatePage,
+  type EntryLimits,
+  type UnknownField,
+  type ValidatedPage,
+} from './validate.js';
 
 export interface CrawledEntry {
   page: number;
@@ -46,13 +52,45 @@ export interface CrawlOptions {
   logger: Logger;
   signal?: AbortSignal;
   onProgress?: (pagesDone: number, pagesTotal: number) => void;
+  /** Byte and count budgets of the whole listing and of each entry; defaults below. */
+  bounds?: Partial<CrawlBounds>;
 }
+
+/** What one crawl may hold in memory: checked as pages arrive, so a hostile listing fails early. */
+export interface CrawlBounds extends EntryLimits {
+  /** Sum of the page bodies of one crawl attempt, in bytes. */
+  maxListingBytes: number;
+  /** Entries announced (`count`) or received. */
+  maxEntries: number;
+  /** Largest OPTIONS body kept; a larger one is dropped (the previous one is served). */
+  maxOptionsBytes: number;
+}
+
+export const DEFAULT_CRAWL_BOUNDS: CrawlBounds = {
+  ...DEFAULT_ENTRY_LIMITS,
+  maxListingBytes: 256 * 1024 * 1024,
+  maxEntries: 1_000_000,
+  maxOptionsBytes: 64 * 1024,
+};
 
 interface AttemptContext {
   options: CrawlOptions;
   location: ListLocation;
   log: Logger;
   signal: AbortSignal;
+  bounds: CrawlBounds;
+  /** Bytes of page bodies read so far in this attempt. */
+  tally: { bytes: number };
+}
+
+function listingTooLarge(ctx: AttemptContext, page: number): MirrorError {
+  const cap = ctx.bounds.maxListingBytes;
+  return new MirrorError(
+    'UPSTREAM_LISTING_TOO_LARGE',
+    `the listing passed the ${cap}-byte cap (SYNC_MAX_LISTING_BYTES) at page ${page}, after ${ctx.tally.bytes} bytes; ` +
+      'nothing was stored. Raise SYNC_MAX_LISTING_BYTES if the upstream really is this large',
+    { page, bytes: ctx.tally.bytes, maxListingBytes: cap },
+  );
 }
 
 /** The upstream moved under us; the crawl is retried as a whole. */
@@ -69,7 +107,10 @@ class InconsistentError extends MirrorError {
 async function fetchPage(ctx: AttemptContext, page: number, url: string): Promise<ValidatedPage> {
   let body: unknown;
   try {
-    ({ body } = await ctx.options.client.getJson(url, { page, signal: ctx.signal }));
+    const response = await ctx.options.client.getJson(url, { page, signal: ctx.signal });
+    body = response.body;
+    ctx.tally.bytes += response.byteLength ?? response.text.length;
+    if (ctx.tally.bytes > ctx.bounds.maxListingBytes) throw listingTooLarge(ctx, page);
   } catch (error) {
     // DRF answers 404 "Invalid page." past the end: the listing shrank since page 1 was read.
     if (
@@ -82,7 +123,7 @@ async function fetchPage(ctx: AttemptContext, page: number, url: string): Promis
     }
     throw error;
   }
-  const validated = validatePage(body, page);
+  const validated = validatePage(body, page, ctx.bounds);
   if (ctx.log.isLevelEnabled('debug')) {
     ctx.log
       .child({ page })
@@ -154,6 +195,13 @@ async function fetchConcurrent(
 async function crawlOnce(ctx: AttemptContext): Promise<Listing> {
   const first = await fetchPage(ctx, 1, ctx.location.listUrl);
   const shape = shapeFromFirstPage(first, ctx.options.maxPages);
+  if (shape.count > ctx.bounds.maxEntries) {
+    throw new MirrorError(
+      'UPSTREAM_LISTING_TOO_LARGE',
+      `upstream announces ${shape.count} entries, more than the cap of ${ctx.bounds.maxEntries} (SYNC_MAX_ENTRIES); nothing was stored`,
+      { page: 1, count: shape.count, maxEntries: ctx.bounds.maxEntries },
+    );
+  }
   checkPageLinks(ctx.location, first, 1, shape.pages);
   ctx.options.onProgress?.(1, shape.pages);
   const pages: ValidatedPage[] = [first];
@@ -199,9 +247,13 @@ async function fetchOptions(
   location: ListLocation,
   log: Logger,
   signal: AbortSignal,
+  maxBytes: number,
 ): Promise<string | null> {
   try {
-    const { text } = await options.client.getText(location.listUrl, 'OPTIONS', { signal });
+    const { text } = await options.client.getText(location.listUrl, 'OPTIONS', {
+      signal,
+      maxBodyBytes: maxBytes,
+    });
     return text;
   } catch (err) {
     // Cancelled because the crawl itself failed: that failure is the one worth reporting.
@@ -222,19 +274,28 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
   const log = options.logger.child({ module: 'crawl' });
   const maxAttempts = Math.max(1, options.maxCrawlAttempts ?? 3);
   const signal = options.signal ?? new AbortController().signal;
+  const bounds = { ...DEFAULT_CRAWL_BOUNDS, ...options.bounds };
   const optionsController = new AbortController();
   const optionsBody = fetchOptions(
     options,
     location,
     log,
     AbortSignal.any([signal, optionsController.signal]),
+    bounds.maxOptionsBytes,
   );
   const mismatches: (Mismatch & { attempt: number })[] = [];
   let succeeded = false;
   try {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       try {
-        const { unknownEnvelopeFields, ...listing } = await crawlOnce({ options, location, log, signal });
+        const { unknownEnvelopeFields, ...listing } = await crawlOnce({
+          options,
+          location,
+          log,
+          signal,
+          bounds,
+          tally: { bytes: 0 },
+        });
         reportDrift(log, listing.unknownFields, unknownEnvelopeFields);
         succeeded = true;
         return { ...listing, optionsBody: await optionsBody, attempts: attempt };
@@ -263,10 +324,23 @@ function reportDrift(
   envelopeFields: readonly string[],
 ): void {
   if (unknownFields.length > 0) {
-    log.warn({ unknownFields }, 'upstream entries carry fields the contract does not name');
+    log.warn(driftSummary(unknownFields), 'upstream entries carry fields the contract does not name');
   }
   if (envelopeFields.length > 0) {
     // The envelope is rebuilt by the mirror, so these are reported but cannot be served back.
     log.warn({ envelopeFields }, 'upstream page envelope carries fields the contract does not name');
   }
+}
+
+const DRIFT_NAMES_LOGGED = 10;
+
+/** A count and the first few names: 10,000 unknown fields must not make a 380 KB log line. */
+export function driftSummary(unknownFields: readonly UnknownField[]): {
+  unknownFieldCount: number;
+  firstUnknownFields: UnknownField[];
+} {
+  return {
+    unknownFieldCount: unknownFields.length,
+    firstUnknownFields: unknownFields.slice(0, DRIFT_NAMES_LOGGED),
+  };
 }

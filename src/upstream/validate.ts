@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { MirrorError, truncateForMessage } from '../errors.js';
+import { stringifyJson } from '../json/safe-json.js';
 import { KNOWN_FIELDS, coworkerSchema, pageEnvelopeSchema } from './contract.js';
 
 /** One validated entry; `index` is its 0-based position in the page's `results`. */
@@ -30,6 +31,39 @@ export interface ValidatedPage {
 }
 
 const ENVELOPE_FIELDS: ReadonlySet<string> = new Set(Object.keys(pageEnvelopeSchema.shape));
+
+/** Bounds on one entry, checked before anything recursive touches it. */
+export interface EntryLimits {
+  /** Deepest nesting of arrays and objects; the entry object itself is depth 1. */
+  maxDepth: number;
+  /** Largest JSON text of one entry, in UTF-8 bytes. */
+  maxBytes: number;
+}
+
+const NATIVE_STRINGIFY_DEPTH = 1000;
+
+export const DEFAULT_ENTRY_LIMITS: EntryLimits = { maxDepth: 32, maxBytes: 256 * 1024 };
+
+/**
+ * The first top-level field whose value nests deeper than `maxDepth` (the entry being depth 1), or
+ * null. Iterative: an entry nested 100,000 levels deep must fail here, not overflow the stack in
+ * the schema check, in JSON.stringify or later in a serializer.
+ */
+export function tooDeepField(entry: unknown, maxDepth: number): string | null {
+  if (entry === null || typeof entry !== 'object') return null;
+  for (const [field, value] of Object.entries(entry)) {
+    // Most fields are strings: no stack for them.
+    if (value === null || typeof value !== 'object') continue;
+    const stack: [unknown, number][] = [[value, 2]];
+    while (stack.length > 0) {
+      const [node, depth] = stack.pop() ?? [null, 0];
+      if (node === null || typeof node !== 'object') continue;
+      if (depth > maxDepth) return field;
+      for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+    }
+  }
+  return null;
+}
 
 type Issue = z.core.$ZodIssue;
 
@@ -87,6 +121,54 @@ function validateEnvelope(body: unknown, page: number) {
   );
 }
 
+function boundsError(raw: unknown, page: number, index: number, field: string, what: string): MirrorError {
+  const uuid = valueAt(raw, ['uuid']);
+  return new MirrorError(
+    'UPSTREAM_SCHEMA',
+    `page ${page}, entry ${index}${uuidLabel(raw)}: field "${field}" ${what}; nothing was stored`,
+    { page, index, field, ...(uuid.present ? { uuid: truncateForMessage(uuid.value, 40) } : {}) },
+  );
+}
+
+/** Depth first (iteratively), then the size of the text that would be stored. */
+function checkBounds(raw: unknown, page: number, index: number, limits: EntryLimits): string {
+  const deep = tooDeepField(raw, limits.maxDepth);
+  if (deep !== null) {
+    throw boundsError(
+      raw,
+      page,
+      index,
+      deep,
+      `nests deeper than ${limits.maxDepth} levels (SYNC_MAX_ENTRY_DEPTH)`,
+    );
+  }
+  // Native stringify recurses; within the configurable depth range (at most 1000) it is safe.
+  const json = limits.maxDepth <= NATIVE_STRINGIFY_DEPTH ? JSON.stringify(raw) : stringifyJson(raw);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > limits.maxBytes) {
+    const largest = largestField(raw);
+    throw boundsError(
+      raw,
+      page,
+      index,
+      largest,
+      `makes the entry ${bytes} bytes, more than the ${limits.maxBytes}-byte cap (SYNC_MAX_ENTRY_BYTES)`,
+    );
+  }
+  return json;
+}
+
+function largestField(raw: unknown): string {
+  let best = '';
+  let bestSize = -1;
+  if (raw === null || typeof raw !== 'object') return best;
+  for (const [field, value] of Object.entries(raw)) {
+    const size = stringifyJson(value).length;
+    if (size > bestSize) [best, bestSize] = [field, size];
+  }
+  return best;
+}
+
 function validateEntry(raw: unknown, page: number, index: number): string {
   const parsed = coworkerSchema.safeParse(raw);
   if (parsed.success) return parsed.data.uuid;
@@ -110,12 +192,17 @@ function validateEntry(raw: unknown, page: number, index: number): string {
  * Validates one parsed page body: the envelope, then every entry, failing with UPSTREAM_SCHEMA on
  * the first bad entry (page, 0-based entry index, field path and value in the message).
  */
-export function validatePage(body: unknown, page: number): ValidatedPage {
+export function validatePage(
+  body: unknown,
+  page: number,
+  limits: EntryLimits = DEFAULT_ENTRY_LIMITS,
+): ValidatedPage {
   const envelope = validateEnvelope(body, page);
   const entries: ValidatedEntry[] = [];
   const unknownFields: UnknownField[] = [];
   const seen = new Set<string>();
   envelope.results.forEach((raw, index) => {
+    const json = checkBounds(raw, page, index, limits);
     const uuid = validateEntry(raw, page, index);
     // Schema-valid means a plain object; its own keys beyond the contract are drift to report.
     for (const key of Object.keys(raw as object)) {
@@ -124,7 +211,7 @@ export function validatePage(body: unknown, page: number): ValidatedPage {
         unknownFields.push({ field: key, page, index });
       }
     }
-    entries.push({ index, uuid, json: JSON.stringify(raw) });
+    entries.push({ index, uuid, json });
   });
   const unknownEnvelopeFields = Object.keys(envelope).filter((key) => !ENVELOPE_FIELDS.has(key));
   return {

@@ -30,7 +30,9 @@ describe('README is the front door', () => {
 
   it.each(
     commands.flatMap(([name, c]) =>
-      c.options.map((o) => [`${name} ${o.long ?? o.flags}`, o.long ?? o.flags] as const),
+      c.options
+        .filter((o) => !o.hidden)
+        .map((o) => [`${name} ${o.long ?? o.flags}`, o.long ?? o.flags] as const),
     ),
   )('documents the option %s', (_label, flag) => {
     expect(readme).toContain(`${flag}`);

@@ -72,9 +72,17 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
       results: unknown[];
     };
     expect(changes.results).toHaveLength(2);
-    const list = await fetch(`${main.url}${LIST_PATH}`);
-    expect(list.status).toBe(200);
-    expect(((await list.json()) as { count: number }).count).toBe(upstream.data.count);
+    // The sync commits in its own process; the server swaps the snapshot in just after.
+    const count = await eventually(
+      async () => {
+        const list = await fetch(`${main.url}${LIST_PATH}`);
+        const body = (await list.json()) as { count: number };
+        return list.status === 200 && body.count === upstream.data.count ? body.count : undefined;
+      },
+      10_000,
+      'the new snapshot served',
+    );
+    expect(count).toBe(upstream.data.count);
 
     main.proc.child.kill('SIGTERM');
     expect(await main.proc.exited).toEqual({ code: 0, signal: null });

@@ -92,6 +92,11 @@ describe('list endpoint: mirror additions', () => {
     const bad = await fetch(`${mirror.url}${LIST_PATH}?as_of=yesterday`);
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { detail: string }).detail).toMatch(/as_of/);
+    // Regression: an impossible date was rolled over (2026-02-30 read as 2026-03-02).
+    for (const impossible of ['2026-02-30', '2026-02-30T10:00:00Z', '%2B275760-09-13T00:00:00Z']) {
+      const res = await fetch(`${mirror.url}${LIST_PATH}?as_of=${impossible}`);
+      expect(res.status).toBe(400);
+    }
   });
 
   it('a snapshot switch under concurrent requests never yields a mixed page', async () => {

@@ -40,7 +40,12 @@ describe('upstream client', () => {
       sendOk(res);
     });
     const result = await client(upstream.url).getJson('/x');
-    expect(result).toEqual({ status: 200, text: OK_BODY, body: JSON.parse(OK_BODY) as unknown });
+    expect(result).toEqual({
+      status: 200,
+      text: OK_BODY,
+      byteLength: Buffer.byteLength(OK_BODY),
+      body: JSON.parse(OK_BODY) as unknown,
+    });
     expect(seen['user-agent']).toBe('coworker-mirror/0.0.0-test');
     expect(seen.accept).toBe('application/json');
   });
@@ -54,6 +59,7 @@ describe('upstream client', () => {
     expect(await client(upstream.url).getText('/x', 'OPTIONS')).toEqual({
       status: 200,
       text: '{"name":"x"}',
+      byteLength: 12,
     });
     expect(method).toBe('OPTIONS');
   });

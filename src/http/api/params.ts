@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { parseWhen } from '../../cli/parse-when.js';
 import { changeKinds } from '../../db/schema.js';
-import { ConfigError } from '../../errors.js';
+import { parseWhen } from '../../time/parse-when.js';
 
 const positiveInt = (name: string, max: number) =>
   z
@@ -11,17 +10,15 @@ const positiveInt = (name: string, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(1, `${name} must be at least 1`).max(max, `${name} must be at most ${max}`));
 
-const when = (name: string) =>
+const when = () =>
   z.string().transform((value, ctx) => {
-    try {
-      return parseWhen(name, value) ?? value;
-    } catch (error) {
-      ctx.addIssue({
-        code: 'custom',
-        message: error instanceof ConfigError ? (error.issues[0]?.problem ?? 'invalid') : 'invalid',
-      });
-      return z.NEVER;
-    }
+    const parsed = parseWhen(value);
+    if (parsed.ok) return parsed.iso;
+    ctx.addIssue({
+      code: 'custom',
+      message: `${parsed.problem} (got ${JSON.stringify(value.slice(0, 100))})`,
+    });
+    return z.NEVER;
   });
 
 const uuid = z.string().regex(/^[a-z0-9]{32}$/, 'uuid must be 32 lowercase letters or digits');
@@ -32,8 +29,8 @@ export const pageQuery = z.object({
 });
 
 export const changesQuery = z.object({
-  since: when('since').optional(),
-  until: when('until').optional(),
+  since: when().optional(),
+  until: when().optional(),
   uuid: uuid.optional(),
   field: z.string().min(1).max(200).optional(),
   kind: z.enum(changeKinds).optional(),

@@ -1,0 +1,191 @@
+/**
+ * What a sync and many clients cost the server of `start` (issue 8), on the built CLI as users run
+ * it, each figure against a baseline measured in the same run:
+ * (a) /healthz p99 while `start` syncs `--entries` entries (its sync runs in a child process),
+ *     against /healthz p99 of the same process idle right after;
+ * (b) the server's RSS after `--requests` distinct list requests (`?x=i`, pages cycling), against
+ *     its RSS just before them.
+ * The simulated upstream runs in a process of its own, so serving pages does not delay this
+ * process's health client.
+ *
+ *   npm run build && npx tsx bench/start-reliability.ts [--entries 100000] [--requests 10000]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Agent, request } from 'undici';
+import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
+import { LIST_PATH } from '../src/upstream/contract.js';
+import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
+import { quantile } from './lib/stats.js';
+import { withTempDir } from './lib/temp-dir.js';
+
+const GOAL_HEALTH_P99_MS = 10;
+const SELF = fileURLToPath(import.meta.url);
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+
+const { values } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '100000' },
+    requests: { type: 'string', default: '10000' },
+    'idle-seconds': { type: 'string', default: '5' },
+    // Internal: run as the upstream.
+    upstream: { type: 'boolean', default: false },
+  },
+});
+const entries = Number(values.entries);
+
+/**
+ * Reads a child's stdout for as long as it runs (an unread pipe would fill up and block the child's
+ * log writes, and with them its event loop) and resolves waits for lines matching a pattern.
+ */
+function lineReader(child: ChildProcess) {
+  const lines: string[] = [];
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  let partial = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString('utf8')).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) {
+      // Only the lines a wait may need are kept: a 100,000-entry sync logs plenty.
+      if (!line.includes('"msg":"sync') && !line.includes('"url"') && !line.includes('started"')) continue;
+      lines.push(line);
+      for (const w of [...waiters]) {
+        if (!w.pattern.test(line)) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  return (pattern: RegExp, timeoutMs: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const found = lines.find((l) => pattern.test(l));
+      if (found !== undefined) return resolve(found);
+      const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms`)), timeoutMs);
+      waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
+    });
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+async function healthLatencies(agent: Agent, url: string, until: () => boolean): Promise<number[]> {
+  const times: number[] = [];
+  while (!until()) {
+    const t = performance.now();
+    const res = await request(`${url}/healthz`, { dispatcher: agent });
+    await res.body.arrayBuffer();
+    times.push(performance.now() - t);
+    if (res.statusCode !== 200) throw new Error(`/healthz answered ${res.statusCode}`);
+  }
+  return times;
+}
+
+async function rss(agent: Agent, url: string): Promise<number> {
+  const res = await request(`${url}/metrics`, { dispatcher: agent });
+  const text = await res.body.text();
+  const match = /^coworker_mirror_process_resident_memory_bytes (\d+)/m.exec(text);
+  return Number(match?.[1] ?? Number.NaN);
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(CLI)) {
+    const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+    if (built.status !== 0) throw new Error('npm run build failed');
+  }
+  console.log(machineLine());
+  const upstreamProc = spawn(
+    process.execPath,
+    ['--import', 'tsx', SELF, '--upstream', '--entries', String(entries)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  try {
+    const upstreamUrl = (JSON.parse(await lineReader(upstreamProc)(/"url"/, 120_000)) as { url: string }).url;
+    await withTempDir((dir) => measure(upstreamUrl, join(dir, 'mirror.db')));
+  } finally {
+    await stop(upstreamProc);
+  }
+}
+
+async function measure(upstreamUrl: string, db: string): Promise<void> {
+  const start = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'start', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      UPSTREAM_URL: upstreamUrl,
+      DATABASE_PATH: db,
+      SYNC_CRON: '0 0 1 1 *',
+      SYNC_MAX_PAGES: '1000000',
+      LOG_LEVEL: 'info',
+    },
+  });
+  const agent = new Agent({ connections: 1 });
+  try {
+    const waitFor = lineReader(start);
+    const started = waitFor(/"msg":"coworker-mirror started"/, 60_000);
+    const url = (JSON.parse(await started) as { url: string }).url;
+    let synced = false;
+    const syncStarted = performance.now();
+    const done = waitFor(/"msg":"sync (succeeded|failed)"/, 30 * 60_000).then((line) => {
+      synced = true;
+      if (line.includes('sync failed')) throw new Error(`the sync failed: ${line}`);
+    });
+    const during = await healthLatencies(agent, url, () => synced);
+    await done;
+    const syncMs = performance.now() - syncStarted;
+    const idleUntil = performance.now() + Number(values['idle-seconds']) * 1000;
+    const idle = await healthLatencies(agent, url, () => performance.now() > idleUntil);
+    const [p99During, p99Idle] = [quantile(during, 0.99), quantile(idle, 0.99)];
+    console.log(`sync of ${entries.toLocaleString('en-US')} entries in start: ${seconds(syncMs)}`);
+    console.log(
+      `baseline: /healthz idle, p99 ${millis(p99Idle)} (p50 ${millis(quantile(idle, 0.5))}, ${idle.length} requests)`,
+    );
+    console.log(
+      `/healthz while syncing: p99 ${millis(p99During)} (p50 ${millis(quantile(during, 0.5))}, max ${millis(Math.max(...during))}, ` +
+        `${during.length} requests), ratio ${ratio(p99During / p99Idle)} ` +
+        checkGoal('start-reliability', '/healthz p99 during a sync', p99During, GOAL_HEALTH_P99_MS, ' ms'),
+    );
+
+    const requests = Number(values.requests);
+    const before = await rss(agent, url);
+    const pages = Math.ceil(entries / 8);
+    const listAgent = new Agent({ connections: 8 });
+    let next = 0;
+    const worker = async () => {
+      while (next < requests) {
+        const i = next++;
+        const res = await request(`${url}${LIST_PATH}?page=${(i % pages) + 1}&x=${i}`, {
+          dispatcher: listAgent,
+        });
+        await res.body.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    await listAgent.close();
+    const after = await rss(agent, url);
+    console.log(`baseline: server RSS before the list requests ${megabytes(before)}`);
+    console.log(
+      `server RSS after ${requests.toLocaleString('en-US')} distinct list requests: ${megabytes(after)} ` +
+        `(+${megabytes(after - before)}), ratio ${ratio(after / before)}`,
+    );
+  } finally {
+    await agent.close();
+    await stop(start);
+  }
+}
+
+if (values.upstream) {
+  const upstream = await startSimulatedUpstream({ seed: 8, count: entries });
+  process.stdout.write(`${JSON.stringify({ url: upstream.url })}\n`);
+  process.on('SIGTERM', () => void upstream.close().then(() => process.exit(0)));
+} else {
+  await main();
+}

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { z } from 'zod';
+import type { MirrorDatabase } from '../db/open.js';
+import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { endRunWithoutData } from './run-lock.js';
+
+/**
+ * Runs each sync of `start` in a child process (`coworker-mirror sync`) with its own heap limit, so
+ * whatever the upstream makes the sync do (a heap blown by a huge listing, a stack overflow, a
+ * stall) happens on another event loop and another heap: the server keeps answering, and the run is
+ * recorded as failed with a reason, its lock released, the next tick free to run.
+ */
+
+/** What the child tells the parent over the IPC channel; parsed, never trusted as typed. */
+export const childMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('run-started'), runId: z.number().int().positive() }),
+  z.object({
+    type: z.literal('run-failed'),
+    code: z.enum(errorCodes),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()),
+  }),
+]);
+export type ChildMessage = z.infer<typeof childMessageSchema>;
+
+/** The child's side: sends one message to the parent when it runs under `start` (no-op otherwise). */
+export function reportToParent(
+  send: ((message: unknown) => boolean) | undefined,
+  message: ChildMessage,
+): void {
+  try {
+    send?.(message);
+  } catch {
+    // The parent went away; the run row is the record that matters.
+  }
+}
+
+export interface IsolatedSyncOptions {
+  /** The node executable, and the arguments before `sync`: node flags and the CLI script. */
+  execPath: string;
+  nodeArgs: readonly string[];
+  cliPath: string;
+  /** Arguments after `sync`. */
+  syncArgs?: readonly string[];
+  /** Environment of the child: the settings of the sync, as variables. */
+  env: Readonly<Record<string, string | undefined>>;
+  maxHeapMb: number;
+  /** The child enforces SYNC_MAX_DURATION itself; past it plus a grace the parent kills it. */
+  maxDurationMs: number;
+  store: MirrorDatabase;
+  logger: Logger;
+  /** Where the child's log lines go (the parent's stdout and stderr). */
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** A child that ignores SIGTERM this long after an abort is killed. */
+const KILL_AFTER_MS = 5_000;
+/** The child's own deadline fires first; this is for a child too stuck to honour it. */
+const WATCHDOG_GRACE_MS = 30_000;
+const STDERR_TAIL_BYTES = 4096;
+
+interface ChildOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  runId: number | null;
+  failure: Extract<ChildMessage, { type: 'run-failed' }> | null;
+  stderrTail: string;
+  killedBy: 'watchdog' | 'abort' | null;
+}
+
+/**
+ * One sync in a child process. Resolves when it succeeded; rejects with a MirrorError otherwise:
+ * the child's own error when it reported one, else SYNC_CRASHED or SYNC_TIMEOUT, recorded on the
+ * run row the dead child left `running`.
+ */
+export async function runIsolatedSync(
+  options: IsolatedSyncOptions,
+  signal: AbortSignal,
+  onRunStarted: (runId: number) => void,
+): Promise<void> {
+  const child = spawn(
+    options.execPath,
+    [
+      ...options.nodeArgs,
+      `--max-old-space-size=${options.maxHeapMb}`,
+      options.cliPath,
+      'sync',
+      ...(options.syncArgs ?? []),
+    ],
+    { env: options.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  const outcome = await watch(child, options, signal, onRunStarted);
+  if (outcome.code === 0) return;
+  if (outcome.failure) {
+    const { code, message, details } = outcome.failure;
+    throw new MirrorError(code, message, details);
+  }
+  const error = deathError(outcome, options);
+  if (outcome.runId !== null) {
+    try {
+      // Guarded by status = 'running': a row the child did end keeps its own story.
+      const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
+      endRunWithoutData(options.store, outcome.runId, status, error);
+    } catch (cause) {
+      options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
+    }
+  }
+  options.logger.error(
+    { err: error, runId: outcome.runId, exitCode: outcome.code, signal: outcome.signal },
+    'sync process died',
+  );
+  throw error;
+}
+
+function watch(
+  child: ChildProcess,
+  options: IsolatedSyncOptions,
+  signal: AbortSignal,
+  onRunStarted: (runId: number) => void,
+): Promise<ChildOutcome> {
+  const outcome: ChildOutcome = {
+    code: null,
+    signal: null,
+    runId: null,
+    failure: null,
+    stderrTail: '',
+    killedBy: null,
+  };
+  child.stdout?.pipe(options.stdout, { end: false });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    options.stderr.write(chunk);
+    outcome.stderrTail = (outcome.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+  });
+  child.on('message', (raw) => {
+    const parsed = childMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    if (parsed.data.type === 'run-started') {
+      outcome.runId = parsed.data.runId;
+      onRunStarted(parsed.data.runId);
+    } else outcome.failure = parsed.data;
+  });
+  let killTimer: NodeJS.Timeout | undefined;
+  const kill = (why: 'watchdog' | 'abort') => {
+    outcome.killedBy ??= why;
+    if (why === 'watchdog') child.kill('SIGKILL');
+    else {
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+    }
+  };
+  const onAbort = () => kill('abort');
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  const watchdog = setTimeout(() => kill('watchdog'), options.maxDurationMs + WATCHDOG_GRACE_MS);
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => {
+      clearTimeout(watchdog);
+      clearTimeout(killTimer);
+      signal.removeEventListener('abort', onAbort);
+      reject(
+        new MirrorError(
+          'SYNC_CRASHED',
+          `cannot start the sync process: ${error.message}`,
+          {},
+          { cause: error },
+        ),
+      );
+    });
+    child.once('close', (code, exitSignal) => {
+      clearTimeout(watchdog);
+      clearTimeout(killTimer);
+      signal.removeEventListener('abort', onAbort);
+      resolve({ ...outcome, code, signal: exitSignal });
+    });
+  });
+}
+
+function deathError(outcome: ChildOutcome, options: IsolatedSyncOptions): MirrorError {
+  const how = outcome.signal ? `signal ${outcome.signal}` : `exit code ${outcome.code}`;
+  const details = { exitCode: outcome.code, signal: outcome.signal, maxHeapMb: options.maxHeapMb };
+  let code: ErrorCode = 'SYNC_CRASHED';
+  let why: string;
+  if (outcome.killedBy === 'watchdog') {
+    code = 'SYNC_TIMEOUT';
+    why = `did not end within ${Math.round((options.maxDurationMs + WATCHDOG_GRACE_MS) / 1000)} s (SYNC_MAX_DURATION and a grace) and was killed`;
+  } else if (outcome.killedBy === 'abort') {
+    code = 'RUN_ABORTED';
+    why = 'was stopped by the shutdown';
+  } else if (/heap out of memory|Reached heap limit|allocation failed/i.test(outcome.stderrTail)) {
+    why = `ran out of its ${options.maxHeapMb} MiB heap (SYNC_MAX_HEAP_MB): the listing is too large for it; raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES`;
+  } else {
+    const last = outcome.stderrTail.trim().split('\n').at(-1) ?? '';
+    why = `crashed${last ? `: ${last.slice(0, 300)}` : ''}`;
+  }
+  return new MirrorError(code, `the sync process (${how}) ${why}; nothing was stored`, details);
+}

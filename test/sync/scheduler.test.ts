@@ -1,0 +1,111 @@
+import { hostname } from 'node:os';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MirrorError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
+import { createScheduler } from '../../src/sync/scheduler.js';
+
+interface Line {
+  level: 'info' | 'warn' | 'error';
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+/** A logger that records what the scheduler says. */
+function recordingLogger(lines: Line[]): Logger {
+  const at =
+    (level: Line['level']) =>
+    (obj: Record<string, unknown>, msg: string): void =>
+      void lines.push({ level, obj, msg });
+  const logger = { info: at('info'), warn: at('warn'), error: at('error') } as unknown as Logger;
+  (logger as unknown as { child: () => Logger }).child = () => logger;
+  return logger;
+}
+
+const locked = () =>
+  new MirrorError('SYNC_LOCKED', 'another sync holds the lock: run 7 (pid 4242 on other-host, started …)', {
+    runId: 7,
+    pid: 4242,
+    host: 'other-host',
+    startedAt: '2026-11-22T00:00:00.000Z',
+  });
+
+describe('scheduler', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date('2026-11-22T00:00:00.500Z') });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('regression: every tick refused by another process holding the lock is logged with the holder', async () => {
+    const lines: Line[] = [];
+    const run = vi.fn(() => Promise.reject(locked()));
+    const scheduler = createScheduler({
+      cronExpression: '* * * * * *',
+      randomDelayMs: 0,
+      logger: recordingLogger(lines),
+      run,
+    });
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(3_000);
+    await scheduler.stop(0);
+    expect(run.mock.calls.length).toBeGreaterThanOrEqual(2);
+    const refusals = lines.filter((l) => l.msg === 'sync refused: another process holds the lock');
+    expect(refusals).toHaveLength(run.mock.calls.length);
+    expect(refusals[0]).toEqual({
+      level: 'warn',
+      msg: 'sync refused: another process holds the lock',
+      obj: {
+        holderRunId: 7,
+        holderPid: 4242,
+        holderHost: 'other-host',
+        holderStartedAt: '2026-11-22T00:00:00.000Z',
+      },
+    });
+  });
+
+  it('a tick during a run of this process is skipped and logged with the run, pid and host', async () => {
+    const lines: Line[] = [];
+    let finish: () => void = () => undefined;
+    const run = vi.fn((_signal: AbortSignal, started: (id: number) => void) => {
+      started(3);
+      return new Promise<void>((resolve) => (finish = resolve));
+    });
+    const scheduler = createScheduler({
+      cronExpression: '* * * * * *',
+      randomDelayMs: 0,
+      logger: recordingLogger(lines),
+      run,
+    });
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(2_100);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(lines.filter((l) => l.msg === 'sync skipped: a run is in progress')[0]).toEqual({
+      level: 'warn',
+      msg: 'sync skipped: a run is in progress',
+      obj: { trigger: 'scheduled', holderRunId: 3, holderPid: process.pid, holderHost: hostname() },
+    });
+    finish();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(run).toHaveBeenCalledTimes(2);
+    finish();
+    await scheduler.stop(0);
+  });
+
+  it('the random delay postpones each run within its bound', async () => {
+    const run = vi.fn(() => Promise.resolve());
+    const scheduler = createScheduler({
+      cronExpression: '* * * * * *',
+      randomDelayMs: 10_000,
+      random: () => 0.5,
+      logger: recordingLogger([]),
+      run,
+    });
+    scheduler.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(run).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(run).toHaveBeenCalledTimes(1);
+    await scheduler.stop(0);
+  });
+});
