@@ -23,15 +23,19 @@ export default tseslint.config(
     },
   },
   // One-way stairs (STYLE.md): upstream → sync → db ← http, src/drf a pure leaf both servers
-  // speak through, cli/main on top; no import cycles anywhere in src.
+  // speak through, media and webhooks beside sync (the run calls them), the pages on the http floor,
+  // time and json leaves, cli/main on top; no import cycles anywhere in src.
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
     plugins: { 'import-x': importX },
     settings: {
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/resolver-next': [
-        createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+        createNodeResolver({
+          extensions: ['.ts', '.tsx', '.js'],
+          extensionAlias: { '.js': ['.ts', '.tsx', '.js'] },
+        }),
       ],
     },
     rules: {
@@ -55,18 +59,66 @@ export default tseslint.config(
                 './src/drf',
                 './src/simulated-upstream',
                 './src/cli',
+                './src/web',
+                './src/media',
+                './src/webhooks',
               ],
               message: 'db is the ground floor: it imports no other floor.',
             },
             {
               target: './src/upstream',
-              from: ['./src/http', './src/sync', './src/db', './src/simulated-upstream', './src/cli'],
+              from: [
+                './src/http',
+                './src/sync',
+                './src/db',
+                './src/simulated-upstream',
+                './src/cli',
+                './src/web',
+                './src/media',
+                './src/webhooks',
+              ],
               message: 'upstream knows only the wire: no db, sync, http or cli.',
             },
             {
               target: './src/sync',
-              from: ['./src/http', './src/drf', './src/simulated-upstream', './src/cli'],
+              from: ['./src/http', './src/drf', './src/simulated-upstream', './src/cli', './src/web'],
               message: 'sync reads upstream and writes db; the consumer (http) owns the interfaces it needs.',
+            },
+            {
+              target: './src/media',
+              from: [
+                './src/http',
+                './src/web',
+                './src/sync',
+                './src/webhooks',
+                './src/simulated-upstream',
+                './src/cli',
+              ],
+              message: 'media fetches and stores files for the sync; it knows no server, page or run.',
+            },
+            {
+              target: './src/webhooks',
+              from: [
+                './src/http',
+                './src/web',
+                './src/sync',
+                './src/media',
+                './src/upstream',
+                './src/simulated-upstream',
+                './src/cli',
+              ],
+              message: 'webhooks read and write their outbox in db; the sync calls them, never the reverse.',
+            },
+            {
+              target: './src/web',
+              from: ['./src/sync', './src/upstream', './src/media', './src/simulated-upstream', './src/cli'],
+              message: 'the pages read db through named queries, on the http floor.',
+            },
+            {
+              target: ['./src/time', './src/json'],
+              from: './src',
+              except: ['./time', './json', './errors.ts'],
+              message: 'time and json are leaves: pure functions every floor may use.',
             },
             {
               target: './src/http',
@@ -92,6 +144,11 @@ export default tseslint.config(
                 './src/db',
                 './src/drf',
                 './src/simulated-upstream',
+                './src/web',
+                './src/media',
+                './src/webhooks',
+                './src/time',
+                './src/json',
               ],
               from: ['./src/cli', './src/cli.ts', './src/main.ts'],
               message: 'cli and main are the top floor: nothing imports them.',
@@ -100,11 +157,6 @@ export default tseslint.config(
         },
       ],
     },
-  },
-  // params.ts still reads the CLI's parseWhen: the time-module move (issue 8) removes this exemption.
-  {
-    files: ['src/http/api/params.ts'],
-    rules: { 'import-x/no-restricted-paths': 'off' },
   },
   {
     files: ['eslint.config.js'],

@@ -8,16 +8,11 @@ import {
   parseUpstreamUrl,
   type UpstreamTarget,
 } from './config/upstream-target.js';
+import { parseDuration } from './time/duration.js';
 
 export { maskUrlCredentials };
 
-/** "90s", "10m", "12h", "7d", or plain milliseconds. */
-export function parseDuration(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!match) return null;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms'] ?? 1;
-  return Math.round(Number(match[1]) * unit);
-}
+export { parseDuration };
 
 const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);

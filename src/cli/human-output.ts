@@ -1,6 +1,7 @@
 import type { ChangeView, CoworkerView, RunView, VersionView } from '../history-views.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, when, type Style } from './terminal.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -30,7 +31,7 @@ export function showValue(value: unknown): string {
   if (Array.isArray(value))
     return value.length === 0 ? '(empty list)' : value.map((v) => showValue(v)).join(', ');
   // Numbers, booleans and objects read fine as JSON.
-  return JSON.stringify(value) ?? '';
+  return stringifyJson(value);
 }
 
 function seconds(run: RunView): string {

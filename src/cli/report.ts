@@ -21,8 +21,15 @@ function stackOf(error: unknown, depth = 0): string[] {
  * `hint: <what to do>`. The stack (with causes) only with `debug`, where a bug report needs it.
  */
 export function errorReport(error: MirrorError, options: { debug: boolean }): string {
-  const lines = [`coworker-mirror: ${error.message}`];
-  const hint = HINTS[error.code];
+  // A database error carries its own advice (the file is not a database, the disk is full, …):
+  // it is the hint, said once.
+  const advice = typeof error.details.advice === 'string' ? error.details.advice : undefined;
+  const message =
+    advice !== undefined && error.message.endsWith(`; ${advice}`)
+      ? error.message.slice(0, -(advice.length + 2))
+      : error.message;
+  const lines = [`coworker-mirror: ${message}`];
+  const hint = advice ?? HINTS[error.code];
   if (hint) lines.push(`hint: ${hint}`);
   if (options.debug) lines.push(...stackOf(error));
   return `${lines.join('\n')}\n`;

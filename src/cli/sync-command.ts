@@ -2,6 +2,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
+import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
 import { createLogger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
 import { reportToParent } from '../sync/isolated-sync.js';
@@ -43,11 +44,13 @@ export async function runSyncCommand(
     : config.upstream;
   const tty = process.stderr.isTTY === true;
   // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
-  const logger = createLogger({
+  const base = createLogger({
     level: tty ? 'warn' : config.logLevel,
     pretty: false,
     destination: process.stderr,
   });
+  // The demo's syncs (children of `start`) say so on every line, as `start` does.
+  const logger = options.upstreamLabel === DEMO_UPSTREAM_LABEL ? base.child({ mode: 'demo' }) : base;
   const bar = tty
     ? new SingleBar(
         { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
@@ -80,7 +83,8 @@ export async function runSyncCommand(
       },
     });
     bar?.stop();
-    process.stdout.write(`${summaryLine(summary)}\n`);
+    // Under `start` the parent logs the run; its stdout is the parent's log stream, JSON lines only.
+    if (!process.send) process.stdout.write(`${summaryLine(summary)}\n`);
     return EXIT.ok;
   } catch (thrown) {
     bar?.stop();

@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from './open.js';
+import { jsonField } from './json-field.js';
 
 /** A coworker as a person looks for one: by the name its latest version carries. */
 export interface NamedCoworker {
@@ -8,13 +9,14 @@ export interface NamedCoworker {
   removed: boolean;
 }
 
-const LATEST = `select v.uuid as uuid, json_extract(v.body, '$.name') as name,
-         json_extract(v.body, '$.post') as post, c.removed_run is not null as removed
+const NAME = jsonField('v.body', '$.name');
+const LATEST = `select v.uuid as uuid, ${NAME} as name,
+         ${jsonField('v.body', '$.post')} as post, c.removed_run is not null as removed
     from versions v join coworkers c on c.uuid = v.uuid
    where v.id = (select max(id) from versions where uuid = v.uuid)`;
 
 function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
-  // json_extract gives text for strings; anything else (a drifted upstream) is shown as JSON.
+  // ->> gives text for strings; anything else (a drifted upstream) is shown as JSON.
   const text = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
   return { uuid: row.uuid, name: text(row.name), post: text(row.post), removed: row.removed === 1 };
 }
@@ -34,7 +36,7 @@ export function namesOf(store: MirrorDatabase, uuids: Iterable<string>): Map<str
 export function findByName(store: MirrorDatabase, text: string, limit = 50): NamedCoworker[] {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = store.sqlite
-    .prepare(`${LATEST} and json_extract(v.body, '$.name') like ? escape '\\' order by removed, name limit ?`)
+    .prepare(`${LATEST} and ${NAME} like ? escape '\\' order by removed, name limit ?`)
     .all(pattern, limit) as Parameters<typeof named>[0][];
   return rows.map(named);
 }

@@ -74,7 +74,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
     throw new MirrorError(
       'DB_ERROR',
       `cannot prepare database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
-      { file },
+      { file, advice: dbAdvice(cause) },
       { cause },
     );
   }

@@ -2,6 +2,7 @@ import { and, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
 import type { MirrorDatabase } from './open.js';
 import { changeIdBound } from './queries.js';
 import { changes, type ChangeKind, type ChangeRow } from './schema.js';
+import { jsonField } from './json-field.js';
 
 /**
  * Named reads for the people-facing pages (src/web/). Kept apart from queries.ts, which the API and
@@ -41,15 +42,15 @@ export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = store.sqlite
     .prepare(
       `select v.uuid, v.slot,
-              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
-              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
+              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
+              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
               c.removed_run, c.removed_at, c.first_seen_at
          from versions v join coworkers c on c.uuid = v.uuid
         where v.valid_to_run is null
        union all
        select v.uuid, v.slot,
-              substr(v.body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              substr(v.body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
+              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
               c.removed_run, c.removed_at, c.first_seen_at
          from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
@@ -126,14 +127,16 @@ export function changeSubjects(
   rows: readonly ChangeRow[],
 ): Map<number, ChangeSubject> {
   const version = store.sqlite.prepare(
-    `select substr(body ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-            substr(body ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})
+    `select substr(${jsonField('body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(${jsonField('body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})
        from versions where uuid = ? and slot = ? and valid_from_run <= ?
       order by valid_from_run desc limit 1`,
   );
   const entry = store.sqlite.prepare(
-    `select substr(? ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-            substr(? ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`,
+    `with entry(body) as (select ?)
+     select substr(${jsonField('body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
+            substr(${jsonField('body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})
+       from entry`,
   );
   const out = new Map<number, ChangeSubject>();
   for (const row of rows) {
@@ -142,7 +145,7 @@ export function changeSubjects(
     try {
       found =
         body !== null
-          ? (entry.raw().get(body, body) as unknown[] | undefined)
+          ? (entry.raw().get(body) as unknown[] | undefined)
           : (version.raw().get(row.uuid, row.slot, row.runId) as unknown[] | undefined);
     } catch {
       // A stored value that is not a JSON object has no name: the page shows the uuid instead.

@@ -1,4 +1,4 @@
-import { parseDuration } from '../config.js';
+import { parseDuration } from './duration.js';
 
 /**
  * Strict time parsing shared by the CLI and the HTTP API. `Date.parse` is lenient in ways that

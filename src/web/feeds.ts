@@ -9,6 +9,7 @@ import { parseStored } from './format.js';
 import type { MediaResolver } from './media-source.js';
 import { PageContextValue, type PageContext } from './page-context.js';
 import { ChangeSentence } from './pages/components.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 /** Characters XML 1.0 cannot carry at all, escaped or not (C0 controls, lone surrogates, U+FFFE/F). */
 const NOT_XML = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -75,7 +76,7 @@ function cell(text: string): string {
 function valueCell(text: string | null): string {
   if (text === null) return '';
   const value = parseStored(text);
-  return cell(typeof value === 'string' ? value : JSON.stringify(value));
+  return cell(typeof value === 'string' ? value : stringifyJson(value));
 }
 
 export const CSV_COLUMNS = [

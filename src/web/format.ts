@@ -1,3 +1,4 @@
+import { stringifyJson } from '../json/safe-json.js';
 /** Pure text helpers for the pages: bounded values, ages and durations in words. */
 
 /** The most of one upstream value a page shows; the rest is cut with a note of the full size. */
@@ -29,7 +30,8 @@ export function valueText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (Array.isArray(value) && value.length === 0) return 'none';
-  return JSON.stringify(value);
+  // Iterative: a stored value nested thousands deep must not overflow the stack.
+  return stringifyJson(value);
 }
 
 /** Parses a stored JSON value, keeping text that does not parse as it is. */

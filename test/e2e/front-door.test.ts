@@ -116,7 +116,7 @@ describe('the CLI at the front door (built CLI, real processes)', () => {
     expect(plain.code).toBe(EXIT.database);
     expect(plain.stderr.trim().split('\n')).toEqual([
       `coworker-mirror: cannot prepare database ${db}: file is not a database`,
-      'hint: check that --db (DATABASE_PATH) names a coworker-mirror database and that it and its folder are readable',
+      'hint: the file is not a SQLite database: point DATABASE_PATH at the mirror database or restore a backup',
     ]);
     const debug = await cliStreams(['runs', '--db', db], { LOG_LEVEL: 'debug' });
     expect(debug.stderr).toMatch(/\n\s+at /);

@@ -102,6 +102,9 @@ export interface PageHistory {
   mediaServed: string[];
 }
 
+/** A mirror configured for big entries (SYNC_MAX_ENTRY_BYTES=2MiB): the 1 MB post must be stored to be shown. */
+const BIG_ENTRIES = { bounds: { maxBytes: 2 * 1024 * 1024 } };
+
 export async function buildPageHistory(): Promise<PageHistory> {
   const store = tempDatabase();
   const media = await mediaHost();
@@ -119,7 +122,7 @@ export async function buildPageHistory(): Promise<PageHistory> {
     person(UUID.tess, TESS_NAME, 'Ops', m),
   ];
   upstream.data.setEntries(base);
-  await sync(store, upstream);
+  await sync(store, upstream, BIG_ENTRIES);
   // Run 2: Zoë joins, José's post changes, Kate and Seán leave.
   upstream.data.setEntries([
     person(UUID.zoe, 'Zoë', 'QA engineer', m),
@@ -127,7 +130,7 @@ export async function buildPageHistory(): Promise<PageHistory> {
       .filter((e) => e.uuid !== UUID.kate && e.uuid !== UUID.sean)
       .map((e) => (e.uuid === UUID.jose ? { ...e, post: 'QA lead' } : e)),
   ]);
-  await sync(store, upstream);
+  await sync(store, upstream, BIG_ENTRIES);
   // Run 3: Seán returns; Zoë gets a new photo.
   upstream.data.setEntries([
     person(UUID.zoe, 'Zoë', 'QA engineer', m, { images: [`${m}/media/team/zoe-2.png`] }),
@@ -135,9 +138,9 @@ export async function buildPageHistory(): Promise<PageHistory> {
       .filter((e) => e.uuid !== UUID.kate)
       .map((e) => (e.uuid === UUID.jose ? { ...e, post: 'QA lead' } : e)),
   ]);
-  await sync(store, upstream);
+  await sync(store, upstream, BIG_ENTRIES);
   // Run 4 fails: an entry breaks the contract.
   upstream.data.setEntries([{ ...person(UUID.zoe, 'Zoë', 'QA engineer', m), post: 5 }]);
-  await sync(store, upstream).catch(() => undefined);
+  await sync(store, upstream, BIG_ENTRIES).catch(() => undefined);
   return { store, mediaUrl: m, mediaServed: media.served };
 }
