@@ -45,6 +45,20 @@ export function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string,
   return new Map(rows.map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]));
 }
 
+/** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */
+export function mediaPathLookup(
+  store: MirrorDatabase,
+  runId: () => number | null,
+): (url: string) => string | null {
+  let cached: { runId: number; map: Map<string, string> } | null = null;
+  return (url) => {
+    const id = runId();
+    if (id === null) return null;
+    if (cached?.runId !== id) cached = { runId: id, map: mediaUrlMapAt(store, id) };
+    return cached.map.get(url) ?? null;
+  };
+}
+
 export interface MediaBaseOptions {
   publicBaseUrl: string | null;
   trustProxy: boolean;

@@ -11,11 +11,12 @@ import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
-import { createMediaRewriter } from './media-rewrite.js';
+import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import type { ServerOptions } from './server-options.js';
 import { SnapshotHolder } from './snapshot-holder.js';
+import { mirroredMedia } from '../web/media-source.js';
 import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
 
 export { serverOptionsFrom, type ServerOptions } from './server-options.js';
@@ -77,7 +78,13 @@ const ROUTES: readonly RouteRegistrar[] = [
       served: () => snapshots.info,
       staleAfterMs: deps.options.staleAfterMs,
       links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },
-      ...deps.web,
+      status: deps.web?.status,
+      // Thumbnails of mirrored media come from the mirror itself, as of the served run.
+      media:
+        deps.web?.media ??
+        (deps.options.media
+          ? mirroredMedia(mediaPathLookup(deps.store, () => snapshots.info?.runId ?? null))
+          : undefined),
     }),
 ];
 

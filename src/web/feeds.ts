@@ -42,7 +42,7 @@ export function changesAtom(input: FeedInput): string {
     author: { name: 'coworker mirror' },
     generator: false,
   });
-  const context: PageContext = { now: input.now, media: input.media, imageOrigins: new Set() };
+  const context: PageContext = { now: input.now, media: input.media, imageOrigins: new Set(), demo: false };
   for (const change of input.changes) {
     const subject = input.subjects.get(change.id);
     const content = renderToString(

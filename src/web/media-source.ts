@@ -25,6 +25,20 @@ export const upstreamMedia: MediaResolver = {
   },
 };
 
+/**
+ * Shows the mirror's own copy (`/media/<sha256>/<name>`) of an image it mirrored, else the upstream
+ * URL as `upstreamMedia` would: the pages then work offline too, and their CSP needs no foreign
+ * origin for what was mirrored.
+ */
+export function mirroredMedia(mirrorPath: (url: string) => string | null): MediaResolver {
+  return {
+    imageSrc(url) {
+      const src = upstreamMedia.imageSrc(url);
+      return src === null ? null : (mirrorPath(url) ?? src);
+    },
+  };
+}
+
 /** The origin an image source loads from, for the page's `img-src`; null for the mirror's own paths. */
 export function imageOrigin(src: string): string | null {
   if (src.startsWith('/')) return null;

@@ -8,6 +8,8 @@ export interface PageContext {
   media: MediaResolver;
   /** Origins of the images the page shows; the CSP's `img-src` allows exactly these. */
   imageOrigins: Set<string>;
+  /** True when the mirror copies the built-in simulated upstream: every page says so. */
+  demo: boolean;
 }
 
 export const PageContextValue = createContext<PageContext | null>(null);

@@ -35,12 +35,14 @@ import { CoworkerPage, MAX_VERSIONS } from './pages/coworker-page.js';
 import { CoworkersPage } from './pages/coworkers-page.js';
 import { ErrorPage } from './pages/error-page.js';
 import { RunPage, RunsPage } from './pages/runs-page.js';
-import { StatusPage } from './pages/status-page.js';
+import { StatusPage, type StatusData } from './pages/status-page.js';
 import { TeamPage } from './pages/team-page.js';
 import { sendPage, type PageDeps } from './render.js';
 import type { StatusSource } from './status-source.js';
 import type { Logger } from '../logger.js';
 import { entryOf } from './pages/card.js';
+import { deliveryFigures } from '../webhooks/delivery-queries.js';
+import type { DeliveryStatus } from '../db/schema.js';
 
 export interface WebPageDeps extends PageDeps {
   store: MirrorDatabase;
@@ -102,6 +104,13 @@ function notFound(deps: WebPageDeps, reply: FastifyReply, message: string): Fast
   return sendPage(reply, deps, h(ErrorPage, { title: 'Not found', message }), 404);
 }
 
+function deliveriesOf(store: MirrorDatabase): StatusData['deliveries'] {
+  const { byStatus, disabledEndpoints } = deliveryFigures(store);
+  if (byStatus.size === 0) return null;
+  const n = (status: DeliveryStatus) => byStatus.get(status) ?? 0;
+  return { pending: n('pending'), succeeded: n('succeeded'), failed: n('failed'), disabledEndpoints };
+}
+
 function statusPage(deps: WebPageDeps) {
   return (_request: FastifyRequest, reply: FastifyReply) => {
     const latestChanges = listChanges(deps.store, { limit: 10 });
@@ -115,6 +124,7 @@ function statusPage(deps: WebPageDeps) {
         staleAfterMs: deps.staleAfterMs,
         latestChanges,
         subjects: changeSubjects(deps.store, latestChanges),
+        deliveries: deliveriesOf(deps.store),
       }),
     );
   };

@@ -45,6 +45,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
     served: deps.served,
     staleAfterMs: deps.staleAfterMs,
     media,
+    demo: () => deps.status?.upstream().mode === 'demo',
   });
   registerFeedRoutes(app, { store: deps.store, media, links: deps.links });
 }

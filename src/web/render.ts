@@ -33,6 +33,8 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 export interface PageDeps {
   media: MediaResolver;
   now?: () => Date;
+  /** True in the demo (invented data): every page then says so. */
+  demo?: () => boolean;
 }
 
 /** Renders a page tree (escaped by construction) and sends it with its headers. */
@@ -46,6 +48,7 @@ export function sendPage(
     now: deps.now?.() ?? new Date(),
     media: deps.media,
     imageOrigins: new Set(),
+    demo: deps.demo?.() ?? false,
   };
   const html = '<!DOCTYPE html>\n' + renderToString(h(PageContextValue.Provider, { value: context }, page));
   return reply

@@ -33,7 +33,7 @@ describe('database errors from the CLI', () => {
     const runs = runCli(['runs', '--db', db], {});
     expect((await runs.exited).code).toBe(8);
     expect(runs.output()).toMatch(
-      /^coworker-mirror: cannot prepare database .*: file is not a database; the file is not a SQLite database: point DATABASE_PATH/m,
+      /^coworker-mirror: cannot prepare database .*: file is not a database\nhint: the file is not a SQLite database: point DATABASE_PATH/m,
     );
   });
 });

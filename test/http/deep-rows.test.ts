@@ -77,7 +77,9 @@ describe('no stored row can stop the server', () => {
     expect(await past.text()).toContain(deepText('1'));
     // Indented 2 spaces a level, 50,000 levels is gigabytes of text: that one answer may fail,
     // but it fails alone and the server answers the next request.
-    await fetch(`${url}${LIST_PATH}`, { headers: { accept: 'application/json; indent=2' } });
+    const indented = await fetch(`${url}${LIST_PATH}`, { headers: { accept: 'application/json; indent=2' } });
+    // Not read: cancelling ends the connection, so closing the server waits for no giant body.
+    await indented.body?.cancel();
     expect((await fetch(`${url}${LIST_PATH}`, { headers: { accept: 'text/html' } })).status).toBe(200);
     expect((await fetch(`${url}${LIST_PATH}`)).status).toBe(200);
     // The pages read names with SQLite's JSON functions, whose parser stops at 1,000 levels: the

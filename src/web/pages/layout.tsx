@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { iconAsset, scriptAsset, styleAsset } from '../assets.js';
+import { usePage } from '../page-context.js';
 
 export type Section = 'status' | 'changes' | 'coworkers' | 'team' | 'runs';
 
@@ -12,6 +13,7 @@ const NAV: [Section, string, string][] = [
 ];
 
 export function Layout(props: { title: string; section: Section | null; children: ComponentChildren }) {
+  const { demo } = usePage();
   return (
     <html lang="en">
       <head>
@@ -41,6 +43,12 @@ export function Layout(props: { title: string; section: Section | null; children
           </nav>
         </header>
         <main>
+          {demo ? (
+            <p class="notice warn" role="note">
+              Demo: this mirror copies the built-in simulated upstream; its coworkers and their changes are
+              invented.
+            </p>
+          ) : null}
           <h1>{props.title}</h1>
           {props.children}
         </main>

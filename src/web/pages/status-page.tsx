@@ -14,6 +14,28 @@ export interface StatusData {
   staleAfterMs: number;
   latestChanges: ChangeRow[];
   subjects: Map<number, ChangeSubject>;
+  /** Webhook deliveries by status, and endpoints a 410 disabled; null when none were ever queued. */
+  deliveries: { pending: number; succeeded: number; failed: number; disabledEndpoints: number } | null;
+}
+
+function Deliveries(props: { deliveries: StatusData['deliveries'] }) {
+  const d = props.deliveries;
+  if (d === null) return null;
+  return (
+    <>
+      <dt>Webhooks</dt>
+      <dd>
+        {d.succeeded} delivered, {d.pending} waiting, {d.failed} failed
+        {d.disabledEndpoints > 0 ? (
+          <>
+            ; {d.disabledEndpoints} endpoint{d.disabledEndpoints === 1 ? '' : 's'} disabled by 410 Gone (
+            <code>coworker-mirror deliveries enable &lt;id&gt;</code>)
+          </>
+        ) : null}{' '}
+        <a href="/api/mirror/deliveries/">delivery log</a>
+      </dd>
+    </>
+  );
 }
 
 export function runDuration(run: RunRow): string | null {
@@ -133,6 +155,7 @@ export function StatusPage(props: StatusData) {
         <Mode status={props.status} />
         <LastRun run={latestRun} />
         <NextRun status={props.status} />
+        <Deliveries deliveries={props.deliveries} />
         <dt>Served snapshot</dt>
         <dd>
           {served ? (

@@ -1,0 +1,84 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { buildServer } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
+import { join } from 'node:path';
+import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
+import { mediaRig } from '../media/harness.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+import { webhookReceiver } from '../helpers/webhook-receiver.js';
+import { deliverySettings, deliveryWorker, recordRunWithChange } from '../helpers/webhook-runs.js';
+import type { MirrorDatabase } from '../../src/db/open.js';
+import type { StatusSource } from '../../src/web/status-source.js';
+
+function statusSource(mode: 'demo' | 'upstream'): StatusSource {
+  return {
+    upstream: () => ({ mode, url: 'http://127.0.0.1:8766' }),
+    nextRunAt: () => null,
+    randomDelayMs: 0,
+    syncRunning: () => false,
+  };
+}
+
+async function pages(store: MirrorDatabase, mode: 'demo' | 'upstream') {
+  const server = await buildServer({
+    store,
+    logger: silentLogger(),
+    options: defaultServerOptions,
+    web: { status: statusSource(mode) },
+  });
+  onTestFinished(() => server.close());
+  const url = await server.listen(0, '127.0.0.1');
+  return async (path: string) => (await fetch(`${url}${path}`)).text();
+}
+
+const text = (html: string) => html.replace(/<[^>]+>/g, '');
+
+describe('what every page and the status page tell beyond the history', () => {
+  it('in the demo every page says the data is invented; a real mirror says nothing of the kind', async () => {
+    const store = tempDatabase();
+    await sync(store, await simulatedUpstream({ seed: 2, count: 5 }));
+    const demo = await pages(store, 'demo');
+    for (const path of ['/', '/changes/', '/coworkers/', '/team/', '/runs/', '/runs/1/']) {
+      expect(text(await demo(path)), path).toContain(
+        'Demo: this mirror copies the built-in simulated upstream',
+      );
+    }
+    const real = await pages(store, 'upstream');
+    expect(text(await real('/changes/'))).not.toContain('Demo:');
+  });
+
+  it('the status page counts webhook deliveries and names endpoints a 410 disabled', async () => {
+    const store = tempDatabase();
+    const ok = await webhookReceiver(null);
+    const gone = await webhookReceiver(null);
+    gone.behave(() => ({ kind: 'status', status: 410, body: 'no such hook' }));
+    recordRunWithChange(store, [ok.url, gone.url]);
+    await deliveryWorker(store, deliverySettings([ok.url, gone.url])).drain(5_000);
+    const status = text(await (await pages(store, 'upstream'))('/'));
+    expect(status).toContain('Webhooks1 delivered, 1 waiting, 0 failed; 1 endpoint disabled by 410 Gone');
+  });
+
+  it('without any webhook ever queued the status page says nothing of them', async () => {
+    const store = tempDatabase();
+    await sync(store, await simulatedUpstream({ seed: 2, count: 5 }));
+    expect(text(await (await pages(store, 'upstream'))('/'))).not.toContain('Webhooks');
+  });
+});
+
+describe('thumbnails of mirrored media', () => {
+  it('come from the mirror itself, so the pages work offline and their CSP allows only the mirror', async () => {
+    const rig = await mediaRig({ count: 4 });
+    await rig.sync();
+    const mirror = await startMirror(rig.store, {
+      media: { dir: join(rig.store.file, '..', 'media'), rewrite: false },
+    });
+    const res = await fetch(`${mirror.url}/team/`);
+    const html = await res.text();
+    const sources = [...html.matchAll(/<img [^>]*src="([^"]+)"/g)].map((m) => m[1] ?? '');
+    expect(sources.length).toBeGreaterThan(0);
+    for (const src of sources) expect(src).toMatch(/^\/media\/[0-9a-f]{64}\/[^/]+$/);
+    expect(res.headers.get('content-security-policy')).toContain("img-src 'self';");
+    for (const src of sources) expect((await fetch(`${mirror.url}${src}`)).status).toBe(200);
+  });
+});
