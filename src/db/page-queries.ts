@@ -1,7 +1,5 @@
-import { and, desc, eq, gte, inArray, lt, lte, type SQL } from 'drizzle-orm';
 import type { MirrorDatabase } from './open.js';
-import { changeIdBound } from './queries.js';
-import { changes, type ChangeKind, type ChangeRow } from './schema.js';
+import type { ChangeRow } from './schema.js';
 import { jsonField } from './json-field.js';
 
 /**
@@ -70,46 +68,6 @@ export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
 
 /** At most this many coworkers in one name filter of the timeline: more is not a filter. */
 export const MAX_FILTER_UUIDS = 200;
-
-export interface PageChangeFilter {
-  since?: string | undefined;
-  until?: string | undefined;
-  /** Only these coworkers (a name filter resolved through the directory). */
-  uuids?: readonly string[] | undefined;
-  field?: string | undefined;
-  kind?: ChangeKind | undefined;
-  beforeId?: number | undefined;
-  limit: number;
-}
-
-/** Newest first, like `listChanges`, with a set of uuids instead of one. */
-export function listChangesForPage(store: MirrorDatabase, filter: PageChangeFilter): ChangeRow[] {
-  const conditions: SQL[] = [];
-  if (filter.since !== undefined) {
-    const first = changeIdBound(store, 'since', filter.since);
-    if (first === undefined) return [];
-    conditions.push(gte(changes.id, first));
-  }
-  if (filter.until !== undefined) {
-    const last = changeIdBound(store, 'until', filter.until);
-    if (last === undefined) return [];
-    conditions.push(lte(changes.id, last));
-  }
-  if (filter.uuids !== undefined) {
-    if (filter.uuids.length === 0) return [];
-    conditions.push(inArray(changes.uuid, filter.uuids.slice(0, MAX_FILTER_UUIDS)));
-  }
-  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
-  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
-  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
-  return store.db
-    .select()
-    .from(changes)
-    .where(conditions.length > 0 ? and(...conditions) : undefined)
-    .orderBy(desc(changes.id))
-    .limit(filter.limit)
-    .all();
-}
 
 /** The name (and post) a coworker's appearance had when a change was recorded. */
 export interface ChangeSubject {

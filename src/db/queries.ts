@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lte, lt, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lte, lt, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
@@ -77,19 +77,21 @@ export function listingAt(store: MirrorDatabase, run: RunRow): StoredListing {
 export interface ChangeFilter {
   since?: string;
   until?: string;
-  uuid?: string;
-  field?: string;
-  kind?: ChangeKind;
+  uuid?: string | undefined;
+  /** Only these coworkers (the timeline's name filter); an empty list matches nothing. */
+  uuids?: readonly string[] | undefined;
+  field?: string | undefined;
+  kind?: ChangeKind | undefined;
   limit: number;
   /** Keyset pagination: only changes with an id below this. */
-  beforeId?: number;
+  beforeId?: number | undefined;
 }
 
 /**
  * `at` grows with `id` (runs commit in order), so a time bound is an id bound found with one seek
  * on (at, id); filtering on `at` while walking ids newest-first would scan every other change.
  */
-export function changeIdBound(
+function changeIdBound(
   store: MirrorDatabase,
   side: 'since' | 'until',
   at: string,
@@ -115,6 +117,10 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
     conditions.push(lte(changes.id, last));
   }
   if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
+  if (filter.uuids !== undefined) {
+    if (filter.uuids.length === 0) return [];
+    conditions.push(inArray(changes.uuid, [...filter.uuids]));
+  }
   if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
   if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
   if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));

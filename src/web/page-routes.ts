@@ -4,7 +4,6 @@ import type { z } from 'zod';
 import type { MirrorDatabase } from '../db/open.js';
 import {
   changeSubjects,
-  listChangesForPage,
   listingPage,
   MAX_FILTER_UUIDS,
   runFinishTimes,
@@ -142,10 +141,10 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
       if (named.length > MAX_FILTER_UUIDS) nameMatches = named.length;
       uuids = uuids ? uuids.filter((u) => named.includes(u)) : named.slice(0, MAX_FILTER_UUIDS);
     }
-    const rows = listChangesForPage(deps.store, {
+    const rows = listChanges(deps.store, {
       since: query.from,
       until: query.to,
-      uuids,
+      uuids: uuids?.slice(0, MAX_FILTER_UUIDS),
       field: query.field,
       kind: query.kind,
       beforeId: query.before,
