@@ -60,12 +60,21 @@ export class SnapshotHolder {
 
   /** Loads the newest successful run if it is not the one held; returns true when it swapped. */
   refresh(): boolean {
-    const latestId = latestSucceededRunId(this.#store);
-    if (latestId === null || latestId === this.#current?.info.runId) return false;
-    const run = latestSucceededRun(this.#store);
+    const run = this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    const prepared = this.#prepare(run);
+    this.#swapIn(run, this.#prepare(run), started, false);
+    return true;
+  }
+
+  /** The newest successful run when it is not the one held (one cheap id query first). */
+  #newerRun(): RunRow | null {
+    const latestId = latestSucceededRunId(this.#store);
+    if (latestId === null || latestId === this.#current?.info.runId) return null;
+    return latestSucceededRun(this.#store) ?? null;
+  }
+
+  #swapIn(run: RunRow, prepared: PreparedSnapshot, started: number, sliced: boolean): void {
     this.#current = {
       prepared,
       info: {
@@ -76,10 +85,9 @@ export class SnapshotHolder {
       },
     };
     this.#logger.info(
-      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started) },
+      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started), sliced },
       'snapshot swapped in',
     );
-    return true;
   }
 
   /**
@@ -95,27 +103,13 @@ export class SnapshotHolder {
   }
 
   async #buildLatest(): Promise<boolean> {
-    const latestId = latestSucceededRunId(this.#store);
-    if (latestId === null || latestId === this.#current?.info.runId) return false;
-    const run = latestSucceededRun(this.#store);
+    const run = this.#newerRun();
     if (!run) return false;
     const started = performance.now();
     const prepared = await buildSnapshotInSlices(this.#store, run);
     // A synchronous refresh may have swapped in this run or a newer one meanwhile.
     if ((this.#current?.info.runId ?? 0) >= run.id) return false;
-    this.#current = {
-      prepared,
-      info: {
-        runId: run.id,
-        entries: run.entries ?? 0,
-        fetchedAt: new Date(run.finishedAt ?? run.startedAt),
-        upstream: run.upstream,
-      },
-    };
-    this.#logger.info(
-      { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started), sliced: true },
-      'snapshot swapped in',
-    );
+    this.#swapIn(run, prepared, started, true);
     return true;
   }
 

@@ -10,7 +10,7 @@ import {
   listDeliveries,
 } from '../../webhooks/delivery-queries.js';
 import { redeliver } from '../../webhooks/delivery-store.js';
-import { tokenMatches } from './admin-sync-route.js';
+import { adminOnly } from './admin-auth.js';
 import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from './params.js';
 
 const deliveriesQuery = pageQuery.extend({
@@ -74,17 +74,7 @@ export function registerDeliveryRoutes(
 
   const adminToken = options.adminToken;
   if (!adminToken) return;
-  app.post('/api/mirror/deliveries/:id/redeliver', (request, reply) => {
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(.+)$/i.exec(header) : null;
-    if (!match?.[1]) {
-      return reply.code(401).header('WWW-Authenticate', 'Bearer').send({
-        detail: 'Authentication credentials were not provided: send Authorization: Bearer <ADMIN_TOKEN>.',
-      });
-    }
-    if (!tokenMatches(match[1].trim(), adminToken)) {
-      return reply.code(403).send({ detail: 'Invalid admin token.' });
-    }
+  app.post('/api/mirror/deliveries/:id/redeliver', adminOnly(adminToken), (request, reply) => {
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
     if (!redeliver(store, params.id)) {
