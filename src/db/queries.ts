@@ -91,11 +91,7 @@ export interface ChangeFilter {
  * `at` grows with `id` (runs commit in order), so a time bound is an id bound found with one seek
  * on (at, id); filtering on `at` while walking ids newest-first would scan every other change.
  */
-function changeIdBound(
-  store: MirrorDatabase,
-  side: 'since' | 'until',
-  at: string,
-): number | undefined {
+function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: string): number | undefined {
   const sql =
     side === 'since'
       ? 'select id from changes where at >= ? order by at, id limit 1'

@@ -111,7 +111,4 @@ export function pageAnswer(
   return djangoAnswer(view.req, 200, [...drfHeaders(view.renderer), ...extra], body);
 }
 
-/** `"results":[...]}` for entries already in DRF's compact JSON text. */
-export function resultsTail(entryTexts: readonly string[]): Buffer {
-  return Buffer.from(`"results":[${entryTexts.join(',')}]}`);
-}
+export { resultsTail } from './results-tail.js';

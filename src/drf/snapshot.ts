@@ -1,6 +1,7 @@
 import { MirrorError } from '../errors.js';
 import { defaultOptionsBody } from './metadata.js';
 import { pyJsonDumps, type JsonValue } from './python-json.js';
+import { resultsTail } from './results-tail.js';
 
 /** One served version of the listing, as the sync stored it. */
 export interface ListSnapshot {
@@ -62,7 +63,7 @@ export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
   const pageTails: Buffer[] = [];
   for (let page = 0; page < numPages; page += 1) {
     const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
-    pageTails.push(Buffer.from(`"results":[${slice.join(',')}]}`));
+    pageTails.push(resultsTail(slice));
   }
   const optionsText = snapshot.optionsBody ?? pyJsonDumps(defaultOptionsBody());
   return {

@@ -5,6 +5,7 @@ import { MirrorError } from '../errors.js';
 import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { listedVersionIds, snapshotOptions } from './past-snapshot.js';
+import { resultsTail } from '../drf/results-tail.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
@@ -45,7 +46,7 @@ export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow):
   const pageTails: Buffer[] = [];
   for (let page = 0; page < numPages; page++) {
     const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
-    pageTails.push(Buffer.from(`"results":[${slice.join(',')}]}`));
+    pageTails.push(resultsTail(slice));
     await maybeYield(page + 1);
   }
   const fetchedAt = new Date(run.finishedAt ?? run.startedAt);

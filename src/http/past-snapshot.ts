@@ -4,6 +4,7 @@ import { MirrorError } from '../errors.js';
 import { defaultOptionsBody } from '../drf/metadata.js';
 import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
+import { resultsTail } from '../drf/results-tail.js';
 
 /**
  * A past snapshot for `?as_of=`, built page by page as pages are asked for. Building all of a
@@ -43,7 +44,7 @@ export function loadPastSnapshot(
       if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
       values.push(JSON.parse(text) as JsonValue);
     }
-    const tail = Buffer.from(`"results":[${values.map((v) => pyJsonDumps(v)).join(',')}]}`);
+    const tail = resultsTail(values.map((v) => pyJsonDumps(v)));
     built = { tail, values };
     pages.set(index, built);
     const grown = tail.length * (1 + PARSED_FACTOR);
