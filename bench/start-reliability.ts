@@ -10,7 +10,7 @@
  *
  *   npm run build && npx tsx bench/start-reliability.ts [--entries 100000] [--requests 10000]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { LIST_PATH } from '../src/upstream/contract.js';
+import { healthLatencies, lineReader, stop } from './lib/cli-process.js';
 import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
 import { quantile } from './lib/stats.js';
 import { withTempDir } from './lib/temp-dir.js';
@@ -36,56 +37,6 @@ const { values } = parseArgs({
   },
 });
 const entries = Number(values.entries);
-
-/**
- * Reads a child's stdout for as long as it runs (an unread pipe would fill up and block the child's
- * log writes, and with them its event loop) and resolves waits for lines matching a pattern.
- */
-function lineReader(child: ChildProcess) {
-  const lines: string[] = [];
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    const parts = (partial + chunk.toString('utf8')).split('\n');
-    partial = parts.pop() ?? '';
-    for (const line of parts) {
-      // Only the lines a wait may need are kept: a 100,000-entry sync logs plenty.
-      if (!line.includes('"msg":"sync') && !line.includes('"url"') && !line.includes('started"')) continue;
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (!w.pattern.test(line)) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  });
-  return (pattern: RegExp, timeoutMs: number): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const found = lines.find((l) => pattern.test(l));
-      if (found !== undefined) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`no ${pattern} within ${timeoutMs} ms`)), timeoutMs);
-      waiters.push({ pattern, resolve: (line) => (clearTimeout(timer), resolve(line)) });
-    });
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-
-async function healthLatencies(agent: Agent, url: string, until: () => boolean): Promise<number[]> {
-  const times: number[] = [];
-  while (!until()) {
-    const t = performance.now();
-    const res = await request(`${url}/healthz`, { dispatcher: agent });
-    await res.body.arrayBuffer();
-    times.push(performance.now() - t);
-    if (res.statusCode !== 200) throw new Error(`/healthz answered ${res.statusCode}`);
-  }
-  return times;
-}
 
 async function rss(agent: Agent, url: string): Promise<number> {
   const res = await request(`${url}/metrics`, { dispatcher: agent });

@@ -48,6 +48,8 @@ export interface IsolatedSyncOptions {
   maxHeapMb: number;
   /** The child enforces SYNC_MAX_DURATION itself; past it plus a grace the parent kills it. */
   maxDurationMs: number;
+  /** That grace; 30 s unless a test needs a watchdog it can wait for. */
+  watchdogGraceMs?: number;
   store: MirrorDatabase;
   logger: Logger;
   /** Where the child's log lines go (the parent's stdout and stderr). */
@@ -57,8 +59,8 @@ export interface IsolatedSyncOptions {
 
 /** A child that ignores SIGTERM this long after an abort is killed. */
 const KILL_AFTER_MS = 5_000;
-/** The child's own deadline fires first; this is for a child too stuck to honour it. */
-const WATCHDOG_GRACE_MS = 30_000;
+/** The child's own deadline fires first; the grace is for a child too stuck to honour it. */
+export const WATCHDOG_GRACE_MS = 30_000;
 const STDERR_TAIL_BYTES = 4096;
 
 interface ChildOutcome {
@@ -153,7 +155,7 @@ function watch(
   const onAbort = () => kill('abort');
   signal.addEventListener('abort', onAbort, { once: true });
   if (signal.aborted) onAbort();
-  const watchdog = setTimeout(() => kill('watchdog'), options.maxDurationMs + WATCHDOG_GRACE_MS);
+  const watchdog = setTimeout(() => kill('watchdog'), watchdogMs(options));
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
       clearTimeout(watchdog);
@@ -177,6 +179,10 @@ function watch(
   });
 }
 
+function watchdogMs(options: IsolatedSyncOptions): number {
+  return options.maxDurationMs + (options.watchdogGraceMs ?? WATCHDOG_GRACE_MS);
+}
+
 function deathError(outcome: ChildOutcome, options: IsolatedSyncOptions): MirrorError {
   const how = outcome.signal ? `signal ${outcome.signal}` : `exit code ${outcome.code}`;
   const details = { exitCode: outcome.code, signal: outcome.signal, maxHeapMb: options.maxHeapMb };
@@ -184,7 +190,7 @@ function deathError(outcome: ChildOutcome, options: IsolatedSyncOptions): Mirror
   let why: string;
   if (outcome.killedBy === 'watchdog') {
     code = 'SYNC_TIMEOUT';
-    why = `did not end within ${Math.round((options.maxDurationMs + WATCHDOG_GRACE_MS) / 1000)} s (SYNC_MAX_DURATION and a grace) and was killed`;
+    why = `did not end within ${Math.round(watchdogMs(options) / 1000)} s (SYNC_MAX_DURATION and a grace) and was killed`;
   } else if (outcome.killedBy === 'abort') {
     code = 'RUN_ABORTED';
     why = 'was stopped by the shutdown';

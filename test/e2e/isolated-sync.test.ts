@@ -1,8 +1,14 @@
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { MirrorError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+import { beginRun } from '../../src/sync/run-lock.js';
+import { runIsolatedSync } from '../../src/sync/isolated-sync.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
-import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
-import { tempDir } from '../helpers/temp-db.js';
+import { BUILT_CLI, ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { tableRows, tempDir } from '../helpers/temp-db.js';
 import { makeEntries, makeEntry, startFakeDrf } from '../upstream/fake-drf.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -60,5 +66,83 @@ describe('start runs each sync in its own process', () => {
     expect((await runs()).filter((r) => r.status === 'running')).toEqual([]);
     proc.child.kill('SIGTERM');
     expect((await proc.exited).code).toBe(0);
+  });
+
+  it('regression: a sync process stuck on an upstream that drips bytes forever is killed by the watchdog; the run is failed SYNC_TIMEOUT and the lock released', async () => {
+    // The upstream answers every request with headers and then a space every 50 ms, never ending.
+    const upstream = await startFakeDrf({
+      intercept: (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(timer));
+        return true;
+      },
+    });
+    onTestFinished(() => upstream.close());
+    const databasePath = join(tempDir(), 'mirror.db');
+    const store = openDatabase(databasePath);
+    onTestFinished(() => store.close());
+    const runsStarted: number[] = [];
+
+    const run = runIsolatedSync(
+      {
+        execPath: process.execPath,
+        nodeArgs: [],
+        cliPath: BUILT_CLI,
+        // The child's own deadlines are far off: it stands for a child too stuck to honour them.
+        env: {
+          PATH: process.env.PATH ?? '',
+          UPSTREAM_URL: upstream.baseUrl,
+          DATABASE_PATH: databasePath,
+          SYNC_MAX_DURATION: '10m',
+          UPSTREAM_REQUEST_DEADLINE: '10m',
+          LOG_LEVEL: 'warn',
+        },
+        maxHeapMb: 256,
+        // Long enough for the child to start and take the lock on a loaded machine.
+        maxDurationMs: 3_000,
+        watchdogGraceMs: 1_000,
+        store,
+        logger: silentLogger(),
+        stdout: new PassThrough().resume(),
+        stderr: new PassThrough().resume(),
+      },
+      new AbortController().signal,
+      (runId) => runsStarted.push(runId),
+    );
+    const error = await run.then(
+      () => expect.fail('the stuck sync resolved'),
+      (thrown: unknown) => thrown,
+    );
+
+    expect(upstream.requests.length).toBeGreaterThan(0);
+    expect(runsStarted).toEqual([1]);
+    expect(error).toBeInstanceOf(MirrorError);
+    expect(error).toMatchObject({
+      code: 'SYNC_TIMEOUT',
+      message:
+        'the sync process (signal SIGKILL) did not end within 4 s (SYNC_MAX_DURATION and a grace) and was killed; nothing was stored',
+      details: { exitCode: null, signal: 'SIGKILL', maxHeapMb: 256 },
+    });
+    expect(
+      tableRows(
+        store,
+        'runs',
+        'id, status, error_code, error_message, pages, entries, finished_at is not null as finished',
+      ),
+    ).toEqual([
+      {
+        id: 1,
+        status: 'failed',
+        error_code: 'SYNC_TIMEOUT',
+        error_message: (error as MirrorError).message,
+        pages: null,
+        entries: null,
+        finished: 1,
+      },
+    ]);
+    expect(tableRows(store, 'coworkers')).toEqual([]);
+    // The lock is free: the next run takes it.
+    expect(beginRun(store, upstream.baseUrl).id).toBe(2);
   });
 });
