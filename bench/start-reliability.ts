@@ -47,7 +47,7 @@ async function rss(agent: Agent, url: string): Promise<number> {
 
 async function main(): Promise<void> {
   if (!existsSync(CLI)) {
-    const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+    const built = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
     if (built.status !== 0) throw new Error('npm run build failed');
   }
   console.log(machineLine());
@@ -68,7 +68,8 @@ async function main(): Promise<void> {
 
 async function measure(upstreamUrl: string, db: string): Promise<void> {
   const start = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'start', '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // stderr too: the sync child `start` runs logs there ("sync succeeded").
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       UPSTREAM_URL: upstreamUrl,

@@ -10,21 +10,24 @@ import { request, type Agent } from 'undici';
 export function lineReader(child: ChildProcess) {
   const lines: string[] = [];
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  let partial = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    const parts = (partial + chunk.toString('utf8')).split('\n');
-    partial = parts.pop() ?? '';
-    for (const line of parts) {
-      // Only the lines a wait may need are kept: a 100,000-entry sync logs plenty.
-      if (!line.includes('"msg":"sync') && !line.includes('"url"') && !line.includes('started"')) continue;
-      lines.push(line);
-      for (const w of [...waiters]) {
-        if (!w.pattern.test(line)) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(line);
+  // Both streams: `start` logs on stdout, the sync child it runs logs on stderr.
+  for (const stream of [child.stdout, child.stderr]) {
+    let partial = '';
+    stream?.on('data', (chunk: Buffer) => {
+      const parts = (partial + chunk.toString('utf8')).split('\n');
+      partial = parts.pop() ?? '';
+      for (const line of parts) {
+        // Only the lines a wait may need are kept: a 100,000-entry sync logs plenty.
+        if (!line.includes('"msg":"sync') && !line.includes('"url"') && !line.includes('started"')) continue;
+        lines.push(line);
+        for (const w of [...waiters]) {
+          if (!w.pattern.test(line)) continue;
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
       }
-    }
-  });
+    });
+  }
   return (pattern: RegExp, timeoutMs: number): Promise<string> =>
     new Promise((resolve, reject) => {
       const found = lines.find((l) => pattern.test(l));
