@@ -1,5 +1,6 @@
-import { desc, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { MirrorDatabase } from './db/open.js';
+import { latestSucceededRun } from './db/queries.js';
 import { runs } from './db/schema.js';
 import { MirrorError } from './errors.js';
 
@@ -9,14 +10,7 @@ import { MirrorError } from './errors.js';
  * that is not theirs, so it is refused unless asked for (`--rebind`), and the run that rebinds says so.
  */
 export function boundUpstream(store: MirrorDatabase): string | null {
-  const row = store.db
-    .select({ upstream: runs.upstream })
-    .from(runs)
-    .where(eq(runs.status, 'succeeded'))
-    .orderBy(desc(runs.id))
-    .limit(1)
-    .get();
-  return row?.upstream ?? null;
+  return latestSucceededRun(store)?.upstream ?? null;
 }
 
 /** Compares without credentials (a new password is the same site) and trailing slashes. */

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Config, SettingKey } from '../config.js';
-import { openDatabase, type MirrorDatabase } from '../db/open.js';
 import { deliveryStatuses, type DeliveryStatus } from '../db/schema.js';
 import { ConfigError } from '../errors.js';
 import { EXIT } from '../exit-codes.js';
 import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
+import { withExistingStore } from './with-store.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -15,15 +15,6 @@ const stdout: Write = (line) => process.stdout.write(`${line}\n`);
 export interface CliHelpers {
   withSettings: (command: Command, keys: readonly SettingKey[]) => Command;
   configFrom: (options: Record<string, unknown>) => Config;
-}
-
-function withStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
-  const store = openDatabase(config.databasePath);
-  try {
-    return fn(store);
-  } finally {
-    store.close();
-  }
 }
 
 export function deliveryLine(d: DeliveryView): string {
@@ -76,7 +67,7 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         },
       ) => {
         const config = cli.configFrom(flags);
-        process.exitCode = withStore(config, (store) => {
+        process.exitCode = withExistingStore(config, (store) => {
           const rows = listDeliveries(store, {
             status: flags.status,
             endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
@@ -100,7 +91,7 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
     )
     .action((id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withStore(config, (store) => {
+      process.exitCode = withExistingStore(config, (store) => {
         const delivery = getDelivery(store, positiveId('<id>', id));
         if (!delivery) {
           process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
@@ -131,7 +122,7 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
     )
     .action((id: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withStore(config, (store) => {
+      process.exitCode = withExistingStore(config, (store) => {
         if (!redeliver(store, positiveId('<id>', id))) {
           process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
           return EXIT.notFound;
@@ -151,7 +142,7 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
     )
     .action((endpoint: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withStore(config, (store) => {
+      process.exitCode = withExistingStore(config, (store) => {
         if (!enableEndpoint(store, positiveId('<endpoint>', endpoint))) {
           process.stderr.write(`no endpoint ${endpoint} in ${config.databasePath}\n`);
           return EXIT.notFound;

@@ -1,7 +1,6 @@
 import type { Config } from '../config.js';
 import { mediaRunsByIds } from '../db/media-queries.js';
 import { changedFields, findByName, namesOf } from '../db/name-queries.js';
-import { openExistingDatabase } from '../db/open-existing.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
 import type { ChangeKind } from '../db/schema.js';
@@ -11,6 +10,7 @@ import { changeView, coworkerView, runView, versionView } from '../history-views
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';
+import { withExistingStore } from './with-store.js';
 
 /** Where a read command writes and how: tests pass their own. */
 export interface Output {
@@ -20,15 +20,6 @@ export interface Output {
 
 export function stdoutOutput(): Output {
   return { write: (line) => process.stdout.write(`${line}\n`), style: styleFor(process.stdout) };
-}
-
-function withStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
-  const store = openExistingDatabase(config.databasePath);
-  try {
-    return fn(store);
-  } finally {
-    store.close();
-  }
 }
 
 /** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
@@ -56,7 +47,7 @@ export function runHistoryCommand(
   json: boolean,
   out: Output = stdoutOutput(),
 ): number {
-  return withStore(config, (store) => {
+  return withExistingStore(config, (store) => {
     const uuid = resolveTarget(store, target, out);
     if (typeof uuid === 'number') return uuid;
     const history = coworkerHistory(store, uuid);
@@ -91,7 +82,7 @@ export function runFindCommand(
   json: boolean,
   out: Output = stdoutOutput(),
 ): number {
-  return withStore(config, (store) => {
+  return withExistingStore(config, (store) => {
     const found = findByName(store, text);
     if (json) for (const c of found) out.write(JSON.stringify(c));
     else for (const line of renderFound(found, out.style)) out.write(line);
@@ -127,7 +118,7 @@ export function runChangesCommand(
   options: ChangesOptions,
   out: Output = stdoutOutput(),
 ): number {
-  return withStore(config, (store) => {
+  return withExistingStore(config, (store) => {
     checkField(store, options.field);
     const rows = listChanges(store, {
       limit: options.limit,
@@ -156,7 +147,7 @@ export function runRunsCommand(
   json: boolean,
   out: Output = stdoutOutput(),
 ): number {
-  return withStore(config, (store) => {
+  return withExistingStore(config, (store) => {
     const runs = listRuns(store, { limit });
     const media = mediaRunsByIds(
       store,

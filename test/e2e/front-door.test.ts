@@ -46,6 +46,7 @@ describe('the CLI at the front door (built CLI, real processes)', () => {
     [['history', 'z'.repeat(32)]],
     [['find', 'anna']],
     [['serve', '--port', '0']],
+    [['deliveries']],
   ])('%j on a database that does not exist exits 2 naming it, and creates nothing', async (args) => {
     const dir = tempDir();
     const db = join(dir, 'typo', 'mirro.db');

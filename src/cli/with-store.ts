@@ -1,0 +1,16 @@
+import type { Config } from '../config.js';
+import { openExistingDatabase } from '../db/open-existing.js';
+import type { MirrorDatabase } from '../db/open.js';
+
+/**
+ * Runs a command on the configured database and closes it. The database must exist: a mistyped
+ * --db exits 2 naming the path and creates nothing (a read-only one is opened read-only).
+ */
+export function withExistingStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
+  const store = openExistingDatabase(config.databasePath);
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
