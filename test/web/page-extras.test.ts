@@ -3,7 +3,7 @@ import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { join } from 'node:path';
 import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
-import { mediaRig } from '../media/harness.js';
+import { listedMediaUrls, mediaRig } from '../media/harness.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';
@@ -80,5 +80,29 @@ describe('thumbnails of mirrored media', () => {
     for (const src of sources) expect(src).toMatch(/^\/media\/[0-9a-f]{64}\/[^/]+$/);
     expect(res.headers.get('content-security-policy')).toContain("img-src 'self';");
     for (const src of sources) expect((await fetch(`${mirror.url}${src}`)).status).toBe(200);
+  });
+});
+
+describe('the timeline with media', () => {
+  it('says in words when new bytes appear behind the same media URL (media_changed)', async () => {
+    const rig = await mediaRig({ count: 4 });
+    await rig.sync();
+    const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
+    rig.host.bump(bumped);
+    await rig.sync();
+    const mirror = await startMirror(rig.store);
+    const items = [
+      ...(await (await fetch(`${mirror.url}/changes/?kind=media_changed`)).text()).matchAll(
+        /<li\b[^>]*>([\s\S]*?)<\/li>/g,
+      ),
+    ]
+      .map((m) =>
+        text(m[1] ?? '')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      )
+      .filter((t) => t.includes('bytes'));
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatch(/^\S.*: new (emoji file|images?) bytes at the same address/);
   });
 });

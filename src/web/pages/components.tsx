@@ -76,6 +76,37 @@ export function FieldValue(props: { field: string; value: unknown; label: string
   return <Text value={valueText(props.value)} />;
 }
 
+/** A changed field's value before (struck through) and after (inserted). */
+export function FieldDiff(props: { change: ChangeRow }) {
+  const field = props.change.field ?? '';
+  return (
+    <>
+      <del>
+        <FieldValue field={field} value={parseStored(props.change.oldValue)} label={`${field} before`} />
+      </del>{' '}
+      →{' '}
+      <ins>
+        <FieldValue field={field} value={parseStored(props.change.newValue)} label={`${field} after`} />
+      </ins>
+    </>
+  );
+}
+
+/** What a media_changed change says: the URL stayed, the bytes behind it did not. */
+export function mediaChangedText(change: ChangeRow): string {
+  return `new ${fieldLabel(change.field ?? 'media')} bytes at the same address`;
+}
+
+function AsPost(props: { post: string }) {
+  if (!props.post) return null;
+  return (
+    <>
+      {' '}
+      as <Text value={props.post} max={120} brief />
+    </>
+  );
+}
+
 /** "Zoë joined as QA engineer", "José: post 'qa engineer' → 'QA lead'", "Kate left", "Seán returned". */
 export function ChangeSentence(props: { change: ChangeRow; name: string; post: string }) {
   const { change } = props;
@@ -87,12 +118,7 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
       return (
         <>
           {who} joined
-          {props.post ? (
-            <>
-              {' '}
-              as <Text value={props.post} max={120} brief />
-            </>
-          ) : null}
+          <AsPost post={props.post} />
           {appearance}
         </>
       );
@@ -106,31 +132,24 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
       return (
         <>
           {who} returned
-          {props.post ? (
-            <>
-              {' '}
-              as <Text value={props.post} max={120} brief />
-            </>
-          ) : null}
+          <AsPost post={props.post} />
           {appearance}
         </>
       );
-    case 'changed': {
-      const field = change.field ?? '';
+    case 'changed':
       return (
         <span class="diff">
           {who}
-          {appearance}: {fieldLabel(field)}{' '}
-          <del>
-            <FieldValue field={field} value={parseStored(change.oldValue)} label={`${field} before`} />
-          </del>{' '}
-          →{' '}
-          <ins>
-            <FieldValue field={field} value={parseStored(change.newValue)} label={`${field} after`} />
-          </ins>
+          {appearance}: {fieldLabel(change.field ?? '')} <FieldDiff change={change} />
         </span>
       );
-    }
+    case 'media_changed':
+      return (
+        <>
+          {who}
+          {appearance}: {mediaChangedText(change)}
+        </>
+      );
   }
 }
 

@@ -1,7 +1,6 @@
 import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
-import { parseStored } from '../format.js';
-import { FieldValue, fieldLabel, Time } from './components.js';
+import { FieldDiff, FieldValue, fieldLabel, mediaChangedText, Time } from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
 
@@ -23,28 +22,35 @@ function changesOf(version: VersionRow, changes: readonly ChangeRow[]): ChangeRo
   return changes.filter((c) => c.runId === version.validFromRun && c.slot === version.slot);
 }
 
+/** One change of a version, as a line of its list. */
+function VersionChange(props: { change: ChangeRow }) {
+  const { change } = props;
+  switch (change.kind) {
+    case 'changed':
+      return (
+        <>
+          {fieldLabel(change.field ?? '')}: <FieldDiff change={change} />
+        </>
+      );
+    case 'media_changed':
+      return <>{mediaChangedText(change)}</>;
+    case 'added':
+      return <>first listed</>;
+    case 'removed':
+    case 'returned':
+      return <>{change.kind}</>;
+  }
+}
+
 function VersionChanges(props: { changes: ChangeRow[] }) {
   if (props.changes.length === 0) return null;
   return (
     <ul class="diff">
-      {props.changes.map((change) => {
-        if (change.kind !== 'changed') {
-          return <li key={change.id}>{change.kind === 'added' ? 'first listed' : change.kind}</li>;
-        }
-        const field = change.field ?? '';
-        return (
-          <li key={change.id}>
-            {fieldLabel(field)}:{' '}
-            <del>
-              <FieldValue field={field} value={parseStored(change.oldValue)} label={`${field} before`} />
-            </del>{' '}
-            →{' '}
-            <ins>
-              <FieldValue field={field} value={parseStored(change.newValue)} label={`${field} after`} />
-            </ins>
-          </li>
-        );
-      })}
+      {props.changes.map((change) => (
+        <li key={change.id}>
+          <VersionChange change={change} />
+        </li>
+      ))}
     </ul>
   );
 }
