@@ -14,13 +14,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
-import { openDatabase, type MirrorDatabase } from '../src/db/open.js';
+import { openDatabase } from '../src/db/open.js';
 import { silentLogger } from '../src/logger.js';
 import { DeliveryWorker, POLL_MS } from '../src/webhooks/delivery-worker.js';
-import { writeSucceededRunOutbox } from '../src/webhooks/outbox.js';
 import { checkGoal, machineLine, millis, ratio } from './lib/report.js';
 import { quantile } from './lib/stats.js';
 import { withTempDir } from './lib/temp-dir.js';
+import { recordRunWithChange } from '../test/helpers/recorded-run.js';
 
 const BENCH = 'webhooks';
 /** start's worker: half a poll on average, a whole one at worst, plus the POST. */
@@ -56,35 +56,6 @@ async function fastReceiver(): Promise<Receiver> {
     next: () => new Promise((resolve) => (waiting = resolve)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-let counter = 0;
-
-/** A succeeded run that added one coworker, with its outbox: what commitRun writes, minus the crawl. */
-function commitRun(store: MirrorDatabase, url: string): void {
-  store.sqlite
-    .transaction(() => {
-      const now = new Date().toISOString();
-      const runId = Number(
-        store.sqlite
-          .prepare(
-            `insert into runs (status, started_at, finished_at, upstream, added) values ('succeeded', ?, ?, ?, 1)`,
-          )
-          .run(now, now, 'http://upstream.invalid').lastInsertRowid,
-      );
-      const uuid = (++counter).toString(36).padStart(32, '0');
-      store.sqlite
-        .prepare(
-          `insert into changes (run_id, at, uuid, slot, kind, new_value) values (?, ?, ?, 0, 'added', ?)`,
-        )
-        .run(runId, now, uuid, JSON.stringify({ uuid, name: `Person ${counter}`, post: 'Engineer' }));
-      writeSucceededRunOutbox(store, runId, {
-        urls: [url],
-        events: ['coworkers.changed'],
-        failureThreshold: 3,
-      });
-    })
-    .immediate();
 }
 
 async function measure(
@@ -151,7 +122,7 @@ await withTempDir(async (dir) => {
     timeoutMs: 15_000,
   };
   try {
-    commitRun(writer, receiver.url);
+    recordRunWithChange(writer, [receiver.url]);
     const body = writer.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
     const floor = await baseline(receiver, body);
     const floorP50 = quantile(floor, 0.5);
@@ -162,7 +133,7 @@ await withTempDir(async (dir) => {
     await first;
     const polledSamples = await measure(
       receiver,
-      () => commitRun(writer, receiver.url),
+      () => recordRunWithChange(writer, [receiver.url]),
       () => 10 + Math.random() * POLL_MS,
     );
     await polled.stop();
@@ -170,7 +141,7 @@ await withTempDir(async (dir) => {
     const nudged = new DeliveryWorker({ store: writer, logger: silentLogger(), settings });
     const nudgedSamples = await measure(
       receiver,
-      () => commitRun(writer, receiver.url),
+      () => recordRunWithChange(writer, [receiver.url]),
       () => 5,
       () => nudged.nudge(),
     );

@@ -1,42 +1,10 @@
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
-import { writeSucceededRunOutbox } from '../../src/webhooks/outbox.js';
 import type { DeliverySettings } from '../../src/webhooks/settings.js';
 import { silentLogger } from '../../src/logger.js';
 import { onTestFinished } from 'vitest';
 
-let counter = 0;
-
-/**
- * Records a succeeded run that added one coworker, with its outbox, in one transaction, as
- * commitRun does, without crawling anything: the fast way to make many notifications.
- */
-export function recordRunWithChange(store: MirrorDatabase, urls: readonly string[]): number {
-  return store.sqlite
-    .transaction(() => {
-      const now = new Date().toISOString();
-      const runId = Number(
-        store.sqlite
-          .prepare(
-            `insert into runs (status, started_at, finished_at, upstream, added) values ('succeeded', ?, ?, ?, 1)`,
-          )
-          .run(now, now, 'http://upstream.invalid').lastInsertRowid,
-      );
-      const uuid = (++counter).toString(36).padStart(32, '0');
-      store.sqlite
-        .prepare(
-          `insert into changes (run_id, at, uuid, slot, kind, new_value) values (?, ?, ?, 0, 'added', ?)`,
-        )
-        .run(runId, now, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
-      writeSucceededRunOutbox(store, runId, {
-        urls,
-        events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
-        failureThreshold: 3,
-      });
-      return runId;
-    })
-    .immediate();
-}
+export { recordRunWithChange } from './recorded-run.js';
 
 /** Fast retries for tests: the schedule in milliseconds, no jitter. */
 export function deliverySettings(
