@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
@@ -9,12 +9,26 @@ import { tempDir } from '../helpers/temp-db.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
+function listens(port: number): Promise<Server | null> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(null));
+    probe.listen(port, '127.0.0.1', () => resolve(probe));
+  });
+}
+
+/**
+ * A free port whose next one is free too: the demo's media host listens on DEMO_UPSTREAM_PORT + 1.
+ * Drawn below Linux's ephemeral range (32768+), where the outgoing connections of tests running
+ * beside this one would otherwise take the second port now and then.
+ */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + 2 * Math.floor(Math.random() * 5_000);
+    const [a, b] = [await listens(port), await listens(port + 1)];
+    for (const server of [a, b]) if (server) await new Promise<void>((r) => server.close(() => r()));
+    if (a && b) return port;
+  }
 }
 
 interface RunJson {
@@ -55,7 +69,7 @@ async function startDemo(cwd: string, env: Record<string, string>) {
 describe('the demo', () => {
   it('keeps its own database, says "demo" everywhere, syncs at its mutation pace, and a restart records no false reverts', async () => {
     const cwd = tempDir();
-    const demoPort = await freePort();
+    const demoPort = await freePortPair();
     const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '400ms' });
     // The schedule is yearly here: only the mutations' own syncs can make these runs.
     const before = await eventually(
