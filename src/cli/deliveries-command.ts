@@ -45,7 +45,20 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
   const deliveries = program
     .command('deliveries')
     .description('Webhook deliveries: list them, show one with its attempts, send one again');
+  registerList(deliveries, cli, write);
+  registerShow(deliveries, cli, write);
+  registerRedeliver(deliveries, cli, write);
+  registerEnable(deliveries, cli, write);
+}
 
+type ListFlags = Record<string, unknown> & {
+  status?: DeliveryStatus;
+  endpoint?: string;
+  limit?: string;
+  json?: boolean;
+};
+
+function registerList(deliveries: Command, cli: CliHelpers, write: Write): void {
   cli
     .withSettings(
       deliveries
@@ -57,29 +70,22 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         .option('--json', 'JSON Lines output'),
       ['databasePath'],
     )
-    .action(
-      (
-        flags: Record<string, unknown> & {
-          status?: DeliveryStatus;
-          endpoint?: string;
-          limit?: string;
-          json?: boolean;
-        },
-      ) => {
-        const config = cli.configFrom(flags);
-        process.exitCode = withExistingStore(config, (store) => {
-          const rows = listDeliveries(store, {
-            status: flags.status,
-            endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
-            limit: positiveId('--limit', flags.limit ?? '50'),
-          });
-          for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
-          if (flags.json !== true && rows.length === 0) write('no deliveries');
-          return EXIT.ok;
+    .action((flags: ListFlags) => {
+      const config = cli.configFrom(flags);
+      process.exitCode = withExistingStore(config, (store) => {
+        const rows = listDeliveries(store, {
+          status: flags.status,
+          endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
+          limit: positiveId('--limit', flags.limit ?? '50'),
         });
-      },
-    );
+        for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
+        if (flags.json !== true && rows.length === 0) write('no deliveries');
+        return EXIT.ok;
+      });
+    });
+}
 
+function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void {
   cli
     .withSettings(
       deliveries
@@ -111,7 +117,9 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         return EXIT.ok;
       });
     });
+}
 
+function registerRedeliver(deliveries: Command, cli: CliHelpers, write: Write): void {
   cli
     .withSettings(
       deliveries
@@ -131,7 +139,9 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         return EXIT.ok;
       });
     });
+}
 
+function registerEnable(deliveries: Command, cli: CliHelpers, write: Write): void {
   cli
     .withSettings(
       deliveries
