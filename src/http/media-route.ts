@@ -20,7 +20,8 @@ export interface MediaRouteDeps {
 }
 
 /** A single byte range, resolved against the size: inclusive ends. */
-export type RangeAnswer = { start: number; end: number } | 'unsatisfiable' | null;
+type ByteRange = { start: number; end: number };
+export type RangeAnswer = ByteRange | 'unsatisfiable' | null;
 
 /**
  * RFC 9110 §14: one `bytes=` range, resolved against `size`. Null means "serve the whole file": no
@@ -63,100 +64,154 @@ function matchesNoneMatch(header: string | undefined, etag: string): boolean {
 export function createMediaHandler(
   deps: MediaRouteDeps,
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const findStoredFile = storedFileFinder(deps);
+  const record = mediaRecorder(deps.metrics);
+  return (req, res) => {
+    const file = findStoredFile(req.url ?? '/');
+    if (!file) return false;
+    answerStoredFile(req, res, file, { record, logger: deps.logger });
+    return true;
+  };
+}
+
+/** A committed media object that is on disk. */
+interface StoredFile {
+  sha256: string;
+  path: string;
+  size: number;
+  contentType: string;
+}
+
+type RecordRequest = (method: string, status: number, started: number) => void;
+
+/** Resolves a request URL to a committed, present file, or null for "not ours: answer as before". */
+function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | null {
   const lookup = deps.store.sqlite.prepare(
     'select size, content_type as contentType from media_blobs where sha256 = ? and dropped_at is null',
   );
-  // prom-client hashes label sets on every call; bound children keep a request's bookkeeping cheap.
-  const counters = new Map<string, { inc(): void }>();
-  const timer = deps.metrics.latency.labels('media');
-  const record = (method: string, status: number, started: number): void => {
-    const key = `${method} ${status}`;
-    let counter = counters.get(key);
-    if (!counter && counters.size < 64)
-      counters.set(key, (counter = deps.metrics.requests.labels('media', method, String(status))));
-    (counter ?? deps.metrics.requests.labels('media', method, String(status))).inc();
-    timer.observe((performance.now() - started) / 1000);
-  };
   // Objects never change once written and leave only when their row is dropped (checked per
   // request), so a file seen once need not be stat'ed again.
   const present = new Set<string>();
-  return (req, res) => {
-    const url = req.url ?? '/';
-    if (!url.startsWith('/media/')) return false;
+  return (url) => {
+    if (!url.startsWith('/media/')) return null;
     const match = MEDIA_PATH.exec(url.split('?', 1)[0] ?? '');
     const sha256 = match?.[1];
-    if (sha256 === undefined) return false;
+    if (sha256 === undefined) return null;
     const blob = lookup.get(sha256) as { size: number; contentType: string } | undefined;
-    if (!blob) return false;
+    if (!blob) return null;
     const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
-    const size = blob.size;
     if (!present.has(sha256)) {
       try {
         statSync(path);
       } catch (err) {
         deps.logger.error({ err, sha256 }, 'a committed media file is missing; answering 404');
-        return false;
+        return null;
       }
       if (present.size >= 100_000) present.clear();
       present.add(sha256);
     }
-    const started = performance.now();
-    const method = req.method ?? 'GET';
-    const etag = `"${sha256}"`;
-    const common: [string, string][] = [
-      ['ETag', etag],
-      ['Cache-Control', IMMUTABLE],
-      ['X-Content-Type-Options', 'nosniff'],
-      ['Accept-Ranges', 'bytes'],
-    ];
-    if (method !== 'GET' && method !== 'HEAD') {
-      res
-        .writeHead(405, [
-          ['Allow', 'GET, HEAD'],
-          ['Content-Length', '0'],
-        ])
-        .end();
-      record(method, 405, started);
-      return true;
-    }
-    if (matchesNoneMatch(req.headers['if-none-match'], etag)) {
-      res.writeHead(304, common.flat()).end();
-      record(method, 304, started);
-      return true;
-    }
-    // If-Range: the range applies only to the representation named (strong comparison; this file
-    // has no Last-Modified, so a date never matches and the whole file is sent).
-    const ifRange = [req.headers['if-range'] ?? []].flat()[0];
-    const range =
-      ifRange === undefined || ifRange.trim() === etag ? resolveRange(req.headers.range, size) : null;
-    if (range === 'unsatisfiable') {
-      res
-        .writeHead(416, [...common, ['Content-Range', `bytes */${size}`], ['Content-Length', '0']].flat())
-        .end();
-      record(method, 416, started);
-      return true;
-    }
-    const status = range ? 206 : 200;
-    const start = range?.start ?? 0;
-    const end = range?.end ?? size - 1;
-    const headers: [string, string][] = [
-      ...common,
-      ['Content-Type', blob.contentType],
-      ['Content-Length', String(size === 0 ? 0 : end - start + 1)],
-    ];
-    if (range) headers.push(['Content-Range', `bytes ${start}-${end}/${size}`]);
-    res.writeHead(status, headers.flat());
-    record(method, status, started);
-    if (method === 'HEAD' || size === 0) {
-      res.end();
-      return true;
-    }
-    pipeline(createReadStream(path, { start, end, highWaterMark: 256 * 1024 }), res, (err) => {
-      // A client that hangs up mid-file is routine for video; anything else is worth a line.
-      if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') {
-        deps.logger.warn({ err, sha256 }, 'media stream failed');
-      }
-    });
-    return true;
+    return { sha256, path, size: blob.size, contentType: blob.contentType };
   };
+}
+
+function mediaRecorder(metrics: Metrics): RecordRequest {
+  // prom-client hashes label sets on every call; bound children keep a request's bookkeeping cheap.
+  const counters = new Map<string, { inc(): void }>();
+  const timer = metrics.latency.labels('media');
+  return (method, status, started) => {
+    const key = `${method} ${status}`;
+    let counter = counters.get(key);
+    if (!counter && counters.size < 64)
+      counters.set(key, (counter = metrics.requests.labels('media', method, String(status))));
+    (counter ?? metrics.requests.labels('media', method, String(status))).inc();
+    timer.observe((performance.now() - started) / 1000);
+  };
+}
+
+/** Answers a request for a stored file: 405, 304, 416, or the file (whole or one range). */
+function answerStoredFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: StoredFile,
+  { record, logger }: { record: RecordRequest; logger: Logger },
+): void {
+  const started = performance.now();
+  const method = req.method ?? 'GET';
+  const { size } = file;
+  const etag = `"${file.sha256}"`;
+  const common: [string, string][] = [
+    ['ETag', etag],
+    ['Cache-Control', IMMUTABLE],
+    ['X-Content-Type-Options', 'nosniff'],
+    ['Accept-Ranges', 'bytes'],
+  ];
+  if (method !== 'GET' && method !== 'HEAD') {
+    res
+      .writeHead(405, [
+        ['Allow', 'GET, HEAD'],
+        ['Content-Length', '0'],
+      ])
+      .end();
+    record(method, 405, started);
+    return;
+  }
+  if (matchesNoneMatch(req.headers['if-none-match'], etag)) {
+    res.writeHead(304, common.flat()).end();
+    record(method, 304, started);
+    return;
+  }
+  // If-Range: the range applies only to the representation named (strong comparison; this file
+  // has no Last-Modified, so a date never matches and the whole file is sent).
+  const ifRange = [req.headers['if-range'] ?? []].flat()[0];
+  const range =
+    ifRange === undefined || ifRange.trim() === etag ? resolveRange(req.headers.range, size) : null;
+  if (range === 'unsatisfiable') {
+    res
+      .writeHead(416, [...common, ['Content-Range', `bytes */${size}`], ['Content-Length', '0']].flat())
+      .end();
+    record(method, 416, started);
+    return;
+  }
+  const status = sendStoredBytes(res, file, { method, range, common, logger });
+  record(method, status, started);
+}
+
+/** Writes a 200 (the whole file) or 206 (one range), streaming the body unless HEAD; returns the status. */
+function sendStoredBytes(
+  res: ServerResponse,
+  file: StoredFile,
+  {
+    method,
+    range,
+    common,
+    logger,
+  }: {
+    method: string;
+    range: ByteRange | null;
+    common: [string, string][];
+    logger: Logger;
+  },
+): number {
+  const { size } = file;
+  const status = range ? 206 : 200;
+  const start = range?.start ?? 0;
+  const end = range?.end ?? size - 1;
+  const headers: [string, string][] = [
+    ...common,
+    ['Content-Type', file.contentType],
+    ['Content-Length', String(size === 0 ? 0 : end - start + 1)],
+  ];
+  if (range) headers.push(['Content-Range', `bytes ${start}-${end}/${size}`]);
+  res.writeHead(status, headers.flat());
+  if (method === 'HEAD' || size === 0) {
+    res.end();
+    return status;
+  }
+  pipeline(createReadStream(file.path, { start, end, highWaterMark: 256 * 1024 }), res, (err) => {
+    // A client that hangs up mid-file is routine for video; anything else is worth a line.
+    if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') {
+      logger.warn({ err, sha256: file.sha256 }, 'media stream failed');
+    }
+  });
+  return status;
 }
