@@ -17,6 +17,7 @@ import { SimulatedData } from './data.js';
 import { FaultState, type FaultSwitches } from './faults.js';
 import { DEFAULT_DUP_RATE, DEFAULT_MEDIA_BASE_URL } from './generate.js';
 import { listPageAnswer, resolvePage, type ListContext } from './list-page.js';
+import { afterLatency, closeLoopbackServer, listenOnLoopback } from './loopback-server.js';
 import { PageCache } from './page-cache.js';
 import { drfAnswer, send, sendCut, sendDrf, sendOversize, toAnswer, type Answer } from './send.js';
 
@@ -207,42 +208,15 @@ export async function startSimulatedUpstream(
     requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: { ...req.headers } });
     // Clients hanging up mid-answer is what several faults provoke; it is not a server error.
     res.on('error', () => undefined);
-    const latency = rt.faults.active.latency ?? 0;
-    if (latency === 0) return handle(rt, req, res);
-    const timer = setTimeout(() => {
-      rt.timers.delete(timer);
-      handle(rt, req, res);
-    }, latency);
-    rt.timers.add(timer);
+    afterLatency(rt.timers, rt.faults.active.latency ?? 0, () => handle(rt, req, res));
   });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const url = `http://${hostPort(server.address() as AddressInfo)}`;
-
+  const url = await listenOnLoopback(server, options);
   return {
     url,
     listUrl: `${url}${LIST_PATH}`,
     data,
     faults: rt.faults,
     requests,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        for (const timer of rt.timers) clearTimeout(timer);
-        rt.timers.clear();
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Hung and keep-alive connections would otherwise hold close() open forever.
-        server.closeAllConnections();
-      }),
+    close: () => closeLoopbackServer(server, rt.timers),
   };
-}
-
-function hostPort(address: AddressInfo): string {
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `${host}:${address.port}`;
 }
