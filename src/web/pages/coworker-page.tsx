@@ -57,89 +57,120 @@ function VersionChanges(props: { changes: ChangeRow[] }) {
 
 export function CoworkerPage(props: CoworkerData) {
   const { coworker } = props;
-  const at = (run: number | null) => (run === null ? null : (props.runTimes.get(run) ?? null));
   return (
     <Layout title={props.title} section="coworkers">
-      <dl class="facts">
-        <dt>uuid</dt>
-        <dd>
-          <code>{coworker.uuid}</code>
-        </dd>
-        <dt>First seen</dt>
-        <dd>
-          <Time at={coworker.firstSeenAt} />
-        </dd>
-        <dt>Status</dt>
-        <dd>
-          {coworker.removedAt !== null ? (
-            <>
-              departed <Time at={coworker.removedAt} relative />
-            </>
-          ) : (
-            <>on the team{props.current.length > 1 ? `, listed ${props.current.length} times` : ''}</>
-          )}
-          {coworker.returnedCount > 0 ? `; returned ${coworker.returnedCount} time(s)` : ''}
-        </dd>
-      </dl>
+      <CoworkerFacts coworker={coworker} listedTimes={props.current.length} />
       <h2>As listed now</h2>
-      {props.current.length === 0 ? (
-        <p class="muted">Not listed any more.</p>
-      ) : (
-        <ul class="cards">
-          {props.current.map((version) => (
-            <li key={version.id}>
-              <Card entry={entryOf(version.body)} uuid={coworker.uuid} headingLevel={3} />
-            </li>
-          ))}
-        </ul>
-      )}
+      <ListedNow coworker={coworker} current={props.current} />
       <h2>Every version</h2>
+      <VersionHistory {...props} />
+      <p>
+        <a href={`/changes/?uuid=${coworker.uuid}`}>Changes</a> ·{' '}
+        <a href={`/api/mirror/coworkers/${coworker.uuid}/history/`}>History as JSON</a>
+      </p>
+    </Layout>
+  );
+}
+
+/** uuid, first seen, and whether the coworker is on the team now. */
+function CoworkerFacts(props: { coworker: CoworkerRow; listedTimes: number }) {
+  const { coworker } = props;
+  return (
+    <dl class="facts">
+      <dt>uuid</dt>
+      <dd>
+        <code>{coworker.uuid}</code>
+      </dd>
+      <dt>First seen</dt>
+      <dd>
+        <Time at={coworker.firstSeenAt} />
+      </dd>
+      <dt>Status</dt>
+      <dd>
+        {coworker.removedAt !== null ? (
+          <>
+            departed <Time at={coworker.removedAt} relative />
+          </>
+        ) : (
+          <>on the team{props.listedTimes > 1 ? `, listed ${props.listedTimes} times` : ''}</>
+        )}
+        {coworker.returnedCount > 0 ? `; returned ${coworker.returnedCount} time(s)` : ''}
+      </dd>
+    </dl>
+  );
+}
+
+/** A card per current appearance in the listing. */
+function ListedNow(props: { coworker: CoworkerRow; current: VersionRow[] }) {
+  if (props.current.length === 0) return <p class="muted">Not listed any more.</p>;
+  return (
+    <ul class="cards">
+      {props.current.map((version) => (
+        <li key={version.id}>
+          <Card entry={entryOf(version.body)} uuid={props.coworker.uuid} headingLevel={3} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function VersionHistory(props: CoworkerData) {
+  const at = (run: number | null) => (run === null ? null : (props.runTimes.get(run) ?? null));
+  return (
+    <>
       {props.totalVersions > props.versions.length ? (
         <p class="muted">
           The newest {props.versions.length} of {props.totalVersions} versions; the history API has them all.
         </p>
       ) : null}
       <ol class="changes">
-        {props.versions.map((version) => {
-          const entry = entryOf(version.body);
-          return (
-            <li key={version.id}>
-              <p class="run-head">
-                {version.slot > 0 ? `Appearance ${version.slot + 1}, from ` : 'From '}
-                <a href={`/runs/${version.validFromRun}/`}>run {version.validFromRun}</a> (
-                <Time at={at(version.validFromRun)} />)
-                {version.validToRun !== null ? (
-                  <>
-                    {' '}
-                    until <a href={`/runs/${version.validToRun}/`}>run {version.validToRun}</a> (
-                    <Time at={at(version.validToRun)} />)
-                  </>
-                ) : (
-                  ' until now'
-                )}
-              </p>
-              <VersionChanges changes={changesOf(version, props.changes)} />
-              <details>
-                <summary>The entry as served</summary>
-                <dl class="facts">
-                  {Object.entries(entry).map(([field, value]) => (
-                    <Fragment key={field}>
-                      <dt>{fieldLabel(field)}</dt>
-                      <dd>
-                        <FieldValue field={field} value={value} label={field} />
-                      </dd>
-                    </Fragment>
-                  ))}
-                </dl>
-              </details>
-            </li>
-          );
-        })}
+        {props.versions.map((version) => (
+          <li key={version.id}>
+            <VersionSpan version={version} at={at} />
+            <VersionChanges changes={changesOf(version, props.changes)} />
+            <EntryAsServed version={version} />
+          </li>
+        ))}
       </ol>
-      <p>
-        <a href={`/changes/?uuid=${coworker.uuid}`}>Changes</a> ·{' '}
-        <a href={`/api/mirror/coworkers/${coworker.uuid}/history/`}>History as JSON</a>
-      </p>
-    </Layout>
+    </>
+  );
+}
+
+/** The runs a version was listed from and until, with their times. */
+function VersionSpan(props: { version: VersionRow; at: (run: number | null) => string | null }) {
+  const { version, at } = props;
+  return (
+    <p class="run-head">
+      {version.slot > 0 ? `Appearance ${version.slot + 1}, from ` : 'From '}
+      <a href={`/runs/${version.validFromRun}/`}>run {version.validFromRun}</a> (
+      <Time at={at(version.validFromRun)} />)
+      {version.validToRun !== null ? (
+        <>
+          {' '}
+          until <a href={`/runs/${version.validToRun}/`}>run {version.validToRun}</a> (
+          <Time at={at(version.validToRun)} />)
+        </>
+      ) : (
+        ' until now'
+      )}
+    </p>
+  );
+}
+
+function EntryAsServed(props: { version: VersionRow }) {
+  return (
+    <details>
+      <summary>The entry as served</summary>
+      <dl class="facts">
+        {Object.entries(entryOf(props.version.body)).map(([field, value]) => (
+          <Fragment key={field}>
+            <dt>{fieldLabel(field)}</dt>
+            <dd>
+              <FieldValue field={field} value={value} label={field} />
+            </dd>
+          </Fragment>
+        ))}
+      </dl>
+    </details>
   );
 }

@@ -18,76 +18,9 @@ export function CoworkersPage(props: CoworkersData) {
   const pages = Math.max(1, Math.ceil(props.total / props.pageSize));
   return (
     <Layout title="Coworkers" section="coworkers">
-      <form class="filters" method="get" action="/coworkers/" role="search" aria-label="Search coworkers">
-        <label>
-          Name or post
-          <input type="search" name="q" value={props.q} maxLength={200} />
-        </label>
-        <label>
-          Who
-          <select name="status">
-            {(
-              [
-                ['present', 'on the team now'],
-                ['departed', 'departed'],
-                ['all', 'everyone'],
-              ] as const
-            ).map(([value, label]) => (
-              <option key={value} value={value} selected={props.status === value}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit">Search</button>
-      </form>
-      <p>
-        {props.total} {props.total === 1 ? 'match' : 'matches'}
-        {pages > 1 ? `, page ${props.page} of ${pages}` : ''}
-        {props.asOfRun !== null ? (
-          <>
-            {' '}
-            as of <a href={`/runs/${props.asOfRun}/`}>run {props.asOfRun}</a>
-          </>
-        ) : null}
-      </p>
-      {props.rows.length > 0 ? (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Post</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {props.rows.map((row) => (
-                <tr key={`${row.uuid}-${row.appearance}`}>
-                  <td>
-                    <NameLink uuid={row.uuid} name={row.name} />
-                    {row.appearance > 0 ? <span class="muted"> (listed again)</span> : null}
-                  </td>
-                  <td>
-                    <Text value={row.post} max={300} brief />
-                  </td>
-                  <td>
-                    {row.removedAt !== null ? (
-                      <>
-                        left <Time at={row.removedAt} />
-                      </>
-                    ) : (
-                      <>
-                        since <Time at={row.firstSeenAt} />
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <SearchForm q={props.q} status={props.status} />
+      <MatchCount {...props} pages={pages} />
+      {props.rows.length > 0 ? <DirectoryTable rows={props.rows} /> : null}
       <Pager
         newer={props.page > 1 ? props.href(props.page - 1) : null}
         older={props.page < pages ? props.href(props.page + 1) : null}
@@ -95,5 +28,96 @@ export function CoworkersPage(props: CoworkersData) {
         olderLabel="Next"
       />
     </Layout>
+  );
+}
+
+const WHO = [
+  ['present', 'on the team now'],
+  ['departed', 'departed'],
+  ['all', 'everyone'],
+] as const;
+
+function SearchForm(props: Pick<CoworkersData, 'q' | 'status'>) {
+  return (
+    <form class="filters" method="get" action="/coworkers/" role="search" aria-label="Search coworkers">
+      <label>
+        Name or post
+        <input type="search" name="q" value={props.q} maxLength={200} />
+      </label>
+      <label>
+        Who
+        <select name="status">
+          {WHO.map(([value, label]) => (
+            <option key={value} value={value} selected={props.status === value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Search</button>
+    </form>
+  );
+}
+
+/** "N matches, page P of Q as of run R". */
+function MatchCount(props: Pick<CoworkersData, 'total' | 'page' | 'asOfRun'> & { pages: number }) {
+  return (
+    <p>
+      {props.total} {props.total === 1 ? 'match' : 'matches'}
+      {props.pages > 1 ? `, page ${props.page} of ${props.pages}` : ''}
+      {props.asOfRun !== null ? (
+        <>
+          {' '}
+          as of <a href={`/runs/${props.asOfRun}/`}>run {props.asOfRun}</a>
+        </>
+      ) : null}
+    </p>
+  );
+}
+
+function DirectoryTable(props: { rows: DirectoryEntry[] }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Post</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <DirectoryRow key={`${row.uuid}-${row.appearance}`} row={row} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function DirectoryRow(props: { row: DirectoryEntry }) {
+  const { row } = props;
+  return (
+    <tr>
+      <td>
+        <NameLink uuid={row.uuid} name={row.name} />
+        {row.appearance > 0 ? <span class="muted"> (listed again)</span> : null}
+      </td>
+      <td>
+        <Text value={row.post} max={300} brief />
+      </td>
+      <td>
+        {row.removedAt !== null ? (
+          <>
+            left <Time at={row.removedAt} />
+          </>
+        ) : (
+          <>
+            since <Time at={row.firstSeenAt} />
+          </>
+        )}
+      </td>
+    </tr>
   );
 }

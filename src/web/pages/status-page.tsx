@@ -121,12 +121,34 @@ function LastRun(props: { run: RunRow | undefined }) {
 }
 
 export function StatusPage(props: StatusData) {
+  return (
+    <Layout title="The mirror at a glance" section="status">
+      <StatusNotices {...props} />
+      <dl class="facts">
+        <Mode status={props.status} />
+        <LastRun run={props.latestRun} />
+        <NextRun status={props.status} />
+        <Deliveries deliveries={props.deliveries} />
+        <ServedSnapshot served={props.served} />
+      </dl>
+      <h2>Latest changes</h2>
+      <LatestChanges changes={props.latestChanges} subjects={props.subjects} />
+      <p>
+        <a href="/changes/">Every change</a> · <a href="/api/mirror/changes.atom">Atom feed</a> ·{' '}
+        <a href="/api/mirror/changes.csv">CSV</a>
+      </p>
+    </Layout>
+  );
+}
+
+/** What needs a person's attention: nothing served, a stale snapshot, a failed last run. */
+function StatusNotices(props: StatusData) {
   const { now } = usePage();
   const { latestRun, served } = props;
   const age = served ? now.getTime() - served.fetchedAt.getTime() : null;
   const failing = latestRun && (latestRun.status === 'failed' || latestRun.status === 'aborted');
   return (
-    <Layout title="The mirror at a glance" section="status">
+    <>
       {served === null ? (
         <Notice kind="bad">
           No snapshot is served yet: no sync has succeeded. The list endpoint answers 503.
@@ -151,45 +173,44 @@ export function StatusPage(props: StatusData) {
           The previous snapshot is still served.
         </Notice>
       ) : null}
-      <dl class="facts">
-        <Mode status={props.status} />
-        <LastRun run={latestRun} />
-        <NextRun status={props.status} />
-        <Deliveries deliveries={props.deliveries} />
-        <dt>Served snapshot</dt>
-        <dd>
-          {served ? (
-            <>
-              from <a href={`/runs/${served.runId}/`}>run {served.runId}</a>, fetched{' '}
-              <Time at={served.fetchedAt.toISOString()} relative />, {served.entries} entries
-            </>
-          ) : (
-            <span class="muted">none</span>
-          )}
-        </dd>
-      </dl>
-      <h2>Latest changes</h2>
-      {props.latestChanges.length === 0 ? (
-        <p class="muted">No changes recorded yet.</p>
-      ) : (
-        <ol class="changes">
-          {props.latestChanges.map((change) => {
-            const subject = props.subjects.get(change.id);
-            return (
-              <li key={change.id}>
-                <ChangeSentence change={change} name={subject?.name ?? ''} post={subject?.post ?? ''} />{' '}
-                <span class="muted">
-                  <Time at={change.at} />
-                </span>
-              </li>
-            );
-          })}
-        </ol>
-      )}
-      <p>
-        <a href="/changes/">Every change</a> · <a href="/api/mirror/changes.atom">Atom feed</a> ·{' '}
-        <a href="/api/mirror/changes.csv">CSV</a>
-      </p>
-    </Layout>
+    </>
+  );
+}
+
+function ServedSnapshot(props: { served: StatusData['served'] }) {
+  const { served } = props;
+  return (
+    <>
+      <dt>Served snapshot</dt>
+      <dd>
+        {served ? (
+          <>
+            from <a href={`/runs/${served.runId}/`}>run {served.runId}</a>, fetched{' '}
+            <Time at={served.fetchedAt.toISOString()} relative />, {served.entries} entries
+          </>
+        ) : (
+          <span class="muted">none</span>
+        )}
+      </dd>
+    </>
+  );
+}
+
+function LatestChanges(props: { changes: ChangeRow[]; subjects: StatusData['subjects'] }) {
+  if (props.changes.length === 0) return <p class="muted">No changes recorded yet.</p>;
+  return (
+    <ol class="changes">
+      {props.changes.map((change) => {
+        const subject = props.subjects.get(change.id);
+        return (
+          <li key={change.id}>
+            <ChangeSentence change={change} name={subject?.name ?? ''} post={subject?.post ?? ''} />{' '}
+            <span class="muted">
+              <Time at={change.at} />
+            </span>
+          </li>
+        );
+      })}
+    </ol>
   );
 }
