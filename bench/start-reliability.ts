@@ -38,6 +38,8 @@ const { values } = parseArgs({
 });
 const entries = Number(values.entries);
 
+type LineWaiter = ReturnType<typeof lineReader>;
+
 async function rss(agent: Agent, url: string): Promise<number> {
   const res = await request(`${url}/metrics`, { dispatcher: agent });
   const text = await res.body.text();
@@ -84,54 +86,63 @@ async function measure(upstreamUrl: string, db: string): Promise<void> {
     const waitFor = lineReader(start);
     const started = waitFor(/"msg":"coworker-mirror started"/, 60_000);
     const url = (JSON.parse(await started) as { url: string }).url;
-    let synced = false;
-    const syncStarted = performance.now();
-    const done = waitFor(/"msg":"sync (succeeded|failed)"/, 30 * 60_000).then((line) => {
-      synced = true;
-      if (line.includes('sync failed')) throw new Error(`the sync failed: ${line}`);
-    });
-    const during = await healthLatencies(agent, url, () => synced);
-    await done;
-    const syncMs = performance.now() - syncStarted;
-    const idleUntil = performance.now() + Number(values['idle-seconds']) * 1000;
-    const idle = await healthLatencies(agent, url, () => performance.now() > idleUntil);
-    const [p99During, p99Idle] = [quantile(during, 0.99), quantile(idle, 0.99)];
-    console.log(`sync of ${entries.toLocaleString('en-US')} entries in start: ${seconds(syncMs)}`);
-    console.log(
-      `baseline: /healthz idle, p99 ${millis(p99Idle)} (p50 ${millis(quantile(idle, 0.5))}, ${idle.length} requests)`,
-    );
-    console.log(
-      `/healthz while syncing: p99 ${millis(p99During)} (p50 ${millis(quantile(during, 0.5))}, max ${millis(Math.max(...during))}, ` +
-        `${during.length} requests), ratio ${ratio(p99During / p99Idle)} ` +
-        checkGoal('start-reliability', '/healthz p99 during a sync', p99During, GOAL_HEALTH_P99_MS, ' ms'),
-    );
-
-    const requests = Number(values.requests);
-    const before = await rss(agent, url);
-    const pages = Math.ceil(entries / 8);
-    const listAgent = new Agent({ connections: 8 });
-    let next = 0;
-    const worker = async () => {
-      while (next < requests) {
-        const i = next++;
-        const res = await request(`${url}${LIST_PATH}?page=${(i % pages) + 1}&x=${i}`, {
-          dispatcher: listAgent,
-        });
-        await res.body.arrayBuffer();
-      }
-    };
-    await Promise.all(Array.from({ length: 8 }, worker));
-    await listAgent.close();
-    const after = await rss(agent, url);
-    console.log(`baseline: server RSS before the list requests ${megabytes(before)}`);
-    console.log(
-      `server RSS after ${requests.toLocaleString('en-US')} distinct list requests: ${megabytes(after)} ` +
-        `(+${megabytes(after - before)}), ratio ${ratio(after / before)}`,
-    );
+    await healthWhileSyncing(agent, url, waitFor);
+    await rssAfterListRequests(agent, url);
   } finally {
     await agent.close();
     await stop(start);
   }
+}
+
+/** (a): /healthz p99 during the sync `start` runs at boot, against the same process idle after. */
+async function healthWhileSyncing(agent: Agent, url: string, waitFor: LineWaiter): Promise<void> {
+  let synced = false;
+  const syncStarted = performance.now();
+  const done = waitFor(/"msg":"sync (succeeded|failed)"/, 30 * 60_000).then((line) => {
+    synced = true;
+    if (line.includes('sync failed')) throw new Error(`the sync failed: ${line}`);
+  });
+  const during = await healthLatencies(agent, url, () => synced);
+  await done;
+  const syncMs = performance.now() - syncStarted;
+  const idleUntil = performance.now() + Number(values['idle-seconds']) * 1000;
+  const idle = await healthLatencies(agent, url, () => performance.now() > idleUntil);
+  const [p99During, p99Idle] = [quantile(during, 0.99), quantile(idle, 0.99)];
+  console.log(`sync of ${entries.toLocaleString('en-US')} entries in start: ${seconds(syncMs)}`);
+  console.log(
+    `baseline: /healthz idle, p99 ${millis(p99Idle)} (p50 ${millis(quantile(idle, 0.5))}, ${idle.length} requests)`,
+  );
+  console.log(
+    `/healthz while syncing: p99 ${millis(p99During)} (p50 ${millis(quantile(during, 0.5))}, max ${millis(Math.max(...during))}, ` +
+      `${during.length} requests), ratio ${ratio(p99During / p99Idle)} ` +
+      checkGoal('start-reliability', '/healthz p99 during a sync', p99During, GOAL_HEALTH_P99_MS, ' ms'),
+  );
+}
+
+/** (b): the server's RSS after `--requests` distinct list requests, against its RSS just before. */
+async function rssAfterListRequests(agent: Agent, url: string): Promise<void> {
+  const requests = Number(values.requests);
+  const before = await rss(agent, url);
+  const pages = Math.ceil(entries / 8);
+  const listAgent = new Agent({ connections: 8 });
+  let next = 0;
+  const worker = async () => {
+    while (next < requests) {
+      const i = next++;
+      const res = await request(`${url}${LIST_PATH}?page=${(i % pages) + 1}&x=${i}`, {
+        dispatcher: listAgent,
+      });
+      await res.body.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  await listAgent.close();
+  const after = await rss(agent, url);
+  console.log(`baseline: server RSS before the list requests ${megabytes(before)}`);
+  console.log(
+    `server RSS after ${requests.toLocaleString('en-US')} distinct list requests: ${megabytes(after)} ` +
+      `(+${megabytes(after - before)}), ratio ${ratio(after / before)}`,
+  );
 }
 
 if (values.upstream) {
