@@ -1,7 +1,7 @@
 /**
- * Where a page's `<img>` points for an image URL found in upstream data. Today the upstream URL
- * itself (the mirror stores no media); a media mirror can supply a resolver that answers its own
- * `/media/<sha256>/<name>` path instead, and the page's CSP then needs no foreign origin.
+ * Where a page's `<img>` points for an image URL found in upstream data: the upstream URL itself
+ * (`upstreamMedia`), or, with media mirrored, the mirror's own `/media/<sha256>/<name>` path
+ * (`mirroredMedia`), for which the page's CSP then needs no foreign origin.
  */
 export interface MediaResolver {
   /** The `src` to show, or null when the URL must not be shown as an image. */
@@ -12,7 +12,7 @@ export interface MediaResolver {
 const IMAGE_PATH = /\.(png|jpe?g|gif|webp|avif|svg)$/i;
 
 /** Longest URL put into a page: a URL is not a place for a megabyte. */
-export const MAX_IMAGE_URL_BYTES = 2048;
+const MAX_IMAGE_URL_BYTES = 2048;
 
 /** Shows http(s) image URLs as they are; refuses other schemes (javascript:, data:) and non-images. */
 export const upstreamMedia: MediaResolver = {

@@ -52,8 +52,8 @@ describe.skipIf(!canRunAsPid1())(
 
       const restarted = spawnCliSyncAsPid1(upstream.url, dbFile);
       const exit = await restarted.exited;
-      // Fails today: exit 4, "another sync holds the lock: run 1 (pid 1 on <host>, ...)": the new
-      // process takes the dead run for its own (run-lock.ts: holderPid === self.pid → alive).
+      // Failed before runs carried a holder token: exit 4, "another sync holds the lock: run 1 (pid 1
+      // on <host>, ...)": the new process took the dead run for its own (holderPid === self.pid → alive).
       // Its log lines go to stderr; none may be a warning or an error.
       const complaints = restarted.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{"level":30'));
       expect({ exit, complaints }).toEqual({

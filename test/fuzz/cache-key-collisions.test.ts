@@ -8,7 +8,8 @@ import { tempDatabase } from '../helpers/temp-db.js';
  * Regressions found by the hostile-request fuzzer: two memo keys of the list endpoint let one
  * request decide the answer other clients get. Each test sends the poisoning request first, then
  * the victim, and expects the victim to get what DRF answers it (which it gets on a fresh server).
- * Fixed: both memo keys are now JSON arrays, which keep an absent value apart from any text.
+ * Fixed: the negotiation memo key is a JSON array and the answer cache's key writes an absent header
+ * as NUL; both keep an absent value apart from any text.
  */
 
 const LIST = '/api/model/team-block-coworker/list/';
@@ -27,8 +28,8 @@ function get(port: number, target: string, headers: string[], version = 'HTTP/1.
 const HOST = 'Host: 127.0.0.1:8765';
 
 describe('AnswerCache key: String(header) makes a missing header and the text "undefined" one key', () => {
-  // src/http/drf-handler.ts AnswerCache.key: `${String(h.accept)}` is 'undefined' both without an
-  // Accept header and with `Accept: undefined` (DRF: 406), so whichever comes first is served to both.
+  // AnswerCache.key (src/http/answer-cache.ts) had `${String(h.accept)}`: 'undefined' both without an
+  // Accept header and with `Accept: undefined` (DRF: 406), so whichever came first was served to both.
   it('`Accept: undefined` (406) is not served to the same URL without Accept', async () => {
     const port = await mirrorPort();
     const poison = await get(port, `${LIST}?page=2`, [HOST, 'Accept: undefined']);
