@@ -97,7 +97,7 @@ function sqliteCode(value: unknown): string | null {
 }
 
 /** The advice for a SQLite result code (`SQLITE_IOERR_SHORT_READ` → the `SQLITE_IOERR` advice). */
-export function databaseAdvice(code: string): string {
+function databaseAdvice(code: string): string {
   const primary = /^SQLITE_[A-Z]+/.exec(code)?.[0] ?? code;
   return DB_ADVICE[primary] ?? 'check the database file (DATABASE_PATH), its folder and the disk';
 }

@@ -9,7 +9,7 @@ import { MirrorError } from './errors.js';
  * another into it would record everyone as removed and the newcomers as added, against history
  * that is not theirs, so it is refused unless asked for (`--rebind`), and the run that rebinds says so.
  */
-export function boundUpstream(store: MirrorDatabase): string | null {
+function boundUpstream(store: MirrorDatabase): string | null {
   return latestSucceededRun(store)?.upstream ?? null;
 }
 

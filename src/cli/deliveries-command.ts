@@ -17,7 +17,7 @@ export interface CliHelpers {
   configFrom: (options: Record<string, unknown>) => Config;
 }
 
-export function deliveryLine(d: DeliveryView): string {
+function deliveryLine(d: DeliveryView): string {
   const last = d.last_attempt;
   const answer = last
     ? `  last ${last.at} ${last.http_status ?? last.error?.code ?? '-'} ${last.duration_ms} ms`

@@ -18,7 +18,7 @@ export interface Output {
   style: Style;
 }
 
-export function stdoutOutput(): Output {
+function stdoutOutput(): Output {
   return { write: (line) => process.stdout.write(`${line}\n`), style: styleFor(process.stdout) };
 }
 

@@ -5,14 +5,14 @@ import { stringifyJson } from '../json/safe-json.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
-export const CHANGE_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned';
+const CHANGE_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned';
 
 /** The legend of a listing: the media symbol is explained only where it shows. */
 function changeLegend(changes: readonly ChangeView[]): string {
   const media = changes.some((c) => c.kind === 'media_changed');
   return media ? `${CHANGE_LEGEND}  ▣ new media bytes at the same URL` : CHANGE_LEGEND;
 }
-export const RUN_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned  = unchanged';
+const RUN_LEGEND = 'legend: + added  ~ changed  - removed  ↺ returned  = unchanged';
 
 const KIND_COLOUR = {
   added: 'green',
@@ -24,7 +24,7 @@ const KIND_COLOUR = {
 const STATUS_COLOUR = { succeeded: 'green', failed: 'red', aborted: 'yellow', running: 'cyan' } as const;
 
 /** A value as a person reads it: strings bare, lists as "2 images", absent as "(none)". */
-export function showValue(value: unknown): string {
+function showValue(value: unknown): string {
   if (value === undefined) return '(absent)';
   if (value === null) return '(none)';
   if (typeof value === 'string') return value === '' ? '""' : value;

@@ -39,7 +39,7 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 ];
 
 /** `5 min. ago`, `yesterday`, `now`: the largest unit that fits. */
-export function ago(iso: string, now: number): string {
+function ago(iso: string, now: number): string {
   const ms = new Date(iso).getTime() - now;
   for (const [unit, size] of UNITS) {
     if (Math.abs(ms) >= size || unit === 'second') return relative.format(Math.round(ms / size), unit);

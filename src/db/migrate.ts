@@ -6,7 +6,7 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError } from '../errors.js';
 
 // src/db/ and dist/db/ sit at the same depth, so this resolves to the committed migrations/ in both.
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /** Applies the committed drizzle-kit migrations; the one code path for CLI, server, tests and Docker. */
 export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): void {

@@ -10,7 +10,7 @@ import { jsonField } from './json-field.js';
  */
 
 /** Names and posts longer than this are cut in the directory: it is held in memory per run. */
-export const DIRECTORY_TEXT_CHARS = 300;
+const DIRECTORY_TEXT_CHARS = 300;
 
 export interface DirectoryEntry {
   uuid: string;

@@ -40,7 +40,7 @@ export const LEASE_MS = 120_000;
  * True when the process that holds a run is gone. On this host the pid tells; a holder on another
  * host (a container recreated under a new hostname) is gone once its heartbeat is older than the lease.
  */
-export function holderIsDead(store: MirrorDatabase, run: RunRow, now = Date.now()): boolean {
+function holderIsDead(store: MirrorDatabase, run: RunRow, now = Date.now()): boolean {
   const self = currentHolder();
   if (run.holderHost !== self.host || run.holderPid === null) {
     const lastSign = Date.parse(run.heartbeatAt ?? run.startedAt);
@@ -60,7 +60,7 @@ export function holderIsDead(store: MirrorDatabase, run: RunRow, now = Date.now(
 }
 
 /** The reason recorded on a run whose holder died. */
-export function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
+function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
   return (
     `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress ` +
     `(crash, kill, or no heartbeat for ${LEASE_MS / 1000} s); nothing it fetched was stored`

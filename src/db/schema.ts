@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
-export type RunStatus = (typeof runStatuses)[number];
 
 export const changeKinds = ['added', 'changed', 'removed', 'returned', 'media_changed'] as const;
 export type ChangeKind = (typeof changeKinds)[number];
@@ -220,16 +219,12 @@ export const mediaRuns = sqliteTable('media_runs', {
   bytes: integer('bytes').notNull(),
 });
 
-export type MediaBlobRow = typeof mediaBlobs.$inferSelect;
-export type MediaVersionRow = typeof mediaVersions.$inferSelect;
-export type MediaUrlRow = typeof mediaUrls.$inferSelect;
 export type MediaRunRow = typeof mediaRuns.$inferSelect;
 
 export type RunRow = typeof runs.$inferSelect;
 export type CoworkerRow = typeof coworkers.$inferSelect;
 export type VersionRow = typeof versions.$inferSelect;
 export type ChangeRow = typeof changes.$inferSelect;
-export type ListingPositionRow = typeof listingPositions.$inferSelect;
 
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.
@@ -315,7 +310,4 @@ export const webhookAttempts = sqliteTable(
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );
 
-export type WebhookEndpointRow = typeof webhookEndpoints.$inferSelect;
-export type WebhookMessageRow = typeof webhookMessages.$inferSelect;
-export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;

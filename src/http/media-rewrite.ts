@@ -11,7 +11,7 @@ export type MediaUrlMap = ReadonlyMap<string, string>;
  * Pure: an entry with every media URL the map knows replaced by `base` + its mirror path. A URL the
  * mirror never got keeps its upstream value; every other field and the key order stay as they were.
  */
-export function rewriteEntry(entry: JsonValue, map: MediaUrlMap, base: string): JsonValue {
+function rewriteEntry(entry: JsonValue, map: MediaUrlMap, base: string): JsonValue {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
   const swap = (value: JsonValue | undefined): JsonValue | undefined => {
     if (typeof value === 'string') {
@@ -33,7 +33,7 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 }
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
-export function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
+function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
   const rows = store.sqlite
     .prepare(
       `select mv.url, mv.sha256 from media_versions mv
@@ -65,7 +65,7 @@ export interface MediaBaseOptions {
 }
 
 /** scheme://host of the mirror as the client addressed it, built as next/previous are. */
-export function mediaBase(headers: IncomingHttpHeaders, options: MediaBaseOptions): string {
+function mediaBase(headers: IncomingHttpHeaders, options: MediaBaseOptions): string {
   if (options.publicBaseUrl !== null) return options.publicBaseUrl.replace(/\/+$/, '');
   const first = (value: string | string[] | undefined): string | undefined =>
     Array.isArray(value) ? value.join(', ') : value;
@@ -107,11 +107,7 @@ export function createMediaRewriter(
 }
 
 /** The snapshot with rewritten entries; its id names the base, so ETags differ from the plain one. */
-export function rewriteSnapshot(
-  snapshot: PreparedSnapshot,
-  map: MediaUrlMap,
-  base: string,
-): PreparedSnapshot {
+function rewriteSnapshot(snapshot: PreparedSnapshot, map: MediaUrlMap, base: string): PreparedSnapshot {
   const rewritten = prepareSnapshot({
     id: `${snapshot.id}+media@${base}`,
     entries: snapshot.entryValues.map((entry) => JSON.stringify(rewriteEntry(entry, map, base))),

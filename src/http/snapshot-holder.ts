@@ -8,7 +8,7 @@ import { buildSnapshotInSlices } from './build-in-slices.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
-export const DEFAULT_AS_OF_CACHE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_AS_OF_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface SnapshotInfo {
   runId: number;

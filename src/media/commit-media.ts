@@ -26,7 +26,7 @@ export function commitWithMedia(
 }
 
 /** Blobs, versions per URL, the URL's last attempt, media_changed changes and the run's figures. */
-export function writeMediaRows(store: MirrorDatabase, runId: number, media: MediaOutcome): void {
+function writeMediaRows(store: MirrorDatabase, runId: number, media: MediaOutcome): void {
   const at =
     (store.sqlite.prepare('select finished_at from runs where id = ?').pluck().get(runId) as string | null) ??
     new Date().toISOString();

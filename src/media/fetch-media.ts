@@ -6,17 +6,15 @@ import type { MediaStore } from './media-store.js';
 import { checkType, SNIFF_BYTES } from './sniff.js';
 
 /** Why one media URL could not be mirrored this run; recorded per URL, never a failed run. */
-export const mediaFailureCodes = [
-  'MEDIA_HTTP_STATUS',
-  'MEDIA_NETWORK',
-  'MEDIA_TIMEOUT',
-  'MEDIA_TOO_LARGE',
-  'MEDIA_RUN_BUDGET',
-  'MEDIA_TYPE_MISMATCH',
-  'MEDIA_REDIRECT_REFUSED',
-  'MEDIA_STORE_FAILED',
-] as const;
-export type MediaFailureCode = (typeof mediaFailureCodes)[number];
+export type MediaFailureCode =
+  | 'MEDIA_HTTP_STATUS'
+  | 'MEDIA_NETWORK'
+  | 'MEDIA_TIMEOUT'
+  | 'MEDIA_TOO_LARGE'
+  | 'MEDIA_RUN_BUDGET'
+  | 'MEDIA_TYPE_MISMATCH'
+  | 'MEDIA_REDIRECT_REFUSED'
+  | 'MEDIA_STORE_FAILED';
 
 /** The validators of the bytes already held for a URL, sent as a conditional request. */
 export interface Validators {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-export function isSha256(text: string): boolean {
+function isSha256(text: string): boolean {
   return SHA256_HEX.test(text);
 }
 

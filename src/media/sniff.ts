@@ -1,5 +1,5 @@
 /** The media kinds the mirror recognises by their first bytes, with the Content-Types each may carry. */
-export const mediaKinds = {
+const mediaKinds = {
   png: ['image/png'],
   jpeg: ['image/jpeg', 'image/jpg', 'image/pjpeg'],
   gif: ['image/gif'],
@@ -32,7 +32,7 @@ export function sniffKind(head: Uint8Array): MediaKind | null {
 }
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
-export function essence(contentType: string | undefined): string | null {
+function essence(contentType: string | undefined): string | null {
   const type = contentType?.split(';', 1)[0]?.trim().toLowerCase();
   return type ? type : null;
 }

@@ -37,5 +37,3 @@ export const pageEnvelopeSchema = z.looseObject({
   previous: absoluteHttpUrl.nullable(),
   results: z.array(z.unknown()),
 });
-
-export type PageEnvelope = z.infer<typeof pageEnvelopeSchema>;

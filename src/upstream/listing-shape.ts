@@ -16,7 +16,7 @@ export interface Mismatch {
 }
 
 /** The number of entries page `page` must hold under `shape`. */
-export function expectedLength(shape: ListingShape, page: number): number {
+function expectedLength(shape: ListingShape, page: number): number {
   return page < shape.pages ? shape.pageSize : shape.count - shape.pageSize * (shape.pages - 1);
 }
 

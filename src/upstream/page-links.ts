@@ -28,7 +28,7 @@ type LinkKind = 'next' | 'previous';
  * before anything could request it: the upstream builds links from the Host we sent, so any other
  * origin means something in between is rewriting them.
  */
-export function linkedPage(location: ListLocation, link: string, kind: LinkKind, page: number): number {
+function linkedPage(location: ListLocation, link: string, kind: LinkKind, page: number): number {
   const url = new URL(link);
   if (url.origin !== location.origin || url.pathname !== location.pathname) {
     throw new MirrorError(

@@ -49,7 +49,7 @@ export const DEFAULT_ENTRY_LIMITS: EntryLimits = { maxDepth: 32, maxBytes: 256 *
  * null. Iterative: an entry nested 100,000 levels deep must fail here, not overflow the stack in
  * the schema check, in JSON.stringify or later in a serializer.
  */
-export function tooDeepField(entry: unknown, maxDepth: number): string | null {
+function tooDeepField(entry: unknown, maxDepth: number): string | null {
   if (entry === null || typeof entry !== 'object') return null;
   for (const [field, value] of Object.entries(entry)) {
     // Most fields are strings: no stack for them.

@@ -11,7 +11,7 @@ export interface FoldedEntry extends DirectoryEntry {
 // eslint-disable-next-line no-control-regex -- plain ASCII needs no Unicode normalization
 const ASCII = /^[\u0000-\u007f]*$/;
 
-export function fold(text: string): string {
+function fold(text: string): string {
   if (ASCII.test(text)) return text.toLowerCase();
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }

@@ -2,7 +2,7 @@ import type { ErrorCode } from '../errors.js';
 
 /** What a person can do about each way a run fails, shown on the status and run pages. */
 // Partial: a code added elsewhere falls back to a generic line instead of failing the build.
-export const errorAdvice: Partial<Record<ErrorCode, string>> = {
+const errorAdvice: Partial<Record<ErrorCode, string>> = {
   CONFIG_INVALID: 'Fix the setting named in the message and restart the mirror.',
   UPSTREAM_NETWORK: 'The upstream could not be reached. Check that the site is up and UPSTREAM_URL is right.',
   UPSTREAM_TIMEOUT: 'The upstream answered too slowly. It may be overloaded; the next run tries again.',

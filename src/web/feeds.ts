@@ -65,7 +65,7 @@ export function changesAtom(input: FeedInput): string {
 }
 
 /** A spreadsheet shows at most 32,767 characters in a cell; longer values are cut, and say so. */
-export const MAX_CSV_CELL_CHARS = 32_000;
+const MAX_CSV_CELL_CHARS = 32_000;
 
 /** A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR first) starts with a quote. */
 function cell(text: string): string {
@@ -79,7 +79,7 @@ function valueCell(text: string | null): string {
   return cell(typeof value === 'string' ? value : stringifyJson(value));
 }
 
-export const CSV_COLUMNS = [
+const CSV_COLUMNS = [
   'id',
   'run',
   'at',

@@ -2,7 +2,7 @@ import { stringifyJson } from '../json/safe-json.js';
 /** Pure text helpers for the pages: bounded values, ages and durations in words. */
 
 /** The most of one upstream value a page shows; the rest is cut with a note of the full size. */
-export const MAX_SHOWN_BYTES = 2048;
+const MAX_SHOWN_BYTES = 2048;
 
 export interface Clipped {
   text: string;

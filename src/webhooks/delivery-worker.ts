@@ -13,7 +13,7 @@ import { createSigner, type Signer } from './sign.js';
  * A lease outlives the attempt's own deadline by this much (the time to record its outcome), so
  * another process takes over a delivery only when its holder is certainly gone.
  */
-export const LEASE_MARGIN_MS = 2_000;
+const LEASE_MARGIN_MS = 2_000;
 /** How often the worker looks for commits made by other connections (PRAGMA data_version). */
 export const POLL_MS = 50;
 

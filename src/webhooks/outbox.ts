@@ -15,7 +15,7 @@ interface OutboxMessage {
 }
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
-export function newWebhookId(): string {
+function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
@@ -217,7 +217,7 @@ function enqueue(
 }
 
 /** The endpoint row of a URL, created on first use. */
-export function endpointId(store: MirrorDatabase, url: string, now = new Date().toISOString()): number {
+function endpointId(store: MirrorDatabase, url: string, now = new Date().toISOString()): number {
   store.sqlite
     .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
     .run(url, now);

@@ -1,5 +1,5 @@
 /** Each delay is drawn within ±20 % of the schedule's, so endpoints that failed together spread out. */
-export const JITTER = 0.2;
+const JITTER = 0.2;
 
 /**
  * The delay before retry number `tries` (1-based: after the first failed attempt, retry 1), or null

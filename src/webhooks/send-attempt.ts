@@ -6,8 +6,7 @@ import type { Signer } from './sign.js';
 /** At most this much of a receiver's answer is read and kept in the delivery log. */
 export const EXCERPT_BYTES = 1024;
 
-export const attemptErrorCodes = ['TIMEOUT', 'REFUSED', 'NETWORK'] as const;
-export type AttemptErrorCode = (typeof attemptErrorCodes)[number];
+export type AttemptErrorCode = 'TIMEOUT' | 'REFUSED' | 'NETWORK';
 
 export interface AttemptTarget {
   url: string;

@@ -2,14 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 // Hashing both sides first makes the comparison constant-time whatever the lengths.
-export function tokenMatches(given: string, expected: string): boolean {
+function tokenMatches(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
 }
 
 /** The admin routes take no body; anything past this is refused with 413 without being read further. */
-export const ADMIN_BODY_LIMIT_BYTES = 1024;
+const ADMIN_BODY_LIMIT_BYTES = 1024;
 
 /**
  * Route options of an admin route: `Authorization: Bearer <ADMIN_TOKEN>` checked in `onRequest`,

@@ -28,7 +28,7 @@ interface DayGroup {
 }
 
 /** Newest first, by UTC day, then by run within the day. */
-export function groupByDayAndRun(rows: readonly ChangeRow[]): DayGroup[] {
+function groupByDayAndRun(rows: readonly ChangeRow[]): DayGroup[] {
   const days: DayGroup[] = [];
   for (const row of rows) {
     const day = row.at.slice(0, 10);

@@ -43,7 +43,7 @@ export function NameLink(props: { uuid: string; name: string }) {
 }
 
 /** Image thumbnails for a list of upstream URLs; non-images are named, never loaded. */
-export function Thumbs(props: { urls: unknown; label: string }) {
+function Thumbs(props: { urls: unknown; label: string }) {
   const urls: unknown[] = Array.isArray(props.urls) ? props.urls : [props.urls];
   return (
     <span class="thumbs">
