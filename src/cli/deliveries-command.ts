@@ -55,7 +55,7 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         .option('--endpoint <id>', 'only deliveries to this endpoint id')
         .option('--limit <n>', 'at most this many', '50')
         .option('--json', 'JSON Lines output'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action(
       (
@@ -87,14 +87,14 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         .description('One delivery with every attempt')
         .argument('<id>', 'delivery id')
         .option('--json', 'JSON output'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         const delivery = getDelivery(store, positiveId('<id>', id));
         if (!delivery) {
-          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         if (flags.json === true) {
@@ -118,13 +118,13 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         .command('redeliver')
         .description('Send a delivery again (same webhook-id), re-enabling its endpoint')
         .argument('<id>', 'delivery id'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((id: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         if (!redeliver(store, positiveId('<id>', id))) {
-          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         write(`delivery ${id} queued again; the running \`start\` (or the next \`sync\`) sends it`);
@@ -138,13 +138,13 @@ export function registerDeliveriesCommand(program: Command, cli: CliHelpers, wri
         .command('enable')
         .description('Re-enable an endpoint disabled by a 410 Gone')
         .argument('<endpoint>', 'endpoint id (shown by `deliveries`)'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((endpoint: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         if (!enableEndpoint(store, positiveId('<endpoint>', endpoint))) {
-          process.stderr.write(`no endpoint ${endpoint} in ${config.databasePath}\n`);
+          process.stderr.write(`no endpoint ${endpoint} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         write(`endpoint ${endpoint} enabled; its pending deliveries resume in order`);
