@@ -1,4 +1,4 @@
-import type { Config, NamedUpstream } from './config.js';
+import type { Config } from './config.js';
 import { openExistingDatabase } from './db/open-existing.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo.js';
@@ -9,7 +9,7 @@ import { checkUpstreamBinding } from './upstream-binding.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
-import { syncEnvFrom } from './sync/child-env.js';
+import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { statusSourceFor } from './web-status.js';
@@ -195,7 +195,7 @@ async function startParts(
 interface ChildSync {
   demo: boolean;
   /** The configuration the sync runs with: the demo's upstream, database and media host in place. */
-  config: Parameters<typeof syncEnvFrom>[0] & { upstream: NamedUpstream };
+  config: ChildSyncConfig;
 }
 
 function childSync(config: Config, databasePath: string, demo: Demo | null): ChildSync {

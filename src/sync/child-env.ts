@@ -1,14 +1,17 @@
 import { settingList, settings, type Config, type NamedUpstream } from '../config.js';
 
+/** What a child sync runs with: the parent's settings, with the upstream (the demo's) named. */
+export type ChildSyncConfig = Pick<Config, 'database' | 'sync' | 'server' | 'media' | 'log'> & {
+  upstream: NamedUpstream;
+};
+
 /**
  * The variables that give a child `sync` process the settings of this `start`. The child inherits
  * the environment, so only what the environment may not say travels: every setting that has a flag
  * (a flag of `start` may have set it), the upstream (the demo's URL is known only here) and
  * MEDIA_ORIGINS (the demo adds its media host). Names come from the settings table.
  */
-export function syncEnvFrom(
-  config: Pick<Config, 'database' | 'sync' | 'server' | 'media' | 'log'> & { upstream: NamedUpstream },
-): Record<string, string> {
+export function syncEnvFrom(config: ChildSyncConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const s of settingList) {
     if (s.flag === null && s.env !== settings.media.origins.env) continue;
