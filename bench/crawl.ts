@@ -31,7 +31,10 @@ const concurrencies =
   values.concurrency === undefined ? [1, DEFAULT_CONCURRENCY] : [Number(values.concurrency)];
 
 async function crawlOnce(upstream: SimulatedUpstream, concurrency: number): Promise<number> {
-  const settings = benchSyncSettings(upstream.url, { concurrency, maxPages: pages });
+  const settings = benchSyncSettings(upstream.url, {
+    SYNC_CONCURRENCY: String(concurrency),
+    SYNC_MAX_PAGES: String(pages),
+  });
   const { ms, value } = await timed(() => crawlListing(settings));
   if (value.pages !== pages) throw new Error(`crawled ${value.pages} pages, expected ${pages}`);
   return ms;

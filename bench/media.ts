@@ -18,9 +18,8 @@ import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { openDatabase, type MirrorDatabase } from '../src/db/open.js';
 import { loadConfig } from '../src/config.js';
-import { buildServer, serverOptionsFrom } from '../src/http/server.js';
+import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
-import type { MediaSettings } from '../src/media/settings.js';
 import {
   paddedMp4,
   startSimulatedMediaHost,
@@ -51,16 +50,14 @@ const CONNECTIONS = Number(values.connections);
 const DURATION = Number(values.duration);
 const SIZE = Math.round(Number(values.mb) * 1024 * 1024);
 
-function mediaSettings(dir: string, origin: string): MediaSettings {
+/** The media settings of a bench run: the production defaults but for the file size and concurrency. */
+function mediaEnv(dir: string, origin: string): Record<string, string> {
   return {
-    origins: [origin],
-    dir,
-    maxBytes: 64 * 1024 * 1024,
-    runMaxBytes: 1024 ** 3,
-    concurrency: CONCURRENCY,
-    timeoutMs: 60_000,
-    connectTimeoutMs: 10_000,
-    retentionMs: null,
+    MEDIA_ORIGINS: origin,
+    MEDIA_DIR: dir,
+    MEDIA_MAX_BYTES: String(64 * 1024 * 1024),
+    MEDIA_RUN_MAX_BYTES: String(1024 ** 3),
+    MEDIA_CONCURRENCY: String(CONCURRENCY),
   };
 }
 
@@ -89,9 +86,9 @@ async function mirrorBench(dir: string): Promise<void> {
   }));
   const upstream = await startSimulatedUpstream({ entries });
   const store = openDatabase(join(dir, 'mirror.db'));
-  const media = mediaSettings(join(dir, 'media'), host.url);
+  const mediaDir = join(dir, 'media');
   try {
-    const settings = { ...benchSyncSettings(upstream.url), media };
+    const settings = benchSyncSettings(upstream.url, mediaEnv(mediaDir, host.url));
     const floorMs = Math.ceil(FILES / CONCURRENCY) * LATENCY;
     // Baseline, same run: the same listing synced without media, so the ratio is the media phase's.
     const plain = openDatabase(join(dir, 'plain.db'));
@@ -112,12 +109,12 @@ async function mirrorBench(dir: string): Promise<void> {
       `  media phase / floor: ${ratio(mediaMs / floorMs)} ${checkGoal('media', `mirror ${FILES} files c=${CONCURRENCY} time / floor`, mediaMs / floorMs, 1.2, '×')}`,
     );
     const sentBefore = host.bytesSent;
-    const filesBefore = filesIn(media.dir);
+    const filesBefore = filesIn(mediaDir);
     const again = performance.now();
     const second = await runSync(settings, { store, logger: silentLogger() });
     const secondMs = performance.now() - again;
     const transferred = host.bytesSent - sentBefore;
-    const written = filesIn(media.dir) - filesBefore;
+    const written = filesIn(mediaDir) - filesBefore;
     console.log(
       `unchanged run: ${second.media?.revalidated} revalidated (304), ${transferred} B transferred, ` +
         `${written} files written, in ${seconds(secondMs)}`,
@@ -217,10 +214,10 @@ async function mirrorOneClip(
   });
   const store = openDatabase(join(dir, 'serve.db'));
   const mediaDir = join(dir, 'serve-media');
-  await runSync(
-    { ...benchSyncSettings(upstream.url), media: mediaSettings(mediaDir, host.url) },
-    { store, logger: silentLogger() },
-  );
+  await runSync(benchSyncSettings(upstream.url, mediaEnv(mediaDir, host.url)), {
+    store,
+    logger: silentLogger(),
+  });
   await upstream.close();
   await host.close();
   const sha = store.sqlite.prepare('select sha256 from media_blobs').pluck().get() as string;
@@ -289,12 +286,7 @@ async function serveBench(dir: string): Promise<void> {
   const mirror = await buildServer({
     store,
     logger: silentLogger(),
-    options: {
-      ...serverOptionsFrom(loadConfig({})),
-      cacheControl: null,
-      snapshotPollMs: 60_000,
-      media: { dir: mediaDir, rewrite: false },
-    },
+    config: loadConfig({ CACHE_CONTROL: 'none', SNAPSHOT_POLL: '60s', MEDIA_DIR: mediaDir }),
   });
   const mirrorUrl = `${await mirror.listen(0, '127.0.0.1')}/media/${sha}/clip.mp4`;
   const bare = bareServer(file, statSync(file).size);

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { openDatabase } from '../src/db/open.js';
 import { loadConfig } from '../src/config.js';
-import { buildServer, serverOptionsFrom } from '../src/http/server.js';
+import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import { buildHistory, type Fixture } from './lib/history-fixture.js';
 import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
@@ -134,12 +134,7 @@ async function measure(file: string, fixture: Fixture): Promise<void> {
   const server = await buildServer({
     store,
     logger: silentLogger(),
-    options: {
-      ...serverOptionsFrom(loadConfig({})),
-      cacheControl: null,
-      snapshotPollMs: 60_000,
-      media: undefined,
-    },
+    config: { server: loadConfig({ CACHE_CONTROL: 'none', SNAPSHOT_POLL: '60s' }).server },
   });
   // Includes the first build of the coworker directory, which later runs rebuild off the request path.
   console.log(`pages: server built in ${millis(performance.now() - built)}`);

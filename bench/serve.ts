@@ -19,9 +19,9 @@ import { createServer, get } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
-import { buildServer, serverOptionsFrom, type ServerOptions } from '../src/http/server.js';
+import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { runSync } from '../src/sync/run-sync.js';
@@ -84,13 +84,13 @@ function positiveInt(name: string, text: string | undefined): number {
 // --- the two servers, each run in a child process -------------------------------------------------
 
 /** The production defaults, as `start` would serve with no environment. */
-function productionServerOptions(): ServerOptions {
-  return serverOptionsFrom(loadConfig({}));
+function productionConfig(): Config {
+  return loadConfig({});
 }
 
 async function serveMirror(file: string): Promise<{ url: string; close: () => Promise<void> }> {
   const store = openDatabase(file);
-  const server = await buildServer({ store, logger: silentLogger(), options: productionServerOptions() });
+  const server = await buildServer({ store, logger: silentLogger(), config: productionConfig() });
   const url = await server.listen(0, '127.0.0.1');
   return {
     url,

@@ -44,7 +44,7 @@ function portRefused(error: unknown, name: string, port: number): unknown {
  * then changes every DEMO_MUTATE_EVERY and `onMutation` lets the caller sync at that pace.
  */
 export async function startDemo(
-  config: Config,
+  config: Pick<Config, 'demo'>,
   store: MirrorDatabase,
   logger: Logger,
   onMutation: () => void,
@@ -53,7 +53,7 @@ export async function startDemo(
   const entries = latest
     ? listingAt(store, latest).entries.map((text) => JSON.parse(text) as Record<string, unknown>)
     : undefined;
-  const mediaPort = mediaPortFor(config.demoPort);
+  const mediaPort = mediaPortFor(config.demo.port);
   const media = await startSimulatedMediaHost({ port: mediaPort }).catch((error: unknown) => {
     throw portRefused(error, 'DEMO_UPSTREAM_PORT', mediaPort);
   });
@@ -62,25 +62,25 @@ export async function startDemo(
     upstream = await startSimulatedUpstream({
       seed: 1,
       count: 45,
-      port: config.demoPort,
+      port: config.demo.port,
       mediaBaseUrl: media.mediaBaseUrl,
       ...(entries && entries.length > 0 ? { entries } : {}),
     });
   } catch (error) {
     await media.close();
-    throw portRefused(error, 'DEMO_UPSTREAM_PORT', config.demoPort);
+    throw portRefused(error, 'DEMO_UPSTREAM_PORT', config.demo.port);
   }
   const timer = setInterval(() => {
     const change = upstream.data.mutateRandomly();
     logger.info({ change }, 'demo upstream changed its data; syncing');
     onMutation();
-  }, config.demoMutateEveryMs);
+  }, config.demo.mutateEveryMs);
   timer.unref();
   logger.warn(
     {
       demoUpstream: upstream.url,
       demoMedia: media.url,
-      mutateEveryMs: config.demoMutateEveryMs,
+      mutateEveryMs: config.demo.mutateEveryMs,
       db: store.file,
       resumedFromRun: latest?.id ?? null,
     },

@@ -15,22 +15,20 @@ export interface LoggerSettings {
 const redact: LoggerOptions['redact'] = {
   paths: [
     'adminToken',
-    'config.adminToken',
     'config.server.adminToken',
+    'config.server.metricsToken',
     'req.headers.authorization',
     'headers.authorization',
     // The webhook signing secret, wherever a config or settings object is logged.
     'webhookSecret',
-    'config.webhookSecret',
+    'config.webhooks.secret',
+    'webhooks.secret',
     'settings.secret',
-    'upstreamToken',
-    'upstreamHeader',
     'upstreamHeaders',
-    'config.upstreamToken',
-    'config.upstreamHeader',
-    'config.upstream.headers',
+    'config.upstream.target.headers',
+    'upstream.target.headers',
+    'target.headers',
     'upstream.headers',
-    'settings.upstreamHeaders',
   ],
   censor: '[redacted]',
 };

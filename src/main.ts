@@ -3,13 +3,13 @@ import { openExistingDatabase } from './db/open-existing.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo.js';
 import { EXIT } from './exit-codes.js';
-import { buildServer, serverOptionsFrom, type MirrorServer } from './http/server.js';
+import { buildServer, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { checkUpstreamBinding } from './upstream-binding.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
-import { syncEnvFrom } from './sync/settings.js';
+import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { statusSourceFor } from './web-status.js';
@@ -18,7 +18,7 @@ import { statusSourceFor } from './web-status.js';
 const SHUTDOWN_GRACE_MS = 10_000;
 
 function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
+  return createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
 }
 
 /** Options of `start` that are not settings. */
@@ -65,12 +65,12 @@ function listenForShutdown(logger: Logger): ShutdownSignal {
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
   const signal = listenForShutdown(logger);
-  const store = openExistingDatabase(config.databasePath);
+  const store = openExistingDatabase(config.database.path);
   let server: MirrorServer;
   try {
-    server = await buildServer({ store, logger, options: serverOptionsFrom(config) });
-    const url = await server.listen(config.port, config.host);
-    logger.info({ url, db: config.databasePath }, 'serving the mirror');
+    server = await buildServer({ store, logger, config });
+    const url = await server.listen(config.server.port, config.server.host);
+    logger.info({ url, db: config.database.path }, 'serving the mirror');
   } catch (error) {
     store.close();
     signal.dispose();
@@ -93,15 +93,15 @@ export async function runStartCommand(
   options: StartOptions = { rebind: false },
 ): Promise<number> {
   refuseAccidentalDemo(config);
-  if (!validateCron(config.syncCron)) {
+  if (!validateCron(config.sync.cron)) {
     throw new ConfigError([
       {
         name: 'SYNC_CRON',
-        problem: `not a valid cron expression: ${JSON.stringify(config.syncCron)} (e.g. "*/10 * * * *")`,
+        problem: `not a valid cron expression: ${JSON.stringify(config.sync.cron)} (e.g. "*/10 * * * *")`,
       },
     ]);
   }
-  const demo = config.upstream === null;
+  const demo = config.upstream.target === null;
   // Every line of a demo says so, so a demo mistaken for production shows in any log search.
   const logger = demo ? loggerFor(config).child({ mode: 'demo' }) : loggerFor(config);
   const signal = listenForShutdown(logger);
@@ -133,7 +133,7 @@ interface Parts {
  * far more likely a mistake than a wish to serve invented coworkers, so it must be asked for.
  */
 function refuseAccidentalDemo(config: Config): void {
-  if (config.upstream !== null || config.demo || !config.production) return;
+  if (config.upstream.target !== null || config.demo.enabled || !config.production) return;
   throw new ConfigError([
     {
       name: 'UPSTREAM_URL',
@@ -151,59 +151,70 @@ async function startParts(
   logger: Logger,
   parts: Partial<Parts>,
 ): Promise<void> {
-  const demo = config.upstream === null;
+  const demo = config.upstream.target === null;
   // The demo keeps its own history: its invented coworkers must never land in the real mirror's.
   const databasePath =
-    demo && !config.explicit.has('databasePath') ? DEMO_DATABASE_PATH : config.databasePath;
+    demo && !config.explicit.has('database.path') ? DEMO_DATABASE_PATH : config.database.path;
   const store = (parts.store = openDatabase(databasePath));
-  const target = config.upstream ?? { label: DEMO_UPSTREAM_LABEL, headers: {} };
+  const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.
-  checkUpstreamBinding(store, target.label, options);
+  checkUpstreamBinding(store, label, options);
   recoverCrashedRuns(store);
   parts.demo = demo
     ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
     : null;
-  const upstreamUrl = config.upstream?.url ?? parts.demo?.upstream.url ?? '';
-  // The demo mirrors its own media host unless MEDIA_ORIGINS names others.
-  const demoMedia = parts.demo && config.mediaOrigins === null ? [parts.demo.media.url] : null;
-  const syncConfig = demoMedia ? { ...config, mediaOrigins: demoMedia } : config;
+  const child = childSync(config, databasePath, parts.demo);
   const scheduler = (parts.scheduler = createScheduler({
-    cronExpression: config.syncCron,
-    randomDelayMs: config.syncRandomDelayMs,
+    cronExpression: config.sync.cron,
+    randomDelayMs: config.sync.randomDelayMs,
     logger: logger.child({ module: 'scheduler' }),
     run: (abort, onRunStarted) =>
-      runIsolatedSync(
-        isolatedSync(config, options, { upstreamUrl, databasePath, target, demo, syncConfig }, store, logger),
-        abort,
-        onRunStarted,
-      ).then(() => parts.server?.snapshots.refreshInBackground()),
+      runIsolatedSync(isolatedSync(config, options, child, store, logger), abort, onRunStarted).then(() =>
+        parts.server?.snapshots.refreshInBackground(),
+      ),
   }));
   const server = (parts.server = await buildServer({
     store,
     logger,
-    options: serverOptionsFrom(config),
+    config,
     syncTrigger: () => scheduler.trigger('admin'),
-    web: { status: statusSourceFor(config, demo ? upstreamUrl : target.label, scheduler) },
+    web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
   parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
-  const url = await server.listen(config.port, config.host);
+  const url = await server.listen(config.server.port, config.server.host);
   logger.info(
-    { url, upstream: target.label, db: databasePath, cron: config.syncCron, ...(demo ? { demo: true } : {}) },
+    { url, upstream: label, db: databasePath, cron: config.sync.cron, ...(demo ? { demo: true } : {}) },
     'coworker-mirror started',
   );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
 }
 
-/** What a child sync needs that `start` alone knows: the demo's URL, label and media, the db chosen. */
+/** What a child sync needs that `start` alone knows: the demo's upstream and media, the db chosen. */
 interface ChildSync {
-  upstreamUrl: string;
-  databasePath: string;
-  target: { label: string; headers: Record<string, string> };
   demo: boolean;
-  /** The configuration the sync runs with (the demo's adds its media host to MEDIA_ORIGINS). */
-  syncConfig: Config;
+  /** The configuration the sync runs with: the demo's upstream, database and media host in place. */
+  config: ChildSyncConfig;
+}
+
+function childSync(config: Config, databasePath: string, demo: Demo | null): ChildSync {
+  const target = config.upstream.target ?? {
+    url: demo?.upstream.url ?? '',
+    label: DEMO_UPSTREAM_LABEL,
+    headers: {},
+  };
+  // The demo mirrors its own media host unless MEDIA_ORIGINS names others.
+  const demoMedia = demo && config.media.origins === null ? [demo.media.url] : null;
+  return {
+    demo: demo !== null,
+    config: {
+      ...config,
+      upstream: { ...config.upstream, target },
+      database: { path: databasePath },
+      media: demoMedia ? { ...config.media, origins: demoMedia } : config.media,
+    },
+  };
 }
 
 /** Each sync of `start` runs as this very CLI's `sync` in a child process, off the server's heap. */
@@ -222,11 +233,11 @@ function isolatedSync(
     // demo under the demo's label, as this process would.
     syncArgs: [
       ...(options.rebind ? ['--rebind'] : []),
-      ...(child.demo ? ['--upstream-label', child.target.label] : []),
+      ...(child.demo ? ['--upstream-label', child.config.upstream.target.label] : []),
     ],
-    env: { ...process.env, ...syncEnvFrom(child.syncConfig, child) },
-    maxHeapMb: config.syncMaxHeapMb,
-    maxDurationMs: config.maxSyncDurationMs,
+    env: { ...process.env, ...syncEnvFrom(child.config) },
+    maxHeapMb: config.sync.maxHeapMb,
+    maxDurationMs: config.sync.maxDurationMs,
     store,
     logger: logger.child({ module: 'isolated-sync' }),
     stdout: process.stdout,
@@ -237,7 +248,7 @@ function isolatedSync(
 function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config, logger: Logger): void {
   const info = server.snapshots.info;
   const age = info ? Date.now() - info.fetchedAt.getTime() : null;
-  if (age !== null && age < config.staleAfterMs) return;
+  if (age !== null && age < config.server.staleAfterMs) return;
   logger.info({ ageMs: age }, info ? 'mirror is stale: syncing now' : 'mirror is empty: syncing now');
   void scheduler.trigger('startup');
 }

@@ -15,11 +15,18 @@ export function nextCronRun(expression: string): Date | null {
 }
 
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
-export function statusSourceFor(config: Config, upstreamLabel: string, scheduler: Scheduler): StatusSource {
+export function statusSourceFor(
+  config: Pick<Config, 'upstream' | 'sync'>,
+  upstreamLabel: string,
+  scheduler: Scheduler,
+): StatusSource {
   return {
-    upstream: () => ({ mode: config.upstream ? 'upstream' : 'demo', url: maskUrlCredentials(upstreamLabel) }),
-    nextRunAt: () => nextCronRun(config.syncCron),
-    randomDelayMs: config.syncRandomDelayMs,
+    upstream: () => ({
+      mode: config.upstream.target ? 'upstream' : 'demo',
+      url: maskUrlCredentials(upstreamLabel),
+    }),
+    nextRunAt: () => nextCronRun(config.sync.cron),
+    randomDelayMs: config.sync.randomDelayMs,
     syncRunning: () => scheduler.running,
   };
 }

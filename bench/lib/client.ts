@@ -1,23 +1,23 @@
 import { silentLogger } from '../../src/logger.js';
-import { buildUpstreamClient, type SyncSettings } from '../../src/sync/run-sync.js';
+import { buildUpstreamClient, type SyncConfig } from '../../src/sync/run-sync.js';
 import type { UpstreamClient } from '../../src/upstream/client.js';
 import { crawl, type CrawlResult } from '../../src/upstream/crawl.js';
 
 /** The client `runSync` builds from the same settings, for benches that crawl without syncing. */
-export function benchClient(settings: SyncSettings): UpstreamClient {
-  return buildUpstreamClient(settings, silentLogger());
+export function benchClient(config: SyncConfig): UpstreamClient {
+  return buildUpstreamClient(config, silentLogger());
 }
 
 /** One crawl as `runSync` does it (same client, concurrency and caps), without storing anything. */
-export async function crawlListing(settings: SyncSettings): Promise<CrawlResult> {
-  const client = benchClient(settings);
+export async function crawlListing(config: SyncConfig): Promise<CrawlResult> {
+  const client = benchClient(config);
   try {
     return await crawl({
       client,
-      baseUrl: settings.upstreamUrl,
-      concurrency: settings.concurrency,
-      maxPages: settings.maxPages,
-      maxCrawlAttempts: settings.maxCrawlAttempts,
+      baseUrl: config.upstream.target.url,
+      concurrency: config.sync.concurrency,
+      maxPages: config.sync.maxPages,
+      maxCrawlAttempts: config.sync.maxCrawlAttempts,
       logger: silentLogger(),
     });
   } finally {

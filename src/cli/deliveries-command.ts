@@ -68,7 +68,7 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
         .option('--endpoint <id>', 'only deliveries to this endpoint id')
         .option('--limit <n>', 'at most this many', '50')
         .option('--json', 'JSON Lines output'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((flags: ListFlags) => {
       const config = cli.configFrom(flags);
@@ -93,14 +93,14 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
         .description('One delivery with every attempt')
         .argument('<id>', 'delivery id')
         .option('--json', 'JSON output'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         const delivery = getDelivery(store, positiveId('<id>', id));
         if (!delivery) {
-          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         if (flags.json === true) {
@@ -126,13 +126,13 @@ function registerRedeliver(deliveries: Command, cli: CliHelpers, write: Write): 
         .command('redeliver')
         .description('Send a delivery again (same webhook-id), re-enabling its endpoint')
         .argument('<id>', 'delivery id'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((id: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         if (!redeliver(store, positiveId('<id>', id))) {
-          process.stderr.write(`no delivery ${id} in ${config.databasePath}\n`);
+          process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         write(`delivery ${id} queued again; the running \`start\` (or the next \`sync\`) sends it`);
@@ -148,13 +148,13 @@ function registerEnable(deliveries: Command, cli: CliHelpers, write: Write): voi
         .command('enable')
         .description('Re-enable an endpoint disabled by a 410 Gone')
         .argument('<endpoint>', 'endpoint id (shown by `deliveries`)'),
-      ['databasePath'],
+      ['database.path'],
     )
     .action((endpoint: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
       process.exitCode = withExistingStore(config, (store) => {
         if (!enableEndpoint(store, positiveId('<endpoint>', endpoint))) {
-          process.stderr.write(`no endpoint ${endpoint} in ${config.databasePath}\n`);
+          process.stderr.write(`no endpoint ${endpoint} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
         write(`endpoint ${endpoint} enabled; its pending deliveries resume in order`);

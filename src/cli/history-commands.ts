@@ -54,7 +54,7 @@ export function runHistoryCommand(
     if (!history) {
       throw new MirrorError(
         'NOT_FOUND',
-        `no coworker with uuid ${JSON.stringify(uuid)} in ${config.databasePath}`,
+        `no coworker with uuid ${JSON.stringify(uuid)} in ${config.database.path}`,
         {
           uuid,
         },

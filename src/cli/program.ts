@@ -6,7 +6,8 @@ import { Command, Option } from 'commander';
 import {
   loadConfig,
   parseDuration,
-  settings,
+  settingList,
+  settingOf,
   type Config,
   type FlagValues,
   type SettingKey,
@@ -25,7 +26,7 @@ import { changeKinds, type ChangeKind } from '../db/schema.js';
 /** Adds the flag of each named setting, with its variable and default in the help text. */
 function withSettings(command: Command, keys: readonly SettingKey[]): Command {
   for (const key of keys) {
-    const s = settings[key];
+    const s = settingOf(key);
     if (!s.flag) continue;
     const isSwitch = s.default === 'false';
     const option = new Option(
@@ -40,10 +41,10 @@ function withSettings(command: Command, keys: readonly SettingKey[]): Command {
 /** Commander names options after their flags (`--max-pages` → maxPages); map them back to settings. */
 function configFrom(options: Record<string, unknown>): Config {
   const flags: FlagValues = {};
-  for (const [key, s] of Object.entries(settings) as [SettingKey, (typeof settings)[SettingKey]][]) {
+  for (const s of settingList) {
     if (!s.flag) continue;
     const value = options[new Option(s.flag).attributeName()];
-    if (typeof value === 'string' || typeof value === 'boolean') flags[key] = value;
+    if (typeof value === 'string' || typeof value === 'boolean') flags[s.key] = value;
   }
   const config = loadConfig(process.env, flags);
   for (const line of unknownVariableWarnings(config.unknownVariables)) process.stderr.write(`${line}\n`);
@@ -54,14 +55,21 @@ const REBIND_HELP =
   'mirror this upstream into a database bound to another one from now on (recorded on the run)';
 
 const SYNC_KEYS: SettingKey[] = [
-  'upstreamUrl',
-  'databasePath',
-  'concurrency',
-  'maxPages',
-  'allowEmpty',
-  'logLevel',
+  'upstream.url',
+  'database.path',
+  'sync.concurrency',
+  'sync.maxPages',
+  'sync.allowEmpty',
+  'log.level',
 ];
-const SERVE_KEYS: SettingKey[] = ['databasePath', 'port', 'host', 'publicBaseUrl', 'trustProxy', 'logLevel'];
+const SERVE_KEYS: SettingKey[] = [
+  'database.path',
+  'server.port',
+  'server.host',
+  'server.publicBaseUrl',
+  'server.trustProxy',
+  'log.level',
+];
 
 export function buildProgram(): Command {
   const program = new Command('coworker-mirror')
@@ -70,7 +78,15 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     // Throw instead of exiting, so usage errors get our exit code 2 (subcommands inherit this).
     .exitOverride();
+  addSyncCommand(program);
+  addReadCommands(program);
+  addServerCommands(program);
+  addSimulateCommand(program);
+  registerDeliveriesCommand(program, { withSettings, configFrom });
+  return program;
+}
 
+function addSyncCommand(program: Command): void {
   withSettings(
     program
       .command('sync')
@@ -85,7 +101,10 @@ export function buildProgram(): Command {
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
     });
   });
+}
 
+/** The commands that read the history: history, find, changes, runs. */
+function addReadCommands(program: Command): void {
   withSettings(
     program
       .command('history')
@@ -93,7 +112,7 @@ export function buildProgram(): Command {
       .argument('[uuid]', 'the coworker uuid')
       .option('--name <text>', 'the coworker whose name contains this text (see find)')
       .option('--json', 'JSON Lines output'),
-    ['databasePath'],
+    ['database.path'],
   ).action((uuid: string | undefined, flags: Record<string, unknown> & { json?: boolean; name?: string }) => {
     if ((uuid === undefined) === (flags.name === undefined)) {
       throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
@@ -108,11 +127,26 @@ export function buildProgram(): Command {
       .description('Coworkers whose name contains the text, with their uuids')
       .argument('<text>', 'part of a name, any case')
       .option('--json', 'JSON Lines output'),
-    ['databasePath'],
+    ['database.path'],
   ).action((text: string, flags: Record<string, unknown> & { json?: boolean }) => {
     process.exitCode = runFindCommand(configFrom(flags), text, flags.json === true);
   });
 
+  addChangesCommand(program);
+
+  withSettings(
+    program
+      .command('runs')
+      .description('Sync runs, newest first')
+      .option('--limit <n>', 'at most this many', '20')
+      .option('--json', 'JSON Lines output'),
+    ['database.path'],
+  ).action((flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
+    process.exitCode = runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
+  });
+}
+
+function addChangesCommand(program: Command): void {
   withSettings(
     program
       .command('changes')
@@ -124,7 +158,7 @@ export function buildProgram(): Command {
       .addOption(new Option('--kind <kind>', 'only this kind').choices(changeKinds))
       .option('--limit <n>', 'at most this many', '1000')
       .option('--json', 'JSON Lines output'),
-    ['databasePath'],
+    ['database.path'],
   ).action((flags: Record<string, unknown> & ChangeFlags) => {
     process.exitCode = runChangesCommand(configFrom(flags), {
       since: parseWhen('--since', flags.since),
@@ -136,18 +170,10 @@ export function buildProgram(): Command {
       json: flags.json === true,
     });
   });
+}
 
-  withSettings(
-    program
-      .command('runs')
-      .description('Sync runs, newest first')
-      .option('--limit <n>', 'at most this many', '20')
-      .option('--json', 'JSON Lines output'),
-    ['databasePath'],
-  ).action((flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
-    process.exitCode = runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
-  });
-
+/** `serve` alone, and `start`: the server with its scheduled syncs. */
+function addServerCommands(program: Command): void {
   withSettings(
     program
       .command('serve')
@@ -163,13 +189,15 @@ export function buildProgram(): Command {
       .description(
         'The main job: scheduled sync plus the server in one process (demo upstream when none is named)',
       ),
-    [...new Set<SettingKey>([...SYNC_KEYS, ...SERVE_KEYS, 'syncCron'])],
+    [...new Set<SettingKey>([...SYNC_KEYS, ...SERVE_KEYS, 'sync.cron'])],
   )
     .option('--rebind', REBIND_HELP)
     .action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
       process.exitCode = await runStartCommand(configFrom(flags), { rebind: flags.rebind === true });
     });
+}
 
+function addSimulateCommand(program: Command): void {
   withSettings(
     program
       .command('simulate')
@@ -179,7 +207,7 @@ export function buildProgram(): Command {
       .option('--seed <n>', 'seed of the invented data', '1')
       .option('--count <n>', 'number of coworkers', '45')
       .option('--mutate-every <duration>', 'change the data this often (0: never)', '2m'),
-    ['logLevel'],
+    ['log.level'],
   ).action(async (flags: Record<string, unknown> & SimulateFlags) => {
     process.exitCode = await runSimulateCommand(configFrom({ logLevel: flags.logLevel }), {
       port: parseWhole('--port', flags.port, 0, 65535),
@@ -189,10 +217,6 @@ export function buildProgram(): Command {
       mutateEveryMs: parseDurationFlag('--mutate-every', flags.mutateEvery),
     });
   });
-
-  registerDeliveriesCommand(program, { withSettings, configFrom });
-
-  return program;
 }
 
 interface ChangeFlags {

@@ -18,8 +18,11 @@ export interface SimulateOptions {
  * `simulate`: the simulated upstream on its own, to point a mirror (or a browser) at. Its media URLs
  * name its own address, so they answer where it serves media. Runs until SIGINT/SIGTERM.
  */
-export async function runSimulateCommand(config: Config, options: SimulateOptions): Promise<number> {
-  const logger = createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
+export async function runSimulateCommand(
+  config: Pick<Config, 'log'>,
+  options: SimulateOptions,
+): Promise<number> {
+  const logger = createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
   let upstream;
   try {
     upstream = await startSimulatedUpstream({

@@ -1,13 +1,12 @@
 import { SingleBar, Presets } from 'cli-progress';
-import type { Config } from '../config.js';
+import type { Config, NamedUpstream } from '../config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from '../exit-codes.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
-import { createLogger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
-import { syncSettingsFrom } from '../sync/settings.js';
 import { deliverAfterSync } from '../webhooks/service.js';
 import { checkUpstreamBinding, recordRebind } from '../upstream-binding.js';
 
@@ -33,67 +32,43 @@ export async function runSyncCommand(
   config: Config,
   options: { rebind: boolean; upstreamLabel?: string },
 ): Promise<number> {
-  if (!config.upstream) {
+  const upstream = namedUpstream(config, options.upstreamLabel);
+  if (!upstream) {
     process.stderr.write(
       'coworker-mirror: sync needs an upstream: pass --upstream URL or set UPSTREAM_URL (e.g. https://example.com)\n',
     );
     return EXIT.usage;
   }
-  const target = options.upstreamLabel
-    ? { ...config.upstream, label: options.upstreamLabel }
-    : config.upstream;
-  const tty = process.stderr.isTTY === true;
-  // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
-  const base = createLogger({
-    level: tty ? 'warn' : config.logLevel,
-    pretty: false,
-    destination: process.stderr,
-  });
-  // The demo's syncs (children of `start`) say so on every line, as `start` does.
-  const logger = options.upstreamLabel === DEMO_UPSTREAM_LABEL ? base.child({ mode: 'demo' }) : base;
-  const bar = tty
-    ? new SingleBar(
-        { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
-        Presets.shades_classic,
-      )
-    : null;
-  const store = openDatabase(config.databasePath);
+  const logger = syncLogger(config, options.upstreamLabel);
+  const bar = progressBar();
+  const store = openDatabase(config.database.path);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const reboundFrom = checkUpstreamBinding(store, target.label, options);
-    let started = false;
-    const summary = await runSync(syncSettingsFrom(config, target.url, target), {
-      store,
-      logger,
-      signal: controller.signal,
-      onRunStarted: (runId) => {
-        if (reboundFrom !== null) recordRebind(store, runId, reboundFrom);
-        // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
-        reportToParent(process.send?.bind(process), { type: 'run-started', runId });
+    const reboundFrom = checkUpstreamBinding(store, upstream.target.label, options);
+    const summary = await runSync(
+      { ...config, upstream },
+      {
+        store,
+        logger,
+        signal: controller.signal,
+        onRunStarted: (runId) => {
+          if (reboundFrom !== null) recordRebind(store, runId, reboundFrom);
+          // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
+          reportToParent(process.send?.bind(process), { type: 'run-started', runId });
+        },
+        onProgress: bar.onProgress,
       },
-      onProgress: (done, total) => {
-        if (!bar) return;
-        if (!started) bar.start(total, 0);
-        started = true;
-        bar.setTotal(total);
-        bar.update(done);
-      },
-    });
-    bar?.stop();
+    );
+    bar.stop();
     // Under `start` the parent logs the run; its stdout is the parent's log stream, JSON lines only.
     if (!process.send) process.stdout.write(`${summaryLine(summary)}\n`);
     return EXIT.ok;
   } catch (thrown) {
-    bar?.stop();
-    const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
-    const { code, message, details } = error;
-    reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
-    const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
-    process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
-    return exitCodeFor(error.code);
+    bar.stop();
+    return reportFailure(thrown);
   } finally {
     // Success or failure, what the run put in the outbox goes out now, within a bounded wait;
     // under `start` (an IPC channel to it) its own delivery worker sends them.
@@ -106,4 +81,52 @@ export async function runSyncCommand(
     process.off('SIGTERM', onSignal);
     store.close();
   }
+}
+
+/** The configured upstream, under the label `start` gives its child (the demo's); null when none. */
+function namedUpstream(config: Config, label: string | undefined): NamedUpstream | null {
+  const { target } = config.upstream;
+  if (!target) return null;
+  return { ...config.upstream, target: label ? { ...target, label } : target };
+}
+
+function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
+  const tty = process.stderr.isTTY === true;
+  // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
+  const base = createLogger({
+    level: tty ? 'warn' : config.log.level,
+    pretty: false,
+    destination: process.stderr,
+  });
+  // The demo's syncs (children of `start`) say so on every line, as `start` does.
+  return upstreamLabel === DEMO_UPSTREAM_LABEL ? base.child({ mode: 'demo' }) : base;
+}
+
+/** A progress bar of pages on a terminal, started at the first count; does nothing elsewhere. */
+function progressBar(): { onProgress: (done: number, total: number) => void; stop: () => void } {
+  if (process.stderr.isTTY !== true) return { onProgress: () => undefined, stop: () => undefined };
+  const bar = new SingleBar(
+    { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
+    Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    onProgress: (done, total) => {
+      if (!started) bar.start(total, 0);
+      started = true;
+      bar.setTotal(total);
+      bar.update(done);
+    },
+    stop: () => bar.stop(),
+  };
+}
+
+/** Tells the parent (under `start`) and the terminal why the run failed; returns the exit code. */
+function reportFailure(thrown: unknown): number {
+  const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
+  const { code, message, details } = error;
+  reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
+  const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
+  process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
+  return exitCodeFor(error.code);
 }

@@ -6,8 +6,8 @@ import type { MirrorDatabase } from '../db/open.js';
  * Runs a command on the configured database and closes it. The database must exist: a mistyped
  * --db exits 2 naming the path and creates nothing (a read-only one is opened read-only).
  */
-export function withExistingStore<T>(config: Config, fn: (store: MirrorDatabase) => T): T {
-  const store = openExistingDatabase(config.databasePath);
+export function withExistingStore<T>(config: Pick<Config, 'database'>, fn: (store: MirrorDatabase) => T): T {
+  const store = openExistingDatabase(config.database.path);
   try {
     return fn(store);
   } finally {

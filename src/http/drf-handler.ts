@@ -27,7 +27,7 @@ import { AnswerCache } from './answer-cache.js';
 import type { Metrics } from './metrics.js';
 import { parseRawHead } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
-import type { ServerOptions } from './server-options.js';
+import type { ServerConfig } from '../config.js';
 import { trustedPeers } from './trusted-peers.js';
 
 function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfResponse {
@@ -86,7 +86,7 @@ export interface DrfHandlerDeps {
   snapshots: SnapshotSource;
   metrics: Metrics;
   logger: Logger;
-  options: ServerOptions;
+  options: ServerConfig;
   /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT). */
   boundAddress: () => { name: string; port: string } | null;
   /** MEDIA_REWRITE: the snapshot to answer from, with the mirror's media URLs for this request. */

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { MAX_HEADER_BYTES } from '../drf/gunicorn.js';
 import type { DrfHandler } from './drf-handler.js';
 
-import type { ServerOptions } from './server-options.js';
+import type { ServerConfig } from '../config.js';
 
 // Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
 const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -30,7 +30,7 @@ const noPath = (): boolean => false;
  * keep-alive longer than a proxy's.
  */
 export function createHttpServer(
-  options: Pick<ServerOptions, 'keepAliveTimeoutMs' | 'httpRequestTimeoutMs'>,
+  options: Pick<ServerConfig, 'keepAliveTimeoutMs' | 'httpRequestTimeoutMs'>,
   drf: DrfHandler,
   api: (req: IncomingMessage, res: ServerResponse) => void,
   extras: HttpServerExtras = {},
@@ -48,7 +48,7 @@ export function createHttpServer(
   // Node 20 runs these timers only while a request is being received, never on an idle keep-alive
   // connection (test/http/server-setup.test.ts reuses one after more than the headers timeout), so
   // they can sit far below the 65 s idle keep-alive a proxy needs.
-  const requestTimeout = options.httpRequestTimeoutMs ?? 30_000;
+  const requestTimeout = options.httpRequestTimeoutMs;
   const server = createServer(
     {
       maxHeaderSize: MAX_HEADER_BYTES,

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
+import type { MediaConfig, ServerConfig } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
@@ -14,17 +15,18 @@ import { createMediaHandler } from './media-route.js';
 import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import type { ServerOptions } from './server-options.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
 
-export { serverOptionsFrom, type ServerOptions } from './server-options.js';
-
 export interface ServerDeps {
   store: MirrorDatabase;
   logger: Logger;
-  options: ServerOptions;
+  /**
+   * The server's settings, and the mirrored media it serves under /media/ (the list points at them
+   * with MEDIA_REWRITE); without `media` there is no media route.
+   */
+  config: { server: ServerConfig; media?: Pick<MediaConfig, 'dir' | 'rewrite'> };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
@@ -56,33 +58,33 @@ const ROUTES: readonly RouteRegistrar[] = [
     registerOpsRoutes(app, {
       snapshots,
       metrics,
-      staleAfterMs: deps.options.staleAfterMs,
-      metricsToken: deps.options.metricsToken,
+      staleAfterMs: deps.config.server.staleAfterMs,
+      metricsToken: deps.config.server.metricsToken,
     }),
   (app, { deps }) =>
     registerHistoryRoutes(app, deps.store, {
-      publicBaseUrl: deps.options.publicBaseUrl,
-      trustProxy: deps.options.trustProxy,
+      publicBaseUrl: deps.config.server.publicBaseUrl,
+      trustProxy: deps.config.server.trustProxy,
     }),
   (app, { deps }) => {
-    if (deps.options.adminToken && deps.syncTrigger) {
-      registerAdminSyncRoute(app, deps.options.adminToken, deps.syncTrigger);
+    if (deps.config.server.adminToken && deps.syncTrigger) {
+      registerAdminSyncRoute(app, deps.config.server.adminToken, deps.syncTrigger);
     }
   },
   (app, { deps, metrics }) =>
-    registerDeliveryRoutes(app, deps.store, { ...deps.options, registry: metrics.registry }),
+    registerDeliveryRoutes(app, deps.store, { ...deps.config.server, registry: metrics.registry }),
   (app, { deps, snapshots }) =>
     registerWeb(app, {
       store: deps.store,
       logger: deps.logger.child({ module: 'http' }),
       served: () => snapshots.info,
-      staleAfterMs: deps.options.staleAfterMs,
-      links: { publicBaseUrl: deps.options.publicBaseUrl, trustProxy: deps.options.trustProxy },
+      staleAfterMs: deps.config.server.staleAfterMs,
+      links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??
-        (deps.options.media
+        (deps.config.media
           ? mirroredMedia(mediaPathLookup(deps.store, () => snapshots.info?.runId ?? null))
           : undefined),
     }),
@@ -133,19 +135,19 @@ function createApp(
  */
 export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
-  const snapshots = new SnapshotHolder(deps.store, logger, deps.options.asOfCacheBytes);
+  const snapshots = new SnapshotHolder(deps.store, logger, deps.config.server.asOfCacheBytes);
   snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
   let server: Server | undefined;
   const boundAddress = boundAddressOf(() => server);
-  const { media } = deps.options;
+  const { media } = deps.config;
   const drf = createDrfHandler({
     snapshots,
     metrics,
     logger,
-    options: deps.options,
+    options: deps.config.server,
     boundAddress,
-    ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.options) } : {}),
+    ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.config.server) } : {}),
   });
   const mediaFiles = media
     ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
@@ -154,7 +156,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     logger,
     metrics,
     (handler) =>
-      (server = createHttpServer(deps.options, drf, handler, {
+      (server = createHttpServer(deps.config.server, drf, handler, {
         ...(mediaFiles ? { media: mediaFiles } : {}),
         isAppPath: isWebPagePath,
       })),
@@ -169,7 +171,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     metrics,
     async listen(port, host) {
       await listenOrExplain(app, port, host);
-      snapshots.startPolling(deps.options.snapshotPollMs);
+      snapshots.startPolling(deps.config.server.snapshotPollMs);
       const address = httpServer.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost}:${address.port}`;

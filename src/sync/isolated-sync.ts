@@ -130,19 +130,7 @@ function watch(
     stderrTail: '',
     killedBy: null,
   };
-  child.stdout?.pipe(options.stdout, { end: false });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    options.stderr.write(chunk);
-    outcome.stderrTail = (outcome.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-  });
-  child.on('message', (raw) => {
-    const parsed = childMessageSchema.safeParse(raw);
-    if (!parsed.success) return;
-    if (parsed.data.type === 'run-started') {
-      outcome.runId = parsed.data.runId;
-      onRunStarted(parsed.data.runId);
-    } else outcome.failure = parsed.data;
-  });
+  follow(child, options, outcome, onRunStarted);
   let killTimer: NodeJS.Timeout | undefined;
   const kill = (why: 'watchdog' | 'abort') => {
     outcome.killedBy ??= why;
@@ -176,6 +164,28 @@ function watch(
       signal.removeEventListener('abort', onAbort);
       resolve({ ...outcome, code, signal: exitSignal });
     });
+  });
+}
+
+/** Passes the child's output on, keeping the tail of its stderr, and reads what it reports. */
+function follow(
+  child: ChildProcess,
+  options: IsolatedSyncOptions,
+  outcome: ChildOutcome,
+  onRunStarted: (runId: number) => void,
+): void {
+  child.stdout?.pipe(options.stdout, { end: false });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    options.stderr.write(chunk);
+    outcome.stderrTail = (outcome.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+  });
+  child.on('message', (raw) => {
+    const parsed = childMessageSchema.safeParse(raw);
+    if (!parsed.success) return;
+    if (parsed.data.type === 'run-started') {
+      outcome.runId = parsed.data.runId;
+      onRunStarted(parsed.data.runId);
+    } else outcome.failure = parsed.data;
   });
 }
 

@@ -1,18 +1,12 @@
+import type { Config, NamedUpstream } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { runs } from '../db/schema.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
-import {
-  DEFAULT_CRAWL_BOUNDS,
-  crawl,
-  driftSummary,
-  type CrawlBounds,
-  type CrawlResult,
-} from '../upstream/crawl.js';
+import { crawl, driftSummary, type CrawlBounds, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { writeFailedRunOutbox } from '../webhooks/outbox.js';
-import type { OutboxSettings } from '../webhooks/settings.js';
 import { commitWithMedia } from '../media/commit-media.js';
 import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
@@ -20,44 +14,12 @@ import type { MediaSettings } from '../media/settings.js';
 import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
-import { diffListing, type DiffCounts } from './diff.js';
+import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
 import { beginRun, endRunWithoutData, releaseRun, startHeartbeat } from './run-lock.js';
 import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
 
-export interface SyncSettings {
-  upstreamUrl: string;
-  /** What is stored, logged and served for the upstream (credentials masked); default `upstreamUrl`. */
-  upstreamLabel?: string;
-  /** Sent on every upstream request (authentication). */
-  upstreamHeaders?: Record<string, string>;
-  concurrency: number;
-  maxPages: number;
-  maxCrawlAttempts: number;
-  allowEmpty: boolean;
-  requestTimeoutMs: number;
-  connectTimeoutMs: number;
-  maxBodyBytes: number;
-  maxAttempts: number;
-  maxRetryAfterMs: number;
-  /** Webhooks written to the outbox in the run's transaction; none when undefined. */
-  webhooks?: OutboxSettings | undefined;
-  /** Media mirroring (MEDIA_ORIGINS); absent or null: media URLs are left to their host. */
-  media?: MediaSettings | null;
-  /** Byte and time budgets of a run; each missing one takes its documented default. */
-  bounds?: Partial<SyncBounds>;
-}
-
-export interface SyncBounds extends CrawlBounds {
-  /** Total deadline of one run (SYNC_MAX_DURATION). */
-  maxDurationMs: number;
-  /** Total deadline of one request attempt (UPSTREAM_REQUEST_DEADLINE). */
-  requestDeadlineMs: number;
-}
-
-export const DEFAULT_SYNC_BOUNDS: Omit<SyncBounds, keyof CrawlBounds> = {
-  maxDurationMs: 15 * 60_000,
-  requestDeadlineMs: 120_000,
-};
+/** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
+export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> & { upstream: NamedUpstream };
 
 export interface SyncSummary {
   runId: number;
@@ -81,171 +43,226 @@ export interface SyncDependencies {
   client?: UpstreamClient;
 }
 
+/** One run in flight: its row, its logger, its client, and its dependencies under its deadline. */
+interface Run {
+  id: number;
+  log: Logger;
+  started: number;
+  client: UpstreamClient;
+  deps: SyncDependencies & { signal: AbortSignal };
+}
+
 /**
  * One sync run: take the lock, crawl, diff against what is stored, commit in one transaction.
  * Any failure leaves the stored state untouched and records the run as failed (or aborted) with
  * a code and a reason, then rethrows.
  */
-export async function runSync(settings: SyncSettings, outer: SyncDependencies): Promise<SyncSummary> {
+export async function runSync(config: SyncConfig, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
-  const run = beginRun(outer.store, settings.upstreamLabel ?? settings.upstreamUrl);
-  const log = outer.logger.child({ runId: run.id });
-  outer.onRunStarted?.(run.id);
-  log.info({ upstream: settings.upstreamLabel ?? settings.upstreamUrl }, 'sync started');
+  const { label } = config.upstream.target;
+  const { id } = beginRun(outer.store, label);
+  const log = outer.logger.child({ runId: id });
+  outer.onRunStarted?.(id);
+  log.info({ upstream: label }, 'sync started');
   // Every wait has an end: past the run's deadline every request and sleep is cancelled.
-  const maxDurationMs = settings.bounds?.maxDurationMs ?? DEFAULT_SYNC_BOUNDS.maxDurationMs;
   const deadline = new AbortController();
   const deps = {
     ...outer,
     signal: AbortSignal.any([outer.signal, deadline.signal].filter((s) => s !== undefined)),
   };
-  const client = deps.client ?? buildUpstreamClient(settings, log, deps.signal);
-  let stalled: PendingRequest | undefined;
-  const deadlineTimer = setTimeout(() => {
-    // Read before aborting: cancelled requests leave the in-flight list.
-    stalled = client.pending?.()[0];
-    deadline.abort(new Error(`run deadline of ${maxDurationMs} ms passed`));
-  }, maxDurationMs);
-  deadlineTimer.unref();
-  const stopHeartbeat = startHeartbeat(deps.store, run.id);
+  const client = deps.client ?? buildUpstreamClient(config, log, deps.signal);
+  const watchdog = startDeadline(config.sync.maxDurationMs, deadline, client);
+  const stopHeartbeat = startHeartbeat(deps.store, id);
+  const run: Run = { id, log, started, client, deps };
   try {
-    const first = await crawlOnce(settings, client, log, deps);
-    const state = loadCurrentState(deps.store);
-    const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
-    const diff = diffListing({
-      current: state.appearances,
-      known: state.known,
-      listing,
-      bodyOf: state.bodyOf,
-    });
-    await confirmListing(
-      {
-        baseUrl: settings.upstreamUrl,
-        client,
-        logger: log,
-        signal: deps.signal,
-        limits: { ...DEFAULT_CRAWL_BOUNDS, ...settings.bounds },
-        crawlAgain: () => crawlOnce(settings, client, log, { ...deps, onProgress: undefined }),
-      },
-      first,
-      diff,
-    );
-    refuseUnconfirmedEmpty(deps.store, settings, run.id, first, state);
-    if (deps.signal?.aborted) throw abortError(deps.signal);
-    const unknownFields = [...new Set(first.unknownFields.map((u) => u.field))];
-    if (unknownFields.length > 0) {
-      log.warn(
-        driftSummary(first.unknownFields),
-        'schema drift: upstream entries carry fields the contract does not name; kept as received',
-      );
-    }
-    // Media phase: every file is durable before the commit that references it; a media failure is
-    // recorded per URL and never fails the run.
-    const media = settings.media
-      ? await mirrorMedia(
-          settings.media,
-          first.entries.map((e) => e.json),
-          { store: deps.store, logger: log, ...(deps.signal ? { signal: deps.signal } : {}) },
-        )
-      : null;
-    if (deps.signal?.aborted) throw abortError(deps.signal);
-    commitWithMedia(deps.store, run.id, media, () =>
-      commitRun(deps.store, {
-        runId: run.id,
-        finishedAt: new Date().toISOString(),
-        diff,
-        state,
-        pages: first.pages,
-        pageSize: observedPageSize(deps.store, first),
-        optionsBody: first.optionsBody,
-        // The first hundred say what drifted; thousands more would only grow every run's row.
-        unknownFields: first.unknownFields.slice(0, 100),
-        webhooks: settings.webhooks,
-      }),
-    );
-    if (settings.media) applyMediaRetention(deps.store, settings.media, log);
-    const summary: SyncSummary = {
-      runId: run.id,
-      pages: first.pages,
-      entries: first.entries.length,
-      counts: diff.counts,
-      unknownFields,
-      durationMs: Date.now() - started,
-      ...(media ? { media: media.counts } : {}),
-    };
-    const { runId: _runId, ...figures } = summary;
-    log.info(figures, 'sync succeeded');
-    return summary;
+    return await syncListing(config, run);
   } catch (thrown) {
     const error =
       deadline.signal.aborted && !outer.signal?.aborted
-        ? runTimeoutError(maxDurationMs, stalled, thrown)
+        ? runTimeoutError(config.sync.maxDurationMs, watchdog.stalled(), thrown)
         : deps.signal.aborted
           ? abortError(deps.signal, thrown)
           : toMirrorError(thrown);
-    const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
-    Object.assign(error.details, { runId: run.id });
-    try {
-      // The failure and its `sync.failed` notification (the outbox) land together or not at all.
-      deps.store.sqlite
-        .transaction(() => {
-          endRunWithoutData(deps.store, run.id, status, error);
-          writeFailedRunOutbox(deps.store, run.id, settings.webhooks);
-        })
-        .immediate();
-    } catch (endError) {
-      // The row stays `running`; the next start of any process (this one included) marks it
-      // aborted, since no live holder claims it.
-      log.error({ err: endError }, 'could not record the run as ended');
-    }
-    log.error({ err: error, code: error.code }, status === 'aborted' ? 'sync aborted' : 'sync failed');
-    throw error;
+    throw recordFailure(config, run, error);
   } finally {
-    clearTimeout(deadlineTimer);
-    releaseRun(deps.store, run.id);
+    watchdog.clear();
+    releaseRun(deps.store, id);
     stopHeartbeat();
     if (!deps.client) await client.close();
   }
 }
 
+/** Aborts the run past its deadline, noting first the request it was still waiting for. */
+function startDeadline(
+  maxDurationMs: number,
+  deadline: AbortController,
+  client: UpstreamClient,
+): { stalled: () => PendingRequest | undefined; clear: () => void } {
+  let stalled: PendingRequest | undefined;
+  const timer = setTimeout(() => {
+    // Read before aborting: cancelled requests leave the in-flight list.
+    stalled = client.pending?.()[0];
+    deadline.abort(new Error(`run deadline of ${maxDurationMs} ms passed`));
+  }, maxDurationMs);
+  timer.unref();
+  return { stalled: () => stalled, clear: () => clearTimeout(timer) };
+}
+
+/** The run's work once it holds the lock: a confirmed listing, its media, one commit. */
+async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
+  const { first, state, diff } = await crawlAndDiff(config, run);
+  const { deps, log } = run;
+  // Media phase: every file is durable before the commit that references it; a media failure is
+  // recorded per URL and never fails the run.
+  const mediaSettings = mediaSettingsOf(config);
+  const media = mediaSettings
+    ? await mirrorMedia(
+        mediaSettings,
+        first.entries.map((e) => e.json),
+        { store: deps.store, logger: log, signal: deps.signal },
+      )
+    : null;
+  if (deps.signal.aborted) throw abortError(deps.signal);
+  commitWithMedia(deps.store, run.id, media, () =>
+    commitRun(deps.store, {
+      runId: run.id,
+      finishedAt: new Date().toISOString(),
+      diff,
+      state,
+      pages: first.pages,
+      pageSize: observedPageSize(deps.store, first),
+      optionsBody: first.optionsBody,
+      // The first hundred say what drifted; thousands more would only grow every run's row.
+      unknownFields: first.unknownFields.slice(0, 100),
+      webhooks: config.webhooks,
+    }),
+  );
+  if (mediaSettings) applyMediaRetention(deps.store, mediaSettings, log);
+  const summary: SyncSummary = {
+    runId: run.id,
+    pages: first.pages,
+    entries: first.entries.length,
+    counts: diff.counts,
+    unknownFields: [...new Set(first.unknownFields.map((u) => u.field))],
+    durationMs: Date.now() - run.started,
+    ...(media ? { media: media.counts } : {}),
+  };
+  const { runId: _runId, ...figures } = summary;
+  log.info(figures, 'sync succeeded');
+  return summary;
+}
+
+/** Crawls, diffs against what is stored, and confirms what a single crawl cannot be trusted with. */
+async function crawlAndDiff(
+  config: SyncConfig,
+  run: Run,
+): Promise<{ first: CrawlResult; state: CurrentState; diff: DiffResult }> {
+  const { client, deps, log } = run;
+  const first = await crawlOnce(config, client, log, deps);
+  const state = loadCurrentState(deps.store);
+  const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
+  const diff = diffListing({ current: state.appearances, known: state.known, listing, bodyOf: state.bodyOf });
+  await confirmListing(
+    {
+      baseUrl: config.upstream.target.url,
+      client,
+      logger: log,
+      signal: deps.signal,
+      limits: crawlBounds(config),
+      crawlAgain: () => crawlOnce(config, client, log, { ...deps, onProgress: undefined }),
+    },
+    first,
+    diff,
+  );
+  refuseUnconfirmedEmpty(deps.store, config, run.id, first, state);
+  if (deps.signal.aborted) throw abortError(deps.signal);
+  if (first.unknownFields.length > 0) {
+    log.warn(
+      driftSummary(first.unknownFields),
+      'schema drift: upstream entries carry fields the contract does not name; kept as received',
+    );
+  }
+  return { first, state, diff };
+}
+
+/** Records the run as failed (or aborted) with its `sync.failed` notification, and logs it. */
+function recordFailure(config: SyncConfig, run: Run, error: MirrorError): MirrorError {
+  const { deps, log } = run;
+  const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
+  Object.assign(error.details, { runId: run.id });
+  try {
+    // The failure and its `sync.failed` notification (the outbox) land together or not at all.
+    deps.store.sqlite
+      .transaction(() => {
+        endRunWithoutData(deps.store, run.id, status, error);
+        writeFailedRunOutbox(deps.store, run.id, config.webhooks);
+      })
+      .immediate();
+  } catch (endError) {
+    // The row stays `running`; the next start of any process (this one included) marks it
+    // aborted, since no live holder claims it.
+    log.error({ err: endError }, 'could not record the run as ended');
+  }
+  log.error({ err: error, code: error.code }, status === 'aborted' ? 'sync aborted' : 'sync failed');
+  return error;
+}
+
+/** The byte budgets of one crawl, from the sync's and the upstream's settings. */
+function crawlBounds(config: SyncConfig): CrawlBounds {
+  return {
+    maxListingBytes: config.sync.maxListingBytes,
+    maxEntries: config.sync.maxEntries,
+    maxBytes: config.sync.maxEntryBytes,
+    maxDepth: config.sync.maxEntryDepth,
+    maxOptionsBytes: config.upstream.maxOptionsBytes,
+  };
+}
+
+/** Null when MEDIA_ORIGINS is unset: media URLs are then left to their host. */
+function mediaSettingsOf(config: SyncConfig): MediaSettings | null {
+  const { origins } = config.media;
+  return origins ? { ...config.media, origins, connectTimeoutMs: config.upstream.connectTimeoutMs } : null;
+}
+
 /** The upstream client a run uses, built from its settings (benchmarks crawl with the same one). */
 export function buildUpstreamClient(
-  settings: SyncSettings,
+  config: Pick<SyncConfig, 'upstream'>,
   logger: Logger,
   signal?: AbortSignal,
 ): UpstreamClient {
+  const { upstream } = config;
   return createUpstreamClient({
-    baseUrl: settings.upstreamUrl,
-    connectTimeoutMs: settings.connectTimeoutMs,
-    headersTimeoutMs: settings.requestTimeoutMs,
-    bodyTimeoutMs: settings.requestTimeoutMs,
-    maxBodyBytes: settings.maxBodyBytes,
-    maxAttempts: settings.maxAttempts,
-    maxRetryAfterMs: settings.maxRetryAfterMs,
-    requestDeadlineMs: settings.bounds?.requestDeadlineMs ?? DEFAULT_SYNC_BOUNDS.requestDeadlineMs,
+    baseUrl: upstream.target.url,
+    connectTimeoutMs: upstream.connectTimeoutMs,
+    headersTimeoutMs: upstream.timeoutMs,
+    bodyTimeoutMs: upstream.timeoutMs,
+    maxBodyBytes: upstream.maxBodyBytes,
+    maxAttempts: upstream.maxAttempts,
+    maxRetryAfterMs: upstream.maxRetryAfterMs,
+    requestDeadlineMs: upstream.requestDeadlineMs,
     userAgent: USER_AGENT,
-    ...(settings.upstreamHeaders ? { headers: settings.upstreamHeaders } : {}),
+    headers: upstream.target.headers,
     logger,
     ...(signal ? { signal } : {}),
   });
 }
 
 function crawlOnce(
-  settings: SyncSettings,
+  config: SyncConfig,
   client: UpstreamClient,
   logger: Logger,
-  deps: SyncDependencies,
+  deps: Pick<SyncDependencies, 'signal' | 'onProgress'>,
 ): Promise<CrawlResult> {
   return crawl({
     client,
-    baseUrl: settings.upstreamUrl,
-    concurrency: settings.concurrency,
-    maxPages: settings.maxPages,
-    maxCrawlAttempts: settings.maxCrawlAttempts,
+    baseUrl: config.upstream.target.url,
+    concurrency: config.sync.concurrency,
+    maxPages: config.sync.maxPages,
+    maxCrawlAttempts: config.sync.maxCrawlAttempts,
     logger,
     ...(deps.signal ? { signal: deps.signal } : {}),
     onProgress: progressReporter(logger, deps.onProgress),
-    ...(settings.bounds ? { bounds: settings.bounds } : {}),
+    bounds: crawlBounds(config),
   });
 }
 
@@ -255,12 +272,12 @@ function crawlOnce(
  */
 function refuseUnconfirmedEmpty(
   store: MirrorDatabase,
-  settings: SyncSettings,
+  config: SyncConfig,
   runId: number,
   crawlResult: CrawlResult,
   state: CurrentState,
 ): void {
-  if (crawlResult.entries.length > 0 || state.appearances.length === 0 || settings.allowEmpty) return;
+  if (crawlResult.entries.length > 0 || state.appearances.length === 0 || config.sync.allowEmpty) return;
   const previous = store.db
     .select({ status: runs.status, errorCode: runs.errorCode })
     .from(runs)

@@ -29,6 +29,11 @@ export function validateCron(expression: string): boolean {
   return cron.validate(expression);
 }
 
+/** The run in flight in this process, if any: the single lane every trigger shares. */
+interface Lane {
+  inFlight: { promise: Promise<void>; controller: AbortController; runId: number | null } | null;
+}
+
 /**
  * node-cron ticks; this keeps the rule that one process never runs two syncs at once (a tick during
  * a run is skipped and logged), adds the optional random delay, and lets the admin route and
@@ -37,98 +42,107 @@ export function validateCron(expression: string): boolean {
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const random = deps.random ?? Math.random;
   const self = currentHolder();
-  let inFlight: { promise: Promise<void>; controller: AbortController; runId: number | null } | null = null;
+  const lane: Lane = { inFlight: null };
   let stopping = false;
+  let stopTicks: () => void = () => undefined;
   const delays = new Set<NodeJS.Timeout>();
-
-  const launch = (reason: string): Promise<TriggerResult> => {
-    const controller = new AbortController();
-    const log = deps.logger.child({ trigger: reason });
-    return new Promise<TriggerResult>((resolve) => {
-      const slot: { promise: Promise<void>; controller: AbortController; runId: number | null } = {
-        controller,
-        runId: null,
-        promise: Promise.resolve(),
-      };
-      inFlight = slot;
-      slot.promise = deps
-        .run(controller.signal, (runId) => {
-          slot.runId = runId;
-          resolve({ started: true, runId });
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => {
-            // Failures are recorded as failed runs and logged by the sync itself; here we only
-            // answer a caller still waiting, e.g. when another process holds the lock.
-            const holder =
-              error instanceof MirrorError && typeof error.details.runId === 'number'
-                ? error.details.runId
-                : null;
-            resolve({ started: false, runningRunId: holder });
-            if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
-              // No run row was written for this tick: this line is the only trace of the refusal.
-              log.warn(
-                {
-                  holderRunId: holder,
-                  holderPid: error.details.pid ?? null,
-                  holderHost: error.details.host ?? null,
-                  holderStartedAt: error.details.startedAt ?? null,
-                },
-                'sync refused: another process holds the lock',
-              );
-            } else if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
-          },
-        )
-        .finally(() => {
-          if (inFlight === slot) inFlight = null;
-        });
-    });
-  };
-
   const scheduler: Scheduler = {
     get running() {
-      return inFlight !== null;
+      return lane.inFlight !== null;
     },
     trigger(reason) {
       if (stopping) return Promise.resolve({ started: false, runningRunId: null });
-      if (inFlight) {
+      const current = lane.inFlight;
+      if (current) {
         deps.logger.warn(
-          { trigger: reason, holderRunId: inFlight.runId, holderPid: self.pid, holderHost: self.host },
+          { trigger: reason, holderRunId: current.runId, holderPid: self.pid, holderHost: self.host },
           'sync skipped: a run is in progress',
         );
-        return Promise.resolve({ started: false, runningRunId: inFlight.runId });
+        return Promise.resolve({ started: false, runningRunId: current.runId });
       }
-      return launch(reason);
+      return launch(deps, lane, reason);
     },
     start() {
-      const task = cron.schedule(deps.cronExpression, () => {
-        const delay = deps.randomDelayMs > 0 ? Math.floor(random() * deps.randomDelayMs) : 0;
-        if (delay === 0) {
-          void scheduler.trigger('scheduled');
-          return;
-        }
-        const timer = setTimeout(() => {
-          delays.delete(timer);
-          void scheduler.trigger('scheduled');
-        }, delay);
-        delays.add(timer);
-      });
-      stopTask = () => void task.stop();
-      deps.logger.info({ cron: deps.cronExpression, randomDelayMs: deps.randomDelayMs }, 'sync scheduled');
+      stopTicks = scheduleTicks(deps, random, delays, () => void scheduler.trigger('scheduled'));
     },
     async stop(graceMs) {
       stopping = true;
-      stopTask();
+      stopTicks();
       for (const timer of delays) clearTimeout(timer);
       delays.clear();
-      const current = inFlight;
+      const current = lane.inFlight;
       if (!current) return;
       deps.logger.info({ runId: current.runId }, 'aborting the sync in progress');
       current.controller.abort(new Error('shutting down'));
       await Promise.race([current.promise, new Promise((r) => setTimeout(r, graceMs).unref())]);
     },
   };
-  let stopTask: () => void = () => undefined;
   return scheduler;
+}
+
+/** Starts a run in the lane; answers once its run row exists, or once it failed before that. */
+function launch(deps: SchedulerDeps, lane: Lane, reason: string): Promise<TriggerResult> {
+  const controller = new AbortController();
+  const log = deps.logger.child({ trigger: reason });
+  return new Promise<TriggerResult>((resolve) => {
+    const slot: NonNullable<Lane['inFlight']> = { controller, runId: null, promise: Promise.resolve() };
+    lane.inFlight = slot;
+    slot.promise = deps
+      .run(controller.signal, (runId) => {
+        slot.runId = runId;
+        resolve({ started: true, runId });
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => resolve(refusedOrCrashed(error, log)),
+      )
+      .finally(() => {
+        if (lane.inFlight === slot) lane.inFlight = null;
+      });
+  });
+}
+
+/**
+ * Failures are recorded as failed runs and logged by the sync itself; here we only answer a caller
+ * still waiting, e.g. when another process holds the lock.
+ */
+function refusedOrCrashed(error: unknown, log: Logger): TriggerResult {
+  const holder =
+    error instanceof MirrorError && typeof error.details.runId === 'number' ? error.details.runId : null;
+  if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
+    // No run row was written for this tick: this line is the only trace of the refusal.
+    log.warn(
+      {
+        holderRunId: holder,
+        holderPid: error.details.pid ?? null,
+        holderHost: error.details.host ?? null,
+        holderStartedAt: error.details.startedAt ?? null,
+      },
+      'sync refused: another process holds the lock',
+    );
+  } else if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
+  return { started: false, runningRunId: holder };
+}
+
+/** Schedules the cron ticks, each after its random delay (kept in `delays`); returns their stop. */
+function scheduleTicks(
+  deps: SchedulerDeps,
+  random: () => number,
+  delays: Set<NodeJS.Timeout>,
+  tick: () => void,
+): () => void {
+  const task = cron.schedule(deps.cronExpression, () => {
+    const delay = deps.randomDelayMs > 0 ? Math.floor(random() * deps.randomDelayMs) : 0;
+    if (delay === 0) {
+      tick();
+      return;
+    }
+    const timer = setTimeout(() => {
+      delays.delete(timer);
+      tick();
+    }, delay);
+    delays.add(timer);
+  });
+  deps.logger.info({ cron: deps.cronExpression, randomDelayMs: deps.randomDelayMs }, 'sync scheduled');
+  return () => void task.stop();
 }

@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import { openDatabase, type MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { DeliveryWorker } from './delivery-worker.js';
-import { deliverySettingsFrom } from './settings.js';
 
 export interface WebhookService {
   worker: DeliveryWorker;
@@ -16,13 +15,13 @@ export interface WebhookService {
  * endpoint is configured.
  */
 export function startWebhookDelivery(deps: {
-  config: Config;
+  config: Pick<Config, 'webhooks' | 'database'>;
   logger: Logger;
   registry?: Registry;
 }): WebhookService | null {
-  const settings = deliverySettingsFrom(deps.config);
+  const settings = deps.config.webhooks;
   if (settings.urls.length === 0) return null;
-  const store = openDatabase(deps.config.databasePath);
+  const store = openDatabase(deps.config.database.path);
   const latency = deps.registry ? attemptLatency(deps.registry) : null;
   const worker = new DeliveryWorker({
     store,
@@ -59,8 +58,12 @@ function attemptLatency(registry: Registry): Histogram<'outcome'> {
  * `sync`: after its commit, sends what is due within one WEBHOOK_TIMEOUT and leaves the rest
  * (retries, slow endpoints) pending for `start` or the next sync.
  */
-export async function deliverAfterSync(store: MirrorDatabase, config: Config, logger: Logger): Promise<void> {
-  const settings = deliverySettingsFrom(config);
+export async function deliverAfterSync(
+  store: MirrorDatabase,
+  config: Pick<Config, 'webhooks'>,
+  logger: Logger,
+): Promise<void> {
+  const settings = config.webhooks;
   if (settings.urls.length === 0) return;
   const worker = new DeliveryWorker({ store, logger, settings });
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, maskUrlCredentials, settings } from '../../src/config.js';
+import { loadConfig, maskUrlCredentials, settingList } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 function configError(env: Record<string, string>, flags = {}): ConfigError {
@@ -18,29 +18,40 @@ describe('loadConfig', () => {
   it('applies every default when nothing is set, and calls nothing explicit', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      upstreamUrl: null,
-      upstream: null,
-      databasePath: './data/mirror.db',
-      concurrency: 4,
-      port: 8000,
-      host: '127.0.0.1',
-      syncCron: '*/10 * * * *',
-      requestTimeoutMs: 30_000,
-      adminToken: null,
-      upstreamToken: null,
-      demo: false,
-      demoPort: 8766,
+      upstream: { target: null, timeoutMs: 30_000 },
+      database: { path: './data/mirror.db' },
+      sync: { concurrency: 4, cron: '*/10 * * * *' },
+      server: { port: 8000, host: '127.0.0.1', adminToken: null, cacheControl: 'no-cache' },
+      media: { origins: null, dir: 'data/media' },
+      demo: { enabled: false, port: 8766 },
       production: false,
       unknownVariables: [],
     });
+    // The token and header are folded into the target, never kept beside it.
+    expect(Object.keys(config.upstream)).not.toContain('token');
     expect([...config.explicit]).toEqual([]);
   });
 
   it('a flag beats its variable, and both count as explicit', () => {
-    const config = loadConfig({ PORT: '9000', DATABASE_PATH: './a.db' }, { port: '9100' });
-    expect(config.port).toBe(9100);
-    expect(config.databasePath).toBe('./a.db');
-    expect([...config.explicit].sort()).toEqual(['databasePath', 'port']);
+    const config = loadConfig({ PORT: '9000', DATABASE_PATH: './a.db' }, { 'server.port': '9100' });
+    expect(config.server.port).toBe(9100);
+    expect(config.database.path).toBe('./a.db');
+    expect([...config.explicit].sort()).toEqual(['database.path', 'server.port']);
+  });
+
+  it('names the flag, not the variable, when a flag gave the value', () => {
+    expect(configError({ PORT: '9000' }, { 'server.port': 'x' }).issues).toEqual([
+      { name: '--port', problem: 'expected a whole number from 0 to 65535 (got "x")' },
+    ]);
+  });
+
+  it('derives what follows from the settings once: the media folder, and no Cache-Control for none', () => {
+    const config = loadConfig({ DATABASE_PATH: '/srv/m/mirror.db', CACHE_CONTROL: 'none' });
+    expect(config.media.dir).toBe('/srv/m/media');
+    expect(config.server.cacheControl).toBeNull();
+    expect(loadConfig({ DATABASE_PATH: '/srv/m/mirror.db', MEDIA_DIR: '/var/media' }).media.dir).toBe(
+      '/var/media',
+    );
   });
 
   it('names every offending variable and what it expects, in one error', () => {
@@ -58,8 +69,7 @@ describe('loadConfig', () => {
     ['http://127.0.0.1:8766', 'http://127.0.0.1:8766'],
   ])('UPSTREAM_URL %s is crawled at %s', (raw, url) => {
     const config = loadConfig({ UPSTREAM_URL: raw });
-    expect(config.upstreamUrl).toBe(url);
-    expect(config.upstream).toEqual({ url, label: url, headers: {} });
+    expect(config.upstream.target).toEqual({ url, label: url, headers: {} });
   });
 
   it.each([
@@ -76,16 +86,15 @@ describe('loadConfig', () => {
 
   it('credentials in the URL become Basic auth and are masked in the label', () => {
     const config = loadConfig({ UPSTREAM_URL: 'https://mirror%40team:p%3Ass-w0rd@example.com/list-site/' });
-    expect(config.upstream).toEqual({
+    expect(config.upstream.target).toEqual({
       url: 'https://example.com/list-site',
       label: 'https://mirror%40team:***@example.com/list-site',
       headers: { authorization: basic('mirror@team:p:ss-w0rd') },
     });
-    expect(config.upstreamUrl).toBe('https://example.com/list-site');
   });
 
   it('a lone user name (often a token) is masked whole', () => {
-    expect(loadConfig({ UPSTREAM_URL: 'https://tok3n@example.com' }).upstream).toEqual({
+    expect(loadConfig({ UPSTREAM_URL: 'https://tok3n@example.com' }).upstream.target).toEqual({
       url: 'https://example.com',
       label: 'https://***@example.com',
       headers: { authorization: basic('tok3n:') },
@@ -98,7 +107,10 @@ describe('loadConfig', () => {
       UPSTREAM_TOKEN: 'tok-123',
       UPSTREAM_HEADER: 'X-Api-Key:  key-456 ',
     });
-    expect(config.upstream?.headers).toEqual({ authorization: 'Bearer tok-123', 'x-api-key': 'key-456' });
+    expect(config.upstream.target?.headers).toEqual({
+      authorization: 'Bearer tok-123',
+      'x-api-key': 'key-456',
+    });
   });
 
   it('two sources of Authorization are refused', () => {
@@ -115,11 +127,17 @@ describe('loadConfig', () => {
     expect(error.message).not.toMatch(/short-secret|secret-value|hunter2/);
     expect(error.issues).toEqual([
       { name: 'UPSTREAM_URL', problem: expect.stringContaining('"ftp://user:***@example.com"') as string },
-      { name: 'ADMIN_TOKEN', problem: 'expected at least 16 characters (got 12 characters, not shown)' },
       {
         name: 'UPSTREAM_HEADER',
         problem: expect.stringContaining('(got 21 characters, not shown)') as string,
       },
+      { name: 'ADMIN_TOKEN', problem: 'expected at least 16 characters (got 12 characters, not shown)' },
+    ]);
+  });
+
+  it('never echoes the metrics token either', () => {
+    expect(configError({ METRICS_TOKEN: 'short-secret' }).issues).toEqual([
+      { name: 'METRICS_TOKEN', problem: 'expected at least 16 characters (got 12 characters, not shown)' },
     ]);
   });
 
@@ -158,7 +176,7 @@ describe('loadConfig', () => {
       LANG: 'C.UTF-8',
       DATABASE_URL: 'postgres://elsewhere',
       npm_lifecycle_event: 'start',
-      ...Object.fromEntries(Object.values(settings).map((s) => [s.env, s.default ?? ''])),
+      ...Object.fromEntries(settingList.map((s) => [s.env, s.default ?? ''])),
     };
     expect(loadConfig(env).unknownVariables).toEqual([]);
   });
@@ -185,7 +203,7 @@ describe('logger redaction', () => {
       UPSTREAM_URL: 'https://u:pw-secret@example.com',
       UPSTREAM_HEADER: 'X-Api-Key: key-secret',
     });
-    logger.info({ config, settings: { upstreamHeaders: config.upstream?.headers } }, 'config');
+    logger.info({ config, target: config.upstream.target }, 'config');
     await new Promise((r) => setImmediate(r));
     expect(text).toContain('u:***@example.com');
     expect(text).not.toMatch(/pw-secret|key-secret|Basic /);

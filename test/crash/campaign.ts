@@ -7,7 +7,8 @@ import { silentLogger } from '../../src/logger.js';
 import { Rng, type SimulatedData } from '../../src/simulated-upstream/index.js';
 import { deriveSeed } from '../../src/simulated-upstream/prng.js';
 import { runSync } from '../../src/sync/run-sync.js';
-import { simulatedUpstream, syncSettings } from '../helpers/sync.js';
+import { syncConfig } from '../helpers/config.js';
+import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { spawnChildSync, type ChildLine, type ChildRun } from './sync-child.js';
 import {
@@ -186,7 +187,7 @@ async function recoverAndCheck(
   everSeen: ReadonlySet<string>,
 ): Promise<Verified> {
   let atStart: RunRow[] = [];
-  const summary = await runSync(syncSettings(upstreamUrl), {
+  const summary = await runSync(syncConfig(upstreamUrl), {
     store,
     logger: silentLogger(),
     onRunStarted: () => (atStart = runsAfter(store, verified.runId)),

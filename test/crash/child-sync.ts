@@ -23,6 +23,7 @@ import { toMirrorError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
 import { MediaStore } from '../../src/media/media-store.js';
 import { runSync } from '../../src/sync/run-sync.js';
+import { syncConfig } from '../helpers/config.js';
 
 function mark(marker: string, fields: Record<string, unknown> = {}): void {
   // Synchronous, unbuffered: the parent must see a marker before the child moves on.
@@ -113,42 +114,21 @@ if (mediaOrigin !== undefined) markMediaFiles();
 const logger = createLogger({ level: 'info', pretty: false, destination: process.stdout });
 try {
   const summary = await runSync(
-    {
-      upstreamUrl: values.upstream,
-      concurrency: 4,
-      maxPages: 100_000,
-      maxCrawlAttempts: 2,
-      allowEmpty: false,
-      requestTimeoutMs: 30_000,
-      connectTimeoutMs: 5_000,
-      maxBodyBytes: 20 * 1024 * 1024,
-      maxAttempts: 2,
-      maxRetryAfterMs: 2_000,
+    syncConfig(values.upstream, {
+      SYNC_MAX_PAGES: '100000',
+      UPSTREAM_TIMEOUT: '30s',
       // With --webhook-url, the run also writes its outbox (the webhooks crash campaign checks it).
-      ...(values['webhook-url'] === undefined
-        ? {}
-        : {
-            webhooks: {
-              urls: [values['webhook-url']],
-              events: ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const,
-              failureThreshold: 3,
-            },
-          }),
+      ...(values['webhook-url'] === undefined ? {} : { WEBHOOK_URLS: values['webhook-url'] }),
       ...(mediaOrigin !== undefined && mediaDir !== undefined
         ? {
-            media: {
-              origins: [mediaOrigin],
-              dir: mediaDir,
-              maxBytes: 10 * 1024 * 1024,
-              runMaxBytes: 1024 ** 3,
-              concurrency: 4,
-              timeoutMs: 30_000,
-              connectTimeoutMs: 5_000,
-              retentionMs: null,
-            },
+            MEDIA_ORIGINS: mediaOrigin,
+            MEDIA_DIR: mediaDir,
+            MEDIA_MAX_BYTES: String(10 * 1024 * 1024),
+            MEDIA_RUN_MAX_BYTES: String(1024 ** 3),
+            MEDIA_TIMEOUT: '30s',
           }
         : {}),
-    },
+    }),
     {
       store,
       logger,

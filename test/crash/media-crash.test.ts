@@ -6,7 +6,7 @@ import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
 import { Rng } from '../../src/simulated-upstream/index.js';
 import { runSync } from '../../src/sync/run-sync.js';
-import { syncSettings } from '../helpers/sync.js';
+import { syncConfig } from '../helpers/config.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { expectedMissingOrPartial, listedMediaUrls, mediaHost, tempLeftovers } from '../media/harness.js';
 import { simulatedUpstream } from '../helpers/sync.js';
@@ -57,14 +57,11 @@ describe('crash safety of the media mirror: a sync SIGKILLed at random instants'
     const dbFile = join(dir, 'mirror.db');
     const mediaDir = join(dir, 'media');
     const media = {
-      origins: [host.url],
-      dir: mediaDir,
-      maxBytes: 10 * 1024 * 1024,
-      runMaxBytes: 1024 ** 3,
-      concurrency: 4,
-      timeoutMs: 10_000,
-      connectTimeoutMs: 5_000,
-      retentionMs: null,
+      MEDIA_ORIGINS: host.url,
+      MEDIA_DIR: mediaDir,
+      MEDIA_MAX_BYTES: String(10 * 1024 * 1024),
+      MEDIA_RUN_MAX_BYTES: String(1024 ** 3),
+      MEDIA_TIMEOUT: '10s',
     };
     const rng = new Rng(20_261_123);
     const landed: string[] = [];
@@ -98,7 +95,7 @@ describe('crash safety of the media mirror: a sync SIGKILLed at random instants'
           dangling: 0,
         });
         // Recovery: the next run collects what the killed one left and mirrors everything.
-        const summary = await runSync(syncSettings(upstream.url, { media }), {
+        const summary = await runSync(syncConfig(upstream.url, media), {
           store,
           logger: silentLogger(),
         });

@@ -3,17 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
 import { runSync } from '../../src/sync/run-sync.js';
-import type { OutboxSettings } from '../../src/webhooks/settings.js';
-import { simulatedUpstream, syncSettings } from '../helpers/sync.js';
+import { syncConfig } from '../helpers/config.js';
+import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { spawnChildSync, type ChildLine } from './sync-child.js';
 
 const HOOK = 'http://127.0.0.1:9/hook';
-const webhooks: OutboxSettings = {
-  urls: [HOOK],
-  events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
-  failureThreshold: 3,
-};
+/** Every event type, `sync.failed` after 3 failed runs: the defaults. */
+const webhooks = { WEBHOOK_URLS: HOOK };
 
 /** Where each kill lands: in or right after the commit's transaction, mid-crawl, or after the run. */
 const plans: { name: string; at: (line: ChildLine) => boolean }[] = [
@@ -81,7 +78,7 @@ describe('crash safety of the webhook outbox', () => {
         expectOutboxMatchesRuns(store, `after kill ${i + 1} (${plan.name})`);
         // The next run completes and notifies what changed since the last committed run.
         upstream.faults.clear();
-        await runSync(syncSettings(upstream.url, { webhooks }), { store, logger: silentLogger() });
+        await runSync(syncConfig(upstream.url, webhooks), { store, logger: silentLogger() });
         upstream.faults.set({ latency: 2 });
         expectOutboxMatchesRuns(store, `after the recovery of kill ${i + 1}`);
       } finally {

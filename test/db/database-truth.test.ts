@@ -1,4 +1,4 @@
-import { defaultServerOptions } from '../helpers/mirror-server.js';
+import { defaultServerConfig } from '../helpers/mirror-server.js';
 import { spawnSync } from 'node:child_process';
 import { rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -32,7 +32,7 @@ function insertRunningRun(file: string, pid: number): void {
   raw.close();
 }
 
-const serverOptions = { ...defaultServerOptions, snapshotPollMs: 20 };
+const serverConfig = { server: { ...defaultServerConfig, snapshotPollMs: 20 } };
 
 describe('the truth about the database', () => {
   it('creates the database, its WAL and SHM files 0600 in a 0700 folder', () => {
@@ -69,7 +69,7 @@ describe('the truth about the database', () => {
   it('serve notices a holder that dies while it runs, within one poll', async () => {
     const file = join(tempDir(), 'mirror.db');
     const store = openDatabase(file);
-    const server = await buildServer({ store, logger: silentLogger(), options: serverOptions });
+    const server = await buildServer({ store, logger: silentLogger(), config: serverConfig });
     await server.listen(0, '127.0.0.1');
     insertRunningRun(file, deadPid());
     await expect.poll(() => store.sqlite.prepare('select status from runs').pluck().get()).toBe('aborted');
@@ -103,7 +103,7 @@ describe('the truth about the database', () => {
     writer.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     writer.close();
     const store = openDatabase(file);
-    const server = await buildServer({ store, logger: silentLogger(), options: serverOptions });
+    const server = await buildServer({ store, logger: silentLogger(), config: serverConfig });
     const url = await server.listen(0, '127.0.0.1');
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
@@ -127,7 +127,7 @@ describe('the truth about the database', () => {
     const logger = silentLogger();
     const capture = (obj: { problem?: string }) => void lines.push(obj.problem ?? '');
     logger.error = capture;
-    const server = await buildServer({ store, logger, options: serverOptions });
+    const server = await buildServer({ store, logger, config: serverConfig });
     const url = await server.listen(0, '127.0.0.1');
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 

@@ -1,13 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import { buildServer, type MirrorServer, type ServerOptions } from '../../src/http/server.js';
+import type { ServerConfig } from '../../src/config.js';
+import { buildServer, type MirrorServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import type { SimulatedUpstream } from '../../src/simulated-upstream/index.js';
 import { comparedHeaders } from '../helpers/golden-files.js';
 import { toRawRequest, type RawRequestSpec } from '../http/drf/differential-requests.js';
 import { sendRaw, type RawResponse } from '../http/drf/raw-http.js';
-import { defaultServerOptions } from '../helpers/mirror-server.js';
+import { defaultServerConfig } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { toWire, wantsKeepAlive, type HostileRequest } from './hostile-requests.js';
@@ -36,13 +37,13 @@ export interface FuzzTarget {
 async function startMirror(
   store: MirrorDatabase,
   log: MemoryLog,
-  options: Partial<ServerOptions>,
+  options: Partial<ServerConfig>,
 ): Promise<RunningMirror> {
   const logger = createLogger({ level: 'info', pretty: false, destination: log });
   const server = await buildServer({
     store,
     logger,
-    options: { ...defaultServerOptions, ...options },
+    config: { server: { ...defaultServerConfig, ...options } },
     syncTrigger: () => Promise.resolve({ started: false, runningRunId: null }),
   });
   await server.listen(0, '127.0.0.1');

@@ -1,9 +1,13 @@
+import { loadConfig } from '../../src/config.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { writeSucceededRunOutbox } from '../../src/webhooks/outbox.js';
 
 // No vitest here: the webhook benchmark records its runs the same way.
 
 let counter = 0;
+
+/** Every event type, `sync.failed` after 3 failed runs: the defaults. */
+const webhookDefaults = loadConfig({}).webhooks;
 
 /**
  * Records a succeeded run that added one coworker, with its outbox, in one transaction, as
@@ -26,11 +30,7 @@ export function recordRunWithChange(store: MirrorDatabase, urls: readonly string
           `insert into changes (run_id, at, uuid, slot, kind, new_value) values (?, ?, ?, 0, 'added', ?)`,
         )
         .run(runId, now, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
-      writeSucceededRunOutbox(store, runId, {
-        urls,
-        events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
-        failureThreshold: 3,
-      });
+      writeSucceededRunOutbox(store, runId, { ...webhookDefaults, urls });
       return runId;
     })
     .immediate();

@@ -6,7 +6,8 @@ import {
   type SimulatedUpstream,
   type SimulatedUpstreamOptions,
 } from '../../src/simulated-upstream/index.js';
-import { runSync, type SyncSettings, type SyncSummary } from '../../src/sync/run-sync.js';
+import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
+import { syncConfig, type TestEnv } from './config.js';
 
 export async function simulatedUpstream(options: SimulatedUpstreamOptions = {}): Promise<SimulatedUpstream> {
   const upstream = await startSimulatedUpstream(options);
@@ -14,28 +15,13 @@ export async function simulatedUpstream(options: SimulatedUpstreamOptions = {}):
   return upstream;
 }
 
-export function syncSettings(upstreamUrl: string, overrides: Partial<SyncSettings> = {}): SyncSettings {
-  return {
-    upstreamUrl,
-    concurrency: 4,
-    maxPages: 1000,
-    maxCrawlAttempts: 2,
-    allowEmpty: false,
-    requestTimeoutMs: 5000,
-    connectTimeoutMs: 5000,
-    maxBodyBytes: 20 * 1024 * 1024,
-    maxAttempts: 2,
-    maxRetryAfterMs: 2000,
-    ...overrides,
-  };
-}
-
+/** One run against `upstream`, with the tests' settings and the variables in `env`. */
 export function sync(
   store: MirrorDatabase,
   upstream: { url: string },
-  overrides: Partial<SyncSettings> = {},
+  env: TestEnv = {},
 ): Promise<SyncSummary> {
-  return runSync(syncSettings(upstream.url, overrides), { store, logger: silentLogger() });
+  return runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
 }
 
 /** Every table but `runs`, in full: what a failed run must leave byte-for-byte unchanged. */

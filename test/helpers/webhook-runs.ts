@@ -3,6 +3,7 @@ import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
 import type { DeliverySettings } from '../../src/webhooks/settings.js';
 import { silentLogger } from '../../src/logger.js';
 import { onTestFinished } from 'vitest';
+import { testConfig } from './config.js';
 
 export { recordRunWithChange } from './recorded-run.js';
 
@@ -11,7 +12,8 @@ export function deliverySettings(
   urls: readonly string[],
   overrides: Partial<DeliverySettings> = {},
 ): DeliverySettings {
-  return { urls, secret: null, retryScheduleMs: [10, 10, 10], timeoutMs: 2_000, ...overrides };
+  const { webhooks } = testConfig({ WEBHOOK_RETRY_SCHEDULE: '10,10,10', WEBHOOK_TIMEOUT: '2s' });
+  return { ...webhooks, urls, ...overrides };
 }
 
 /** A worker over `store`, stopped when the test ends. */

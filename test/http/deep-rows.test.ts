@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { defaultServerOptions } from '../helpers/mirror-server.js';
+import { syncConfig } from '../helpers/config.js';
+import { defaultServerConfig } from '../helpers/mirror-server.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { pyJsonDumps, type JsonValue } from '../../src/drf/python-json.js';
 import { buildServer } from '../../src/http/server.js';
@@ -8,7 +9,6 @@ import { runSync } from '../../src/sync/run-sync.js';
 import { canonicalJson, stringifyJson } from '../../src/json/safe-json.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { makeEntry, startFakeDrf } from '../upstream/fake-drf.js';
-import { syncSettings } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 const DEPTH = 50_000;
@@ -49,9 +49,9 @@ describe('no stored row can stop the server', () => {
     });
     onTestFinished(() => upstream.close());
     // As an older version stored it: no depth bound.
-    const settings = syncSettings(upstream.baseUrl, {
-      bounds: { maxDepth: 1_000_000, maxBytes: 10_000_000 },
-    });
+    const config = syncConfig(upstream.baseUrl, { SYNC_MAX_ENTRY_BYTES: '10000000' });
+    // Deeper than SYNC_MAX_ENTRY_DEPTH may be set: as if unbounded.
+    const settings = { ...config, sync: { ...config.sync, maxEntryDepth: 1_000_000 } };
     await runSync(settings, { store, logger: silentLogger() });
     const firstRunAt = new Date().toISOString();
     leaf = '2';
@@ -62,10 +62,7 @@ describe('no stored row can stop the server', () => {
     const server = await buildServer({
       store,
       logger: silentLogger(),
-      options: {
-        ...defaultServerOptions,
-        snapshotPollMs: 1000,
-      },
+      config: { server: { ...defaultServerConfig, snapshotPollMs: 1000 } },
     });
     onTestFinished(() => server.close());
     const url = await server.listen(0, '127.0.0.1');

@@ -7,7 +7,7 @@ import { respondList, type DrfOptions } from '../../src/drf/respond.js';
 import { prepareSnapshot } from '../../src/drf/snapshot.js';
 import type { SimulatedData } from '../../src/simulated-upstream/index.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
-import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
+import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
@@ -192,9 +192,9 @@ function expectedBodies(
   host: string,
 ): Map<number, Map<string, Buffer>> {
   const options: DrfOptions = {
-    trustProxyHeaders: defaultServerOptions.trustProxy,
-    publicBaseUrl: defaultServerOptions.publicBaseUrl,
-    cacheControl: defaultServerOptions.cacheControl,
+    trustProxyHeaders: defaultServerConfig.trustProxy,
+    publicBaseUrl: defaultServerConfig.publicBaseUrl,
+    cacheControl: defaultServerConfig.cacheControl,
   };
   const runs = listRuns(store, { limit: 100_000 })
     .filter((run) => run.status === 'succeeded')

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
-import type { MediaSettings } from '../../src/media/settings.js';
+import type { MediaConfig } from '../../src/config.js';
 import {
   startSimulatedMediaHost,
   startSimulatedUpstream,
@@ -13,15 +13,16 @@ import {
   type SimulatedUpstreamOptions,
 } from '../../src/simulated-upstream/index.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
-import { syncSettings } from '../helpers/sync.js';
+import { syncConfig, type TestEnv } from '../helpers/config.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 export interface MediaRig {
   store: MirrorDatabase;
   upstream: SimulatedUpstream;
   host: SimulatedMediaHost;
-  media: MediaSettings;
-  sync(overrides?: Partial<MediaSettings>): Promise<SyncSummary>;
+  media: MediaConfig;
+  /** One run with the rig's media settings and the variables in `env`. */
+  sync(env?: TestEnv): Promise<SyncSummary>;
 }
 
 /** Closes once, whether the test stops it first or the test's end does. */
@@ -52,26 +53,20 @@ export async function mediaRig(
     }),
   );
   const store = tempDatabase();
-  const media: MediaSettings = {
-    origins: [host.url],
-    dir: join(store.file, '..', 'media'),
-    maxBytes: 10 * 1024 * 1024,
-    runMaxBytes: 100 * 1024 * 1024,
-    concurrency: 4,
-    timeoutMs: 5000,
-    connectTimeoutMs: 5000,
-    retentionMs: null,
+  const mediaEnv: TestEnv = {
+    MEDIA_ORIGINS: host.url,
+    MEDIA_DIR: join(store.file, '..', 'media'),
+    MEDIA_MAX_BYTES: String(10 * 1024 * 1024),
+    MEDIA_RUN_MAX_BYTES: String(100 * 1024 * 1024),
+    MEDIA_TIMEOUT: '5s',
   };
   return {
     store,
     upstream,
     host,
-    media,
-    sync: (overrides = {}) =>
-      runSync(syncSettings(upstream.url, { media: { ...media, ...overrides } }), {
-        store,
-        logger: silentLogger(),
-      }),
+    media: syncConfig(upstream.url, mediaEnv).media,
+    sync: (env = {}) =>
+      runSync(syncConfig(upstream.url, { ...mediaEnv, ...env }), { store, logger: silentLogger() }),
   };
 }
 

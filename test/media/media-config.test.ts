@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { mediaSettingsFrom } from '../../src/media/settings.js';
 
 describe('media configuration', () => {
   it('is off without MEDIA_ORIGINS; its folder defaults to media/ beside the database', () => {
-    expect(mediaSettingsFrom(loadConfig({}))).toBeNull();
+    expect(loadConfig({}).media.origins).toBeNull();
+    expect(loadConfig({ MEDIA_ORIGINS: ' , ' }).media.origins).toBeNull();
     expect(
-      mediaSettingsFrom(
-        loadConfig({
-          MEDIA_ORIGINS: 'https://media.example.com/, http://cdn.example.org:8080',
-          DATABASE_PATH: '/srv/m/mirror.db',
-        }),
-      ),
+      loadConfig({
+        MEDIA_ORIGINS: 'https://media.example.com/, http://cdn.example.org:8080',
+        DATABASE_PATH: '/srv/m/mirror.db',
+      }).media,
     ).toEqual({
       origins: ['https://media.example.com', 'http://cdn.example.org:8080'],
       dir: '/srv/m/media',
@@ -19,8 +17,8 @@ describe('media configuration', () => {
       runMaxBytes: 2 * 1024 ** 3,
       concurrency: 4,
       timeoutMs: 60_000,
-      connectTimeoutMs: 10_000,
       retentionMs: null,
+      rewrite: false,
     });
   });
 
@@ -35,7 +33,7 @@ describe('media configuration', () => {
 
   it('reads MEDIA_RETENTION as a duration and MEDIA_REWRITE as a switch', () => {
     const config = loadConfig({ MEDIA_RETENTION: '30d', MEDIA_REWRITE: 'true', MEDIA_DIR: '/var/media' });
-    expect([config.mediaRetentionMs, config.mediaRewrite, config.mediaDir]).toEqual([
+    expect([config.media.retentionMs, config.media.rewrite, config.media.dir]).toEqual([
       30 * 86_400_000,
       true,
       '/var/media',

@@ -149,7 +149,7 @@ describe('media mirror: fetch and store', () => {
       {},
       'MEDIA_HTTP_STATUS',
     ],
-    ['oversize', () => undefined, { maxBytes: 10 }, 'MEDIA_TOO_LARGE'],
+    ['oversize', () => undefined, { MEDIA_MAX_BYTES: '10' }, 'MEDIA_TOO_LARGE'],
     [
       'type mismatch',
       (rig: Awaited<ReturnType<typeof mediaRig>>, url: string) =>
@@ -170,10 +170,10 @@ describe('media mirror: fetch and store', () => {
     [
       'timeout',
       (rig: Awaited<ReturnType<typeof mediaRig>>) => rig.host.setLatency(10_000),
-      { timeoutMs: 100 },
+      { MEDIA_TIMEOUT: '100' },
       'MEDIA_TIMEOUT',
     ],
-    ['run budget', () => undefined, { runMaxBytes: 1 }, 'MEDIA_RUN_BUDGET'],
+    ['run budget', () => undefined, { MEDIA_RUN_MAX_BYTES: '1' }, 'MEDIA_RUN_BUDGET'],
   ] as const)(
     '%s is recorded per URL as missing, the listing commits',
     async (_name, arrange, overrides, code) => {
@@ -207,7 +207,7 @@ describe('media mirror: fetch and store', () => {
       ],
     });
     host.redirect(`${host.mediaBaseUrl}team/images/moved.jpg`, `${other.mediaBaseUrl}team/images/moved.jpg`);
-    const summary = await rig.sync({ origins: [host.url] });
+    const summary = await rig.sync({ MEDIA_ORIGINS: host.url });
     expect(summary.media).toMatchObject({ fetched: 1, failed: 1 });
     expect(other.requests).toEqual([]);
     expect(tableRows(rig.store, 'media_urls', 'url, failure_code')).toEqual([
@@ -239,10 +239,10 @@ describe('media mirror: fetch and store', () => {
     const url = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
     const oldSha = sha256(rig.host.fileAt(url)?.bytes ?? Buffer.alloc(0));
     rig.host.bump(url);
-    await rig.sync({ retentionMs: 3_600_000 });
+    await rig.sync({ MEDIA_RETENTION: '1h' });
     expect(existsSync(objectPath(rig.media.dir, oldSha))).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await rig.sync({ retentionMs: 1 });
+    await rig.sync({ MEDIA_RETENTION: '1' });
     expect(existsSync(objectPath(rig.media.dir, oldSha))).toBe(false);
     const dropped = tableRows(rig.store, 'media_blobs', 'sha256, dropped_at').filter(
       (r) => r.dropped_at !== null,

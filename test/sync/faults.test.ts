@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { getRun } from '../../src/db/queries.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { FaultSettingsInput } from '../../src/simulated-upstream/index.js';
-import type { SyncSettings } from '../../src/sync/run-sync.js';
+import type { TestEnv } from '../helpers/config.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
@@ -12,7 +12,7 @@ interface FaultCase {
   code: ErrorCode;
   /** Words the recorded reason must contain, so a person knows where to look. */
   reason: RegExp;
-  settings?: Partial<SyncSettings>;
+  settings?: TestEnv;
   /** Rows the fault itself adds to the upstream for good (count drift). */
   addsRows?: number;
 }
@@ -53,7 +53,7 @@ const cases: FaultCase[] = [
     faults: { oversizeBody: { page: 2, bytes: 200_000 } },
     code: 'UPSTREAM_BODY_TOO_LARGE',
     reason: /bytes|limit|cap/i,
-    settings: { maxBodyBytes: 100_000 },
+    settings: { UPSTREAM_MAX_BODY_BYTES: '100000' },
   },
   {
     name: 'invalid uuid',
@@ -78,7 +78,7 @@ const cases: FaultCase[] = [
     faults: { countDrift: { afterPage: 1, add: 1 } },
     code: 'UPSTREAM_INCONSISTENT',
     reason: /count|entries/i,
-    settings: { maxCrawlAttempts: 1, concurrency: 1 },
+    settings: { SYNC_MAX_CRAWL_ATTEMPTS: '1', SYNC_CONCURRENCY: '1' },
     addsRows: 1,
   },
   {
@@ -92,14 +92,14 @@ const cases: FaultCase[] = [
     faults: { nextLoop: { page: 3, to: 1 } },
     code: 'UPSTREAM_PAGE_LOOP',
     reason: /page/,
-    settings: { concurrency: 1 },
+    settings: { SYNC_CONCURRENCY: '1' },
   },
   {
     name: 'request timeout',
     faults: { hang: { page: 2 } },
     code: 'UPSTREAM_TIMEOUT',
     reason: /page=2|page 2|timeout/i,
-    settings: { requestTimeoutMs: 300, maxAttempts: 1 },
+    settings: { UPSTREAM_TIMEOUT: '300', UPSTREAM_MAX_ATTEMPTS: '1' },
   },
 ];
 
@@ -146,7 +146,7 @@ describe('a failed crawl changes nothing but its own run record', () => {
     const upstream = await simulatedUpstream({ seed: 3, count: 12 });
     const first = await sync(store, upstream);
     upstream.faults.set({ emptyListing: true });
-    const emptied = await sync(store, upstream, { allowEmpty: true });
+    const emptied = await sync(store, upstream, { SYNC_ALLOW_EMPTY: 'true' });
     expect(emptied.entries).toBe(0);
     expect(emptied.counts.removed).toBe(first.entries);
   });
@@ -215,7 +215,11 @@ describe('transient faults are retried and the run succeeds', () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 8, count: 30 });
     upstream.faults.set(faults);
-    const summary = await sync(store, upstream, { maxAttempts: 4, maxCrawlAttempts: 3, concurrency: 1 });
+    const summary = await sync(store, upstream, {
+      UPSTREAM_MAX_ATTEMPTS: '4',
+      SYNC_MAX_CRAWL_ATTEMPTS: '3',
+      SYNC_CONCURRENCY: '1',
+    });
     expect(summary.entries).toBe(upstream.data.count);
     expect(getRun(store, 1)?.status).toBe('succeeded');
   });

@@ -13,7 +13,8 @@ import {
   startFakeDrf,
   type FakeDrfOptions,
 } from '../upstream/fake-drf.js';
-import { storedState, syncSettings } from '../helpers/sync.js';
+import { syncConfig } from '../helpers/config.js';
+import { storedState } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';
 
 /** The MirrorError a run fails with. */
@@ -65,7 +66,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
         },
       });
       const before = storedState(store);
-      const error = await failure(runSync(syncSettings(upstream.baseUrl), { store, logger: silentLogger() }));
+      const error = await failure(runSync(syncConfig(upstream.baseUrl), { store, logger: silentLogger() }));
       expect(error).toMatchObject({
         code: 'UPSTREAM_SCHEMA',
         details: { page: 1, index: 1, field: 'extra' },
@@ -84,7 +85,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
       entries: [makeEntry(0), makeEntry(1, { notes: 'x'.repeat(5000) })],
     });
     const error = await failure(
-      runSync(syncSettings(upstream.baseUrl, { bounds: { maxBytes: 4096 } }), {
+      runSync(syncConfig(upstream.baseUrl, { SYNC_MAX_ENTRY_BYTES: '4096' }), {
         store,
         logger: silentLogger(),
       }),
@@ -98,7 +99,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     const entries = makeEntries(40).map((e) => ({ ...e, name: 'n'.repeat(2000) }));
     const upstream = await fakeDrf({ entries });
     await expect(
-      runSync(syncSettings(upstream.baseUrl, { concurrency: 1, bounds: { maxListingBytes: 50_000 } }), {
+      runSync(syncConfig(upstream.baseUrl, { SYNC_CONCURRENCY: '1', SYNC_MAX_LISTING_BYTES: '50000' }), {
         store,
         logger: silentLogger(),
       }),
@@ -109,7 +110,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     expect(tableRows(store, 'versions')).toEqual([]);
     // The lock is released: the next run with room enough succeeds.
     await expect(
-      runSync(syncSettings(upstream.baseUrl), { store, logger: silentLogger() }),
+      runSync(syncConfig(upstream.baseUrl), { store, logger: silentLogger() }),
     ).resolves.toMatchObject({ runId: 2, entries: 40 });
   });
 
@@ -117,7 +118,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     const store = tempDatabase();
     const upstream = await fakeDrf({ entries: makeEntries(30) });
     await expect(
-      runSync(syncSettings(upstream.baseUrl, { bounds: { maxEntries: 20 } }), {
+      runSync(syncConfig(upstream.baseUrl, { SYNC_MAX_ENTRIES: '20' }), {
         store,
         logger: silentLogger(),
       }),
@@ -136,10 +137,13 @@ describe('a hostile upstream cannot hurt the mirror', () => {
       },
     });
     const error = await failure(
-      runSync(syncSettings(upstream.baseUrl, { maxAttempts: 1, bounds: { requestDeadlineMs: 300 } }), {
-        store,
-        logger: silentLogger(),
-      }),
+      runSync(
+        syncConfig(upstream.baseUrl, { UPSTREAM_MAX_ATTEMPTS: '1', UPSTREAM_REQUEST_DEADLINE: '300' }),
+        {
+          store,
+          logger: silentLogger(),
+        },
+      ),
     );
     expect(error.code).toBe('UPSTREAM_TIMEOUT');
     expect(error.message).toMatch(
@@ -160,7 +164,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
       },
     });
     const error = await failure(
-      runSync(syncSettings(upstream.baseUrl, { bounds: { maxDurationMs: 400, requestDeadlineMs: 60_000 } }), {
+      runSync(syncConfig(upstream.baseUrl, { SYNC_MAX_DURATION: '400', UPSTREAM_REQUEST_DEADLINE: '60s' }), {
         store,
         logger: silentLogger(),
       }),
@@ -174,7 +178,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     expect(getRun(store, 1)).toMatchObject({ status: 'failed', errorCode: 'SYNC_TIMEOUT' });
     stall = false;
     await expect(
-      runSync(syncSettings(upstream.baseUrl), { store, logger: silentLogger() }),
+      runSync(syncConfig(upstream.baseUrl), { store, logger: silentLogger() }),
     ).resolves.toMatchObject({ runId: 2, entries: 20 });
   });
 
@@ -189,7 +193,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
       },
     });
     await expect(
-      runSync(syncSettings(upstream.baseUrl, { bounds: { requestDeadlineMs: 300 } }), {
+      runSync(syncConfig(upstream.baseUrl, { UPSTREAM_REQUEST_DEADLINE: '300' }), {
         store,
         logger: silentLogger(),
       }),
@@ -208,7 +212,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
         return true;
       },
     });
-    const settings = syncSettings(upstream.baseUrl, { bounds: { maxOptionsBytes: 10_000 } });
+    const settings = syncConfig(upstream.baseUrl, { UPSTREAM_MAX_OPTIONS_BYTES: '10000' });
     await runSync(settings, { store, logger: silentLogger() });
     huge = true;
     upstream.entries.push(makeEntry(99));
@@ -228,7 +232,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     const lines: string[] = [];
     out.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
     const logger = createLogger({ level: 'warn', pretty: false, destination: out });
-    await runSync(syncSettings(upstream.baseUrl), { store, logger });
+    await runSync(syncConfig(upstream.baseUrl), { store, logger });
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line.length).toBeLessThan(2_000);

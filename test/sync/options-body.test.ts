@@ -5,7 +5,8 @@ import { buildUpstreamClient, runSync } from '../../src/sync/run-sync.js';
 import type { UpstreamClient } from '../../src/upstream/client.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { startMirror } from '../helpers/mirror-server.js';
-import { simulatedUpstream, syncSettings } from '../helpers/sync.js';
+import { syncConfig } from '../helpers/config.js';
+import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 // An upstream whose metadata differs from DRF's default, so replay and a rebuilt default tell apart.
@@ -14,7 +15,7 @@ const UPSTREAM_OPTIONS =
 
 /** The real client, with OPTIONS answered by `options` (a body; null: an upstream failure). */
 function clientWithOptions(url: string, options: string | null): UpstreamClient {
-  const real = buildUpstreamClient(syncSettings(url), silentLogger());
+  const real = buildUpstreamClient(syncConfig(url), silentLogger());
   return {
     getJson: (target, context) => real.getJson(target, context),
     getText: (target, method, context) => {
@@ -35,7 +36,7 @@ describe('the OPTIONS answer', () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ count: 10 });
     const sync = (options: string | null) =>
-      runSync(syncSettings(upstream.url), {
+      runSync(syncConfig(upstream.url), {
         store,
         logger: silentLogger(),
         client: clientWithOptions(upstream.url, options),

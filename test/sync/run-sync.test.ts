@@ -167,7 +167,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ count: 30 });
     upstream.faults.set({ latency: 50 });
-    const first = sync(store, upstream, { concurrency: 1 });
+    const first = sync(store, upstream, { SYNC_CONCURRENCY: '1' });
     await new Promise((r) => setTimeout(r, 20));
     await expect(sync(store, upstream)).rejects.toMatchObject({ code: 'SYNC_LOCKED', details: { runId: 1 } });
     await first;

@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { join } from 'node:path';
-import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
+import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { listedMediaUrls, mediaRig } from '../media/harness.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
@@ -24,7 +24,7 @@ async function pages(store: MirrorDatabase, mode: 'demo' | 'upstream') {
   const server = await buildServer({
     store,
     logger: silentLogger(),
-    options: defaultServerOptions,
+    config: { server: defaultServerConfig },
     web: { status: statusSource(mode) },
   });
   onTestFinished(() => server.close());

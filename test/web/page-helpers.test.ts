@@ -108,7 +108,7 @@ describe('page helpers', () => {
     expect(demo.upstream()).toEqual({ mode: 'demo', url: 'http://127.0.0.1:4567' });
     expect(demo.syncRunning()).toBe(true);
     const config = loadConfig({ UPSTREAM_URL: 'https://user:pw@team.example.com', SYNC_RANDOM_DELAY: '30s' });
-    const real = statusSourceFor(config, config.upstream?.label ?? '', scheduler);
+    const real = statusSourceFor(config, config.upstream.target?.label ?? '', scheduler);
     expect(real.upstream()).toEqual({ mode: 'upstream', url: 'https://user:***@team.example.com' });
     expect(real.randomDelayMs).toBe(30_000);
     expect(real.nextRunAt()?.getUTCMinutes()).toSatisfy((m: number) => m % 10 === 0);

@@ -103,7 +103,7 @@ export interface PageHistory {
 }
 
 /** A mirror configured for big entries (SYNC_MAX_ENTRY_BYTES=2MiB): the 1 MB post must be stored to be shown. */
-const BIG_ENTRIES = { bounds: { maxBytes: 2 * 1024 * 1024 } };
+const BIG_ENTRIES = { SYNC_MAX_ENTRY_BYTES: String(2 * 1024 * 1024) };
 
 export async function buildPageHistory(): Promise<PageHistory> {
   const store = tempDatabase();

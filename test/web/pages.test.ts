@@ -3,7 +3,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
-import { defaultServerOptions, startMirror } from '../helpers/mirror-server.js';
+import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { BIG_POST, buildPageHistory, HOSTILE_NAME, RTL_NAME, TESS_NAME, UUID } from './page-history.js';
@@ -141,7 +141,7 @@ describe('the status page with a schedule', () => {
     const server = await buildServer({
       store: history.store,
       logger: silentLogger(),
-      options: defaultServerOptions,
+      config: { server: defaultServerConfig },
       web: {
         status: {
           upstream: () => ({ mode: 'upstream', url: 'https://***:***@team.example.com' }),

@@ -17,7 +17,7 @@ function program(): Command {
   const root = new Command('coworker-mirror').exitOverride();
   registerDeliveriesCommand(root, {
     withSettings: (command) => command.addOption(new Option('--db <value>')),
-    configFrom: (options) => loadConfig({}, { databasePath: options.db as string }),
+    configFrom: (options) => loadConfig({}, { 'database.path': options.db as string }),
   });
   return root;
 }

@@ -2,15 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { listChanges } from '../../src/db/queries.js';
 import { changeView } from '../../src/history-views.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/webhooks/outbox.js';
-import type { OutboxSettings } from '../../src/webhooks/settings.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 
-const webhooks: OutboxSettings = {
-  urls: ['http://127.0.0.1:9/a', 'http://127.0.0.1:9/b'],
-  events: ['coworkers.changed', 'sync.failed', 'sync.recovered'],
-  failureThreshold: 3,
+const webhooks = {
+  WEBHOOK_URLS: 'http://127.0.0.1:9/a,http://127.0.0.1:9/b',
+  WEBHOOK_EVENTS: 'coworkers.changed,sync.failed,sync.recovered',
+  WEBHOOK_FAILURE_THRESHOLD: '3',
 };
 
 interface Payload {
@@ -33,10 +32,10 @@ describe('the outbox: notifications written in the run transaction', () => {
   it('a run with changes writes one coworkers.changed carrying the same objects as `changes --json`', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 7, count: 12 });
-    await sync(store, upstream, { webhooks });
+    await sync(store, upstream, webhooks);
     upstream.data.edit(2, 'post');
     upstream.data.remove(1);
-    const second = await sync(store, upstream, { webhooks });
+    const second = await sync(store, upstream, webhooks);
 
     const all = messages(store);
     expect(all.map((m) => [m.type, m.runId])).toEqual([
@@ -76,8 +75,8 @@ describe('the outbox: notifications written in the run transaction', () => {
     const upstream = await simulatedUpstream({ seed: 8, count: 5 });
     await sync(store, upstream); // no webhooks configured
     upstream.data.add(1);
-    await sync(store, upstream, { webhooks: { ...webhooks, events: ['sync.failed'] } });
-    await sync(store, upstream, { webhooks }); // nothing changed
+    await sync(store, upstream, { ...webhooks, WEBHOOK_EVENTS: 'sync.failed' });
+    await sync(store, upstream, webhooks); // nothing changed
     expect(messages(store)).toEqual([]);
   });
 
@@ -85,7 +84,7 @@ describe('the outbox: notifications written in the run transaction', () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 9, count: 3 });
     const withCredentials = upstream.url.replace('http://', 'http://reader:s3cret@');
-    await sync(store, { url: withCredentials }, { webhooks });
+    await sync(store, { url: withCredentials }, webhooks);
     const body = (store.sqlite.prepare('select body from webhook_messages').pluck().get() as string) ?? '';
     expect(body).not.toContain('s3cret');
     expect((JSON.parse(body) as Payload).data.upstream).toBe(
@@ -96,7 +95,7 @@ describe('the outbox: notifications written in the run transaction', () => {
   it('splits a run whose changes exceed the size cap into parts that say part and parts', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 10, count: 2_500 });
-    const summary = await sync(store, upstream, { webhooks });
+    const summary = await sync(store, upstream, webhooks);
     const all = messages(store);
     expect(all.length).toBeGreaterThan(1);
     const bodies = store.sqlite.prepare('select body from webhook_messages').pluck().all() as string[];
@@ -112,11 +111,11 @@ describe('the outbox: notifications written in the run transaction', () => {
   it('sends sync.failed once when the streak reaches the threshold, then sync.recovered', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 11, count: 4 });
-    await sync(store, upstream, { webhooks });
+    await sync(store, upstream, webhooks);
     upstream.faults.set({ invalidJson: { page: 1 } });
-    for (let i = 0; i < 4; i++) await expect(sync(store, upstream, { webhooks })).rejects.toThrow();
+    for (let i = 0; i < 4; i++) await expect(sync(store, upstream, webhooks)).rejects.toThrow();
     upstream.faults.clear();
-    const recovered = await sync(store, upstream, { webhooks });
+    const recovered = await sync(store, upstream, webhooks);
 
     const all = messages(store);
     expect(all.map((m) => [m.type, m.runId])).toEqual([
@@ -136,11 +135,11 @@ describe('the outbox: notifications written in the run transaction', () => {
   it('a commit that is refused writes no notification, like it writes no data', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 12, count: 4 });
-    await sync(store, upstream, { webhooks });
+    await sync(store, upstream, webhooks);
     const before = { ...storedState(store), messages: tableRows(store, 'webhook_messages') };
     upstream.data.add(2);
     // The run is aborted under it (as a stale-lock recovery would) before its commit.
-    const aborting = sync(store, upstream, { webhooks });
+    const aborting = sync(store, upstream, webhooks);
     store.sqlite.prepare("update runs set status = 'aborted' where status = 'running'").run();
     await expect(aborting).rejects.toMatchObject({ code: 'RUN_ABORTED' });
     expect({ ...storedState(store), messages: tableRows(store, 'webhook_messages') }).toEqual(before);

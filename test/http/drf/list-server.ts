@@ -6,6 +6,7 @@ import type { PreparedSnapshot } from '../../../src/drf/snapshot.js';
 import { createDrfHandler } from '../../../src/http/drf-handler.js';
 import { createHttpServer } from '../../../src/http/http-server.js';
 import { silentLogger } from '../../../src/logger.js';
+import { testConfig } from '../../helpers/config.js';
 
 /**
  * The mirror's list endpoint exactly as `buildServer` mounts it (the same node:http server, its
@@ -37,15 +38,11 @@ export async function startListServer(
     metrics,
     logger: silentLogger(),
     options: {
+      ...testConfig().server,
       trustProxy: options.trustProxyHeaders,
       publicBaseUrl: options.publicBaseUrl,
       cacheControl: options.cacheControl,
-      staleAfterMs: 3_600_000,
-      snapshotPollMs: 1000,
-      adminToken: null,
       forwardedAllowIps: options.forwardedAllowIps ?? ['127.0.0.1'],
-      keepAliveTimeoutMs: 65_000,
-      metricsToken: null,
       listCacheBytes: options.listCacheBytes ?? 1024 * 1024,
     },
     boundAddress: () => {
@@ -55,7 +52,7 @@ export async function startListServer(
         : null;
     },
   });
-  const created = createHttpServer({ keepAliveTimeoutMs: 65_000 }, drf, (_req, res) => {
+  const created = createHttpServer(testConfig().server, drf, (_req, res) => {
     res.writeHead(404).end();
   });
   bound.server = created;
