@@ -181,7 +181,12 @@ async function startParts(
     syncTrigger: () => scheduler.trigger('admin'),
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
-  parts.webhooks = startWebhookDelivery({ config, logger, registry: server.metrics.registry });
+  // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
+  parts.webhooks = startWebhookDelivery({
+    config: { webhooks: config.webhooks, database: { path: databasePath } },
+    logger,
+    registry: server.metrics.registry,
+  });
   const url = await server.listen(config.server.port, config.server.host);
   logger.info(
     { url, upstream: label, db: databasePath, cron: config.sync.cron, ...(demo ? { demo: true } : {}) },

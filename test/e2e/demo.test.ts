@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BUILT_CLI, ensureBuilt, eventually } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-db.js';
+import { newSecret, webhookReceiver } from '../helpers/webhook-receiver.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
 
@@ -48,9 +49,11 @@ async function startDemo(cwd: string, env: Record<string, string>) {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SYNC_CRON: '0 0 1 1 *', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Kept apart: chunks of the two streams interleaved in one string can split a line in two.
   let stdout = '';
+  let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-  child.stderr.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   onTestFinished(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -63,7 +66,7 @@ async function startDemo(cwd: string, env: Record<string, string>) {
   );
   const runs = async () =>
     ((await (await fetch(`${url}/api/mirror/runs/`)).json()) as { results: RunJson[] }).results;
-  return { child, exited, url, runs, output: () => stdout };
+  return { child, exited, url, runs, output: () => `${stdout}${stderr === '' ? '' : `\n${stderr}`}` };
 }
 
 describe('the demo', () => {
@@ -91,7 +94,13 @@ describe('the demo', () => {
       .output()
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { mode?: string });
+      .map((l) => {
+        try {
+          return JSON.parse(l) as { mode?: string };
+        } catch {
+          return { mode: `not a JSON line: ${l}` };
+        }
+      });
     expect(lines.filter((l) => l.mode !== 'demo')).toEqual([]);
     expect(existsSync(join(cwd, 'data', 'demo.db'))).toBe(true);
     expect(existsSync(join(cwd, 'data', 'mirror.db'))).toBe(false);
@@ -124,4 +133,23 @@ describe('the demo', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   }, 90_000);
+
+  it('regression: delivers its webhooks from its own database (the worker opened ./data/mirror.db)', async () => {
+    const cwd = tempDir();
+    const secret = newSecret();
+    const receiver = await webhookReceiver(secret);
+    const demo = await startDemo(cwd, {
+      DEMO_UPSTREAM_PORT: String(await freePortPair()),
+      DEMO_MUTATE_EVERY: '1h',
+      WEBHOOK_URLS: receiver.url,
+      WEBHOOK_SECRET: secret,
+    });
+    // The first sync adds the demo's whole team: one signed coworkers.changed reaches the receiver.
+    const first = await eventually(() => receiver.received[0], 30_000, 'the first delivery');
+    expect(first.verifiedBySpec).toBe(true);
+    expect((JSON.parse(first.body) as { type: string }).type).toBe('coworkers.changed');
+    demo.child.kill('SIGTERM');
+    expect(await demo.exited).toBe(0);
+    expect(existsSync(join(cwd, 'data', 'mirror.db'))).toBe(false);
+  }, 60_000);
 });
