@@ -66,7 +66,7 @@ async function startDemo(cwd: string, env: Record<string, string>) {
   );
   const runs = async () =>
     ((await (await fetch(`${url}/api/mirror/runs/`)).json()) as { results: RunJson[] }).results;
-  return { child, exited, url, runs, output: () => `${stdout}${stderr === '' ? '' : `\n${stderr}`}` };
+  return { child, exited, url, runs, output: () => `${stdout}\n${stderr}` };
 }
 
 describe('the demo', () => {
@@ -94,6 +94,7 @@ describe('the demo', () => {
       .output()
       .trim()
       .split('\n')
+      .filter((l) => l !== '')
       .map((l) => {
         try {
           return JSON.parse(l) as { mode?: string };
