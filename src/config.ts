@@ -21,7 +21,7 @@ import {
 } from './config/values.js';
 import { parseDuration } from './time/duration.js';
 
-export { maskUrlCredentials, parseDuration, webhookEventTypes };
+export { maskUrlCredentials, parseDuration };
 export type { WebhookEventType } from './config/values.js';
 export type { UpstreamTarget };
 

@@ -13,7 +13,7 @@ import { endRunWithoutData } from './run-lock.js';
  */
 
 /** What the child tells the parent over the IPC channel; parsed, never trusted as typed. */
-export const childMessageSchema = z.discriminatedUnion('type', [
+const childMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-started'), runId: z.number().int().positive() }),
   z.object({
     type: z.literal('run-failed'),
@@ -22,7 +22,7 @@ export const childMessageSchema = z.discriminatedUnion('type', [
     details: z.record(z.string(), z.unknown()),
   }),
 ]);
-export type ChildMessage = z.infer<typeof childMessageSchema>;
+type ChildMessage = z.infer<typeof childMessageSchema>;
 
 /** The child's side: sends one message to the parent when it runs under `start` (no-op otherwise). */
 export function reportToParent(
@@ -60,7 +60,7 @@ export interface IsolatedSyncOptions {
 /** A child that ignores SIGTERM this long after an abort is killed. */
 const KILL_AFTER_MS = 5_000;
 /** The child's own deadline fires first; the grace is for a child too stuck to honour it. */
-export const WATCHDOG_GRACE_MS = 30_000;
+const WATCHDOG_GRACE_MS = 30_000;
 const STDERR_TAIL_BYTES = 4096;
 
 interface ChildOutcome {
