@@ -7,8 +7,11 @@
  * asked for page 2 (the same bytes as the ceiling; `--spread` cycles over several pages). Each
  * server runs in its own process (this script again, with `--serve`); the load comes from wrk
  * (Debian's /usr/bin/wrk, one thread), which saturates a Node process with room to spare, so the
- * ratio is the servers' and not the load generator's. `--rounds` alternate the order; the best
- * round of each server is compared. Percentiles are wrk's `--latency` distribution.
+ * ratio is the servers' and not the load generator's: each round prints wrk's own share of a core,
+ * and the run says so when it nears one. Both servers run with `npm start`'s V8 flags, and the
+ * ceiling is checked to send the mirror's status, headers (in order, keep-alive included) and
+ * body. `--rounds` alternate the order; the best round of each server is compared. Percentiles
+ * are wrk's `--latency` distribution.
  *
  *   npx tsx bench/serve.ts [--duration 10] [--connections 64] [--entries 1000] [--warmup 2] [--rounds 2]
  *                          [--spread] [--cpu-prof-dir DIR]   (DIR/mirror, DIR/ceiling: profiles, warm-up included)
@@ -37,6 +40,11 @@ const CHILD_STOP_TIMEOUT_MS = 10_000;
 const GOAL_RPS_RATIO = 0.85;
 const GOAL_P99_RATIO = 1.5;
 const WRK_THREADS = 1;
+// Both servers run with the V8 flags `npm start` gives the mirror (package.json), so the ratio is the
+// application's cost and the figures are production's.
+const SERVER_NODE_FLAGS = ['--max-semi-space-size=2'];
+// At or above this share of one core, wrk may be what limits the figures, not the server.
+const WRK_BUSY_SHARE = 0.9;
 // Headers node:http adds to every answer by itself; the ceiling gets its own.
 const PER_CONNECTION_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
 
@@ -73,7 +81,11 @@ interface LoadResult {
   non2xx: number;
   /** The server process's CPU time (user + system) per response, in microseconds. */
   cpuPerResponse: number;
+  /** wrk's CPU time over the run's wall time: near 1, the load generator limits the figures. */
+  wrkCpuShare: number;
 }
+
+type WrkResult = Omit<LoadResult, 'cpuPerResponse'>;
 
 function positiveInt(name: string, text: string | undefined): number {
   const n = Number(text);
@@ -102,6 +114,8 @@ async function serveMirror(file: string): Promise<{ url: string; close: () => Pr
 }
 
 async function serveCeiling(file: string): Promise<{ url: string; close: () => Promise<void> }> {
+  // The mirror's idle keep-alive, so `Keep-Alive: timeout=65` is the mirror's header byte for byte.
+  const { keepAliveTimeoutMs } = productionServerOptions();
   const saved = JSON.parse(readFileSync(file, 'utf8')) as {
     status: number;
     rawHeaders: string[];
@@ -112,6 +126,7 @@ async function serveCeiling(file: string): Promise<{ url: string; close: () => P
     res.writeHead(saved.status, saved.rawHeaders);
     res.end(body);
   });
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('ceiling server has no port');
@@ -162,7 +177,8 @@ function startChild(role: 'mirror' | 'ceiling', args: string[]): Promise<Child> 
       // --cpu-prof-name would let the two overwrite each other.
       ['--cpu-prof', '--cpu-prof-dir', join(profileDir, role)]
     : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', SELF, '--serve', role, ...args], {
+  const flags = [...SERVER_NODE_FLAGS, ...profile, '--import', 'tsx'];
+  const child = spawn(process.execPath, [...flags, SELF, '--serve', role, ...args], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -254,6 +270,19 @@ async function checkMirror(base: string, paths: readonly string[]): Promise<Fixe
   return answers;
 }
 
+/** The ceiling's answer is the mirror's, byte for byte, but for the Date header's value. */
+async function checkCeiling(base: string, mirror: FixedAnswer): Promise<void> {
+  const ceiling = await fetchRaw(`${base}${LIST_PATH}?page=2`);
+  const head = (a: FixedAnswer): string =>
+    JSON.stringify([a.status, a.rawHeaders.map((v, i) => (a.rawHeaders[i - 1] === 'Date' ? '' : v))]);
+  if (!ceiling.body.equals(mirror.body) || head(ceiling) !== head(mirror)) {
+    throw new Error(`the ceiling does not send the mirror's bytes: ${head(ceiling)} against ${head(mirror)}`);
+  }
+  console.log(
+    `ceiling check: same status, headers (in order, Date's value aside) and ${mirror.body.length} B body`,
+  );
+}
+
 function withoutPerConnectionHeaders(rawHeaders: readonly string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
@@ -277,6 +306,17 @@ function wrkScript(dir: string, paths: readonly string[]): string {
   return file;
 }
 
+/**
+ * CPU seconds (user + system) of this process's children that have exited and been reaped:
+ * /proc/self/stat's cutime and cstime, in clock ticks of 1/100 s (USER_HZ on Linux).
+ */
+function reapedChildrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  // Fields after the command name in parentheses, which may itself hold spaces: state is field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / 100;
+}
+
 /** A wrk latency figure (`812.00us`, `1.20ms`, `2.01s`) in milliseconds. */
 function wrkMillis(text: string | undefined): number {
   const match = /^([\d.]+)(us|ms|s)$/.exec(text ?? '');
@@ -286,7 +326,7 @@ function wrkMillis(text: string | undefined): number {
 }
 
 /** Parses wrk's `--latency` report. */
-export function parseWrk(output: string): Omit<LoadResult, 'cpuPerResponse'> {
+export function parseWrk(output: string): Omit<WrkResult, 'wrkCpuShare'> {
   const requests = Number(/(\d+) requests in/.exec(output)?.[1] ?? Number.NaN);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
   return {
@@ -305,13 +345,10 @@ export function parseWrk(output: string): Omit<LoadResult, 'cpuPerResponse'> {
  * so the server, not the load generator, is what is measured (autocannon on the same 2 cores
  * saturated first and reported every server alike).
  */
-function load(
-  base: string,
-  script: string,
-  seconds: number,
-  connections: number,
-): Promise<Omit<LoadResult, 'cpuPerResponse'>> {
+function load(base: string, script: string, seconds: number, connections: number): Promise<WrkResult> {
   return new Promise((resolve, reject) => {
+    const childCpuBefore = reapedChildrenCpuSeconds();
+    const started = performance.now();
     const args = ['-t', String(WRK_THREADS), '-c', String(connections), '-d', `${seconds}s`, '--latency'];
     const child = spawn(WRK, [...args, '-s', script, base], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -320,8 +357,11 @@ function load(
     child.once('error', reject);
     child.once('exit', (code) => {
       const result = parseWrk(out);
+      // wrk is the only child that exits during a run, so what reaped children used is its CPU.
+      const wrkCpuShare =
+        (reapedChildrenCpuSeconds() - childCpuBefore) / ((performance.now() - started) / 1000);
       if (code !== 0 || !Number.isFinite(result.perSecond)) reject(new Error(`wrk failed (${code}): ${out}`));
-      else resolve(result);
+      else resolve({ ...result, wrkCpuShare });
     });
   });
 }
@@ -372,7 +412,8 @@ function line(label: string, r: LoadResult): string {
   const rps = Math.round(r.perSecond).toLocaleString('en-US');
   return (
     `${label} ${rps.padStart(7)} req/s  p50 ${millis(r.p50).padStart(8)}  p99 ${millis(r.p99).padStart(8)}` +
-    `  server CPU ${r.cpuPerResponse.toFixed(1)} µs/response  [${r.requests.toLocaleString('en-US')} responses, ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx]`
+    `  server CPU ${r.cpuPerResponse.toFixed(1)} µs/response  wrk ${Math.round(r.wrkCpuShare * 100)} % of a core` +
+    `  [${r.requests.toLocaleString('en-US')} responses, ${r.errors} errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx]`
   );
 }
 
@@ -405,6 +446,11 @@ function printResults(results: Rounds, labels: Record<Role, string>): void {
   console.log(line(`${labels.mirror}:`.padEnd(width), best(results.mirror)));
   report(best(results.ceiling), best(results.mirror));
   const all = [...results.ceiling, ...results.mirror];
+  const busiest = Math.max(...all.map((r) => r.wrkCpuShare));
+  console.log(
+    `wrk used at most ${Math.round(busiest * 100)} % of a core in any round` +
+      (busiest >= WRK_BUSY_SHARE ? ': ✗ the load generator may be the limit, not the server' : ''),
+  );
   const failures = all.reduce((n, r) => n + r.errors + r.timeouts + r.non2xx, 0);
   if (failures > 0) {
     console.log(`✗ ${failures} errors, timeouts or non-2xx answers: the figures above are not comparable`);
@@ -424,7 +470,8 @@ async function runBench(): Promise<void> {
     const paths = pagePaths(pages);
     console.log(
       `serve: ${entries.toLocaleString('en-US')} entries (${pages} pages of ${PAGE_SIZE}), ${connections} connections, ` +
-        `wrk, ${rounds} × ${seconds} s per server after ${warmup} s warm-up, each server in its own process`,
+        `wrk, ${rounds} × ${seconds} s per server after ${warmup} s warm-up, each server in its own process ` +
+        `(node ${SERVER_NODE_FLAGS.join(' ')})`,
     );
     console.log(machineLine());
     const mirror = await startChild('mirror', ['--db', db]);
@@ -439,6 +486,7 @@ async function runBench(): Promise<void> {
       );
       const ceiling = await startChild('ceiling', ['--answer', saveAnswer(dir, page2)]);
       try {
+        await checkCeiling(ceiling.url, page2);
         const settings = { seconds, warmup, connections, rounds };
         // Page 2 alone by default: the mirror then sends the very bytes the ceiling sends.
         const loadPaths = values.spread ? paths : [`${LIST_PATH}?page=2`];

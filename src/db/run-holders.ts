@@ -93,12 +93,26 @@ export function abortDeadRuns(store: MirrorDatabase, now = new Date()): RunRow |
   return holder;
 }
 
+const runningChecks = new WeakMap<MirrorDatabase, () => boolean>();
+
+function anyRunning(store: MirrorDatabase): boolean {
+  let check = runningChecks.get(store);
+  if (!check) {
+    const statement = store.sqlite.prepare("select 1 from runs where status = 'running' limit 1").pluck();
+    runningChecks.set(store, (check = () => statement.get() !== undefined));
+  }
+  return check();
+}
+
 /**
  * Marks runs whose holder is dead as aborted; returns how many. It reads first (in WAL a read never
  * waits) and takes the write lock only when a dead holder is found: a server polling this while a
  * live sync commits must not block its event loop on that sync's write transaction.
  */
 export function recoverDeadRuns(store: MirrorDatabase): number {
+  // The server calls this every SNAPSHOT_POLL: a prepared existence check (~1 µs) spares it
+  // building the query (~0.1–0.5 ms on the event loop) when, as almost always, nothing runs.
+  if (!anyRunning(store)) return 0;
   const running = store.db.select().from(runs).where(eq(runs.status, 'running')).all();
   if (!running.some((run) => holderIsDead(store, run))) return 0;
   return store.sqlite

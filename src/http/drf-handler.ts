@@ -25,6 +25,7 @@ import { LIST_PATH } from '../upstream/contract.js';
 import { parseInstant } from '../time/parse-when.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Metrics } from './metrics.js';
+import type { RouteRecorder } from './request-metrics.js';
 import { parseRawHead } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config.js';
@@ -226,23 +227,14 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
   return Object.assign(handler, { answerRefused });
 }
 
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** prom-client hashes label sets on every call; bound children make a request's bookkeeping cheap. */
+/** One recorder per route, bound on first use (the routes are the few names the answerer gives). */
 function requestRecorder(
   metrics: Metrics,
 ): (route: string, method: string, status: number, seconds: number) => void {
-  const counters = new Map<string, { inc(): void }>();
-  const timers = new Map<string, { observe(value: number): void }>();
-  return (route, anyMethod, status, seconds) => {
-    // Any token is a method to DRF; the label keeps to a known few so clients cannot grow the series.
-    const method = KNOWN_METHODS.has(anyMethod) ? anyMethod : 'OTHER';
-    const key = `${route} ${method} ${status}`;
-    let counter = counters.get(key);
-    if (!counter) counters.set(key, (counter = metrics.requests.labels(route, method, String(status))));
-    counter.inc();
-    let timer = timers.get(route);
-    if (!timer) timers.set(route, (timer = metrics.latency.labels(route)));
-    timer.observe(seconds);
+  const recorders = new Map<string, RouteRecorder>();
+  return (route, method, status, seconds) => {
+    let recorder = recorders.get(route);
+    if (!recorder) recorders.set(route, (recorder = metrics.recorder(route)));
+    recorder(method, status, seconds);
   };
 }

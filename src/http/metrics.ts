@@ -1,14 +1,13 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MirrorDatabase } from '../db/open.js';
 import { latestSucceededRun } from '../db/queries.js';
 import { runStatuses } from '../db/schema.js';
 import { registerMediaMetrics } from './media-metrics.js';
+import { createRequestMetrics, type RequestMetrics } from './request-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 
-export interface Metrics {
+export interface Metrics extends RequestMetrics {
   registry: Registry;
-  requests: Counter<'route' | 'method' | 'status'>;
-  latency: Histogram<'route'>;
 }
 
 /**
@@ -48,19 +47,7 @@ export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder):
       this.set(snapshots.info?.entries ?? 0);
     },
   });
-  const requests = new Counter({
-    name: 'coworker_mirror_http_requests_total',
-    help: 'HTTP requests answered, by route, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const latency = new Histogram({
-    name: 'coworker_mirror_http_request_duration_seconds',
-    help: 'Time to answer an HTTP request, by route',
-    labelNames: ['route'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
-  });
+  const requestMetrics = createRequestMetrics(registry);
   registerMediaMetrics(registry, store);
-  return { registry, requests, latency };
+  return { registry, ...requestMetrics };
 }

@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Histogram, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { DrfOptions } from '../../../src/drf/respond.js';
 import type { PreparedSnapshot } from '../../../src/drf/snapshot.js';
 import { createDrfHandler } from '../../../src/http/drf-handler.js';
 import { createHttpServer } from '../../../src/http/http-server.js';
+import { createRequestMetrics } from '../../../src/http/request-metrics.js';
 import { silentLogger } from '../../../src/logger.js';
 import { testConfig } from '../../helpers/config.js';
 
@@ -17,21 +18,7 @@ export async function startListServer(
   options: DrfOptions & { forwardedAllowIps?: readonly string[]; listCacheBytes?: number },
 ): Promise<{ port: number; close(): Promise<void> }> {
   const registry = new Registry();
-  const metrics = {
-    registry,
-    requests: new Counter({
-      name: 'requests',
-      help: 'requests',
-      labelNames: ['route', 'method', 'status'] as const,
-      registers: [registry],
-    }),
-    latency: new Histogram({
-      name: 'latency',
-      help: 'latency',
-      labelNames: ['route'] as const,
-      registers: [registry],
-    }),
-  };
+  const metrics = { registry, ...createRequestMetrics(registry) };
   const bound: { server?: Server } = {};
   const drf = createDrfHandler({
     snapshots: { current: snapshot, asOf: () => null },
