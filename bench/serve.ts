@@ -115,7 +115,7 @@ async function serveMirror(file: string): Promise<{ url: string; close: () => Pr
 
 async function serveCeiling(file: string): Promise<{ url: string; close: () => Promise<void> }> {
   // The mirror's idle keep-alive, so `Keep-Alive: timeout=65` is the mirror's header byte for byte.
-  const { keepAliveTimeoutMs } = productionServerOptions();
+  const { keepAliveTimeoutMs } = productionConfig().server;
   const saved = JSON.parse(readFileSync(file, 'utf8')) as {
     status: number;
     rawHeaders: string[];
