@@ -31,7 +31,11 @@ export interface ServerDeps {
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
   web?: Pick<WebDeps, 'status' | 'media'>;
+  /** How long `close` lets answers in flight finish before it cuts their connections; 5 s by default. */
+  closeGraceMs?: number;
 }
+
+const CLOSE_GRACE_MS = 5_000;
 
 export interface MirrorServer {
   app: FastifyInstance;
@@ -178,7 +182,15 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     },
     async close() {
       snapshots.stopPolling();
-      await app.close();
+      // Fastify closes idle connections at once, but one still being answered waits for its client:
+      // a client that stopped reading a large body would hold the shutdown forever. After a grace,
+      // such connections are cut.
+      const cut = setTimeout(() => httpServer.closeAllConnections(), deps.closeGraceMs ?? CLOSE_GRACE_MS);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }

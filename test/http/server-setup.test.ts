@@ -4,10 +4,38 @@ import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { registerErrorHandlers } from '../../src/http/error-handler.js';
 import { createLogger } from '../../src/logger.js';
 import { MemoryLog } from '../fuzz/memory-log.js';
-import { startMirror } from '../helpers/mirror-server.js';
+import { buildServer } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
+import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 describe('server set-up for real clients', () => {
+  it('regression: closing does not wait forever for a client that stopped reading its answers', async () => {
+    const server = await buildServer({
+      store: tempDatabase(),
+      logger: silentLogger(),
+      config: { server: defaultServerConfig },
+      closeGraceMs: 50,
+    });
+    const url = new URL(await server.listen(0, '127.0.0.1'));
+    const socket = connect(Number(url.port), '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
+    // Thousands of pipelined requests, never read: the answers fill both socket buffers and the
+    // connection stays busy (before the fix, close waited on it until the test timed out).
+    socket.pause();
+    const request = 'GET /api/model/team-block-coworker/list/?page=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    socket.write(request.repeat(20_000));
+    let answered = 0;
+    server.server.on('request', () => void answered++);
+    await vi.waitFor(() => expect(answered).toBeGreaterThan(100));
+    await server.close();
+    // The connection was cut: read to its end, the client sees it closed.
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.on('error', () => undefined);
+    socket.resume();
+    await closed;
+  });
+
   it('keeps idle connections 65 s by default, and receives a request within seconds', async () => {
     const mirror = await startMirror(tempDatabase());
     expect(mirror.server.keepAliveTimeout).toBe(65_000);
