@@ -12,6 +12,8 @@ export const METHOD_TOKEN = /^[!#$%&'*+\-.^_`|~0-9a-zA-Z]+$/;
 export const LIMIT_REQUEST_LINE = 4094;
 export const LIMIT_REQUEST_FIELDS = 100;
 export const LIMIT_REQUEST_FIELD_SIZE = 8190;
+/** The socket read size of gunicorn's unreader: what it has seen of a line that has no end yet. */
+export const READ_SIZE = 8192;
 /** Every header gunicorn accepts fits in this (fields × (size + CRLF) + the request line). */
 export const MAX_HEADER_BYTES = LIMIT_REQUEST_FIELDS * (LIMIT_REQUEST_FIELD_SIZE + 2) + 8192;
 
@@ -51,7 +53,9 @@ export function schemeFromHeaders(
  */
 export function limitBroken(lineBytes: number, rawHeaders: readonly string[]): string | null {
   if (lineBytes > LIMIT_REQUEST_LINE) {
-    return `Request Line is too large (${lineBytes} > ${LIMIT_REQUEST_LINE})`;
+    // gunicorn reads 8,192 bytes at a time: a line whose CRLF is not in the first read is named by that.
+    const size = lineBytes + 2 > READ_SIZE ? READ_SIZE : lineBytes;
+    return `Request Line is too large (${size} > ${LIMIT_REQUEST_LINE})`;
   }
   if (rawHeaders.length / 2 > LIMIT_REQUEST_FIELDS) {
     return "Error parsing headers: 'limit request headers fields'";
@@ -73,14 +77,15 @@ function escapeHtml(text: string): string {
     .replaceAll("'", '&#x27;');
 }
 
-/** util.write_error: gunicorn's own 400 page for a request it refuses before the application. */
-export function gunicornError(message: string): DrfResponse {
+/** util.write_error: gunicorn's own page for a request it refuses before the application. */
+export function gunicornError(message: string, status: 400 | 500 = 400): DrfResponse {
+  const reason = status === 400 ? 'Bad Request' : 'Internal Server Error';
   const html =
-    '<html>\n  <head>\n    <title>Bad Request</title>\n  </head>\n  <body>\n' +
-    `    <h1><p>Bad Request</p></h1>\n    ${escapeHtml(message)}\n  </body>\n</html>\n`;
+    `<html>\n  <head>\n    <title>${reason}</title>\n  </head>\n  <body>\n` +
+    `    <h1><p>${reason}</p></h1>\n    ${escapeHtml(message)}\n  </body>\n</html>\n`;
   const body = Buffer.from(html, 'latin1');
   return {
-    status: 400,
+    status,
     headers: [
       ['Connection', 'close'],
       ['Content-Type', 'text/html'],
@@ -88,6 +93,11 @@ export function gunicornError(message: string): DrfResponse {
     ],
     body: [body],
   };
+}
+
+/** handle_error's 500 for what its parser raises and does not name (an unsupported transfer coding). */
+export function gunicornServerError(): DrfResponse {
+  return gunicornError('', 500);
 }
 
 export const CONTRADICTORY_SCHEME = 'Contradictory scheme headers';

@@ -7,13 +7,7 @@ import {
   type DrfResponse,
   type ServerInfo,
 } from '../drf/answer.js';
-import {
-  CONTRADICTORY_SCHEME,
-  gunicornError,
-  limitBroken,
-  METHOD_TOKEN,
-  schemeFromHeaders,
-} from '../drf/gunicorn.js';
+import { CONTRADICTORY_SCHEME, gunicornError, limitBroken, schemeFromHeaders } from '../drf/gunicorn.js';
 import { JSON_RENDERER } from '../drf/negotiation.js';
 import { pyParseQsl } from '../drf/python-url.js';
 import { splitTarget } from '../drf/request-target.js';
@@ -26,7 +20,12 @@ import { parseInstant } from '../time/parse-when.js';
 import { AnswerCache } from './answer-cache.js';
 import type { Metrics } from './metrics.js';
 import type { RouteRecorder } from './request-metrics.js';
-import { parseRawHead } from './raw-request.js';
+import {
+  parseGunicornHead,
+  simpleRequestLine,
+  unsupportedTransferCoding,
+  wsgiHeaders,
+} from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config.js';
 import { trustedPeers } from './trusted-peers.js';
@@ -197,20 +196,37 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       method,
       url,
       lineBytes: method.length + url.length + 7 + req.httpVersion.length,
-      headers: req.headers,
+      headers: wsgiHeaders(req.headers, req.rawHeaders),
       rawHeaders: req.rawHeaders,
       peer: req.socket.remoteAddress,
     };
-    const { answer: chosen, route } = safely(incoming);
-    sendAnswer(res, chosen);
+    // What Node's parser takes and gunicorn's refuses: a line without version, odd transfer codings.
+    const refusal =
+      req.httpVersionMajor === 0
+        ? simpleRequestLine(method, url)
+        : unsupportedTransferCoding(req.headers['transfer-encoding'], req.httpVersion);
+    const { answer: chosen, route } =
+      refusal === null ? safely(incoming) : { answer: refusal, route: 'refused' };
+    // gunicorn refuses with raw bytes and closes the connection once they are out.
+    if (route === 'refused') {
+      writeRawAnswer(req.socket, withoutHeadBody(method, chosen));
+      req.socket.destroySoon();
+    } else sendAnswer(res, chosen);
     record(route, method, chosen.status, (performance.now() - started) / 1000);
   };
 
   const answerRefused = (packet: Buffer, socket: Socket): boolean => {
-    const head = parseRawHead(packet);
-    if (head === null || !METHOD_TOKEN.test(head.method)) return false;
-    const method = head.method.toUpperCase();
+    const parsed = parseGunicornHead(packet);
+    if (parsed === null) return false;
     const started = performance.now();
+    if ('refused' in parsed) {
+      const method = packet.subarray(0, 5).toString('latin1').toUpperCase() === 'HEAD ' ? 'HEAD' : '';
+      writeRawAnswer(socket, withoutHeadBody(method, parsed.refused));
+      record('refused', 'OTHER', parsed.refused.status, (performance.now() - started) / 1000);
+      return true;
+    }
+    const { head } = parsed;
+    const { method } = head;
     const { answer: chosen, route } = safely({
       method,
       url: head.url,
@@ -219,12 +235,20 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       rawHeaders: head.rawHeaders,
       peer: socket.remoteAddress,
     });
-    writeRawAnswer(socket, chosen);
+    writeRawAnswer(socket, chosen, head.version);
     record(route, method, chosen.status, (performance.now() - started) / 1000);
     return true;
   };
 
   return Object.assign(handler, { answerRefused });
+}
+
+/**
+ * gunicorn writes its error page after a HEAD too; HTTP clients never read a HEAD's body, and bytes
+ * behind it would break the connection's framing, so only its length is kept (as for DRF's answers).
+ */
+function withoutHeadBody(method: string, answer: DrfResponse): DrfResponse {
+  return method === 'HEAD' ? { ...answer, body: [] } : answer;
 }
 
 /** One recorder per route, bound on first use (the routes are the few names the answerer gives). */

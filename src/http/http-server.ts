@@ -65,7 +65,10 @@ export function createHttpServer(
   server.on('checkExpectation', route);
   // Fastify's own listener (added after this one) answers every other parser refusal.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
-    if (err.code === 'HPE_INVALID_METHOD' && err.rawPacket) drf.answerRefused(err.rawPacket, socket);
+    // What gunicorn takes and Node refuses (odd bytes, versions, framing) is parsed as gunicorn does,
+    // unless a request of this connection was answered already (a body Node could not read after it).
+    if (err.code?.startsWith('HPE_') && err.rawPacket && socket.bytesWritten === 0)
+      drf.answerRefused(err.rawPacket, socket);
   });
   // CONNECT is one more method to DRF: 405 from its raw head.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {

@@ -24,12 +24,22 @@ export function sendAnswer(res: ServerResponse, answer: DrfResponse): void {
  * The answer as raw bytes on a socket Node's parser gave up on (an unknown method, a request it
  * cannot take), then the connection closes, as gunicorn's sync worker closes every one.
  */
-export function writeRawAnswer(socket: Socket, answer: DrfResponse): void {
+export function writeRawAnswer(
+  socket: Socket,
+  answer: DrfResponse,
+  version: readonly number[] = [1, 1],
+): void {
   if (!socket.writable) return;
-  const lines = [`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}`];
-  lines.push(`Date: ${new Date().toUTCString()}`);
+  // gunicorn's own error page (util.write_error, headers led by Connection) is written as it is:
+  // HTTP/1.1, no Date. Other answers repeat the request's version in the status line, as gunicorn does.
+  const ownPage = answer.headers[0]?.[0] === 'Connection';
+  const [major = 1, minor = 1] = ownPage ? [1, 1] : version;
+  const lines = [`HTTP/${major}.${minor} ${answer.status} ${STATUS_CODES[answer.status] ?? 'Unknown'}`];
+  if (!ownPage) lines.push(`Date: ${new Date().toUTCString()}`);
   if (!answer.headers.some(([name]) => name.toLowerCase() === 'connection')) lines.push('Connection: close');
-  const chunked = !answer.headers.some(([name]) => name.toLowerCase() === 'content-length');
+  const chunked =
+    (major > 1 || (major === 1 && minor >= 1)) &&
+    !answer.headers.some(([name]) => name.toLowerCase() === 'content-length');
   for (const [name, value] of answer.headers) lines.push(`${name}: ${value}`);
   if (chunked) lines.push('Transfer-Encoding: chunked');
   const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');

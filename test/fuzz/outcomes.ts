@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net';
 import { SERVER_ERROR_PAGE } from '../../src/drf/django-pages.js';
+import { gunicornServerError } from '../../src/drf/gunicorn.js';
 import { isListPath } from '../../src/drf/respond.js';
 import { headerValues, toWire, type HostileRequest } from './hostile-requests.js';
 import type { Exchange, WireResponse } from './wire-lane.js';
@@ -53,6 +54,7 @@ function effectiveHost(request: HostileRequest): string | undefined {
  * Returns the cause, or null when none applies.
  */
 export function documentedDrf500(request: HostileRequest, response: WireResponse): string | null {
+  if (isGunicornTransferCoding500(request, response)) return 'gunicorn: unsupported Transfer-Encoding';
   if (response.status !== 500 || !isListPath(request.target)) return null;
   if (headerOf(response, 'content-type') !== 'text/html') return null;
   const isHead = request.method.toUpperCase() === 'HEAD';
@@ -67,6 +69,21 @@ export function documentedDrf500(request: HostileRequest, response: WireResponse
     if (!isIPv6(inner)) return 'bracketed non-IPv6 Host';
   }
   return null;
+}
+
+const GUNICORN_500 = gunicornServerError().body[0] ?? Buffer.alloc(0);
+
+/**
+ * gunicorn's own 500 page (before any routing) for a Transfer-Encoding other than one `chunked` or
+ * `identity`: its parser raises UnsupportedTransferCoding, which its error handler does not name.
+ */
+function isGunicornTransferCoding500(request: HostileRequest, response: WireResponse): boolean {
+  const codings = headerValues(request, 'transfer-encoding');
+  if (response.status !== 500 || codings.length === 0) return false;
+  if (codings.length === 1 && ['chunked', 'identity'].includes((codings[0] ?? '').trim().toLowerCase()))
+    return false;
+  const isHead = request.method.toUpperCase() === 'HEAD';
+  return isHead ? response.body.length === 0 : response.body.equals(GUNICORN_500);
 }
 
 // Codec names Python finds among those the fuzzer sends; any other charset is a LookupError.
