@@ -219,6 +219,7 @@ export function wsgiHeaders<T extends Readonly<Record<string, string | string[] 
   headers: T,
   rawHeaders: readonly string[],
 ): T {
+  if (!needsFolding(rawHeaders)) return headers;
   let values: Map<string, string[]> | null = null;
   let folded = false;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
@@ -237,6 +238,32 @@ export function wsgiHeaders<T extends Readonly<Record<string, string | string[] 
   const out: Record<string, string | string[] | undefined> = { ...headers };
   for (const [key, list] of values) out[key] = list.join(',');
   return out as T;
+}
+
+const FOLDED_BITS = new Map([
+  ['host', 1],
+  ['x-forwarded-host', 2],
+  ['x-forwarded-proto', 4],
+]);
+
+/**
+ * Whether a header of FOLDED repeats or comes with underscores. It runs on every request, so it
+ * allocates nothing in the usual case (one `Host`).
+ */
+function needsFolding(rawHeaders: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] ?? '';
+    const n = name.length;
+    if (n !== 4 && n !== 16 && n !== 17) continue;
+    const lower = name === 'Host' ? 'host' : name.toLowerCase();
+    const key = FOLDED.get(lower);
+    if (key === undefined) continue;
+    const bit = FOLDED_BITS.get(key) ?? 0;
+    if (lower !== key || (seen & bit) !== 0) return true;
+    seen |= bit;
+  }
+  return false;
 }
 
 /** gunicorn's refusal of a request line with no version, which Node reads as HTTP/0.9. */
