@@ -1,10 +1,9 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareSnapshot } from '../../../src/drf/snapshot.js';
 import { goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
-import { startListServer } from './list-server.js';
 import { probeCases } from './probe-requests.js';
-import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
+import { findReferencePython } from './reference-server.js';
+import { startServerPair, type ServerPair } from './server-pair.js';
 
 /**
  * ~780 hand-picked raw requests of a hostile client (probe-requests.ts) sent to the real DRF site
@@ -118,42 +117,30 @@ describe.skipIf(python === null)('probes: hostile raw requests answered as the D
 
   describe.each(scenarios)('$name', (scenario) => {
     const entries = scenario.empty ? [] : goldenEntries(golden);
-    let reference: ReferenceServer | undefined;
-    let mirror: Awaited<ReturnType<typeof startListServer>> | undefined;
+    let pair: ServerPair | undefined;
 
     beforeAll(async () => {
-      reference = await startReferenceServer(
-        python ?? 'python3',
-        entries.map((e) => JSON.parse(e) as unknown),
-        8,
-        scenario.trustProxy,
-      );
-      const snapshot = prepareSnapshot({
+      pair = await startServerPair(python ?? 'python3', {
         id: 'probes',
         entries,
-        pageSize: 8,
         optionsBody: golden.find((c) => c.name === 'options')?.body.toString('utf8') ?? null,
-        fetchedAt: new Date('2026-11-21T12:00:00Z'),
-      });
-      mirror = await startListServer(snapshot, {
-        trustProxyHeaders: scenario.trustProxy,
-        publicBaseUrl: null,
-        cacheControl: null,
+        trustProxy: scenario.trustProxy,
       });
     }, 60_000);
 
-    afterAll(async () => {
-      await mirror?.close();
-      await reference?.stop();
-    });
+    afterAll(() => pair?.close());
 
     it(`answers ${cases.length} probes alike`, { timeout: 300_000 }, async () => {
       const mismatches: string[] = [];
       for (const c of cases) {
         if (KEPT.has(c.name)) continue;
         const isHead = c.raw.subarray(0, 5).toString('latin1').toUpperCase() === 'HEAD ';
-        const want = normalise(await exchange(reference?.port ?? 0, c.raw), reference?.port ?? 0, isHead);
-        const got = normalise(await exchange(mirror?.port ?? 0, c.raw), mirror?.port ?? 0, isHead);
+        const want = normalise(
+          await exchange(pair?.referencePort ?? 0, c.raw),
+          pair?.referencePort ?? 0,
+          isHead,
+        );
+        const got = normalise(await exchange(pair?.mirrorPort ?? 0, c.raw), pair?.mirrorPort ?? 0, isHead);
         if (want !== got)
           mismatches.push(
             `### ${c.name}\n--- DRF:\n${want.slice(0, 800)}\n--- mirror:\n${got.slice(0, 800)}`,

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareSnapshot } from '../../../src/drf/snapshot.js';
 import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
-import { startListServer } from './list-server.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
-import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
+import { findReferencePython } from './reference-server.js';
+import { startServerPair, type ServerPair } from './server-pair.js';
 
 /**
  * What browsers, fetch(), curl, Python requests and a reverse proxy on the same host send, each
@@ -158,37 +157,21 @@ function shown(r: RawResponse | string, port: number): string {
 describe.skipIf(python === null)('real clients: the mirror answers as the DRF site under gunicorn', () => {
   const golden = loadGoldenCases();
   const entries = goldenEntries(golden);
-  let reference: ReferenceServer | undefined;
-  let mirror: Awaited<ReturnType<typeof startListServer>> | undefined;
+  let pair: ServerPair | undefined;
 
   beforeAll(async () => {
-    reference = await startReferenceServer(
-      python ?? 'python3',
-      entries.map((e) => JSON.parse(e) as unknown),
-      8,
-    );
-    const snapshot = prepareSnapshot({
+    pair = await startServerPair(python ?? 'python3', {
       id: 'real-clients',
       entries,
-      pageSize: 8,
       optionsBody: golden.find((c) => c.name === 'options')?.body.toString('utf8') ?? null,
-      fetchedAt: new Date('2026-11-21T12:00:00Z'),
-    });
-    mirror = await startListServer(snapshot, {
-      trustProxyHeaders: false,
-      publicBaseUrl: null,
-      cacheControl: null,
     });
   }, 60_000);
 
-  afterAll(async () => {
-    await mirror?.close();
-    await reference?.stop();
-  });
+  afterAll(() => pair?.close());
 
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const want = shown(await exchange(reference?.port ?? 0, c), reference?.port ?? 0);
-    const got = shown(await exchange(mirror?.port ?? 0, c), mirror?.port ?? 0);
+    const want = shown(await exchange(pair?.referencePort ?? 0, c), pair?.referencePort ?? 0);
+    const got = shown(await exchange(pair?.mirrorPort ?? 0, c), pair?.mirrorPort ?? 0);
     expect(got).toBe(want);
   });
 });

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prepareSnapshot } from '../../../src/drf/snapshot.js';
 import {
   boundaryRequests,
   generateRequests,
@@ -8,8 +7,8 @@ import {
 } from './differential-requests.js';
 import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
-import { startListServer } from './list-server.js';
-import { findReferencePython, startReferenceServer, type ReferenceServer } from './reference-server.js';
+import { findReferencePython } from './reference-server.js';
+import { startServerPair, type ServerPair } from './server-pair.js';
 
 const python = findReferencePython();
 if (python === null) {
@@ -114,36 +113,19 @@ describe.skipIf(python === null)(
   'differential: respondList vs a real DRF 3.14 + Django 3.2 under gunicorn',
   () => {
     describe.each(scenarios)('$name', (scenario) => {
-      let reference: ReferenceServer | undefined;
-      let mirror: Awaited<ReturnType<typeof startListServer>> | undefined;
-      let mirrorPort = 0;
+      let pair: ServerPair | undefined;
 
       beforeAll(async () => {
-        reference = await startReferenceServer(
-          python ?? 'python3',
-          scenario.entries,
-          scenario.pageSize,
-          scenario.trustProxy,
-        );
-        const snapshot = prepareSnapshot({
+        pair = await startServerPair(python ?? 'python3', {
           id: 'differential',
           entries: scenario.entries.map((e) => JSON.stringify(e)),
           pageSize: scenario.pageSize,
           optionsBody: scenario.optionsBody,
-          fetchedAt: new Date('2026-11-21T12:00:00Z'),
+          trustProxy: scenario.trustProxy,
         });
-        mirror = await startListServer(snapshot, {
-          trustProxyHeaders: scenario.trustProxy,
-          publicBaseUrl: null,
-          cacheControl: null,
-        });
-        mirrorPort = mirror.port;
       });
 
-      afterAll(async () => {
-        await mirror?.close();
-        await reference?.stop();
-      });
+      afterAll(() => pair?.close());
 
       it('answers with the same status, headers and bytes', { timeout: 600_000 }, async () => {
         const mismatches: string[] = [];
@@ -151,8 +133,8 @@ describe.skipIf(python === null)(
         for (const spec of scenario.requests) {
           const raw = toRawRequest(spec);
           const isHead = spec.method === 'HEAD';
-          const expected = await sendRaw(reference?.port ?? 0, raw, isHead);
-          const actual = await sendRaw(mirrorPort, raw, isHead);
+          const expected = await sendRaw(pair?.referencePort ?? 0, raw, isHead);
+          const actual = await sendRaw(pair?.mirrorPort ?? 0, raw, isHead);
           statuses.add(expected.status);
           const skipBody = isBrowsable(expected) && isBrowsable(actual);
           const want = describeAnswer(expected, skipBody);
