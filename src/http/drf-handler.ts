@@ -207,9 +207,11 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
         : unsupportedTransferCoding(req.headers['transfer-encoding'], req.httpVersion);
     const { answer: chosen, route } =
       refusal === null ? safely(incoming) : { answer: refusal, route: 'refused' };
-    // gunicorn refuses with raw bytes and closes the connection once they are out.
-    if (route === 'refused') {
-      writeRawAnswer(req.socket, withoutHeadBody(method, chosen));
+    // gunicorn refuses with raw bytes and closes the connection once they are out. To an HTTP/1.0
+    // request it answers `HTTP/1.0 …` (Node's status line always says 1.1) and closes too.
+    if (route === 'refused' || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
+      const version = [req.httpVersionMajor, req.httpVersionMinor];
+      writeRawAnswer(req.socket, withoutHeadBody(method, chosen), version);
       req.socket.destroySoon();
     } else sendAnswer(res, chosen);
     record(route, method, chosen.status, (performance.now() - started) / 1000);

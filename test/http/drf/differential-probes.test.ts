@@ -29,7 +29,7 @@ const IGNORED = new Set([
 
 /**
  * Differences kept on purpose, by case name. Node's parser normalises what these send before the
- * mirror sees it (its status line always says HTTP/1.1; it skips leading CRLFs, extra spaces in the
+ * mirror sees it (it answers HTTP/2.0 with an HTTP/1.1 status line; it skips leading CRLFs, extra spaces in the
  * request line and whitespace around header values; it reads `GET /x HTTP/0.9` and `GET /x` alike),
  * and `as_of` is the mirror's time travel (README).
  */
@@ -93,8 +93,7 @@ export function normalise(raw: Buffer, port: number, isHead: boolean): string {
   if (browsable) body = '<browsable API page>';
   // gunicorn writes its own error page even after a HEAD; clients never read a HEAD's body.
   if (isHead) body = '';
-  const status = statusLine.replace(/^HTTP\/1\.[01] /, 'HTTP/1.x ');
-  return [status, ...kept, `framing: ${chunked ? 'chunked' : 'length or close'}`, '', body]
+  return [statusLine, ...kept, `framing: ${chunked ? 'chunked' : 'length or close'}`, '', body]
     .join('\n')
     .replaceAll(`127.0.0.1:${port}`, '127.0.0.1:PORT');
 }
