@@ -1,4 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import { MAX_HEADER_BYTES } from '../drf/gunicorn.js';
 import type { DrfHandler } from './drf-handler.js';
@@ -63,12 +69,17 @@ export function createHttpServer(
   server.keepAliveTimeout = options.keepAliveTimeoutMs;
   // gunicorn ignores an Expect it does not know; Node would answer 417.
   server.on('checkExpectation', route);
-  // Fastify's own listener (added after this one) answers every other parser refusal.
+  // The one listener of parser refusals (Fastify's is a no-op, see server.ts): Fastify's default
+  // destroyed the socket after this one had answered, cutting a raw answer of a few MB short.
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     // What gunicorn takes and Node refuses (odd bytes, versions, framing) is parsed as gunicorn does,
     // unless a request of this connection was answered already (a body Node could not read after it).
-    if (err.code?.startsWith('HPE_') && err.rawPacket && socket.bytesWritten === 0)
+    const answered =
+      err.code?.startsWith('HPE_') === true &&
+      err.rawPacket !== undefined &&
+      socket.bytesWritten === 0 &&
       drf.answerRefused(err.rawPacket, socket);
+    if (!answered) refuseUnparsed(err, socket);
   });
   // CONNECT is one more method to DRF: 405 from its raw head.
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
@@ -81,4 +92,34 @@ export function createHttpServer(
     if (!drf.answerRefused(head, socket)) socket.destroy();
   });
   return server;
+}
+
+/**
+ * Fastify's default for a request that cannot be read at all: 408 for one not received in time,
+ * 431 for oversized headers, else 400; then the connection closes.
+ */
+function refuseUnparsed(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // node:http's own rule: no error answer behind one already under way on this connection (a 405
+  // before a body Node could not read), which gunicorn too closes with nothing behind it. Node keeps
+  // that answer on the socket as `_httpMessage`, its own bookkeeping, read here as its handler does.
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight?.headersSent === true) {
+    socket.destroySoon();
+    return;
+  }
+  const [status, message] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Client Timeout']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Exceeded maximum allowed HTTP header size']
+        : [400, 'Client Error'];
+  const reason = STATUS_CODES[status] ?? '';
+  const body = `{"error":"${reason}","message":"${message}","statusCode":${status}}`;
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${body.length}\r\nContent-Type: application/json\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }

@@ -117,6 +117,9 @@ function createApp(
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
     serverFactory,
+    // The node:http server's own listener answers every parser refusal (http-server.ts); Fastify's
+    // default would destroy a socket that listener is still writing a raw answer to.
+    clientErrorHandler: () => undefined,
   });
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
