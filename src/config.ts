@@ -641,5 +641,10 @@ function upstreamTarget(
       problem: `only one Authorization can be sent, but ${sources.join(' and ')} each set one: keep one`,
     });
   }
-  return { url: url.url, label: url.label, headers };
+  return {
+    url: url.url,
+    label: url.label,
+    headers,
+    ...(url.basicAuth !== null ? { credentialsInUrl: true } : {}),
+  };
 }

@@ -8,6 +8,11 @@ export interface UpstreamTarget {
   label: string;
   /** Lower-case header names; empty when the upstream is open. */
   headers: Record<string, string>;
+  /**
+   * The Authorization header is the URL's own user:password (not UPSTREAM_HEADER's or the token's):
+   * a child process is given them back inside the URL.
+   */
+  credentialsInUrl?: boolean;
 }
 
 export type ParsedUpstreamUrl =

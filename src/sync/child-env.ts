@@ -22,8 +22,13 @@ export function syncEnvFrom(config: ChildSyncConfig): Record<string, string> {
   }
   const { target } = config.upstream;
   // The URL's credentials travel as the Authorization header of the parsed target; the child
-  // parses them again from the URL, whether they came from the environment or --upstream.
-  env[settings.upstream.url.env] = withBasicCredentials(target.url, target.headers);
+  // parses them again from the URL, whether they came from the environment or --upstream. A Basic
+  // header of UPSTREAM_HEADER stays where it was: the child inherits that variable.
+  env[settings.upstream.url.env] =
+    target.credentialsInUrl === true ? withBasicCredentials(target.url, target.headers) : target.url;
+  // The child's upstream is always named (the demo's own under DEMO=1): an inherited DEMO=1 beside
+  // it would be refused as a contradiction. An empty variable is unset.
+  env[settings.demo.enabled.env] = '';
   return env;
 }
 

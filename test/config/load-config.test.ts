@@ -90,6 +90,7 @@ describe('loadConfig', () => {
       url: 'https://example.com/list-site',
       label: 'https://mirror%40team:***@example.com/list-site',
       headers: { authorization: basic('mirror@team:p:ss-w0rd') },
+      credentialsInUrl: true,
     });
   });
 
@@ -98,6 +99,7 @@ describe('loadConfig', () => {
       url: 'https://example.com',
       label: 'https://***@example.com',
       headers: { authorization: basic('tok3n:') },
+      credentialsInUrl: true,
     });
   });
 

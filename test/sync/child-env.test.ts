@@ -44,4 +44,25 @@ describe('the environment of a child sync', () => {
       MEDIA_ORIGINS: 'http://127.0.0.1:8767',
     });
   });
+
+  it('regression: an inherited DEMO=1 is cleared, so the demo child is not refused for naming its upstream', () => {
+    const parent = loadConfig({ DEMO: '1' });
+    const demo = { url: 'http://127.0.0.1:8766', label: 'demo', headers: {} };
+    const env = syncEnvFrom({ ...parent, upstream: { ...parent.upstream, target: demo } });
+    const child = loadConfig({ DEMO: '1', ...env });
+    expect(child.demo.enabled).toBe(false);
+    expect(child.upstream.target?.url).toBe('http://127.0.0.1:8766');
+  });
+
+  it('regression: a Basic Authorization from UPSTREAM_HEADER stays in the header, not in the URL', () => {
+    const inherited = { UPSTREAM_URL: 'https://example.com', UPSTREAM_HEADER: 'Authorization: Basic dTpw' };
+    const parent = loadConfig(inherited);
+    const target = parent.upstream.target;
+    if (!target) throw new Error('no target');
+    const env = syncEnvFrom({ ...parent, upstream: { ...parent.upstream, target } });
+    expect(env.UPSTREAM_URL).toBe('https://example.com');
+    // Both credentials in the child were refused: "only one Authorization can be sent".
+    const child = loadConfig({ ...inherited, ...env });
+    expect(child.upstream.target).toEqual(target);
+  });
 });
