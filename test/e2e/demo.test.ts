@@ -135,13 +135,15 @@ describe('the demo', () => {
     expect(await second.exited).toBe(0);
   }, 90_000);
 
-  it('regression: delivers its webhooks from its own database (the worker opened ./data/mirror.db)', async () => {
+  it('regression: under DEMO=1 it syncs (its child was refused), and delivers webhooks from its own database (not ./data/mirror.db)', async () => {
     const cwd = tempDir();
     const secret = newSecret();
     const receiver = await webhookReceiver(secret);
     const demo = await startDemo(cwd, {
       DEMO_UPSTREAM_PORT: String(await freePortPair()),
       DEMO_MUTATE_EVERY: '1h',
+      // As the production image runs the demo on purpose.
+      DEMO: '1',
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_SECRET: secret,
     });
