@@ -33,7 +33,8 @@ export function parseWireResponse(data: Buffer, isHead: boolean, closed: boolean
     const headEnd = data.indexOf('\r\n\r\n', at);
     if (headEnd < 0) return null;
     const [statusLine = '', ...lines] = data.subarray(at, headEnd).toString('latin1').split('\r\n');
-    const match = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
+    // gunicorn's status line repeats the request's version (`HTTP/1.2`, `HTTP/2.0`), as the mirror's does.
+    const match = /^HTTP\/\d+\.\d+ (\d{3})/.exec(statusLine);
     if (!match) throw new Error(`not a status line: ${JSON.stringify(statusLine.slice(0, 80))}`);
     const status = Number(match[1]);
     const headers = lines.map((line): [string, string] => {
