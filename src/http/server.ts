@@ -31,11 +31,13 @@ export interface ServerDeps {
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
   web?: Pick<WebDeps, 'status' | 'media'>;
-  /** How long `close` lets answers in flight finish before it cuts their connections; 5 s by default. */
+  /** How long `close` lets answers in flight finish before it cuts their connections; 10 s by default. */
   closeGraceMs?: number;
 }
 
-const CLOSE_GRACE_MS = 5_000;
+// As long as `start` gives a sync in flight to settle: a slow but healthy download (a 50 MB media
+// file) gets the whole of the shutdown's time, not less.
+const CLOSE_GRACE_MS = 10_000;
 
 export interface MirrorServer {
   app: FastifyInstance;
@@ -188,7 +190,11 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
       // Fastify closes idle connections at once, but one still being answered waits for its client:
       // a client that stopped reading a large body would hold the shutdown forever. After a grace,
       // such connections are cut.
-      const cut = setTimeout(() => httpServer.closeAllConnections(), deps.closeGraceMs ?? CLOSE_GRACE_MS);
+      const graceMs = deps.closeGraceMs ?? CLOSE_GRACE_MS;
+      const cut = setTimeout(() => {
+        logger.warn({ graceMs }, 'answers still in flight at the end of the close grace: connections cut');
+        httpServer.closeAllConnections();
+      }, graceMs);
       try {
         await app.close();
       } finally {

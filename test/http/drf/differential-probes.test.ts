@@ -58,7 +58,11 @@ function exchange(port: number, raw: Buffer): Promise<Buffer> {
       socket.destroy();
     });
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error) => chunks.push(Buffer.from(`<${error.message}>`)));
+    // gunicorn resets a connection whose request it left unread (a line over its limit) once its
+    // answer is out; a reset after the answer is a close, and one before it still shows as a cut answer.
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ECONNRESET' || chunks.length === 0) chunks.push(Buffer.from(`<${error.message}>`));
+    });
     socket.on('close', () => resolve(Buffer.concat(chunks)));
   });
 }
