@@ -184,3 +184,21 @@ export function Pager(props: {
     </nav>
   );
 }
+
+/** The pager of a numbered list: page `page` of `pages`, each page's link built by `href`. */
+export function NumberedPager(props: {
+  page: number;
+  pages: number;
+  href: (page: number) => string;
+  newerLabel?: string;
+  olderLabel?: string;
+}) {
+  return (
+    <Pager
+      newer={props.page > 1 ? props.href(props.page - 1) : null}
+      older={props.page < props.pages ? props.href(props.page + 1) : null}
+      {...(props.newerLabel !== undefined ? { newerLabel: props.newerLabel } : {})}
+      {...(props.olderLabel !== undefined ? { olderLabel: props.olderLabel } : {})}
+    />
+  );
+}

@@ -1,5 +1,5 @@
 import type { DirectoryEntry } from '../../db/page-queries.js';
-import { NameLink, Pager, Text, Time } from './components.js';
+import { NameLink, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 
 export interface CoworkersData {
@@ -21,9 +21,10 @@ export function CoworkersPage(props: CoworkersData) {
       <SearchForm q={props.q} status={props.status} />
       <MatchCount {...props} pages={pages} />
       {props.rows.length > 0 ? <DirectoryTable rows={props.rows} /> : null}
-      <Pager
-        newer={props.page > 1 ? props.href(props.page - 1) : null}
-        older={props.page < pages ? props.href(props.page + 1) : null}
+      <NumberedPager
+        page={props.page}
+        pages={pages}
+        href={props.href}
         newerLabel="Previous"
         olderLabel="Next"
       />

@@ -1,6 +1,6 @@
 import type { RunRow } from '../../db/schema.js';
 import { adviceFor } from '../error-advice.js';
-import { Notice, Pager, Text, Time } from './components.js';
+import { Notice, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import { runDuration } from './status-page.js';
 
@@ -48,11 +48,7 @@ export function RunsPage(props: {
           </tbody>
         </table>
       </div>
-      <Pager
-        newer={props.page > 1 ? props.href(props.page - 1) : null}
-        older={props.page < pages ? props.href(props.page + 1) : null}
-        olderLabel="Older"
-      />
+      <NumberedPager page={props.page} pages={pages} href={props.href} olderLabel="Older" />
     </Layout>
   );
 }

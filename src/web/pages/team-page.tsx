@@ -1,6 +1,6 @@
 import type { ListedEntry } from '../../db/page-queries.js';
 import type { RunRow } from '../../db/schema.js';
-import { Pager, Time } from './components.js';
+import { NumberedPager, Time } from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
 
@@ -67,9 +67,10 @@ export function TeamPage(props: TeamData) {
           </li>
         ))}
       </ul>
-      <Pager
-        newer={props.page > 1 ? props.href(props.page - 1) : null}
-        older={props.page < pages ? props.href(props.page + 1) : null}
+      <NumberedPager
+        page={props.page}
+        pages={pages}
+        href={props.href}
         newerLabel="Previous"
         olderLabel="Next"
       />
