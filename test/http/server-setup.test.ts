@@ -94,16 +94,18 @@ describe('/metrics', () => {
   });
 });
 
+/** A bare Fastify app with the server's error handlers, logging into memory. */
+function appWithErrorHandlers() {
+  const log = new MemoryLog();
+  const loggerInstance: FastifyBaseLogger = createLogger({ level: 'info', pretty: false, destination: log });
+  const app = Fastify({ loggerInstance });
+  registerErrorHandlers(app);
+  return { app, log };
+}
+
 describe('the Fastify side error handler', () => {
   it('logs an unforeseen failure at error level and answers a 500 that names no internals', async () => {
-    const log = new MemoryLog();
-    const loggerInstance: FastifyBaseLogger = createLogger({
-      level: 'info',
-      pretty: false,
-      destination: log,
-    });
-    const app = Fastify({ loggerInstance });
-    registerErrorHandlers(app);
+    const { app, log } = appWithErrorHandlers();
     app.get('/boom', () => {
       throw new Error('secret internals');
     });
@@ -117,14 +119,7 @@ describe('the Fastify side error handler', () => {
   });
 
   it('answers a client error with its status and message, logged at info', async () => {
-    const log = new MemoryLog();
-    const loggerInstance: FastifyBaseLogger = createLogger({
-      level: 'info',
-      pretty: false,
-      destination: log,
-    });
-    const app = Fastify({ loggerInstance });
-    registerErrorHandlers(app);
+    const { app, log } = appWithErrorHandlers();
     app.get('/refuse', () => {
       throw Object.assign(new Error('bad input'), { statusCode: 400 });
     });
