@@ -1,3 +1,5 @@
+import { isLosslessNumber } from './json/lossless.js';
+
 /**
  * The closed set of failures coworker-mirror reports. Callers branch on `code`, never on message
  * text; `cli.ts` maps codes to exit codes and the HTTP layer maps them to statuses.
@@ -127,7 +129,8 @@ export function toMirrorError(value: unknown, fallback: ErrorCode = 'UNEXPECTED'
 export function truncateForMessage(value: unknown, max = 120): string {
   let text: string;
   try {
-    text = value === undefined ? 'undefined' : JSON.stringify(value);
+    // A number kept as its text (`1e400`, `100.0`) is named as the upstream wrote it.
+    text = value === undefined ? 'undefined' : isLosslessNumber(value) ? value.value : JSON.stringify(value);
   } catch {
     text = String(value);
   }

@@ -1,5 +1,6 @@
 import { maskUrlCredentials } from './config.js';
 import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './db/schema.js';
+import { parseJson } from './json/lossless.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the
@@ -73,7 +74,7 @@ export interface ChangeView {
   new?: unknown;
 }
 
-const parse = (text: string | null): unknown => (text === null ? null : JSON.parse(text));
+const parse = (text: string | null): unknown => (text === null ? null : parseJson(text));
 
 export function changeView(row: ChangeRow): ChangeView {
   const view: ChangeView = {
@@ -113,7 +114,7 @@ export function versionView(row: VersionRow): VersionView {
     appearance: row.slot,
     valid_from_run: row.validFromRun,
     valid_to_run: row.validToRun,
-    entry: JSON.parse(row.body),
+    entry: parseJson(row.body),
   };
 }
 

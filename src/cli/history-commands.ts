@@ -11,6 +11,7 @@ import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';
 import { withExistingStore } from './with-store.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 /** Where a read command writes and how: tests pass their own. */
 export interface Output {
@@ -64,9 +65,9 @@ export function runHistoryCommand(
     const versions = history.versions.map(versionView);
     const changes = history.changes.map(changeView);
     if (json) {
-      out.write(JSON.stringify({ type: 'coworker', ...coworker }));
-      for (const v of versions) out.write(JSON.stringify({ type: 'version', ...v }));
-      for (const c of changes) out.write(JSON.stringify({ type: 'change', ...c }));
+      out.write(stringifyJson({ type: 'coworker', ...coworker }));
+      for (const v of versions) out.write(stringifyJson({ type: 'version', ...v }));
+      for (const c of changes) out.write(stringifyJson({ type: 'change', ...c }));
       return EXIT.ok;
     }
     const name = namesOf(store, [uuid]).get(uuid) ?? '?';
@@ -84,7 +85,7 @@ export function runFindCommand(
 ): number {
   return withExistingStore(config, (store) => {
     const found = findByName(store, text);
-    if (json) for (const c of found) out.write(JSON.stringify(c));
+    if (json) for (const c of found) out.write(stringifyJson(c));
     else for (const line of renderFound(found, out.style)) out.write(line);
     return found.length > 0 ? EXIT.ok : EXIT.notFound;
   });
@@ -129,7 +130,7 @@ export function runChangesCommand(
       ...(options.kind !== undefined ? { kind: options.kind } : {}),
     }).map(changeView);
     if (options.json) {
-      for (const c of rows) out.write(JSON.stringify(c));
+      for (const c of rows) out.write(stringifyJson(c));
       return EXIT.ok;
     }
     const names = namesOf(
@@ -154,7 +155,7 @@ export function runRunsCommand(
       runs.map((r) => r.id),
     );
     const rows = runs.map((r) => runView(r, media.get(r.id)));
-    if (json) for (const r of rows) out.write(JSON.stringify(r));
+    if (json) for (const r of rows) out.write(stringifyJson(r));
     else for (const line of renderRuns(rows, out.style)) out.write(line);
     return EXIT.ok;
   });

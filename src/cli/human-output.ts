@@ -138,7 +138,7 @@ function versionLines(v: VersionView, n: number, previous: VersionView | undefin
   const rows = Object.entries(entry)
     .filter(([field]) => field !== 'uuid')
     .map(([field, value]) => {
-      const changed = before !== null && JSON.stringify(before[field]) !== JSON.stringify(value);
+      const changed = before !== null && stringifyJson(before[field]) !== stringifyJson(value);
       const shown = showValue(value);
       return [
         changed ? paint(style, 'yellow', '~') : ' ',

@@ -1,4 +1,4 @@
-import { pyJsonDumps, type JsonValue } from './python-json.js';
+import { isJsonObject, pyJsonDumps, type JsonValue } from './python-json.js';
 
 /**
  * A small readable page for browsers (DRF's BrowsableAPIRenderer would render its full template
@@ -48,13 +48,13 @@ export interface HtmlListPage {
 export function renderListHtml(data: HtmlListPage): Buffer {
   const columns: string[] = [];
   for (const entry of data.entries) {
-    if (entry !== null && typeof entry === 'object' && !Array.isArray(entry)) {
+    if (isJsonObject(entry)) {
       for (const key of Object.keys(entry)) if (!columns.includes(key)) columns.push(key);
     }
   }
   const head = columns.map((c) => `<th>${escapeHtml(c)}</th>`).join('');
   const rows = data.entries.map((entry) => {
-    const record = entry !== null && typeof entry === 'object' && !Array.isArray(entry) ? entry : {};
+    const record = isJsonObject(entry) ? entry : {};
     return `<tr>${columns.map((c) => `<td>${cell(record[c])}</td>`).join('')}</tr>`;
   });
   const nav = `<p>${link('&laquo; previous', data.previous)} | page ${data.page} of ${data.numPages} | ${link('next &raquo;', data.next)}</p>`;

@@ -1,3 +1,5 @@
+import { isLosslessNumber, pyFloatRepr, pyNumberText, type LosslessNumber } from '../json/lossless.js';
+
 /**
  * JSON text as DRF's JSONRenderer writes it: Python's `json.dumps(ensure_ascii=False,
  * allow_nan=True)` with compact separators, or `indent=N` with `(',', ': ')`, then U+2028/U+2029
@@ -9,7 +11,14 @@
  * `\udXXX` instead so the data stays servable.
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** A parsed JSON value; a number whose text JSON.stringify would not give back is a `LosslessNumber`. */
+export type JsonValue =
+  null | boolean | number | LosslessNumber | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A JSON object (not an array, not a kept number). */
+export function isJsonObject(value: JsonValue | undefined): value is { [key: string]: JsonValue } {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !isLosslessNumber(value);
+}
 
 const ESCAPES: Record<string, string> = {
   '"': '\\"',
@@ -38,26 +47,9 @@ export function pyJsonString(text: string): string {
  * other number has a `.` or exponent, so Python reads a float and writes `float.__repr__`.
  */
 export function pyNumber(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (value === Infinity) return 'Infinity';
-  if (value === -Infinity) return '-Infinity';
   // String() is exactly what JSON.stringify wrote: shortest digits padded with zeros.
   if (Number.isInteger(value) && Math.abs(value) < 1e21) return Object.is(value, -0) ? '0' : String(value);
-  // toExponential() without digits gives the shortest round-tripping digits, as Python's repr.
-  const [mantissa = '', exp = '0'] = value.toExponential().split('e');
-  const negative = mantissa.startsWith('-');
-  const digits = mantissa.replace('-', '').replace('.', '');
-  const exponent = Number(exp);
-  const sign = negative ? '-' : '';
-  if (exponent < -4 || exponent >= 16) {
-    const frac = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    const e = Math.abs(exponent).toString().padStart(2, '0');
-    return `${sign}${frac}e${exponent < 0 ? '-' : '+'}${e}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
-  const fracPart = digits.slice(exponent + 1) || '0';
-  return `${sign}${intPart}.${fracPart}`;
+  return pyFloatRepr(value);
 }
 
 /**
@@ -114,6 +106,7 @@ class PyJsonWriter {
     else if (value === false) this.#out.push('false');
     else if (typeof value === 'number') this.#out.push(pyNumber(value));
     else if (typeof value === 'string') this.#out.push(pyJsonString(value));
+    else if (isLosslessNumber(value)) this.#out.push(pyNumberText(value));
     else {
       const isArray = Array.isArray(value);
       const items = isArray ? value : Object.entries(value);

@@ -2,6 +2,7 @@ import { MirrorError } from '../errors.js';
 import { defaultOptionsBody } from './metadata.js';
 import { pyJsonDumps, type JsonValue } from './python-json.js';
 import { resultsTail } from './results-tail.js';
+import { parseJson } from '../json/lossless.js';
 
 /** One served version of the listing, as the sync stored it. */
 export interface ListSnapshot {
@@ -35,7 +36,7 @@ export interface PreparedSnapshot {
 
 function parseEntry(text: string, index: number): JsonValue {
   try {
-    return JSON.parse(text) as JsonValue;
+    return parseJson(text) as JsonValue;
   } catch (cause) {
     throw new MirrorError('SNAPSHOT_INVALID', 'snapshot entry is not JSON', { index }, { cause });
   }
@@ -43,7 +44,7 @@ function parseEntry(text: string, index: number): JsonValue {
 
 function parseOptions(body: string): JsonValue | null {
   try {
-    return JSON.parse(body) as JsonValue;
+    return parseJson(body) as JsonValue;
   } catch {
     // Served verbatim anyway; only the indented variant needs the parsed form.
     return null;

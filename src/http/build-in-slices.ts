@@ -6,6 +6,7 @@ import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { listedVersionIds, snapshotOptions } from './past-snapshot.js';
 import { resultsTail } from '../drf/results-tail.js';
+import { parseJson } from '../json/lossless.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
@@ -65,7 +66,7 @@ export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow):
 
 function parseEntry(text: string, index: number): JsonValue {
   try {
-    return JSON.parse(text) as JsonValue;
+    return parseJson(text) as JsonValue;
   } catch (cause) {
     throw new MirrorError('SNAPSHOT_INVALID', 'snapshot entry is not JSON', { index }, { cause });
   }

@@ -2,7 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { MirrorDatabase } from '../db/open.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
-import type { JsonValue } from '../drf/python-json.js';
+import { isJsonObject, type JsonValue } from '../drf/python-json.js';
+import { parseJson } from '../json/lossless.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 /** Upstream media URL → the mirror's path for it (`/media/<sha256>/<name>`). */
 export type MediaUrlMap = ReadonlyMap<string, string>;
@@ -12,7 +14,7 @@ export type MediaUrlMap = ReadonlyMap<string, string>;
  * mirror never got keeps its upstream value; every other field and the key order stay as they were.
  */
 function rewriteEntry(entry: JsonValue, map: MediaUrlMap, base: string): JsonValue {
-  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return entry;
+  if (!isJsonObject(entry)) return entry;
   const swap = (value: JsonValue | undefined): JsonValue | undefined => {
     if (typeof value === 'string') {
       const path = map.get(value);
@@ -29,7 +31,7 @@ function rewriteEntry(entry: JsonValue, map: MediaUrlMap, base: string): JsonVal
 
 /** The stored body (compact JSON text) with its media URLs rewritten: `rewriteEntry` on text. */
 export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): string {
-  return JSON.stringify(rewriteEntry(JSON.parse(body) as JsonValue, map, base));
+  return stringifyJson(rewriteEntry(parseJson(body) as JsonValue, map, base));
 }
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
@@ -110,7 +112,7 @@ export function createMediaRewriter(
 function rewriteSnapshot(snapshot: PreparedSnapshot, map: MediaUrlMap, base: string): PreparedSnapshot {
   const rewritten = prepareSnapshot({
     id: `${snapshot.id}+media@${base}`,
-    entries: snapshot.entryValues.map((entry) => JSON.stringify(rewriteEntry(entry, map, base))),
+    entries: snapshot.entryValues.map((entry) => stringifyJson(rewriteEntry(entry, map, base))),
     pageSize: snapshot.pageSize,
     optionsBody: null,
     fetchedAt: new Date(snapshot.fetchedAtIso),

@@ -5,6 +5,7 @@ import { defaultOptionsBody } from '../drf/metadata.js';
 import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { resultsTail } from '../drf/results-tail.js';
+import { parseJson } from '../json/lossless.js';
 
 /**
  * A past snapshot for `?as_of=`, built page by page as pages are asked for. Building all of a
@@ -42,7 +43,7 @@ export function loadPastSnapshot(
     for (let i = index * pageSize; i < Math.min(count, (index + 1) * pageSize); i++) {
       const text = bodyOf.get(versionIds[i]) as string | undefined;
       if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
-      values.push(JSON.parse(text) as JsonValue);
+      values.push(parseJson(text) as JsonValue);
     }
     const tail = resultsTail(values.map((v) => pyJsonDumps(v)));
     built = { tail, values };
@@ -104,7 +105,7 @@ function loadOptionsBody(store: MirrorDatabase, id: number): string | null {
 
 function parseOrNull(text: string): JsonValue | null {
   try {
-    return JSON.parse(text) as JsonValue;
+    return parseJson(text) as JsonValue;
   } catch {
     return null;
   }

@@ -18,6 +18,7 @@ import { registerOpsRoutes } from './ops-routes.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 export interface ServerDeps {
   store: MirrorDatabase;
@@ -123,6 +124,9 @@ function createApp(
     // default would destroy a socket that listener is still writing a raw answer to.
     clientErrorHandler: () => undefined,
   });
+  // Entries keep the upstream's number texts (`100.0`, `9007199254740993`): JSON.stringify cannot
+  // write them, the project's own writer can, for every JSON answer alike.
+  app.setReplySerializer((payload) => stringifyJson(payload));
   // The API reads no request bodies; accept and drop any so odd clients get the route's answer.
   app.removeAllContentTypeParsers();
   // Read as a buffer so Fastify enforces each route's bodyLimit (the admin route's is 1 KiB).

@@ -1,3 +1,5 @@
+import { isLosslessNumber, parseJson } from './lossless.js';
+
 /**
  * JSON.stringify for parsed JSON values, without recursion. V8's JSON.stringify recurses and throws
  * past a few thousand levels; the diff stringifies stored bodies, and a row stored before entry
@@ -19,10 +21,16 @@ function writeJson(root: unknown, sortKeys: boolean): string {
       out.push(JSON.stringify(v) ?? 'null');
       return;
     }
+    // A number kept as the upstream wrote it goes back out as that text.
+    if (isLosslessNumber(v)) {
+      out.push(v.value);
+      return;
+    }
     const isArray = Array.isArray(v);
     let items: readonly unknown[] | [string, unknown][] = isArray
       ? (v as unknown[])
-      : Object.entries(v as Record<string, unknown>);
+      : // As JSON.stringify: a key whose value is undefined is left out.
+        Object.entries(v as Record<string, unknown>).filter(([, child]) => child !== undefined);
     if (!isArray && sortKeys) {
       items = (items as [string, unknown][]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     }
@@ -48,12 +56,15 @@ function writeJson(root: unknown, sortKeys: boolean): string {
   return out.join('');
 }
 
-/** Compact JSON text of a parsed JSON value, exactly as JSON.stringify writes it, at any depth. */
+/**
+ * Compact JSON text of a parsed JSON value, exactly as JSON.stringify writes it, at any depth; a
+ * kept number (`LosslessNumber`) is written as its text.
+ */
 export function stringifyJson(value: unknown): string {
   return writeJson(value, false);
 }
 
 /** The JSON text with object keys sorted at every depth: equal for the same data in any key order. */
 export function canonicalJson(json: string): string {
-  return writeJson(JSON.parse(json), true);
+  return writeJson(parseJson(json), true);
 }

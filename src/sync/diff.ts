@@ -1,4 +1,5 @@
 import type { ChangeKind } from '../db/schema.js';
+import { parseJson } from '../json/lossless.js';
 import { canonicalJson, stringifyJson } from '../json/safe-json.js';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
@@ -265,8 +266,8 @@ export function diffFields(
   oldBody: string,
   newBody: string,
 ): { field: string; oldValue: string | null; newValue: string | null }[] {
-  const before = JSON.parse(oldBody) as Record<string, unknown>;
-  const after = JSON.parse(newBody) as Record<string, unknown>;
+  const before = parseJson(oldBody) as Record<string, unknown>;
+  const after = parseJson(newBody) as Record<string, unknown>;
   const fields = [...Object.keys(after), ...Object.keys(before).filter((k) => !Object.hasOwn(after, k))];
   const out: { field: string; oldValue: string | null; newValue: string | null }[] = [];
   for (const field of fields) {

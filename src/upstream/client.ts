@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { Logger } from '../logger.js';
 import { MirrorError, truncateForMessage, type ErrorCode } from '../errors.js';
+import { parseJson } from '../json/lossless.js';
 import { declaredContentLength, readBodyCapped, readExcerpt } from './read-body.js';
 import {
   backoffDelay,
@@ -339,7 +340,7 @@ function decodeJson(url: string, status: number, bytes: Buffer, page?: number): 
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid UTF-8`, details, { cause });
   }
   try {
-    return { status, text, byteLength: bytes.length, body: JSON.parse(text) as unknown };
+    return { status, text, byteLength: bytes.length, body: parseJson(text) };
   } catch (cause) {
     const excerpt = truncateForMessage(text, 200);
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid JSON: ${excerpt}`, details, {

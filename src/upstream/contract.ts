@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isLosslessNumber } from '../json/lossless.js';
 
 /** The list path of the upstream contract, appended to the configured base URL. */
 export const LIST_PATH = '/api/model/team-block-coworker/list/';
@@ -32,7 +33,11 @@ export const KNOWN_FIELDS: ReadonlySet<string> = new Set(Object.keys(coworkerSch
 
 /** The page envelope; `results` is checked entry by entry so errors can name the entry index. */
 export const pageEnvelopeSchema = z.looseObject({
-  count: z.number().int().nonnegative(),
+  // A count written `8.0` or `1e400` arrives as its text; it is checked as the number it names.
+  count: z.preprocess(
+    (value) => (isLosslessNumber(value) ? Number(value.value) : value),
+    z.number().int().nonnegative(),
+  ),
   next: absoluteHttpUrl.nullable(),
   previous: absoluteHttpUrl.nullable(),
   results: z.array(z.unknown()),

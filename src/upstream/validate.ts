@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { MirrorError, truncateForMessage } from '../errors.js';
+import { isLosslessNumber } from '../json/lossless.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { KNOWN_FIELDS, coworkerSchema, pageEnvelopeSchema } from './contract.js';
 
@@ -46,11 +47,13 @@ export const DEFAULT_ENTRY_LIMITS: EntryLimits = { maxDepth: 32, maxBytes: 256 *
 
 /**
  * The first top-level field whose value nests deeper than `maxDepth` (the entry being depth 1), or
- * null. Iterative: an entry nested 100,000 levels deep must fail here, not overflow the stack in
- * the schema check, in JSON.stringify or later in a serializer.
+ * null; and whether a number kept as its text sits in the entry. Iterative: an entry nested 100,000
+ * levels deep must fail here, not overflow the stack in the schema check, in JSON.stringify or
+ * later in a serializer.
  */
-function tooDeepField(entry: unknown, maxDepth: number): string | null {
-  if (entry === null || typeof entry !== 'object') return null;
+function walkEntry(entry: unknown, maxDepth: number): { deepField: string | null; kept: boolean } {
+  let kept = false;
+  if (entry === null || typeof entry !== 'object') return { deepField: null, kept };
   for (const [field, value] of Object.entries(entry)) {
     // Most fields are strings: no stack for them.
     if (value === null || typeof value !== 'object') continue;
@@ -58,11 +61,16 @@ function tooDeepField(entry: unknown, maxDepth: number): string | null {
     while (stack.length > 0) {
       const [node, depth] = stack.pop() ?? [null, 0];
       if (node === null || typeof node !== 'object') continue;
-      if (depth > maxDepth) return field;
+      // A kept number is a scalar of the entry, not a level of nesting.
+      if (isLosslessNumber(node)) {
+        kept = true;
+        continue;
+      }
+      if (depth > maxDepth) return { deepField: field, kept };
       for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
     }
   }
-  return null;
+  return { deepField: null, kept };
 }
 
 type Issue = z.core.$ZodIssue;
@@ -132,7 +140,7 @@ function boundsError(raw: unknown, page: number, index: number, field: string, w
 
 /** Depth first (iteratively), then the size of the text that would be stored. */
 function checkBounds(raw: unknown, page: number, index: number, limits: EntryLimits): string {
-  const deep = tooDeepField(raw, limits.maxDepth);
+  const { deepField: deep, kept } = walkEntry(raw, limits.maxDepth);
   if (deep !== null) {
     throw boundsError(
       raw,
@@ -142,8 +150,9 @@ function checkBounds(raw: unknown, page: number, index: number, limits: EntryLim
       `nests deeper than ${limits.maxDepth} levels (SYNC_MAX_ENTRY_DEPTH)`,
     );
   }
-  // Native stringify recurses; within the configurable depth range (at most 1000) it is safe.
-  const json = limits.maxDepth <= NATIVE_STRINGIFY_DEPTH ? JSON.stringify(raw) : stringifyJson(raw);
+  // Native stringify recurses; within the configurable depth range (at most 1000) it is safe. It
+  // cannot write a kept number's text, which only the project's own writer does.
+  const json = limits.maxDepth <= NATIVE_STRINGIFY_DEPTH && !kept ? JSON.stringify(raw) : stringifyJson(raw);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > limits.maxBytes) {
     const largest = largestField(raw);

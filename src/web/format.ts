@@ -1,4 +1,5 @@
 import { stringifyJson } from '../json/safe-json.js';
+import { parseJson } from '../json/lossless.js';
 /** Pure text helpers for the pages: bounded values, ages and durations in words. */
 
 /** The most of one upstream value a page shows; the rest is cut with a note of the full size. */
@@ -38,7 +39,7 @@ export function valueText(value: unknown): string {
 export function parseStored(text: string | null): unknown {
   if (text === null) return null;
   try {
-    return JSON.parse(text) as unknown;
+    return parseJson(text);
   } catch {
     return text;
   }

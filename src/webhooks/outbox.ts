@@ -5,6 +5,7 @@ import type { ChangeRow, RunRow } from '../db/schema.js';
 import { changeView } from '../history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { OutboxSettings } from './settings.js';
+import { stringifyJson } from '../json/safe-json.js';
 
 /** A `coworkers.changed` body above this is split into parts (`part`, `parts`). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -105,7 +106,7 @@ function countsOf(run: RunRow) {
 }
 
 function envelope(type: WebhookEventType, run: RunRow, data: Record<string, unknown>): OutboxMessage {
-  const body = JSON.stringify({
+  const body = stringifyJson({
     type,
     timestamp: run.finishedAt ?? new Date().toISOString(),
     data: { run: run.id, upstream: maskUrlCredentials(run.upstream), ...data },
@@ -174,7 +175,7 @@ function partRanges(
   let bytes = overhead;
   for (const row of rows) {
     if (row.runId !== run.id) break;
-    const size = Buffer.byteLength(JSON.stringify(changeView(row))) + 1;
+    const size = Buffer.byteLength(stringifyJson(changeView(row))) + 1;
     if (current && bytes + size > MAX_PAYLOAD_BYTES) {
       ranges.push(current);
       current = null;

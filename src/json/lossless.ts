@@ -1,0 +1,83 @@
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+
+export { isLosslessNumber, LosslessNumber };
+
+/**
+ * Deeper than this, a text is not re-read by lossless-json (whose parser recurses): such a text is
+ * refused by the entry depth bound anyway, and must not overflow the stack on its way there.
+ */
+const LOSSLESS_MAX_DEPTH = 1000;
+
+/**
+ * A number JSON.stringify writes back as the same text stays a plain number; any other
+ * (`100.0`, `-0.0`, `1e+16`, `9007199254740993`) is kept as its text: that text is what the
+ * upstream's own serializer (Python's) wrote, and what a Python client reads back.
+ */
+function parseNumber(text: string): number | LosslessNumber {
+  const value = Number(text);
+  return String(value) === text ? value : new LosslessNumber(text);
+}
+
+/** Whether any number sits in `value`, and how deep it nests; iterative, for any depth. */
+function scan(value: unknown): { numbers: boolean; depth: number } {
+  let numbers = false;
+  let depth = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, level] = stack.pop() ?? [null, 0];
+    if (typeof node === 'number') numbers = true;
+    if (node === null || typeof node !== 'object') continue;
+    if (level > depth) depth = level;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, level + 1]);
+  }
+  return { numbers, depth };
+}
+
+/**
+ * JSON.parse that keeps every number's text: a number JSON.stringify would not write back as it
+ * was received comes back as a `LosslessNumber`. Most texts hold no number at all (the contract's
+ * fields are strings, booleans and lists), so they pay only for the native parse and one walk.
+ */
+export function parseJson(text: string): unknown {
+  const value: unknown = JSON.parse(text);
+  const { numbers, depth } = scan(value);
+  if (!numbers || depth > LOSSLESS_MAX_DEPTH) return value;
+  try {
+    return parseLossless(text, null, parseNumber);
+  } catch {
+    // lossless-json refuses a duplicate key with two values, which JSON.parse (and Python) settle
+    // by taking the last: such a text keeps the native reading rather than failing the page.
+    return value;
+  }
+}
+
+/** A kept number's text as Python's json module writes the value it reads from it. */
+export function pyNumberText(number: LosslessNumber): string {
+  const text = number.value;
+  // Python reads a JSON number without fraction or exponent as an int, of any size.
+  if (/^-?\d+$/.test(text)) return BigInt(text).toString();
+  return pyFloatRepr(Number(text));
+}
+
+/** `float.__repr__`: shortest round-tripping digits, `1e+16` past 16 digits, `.0` when integral. */
+export function pyFloatRepr(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Infinity) return 'Infinity';
+  if (value === -Infinity) return '-Infinity';
+  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
+  // toExponential() without digits gives the shortest round-tripping digits, as Python's repr.
+  const [mantissa = '', exp = '0'] = value.toExponential().split('e');
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const exponent = Number(exp);
+  const sign = negative ? '-' : '';
+  if (exponent < -4 || exponent >= 16) {
+    const frac = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const e = Math.abs(exponent).toString().padStart(2, '0');
+    return `${sign}${frac}e${exponent < 0 ? '-' : '+'}${e}`;
+  }
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+  const fracPart = digits.slice(exponent + 1) || '0';
+  return `${sign}${intPart}.${fracPart}`;
+}
