@@ -5,6 +5,7 @@ import { findUnknownVariables } from './config/unknown-variables.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './config/upstream-target.js';
 import {
   bool,
+  share,
   cacheControl,
   duration,
   durationList,
@@ -166,6 +167,13 @@ export const settings = {
       'false',
       bool,
       'Accept an empty listing at once when the mirror holds entries (otherwise the next run must confirm it).',
+    ),
+    confirmDrop: setting(
+      'SYNC_CONFIRM_DROP',
+      '--confirm-drop',
+      '0.5',
+      share,
+      'A run that would remove more than this share of the held entries (0 to 1, or 50%; 3 entries at least) is held until the next run sees the same; 0 turns the hold off.',
     ),
     cron: setting(
       'SYNC_CRON',

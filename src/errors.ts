@@ -26,6 +26,7 @@ export const errorCodes = [
   'UPSTREAM_INCONSISTENT',
   'UPSTREAM_UNSTABLE_ORDER',
   'EMPTY_LISTING_UNCONFIRMED',
+  'LARGE_DROP_UNCONFIRMED',
   // a run's own bounds: its total deadline passed, or its isolated process died
   'SYNC_TIMEOUT',
   'SYNC_CRASHED',

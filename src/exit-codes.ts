@@ -34,6 +34,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   UPSTREAM_INCONSISTENT: EXIT.upstreamRejected,
   UPSTREAM_UNSTABLE_ORDER: EXIT.upstreamRejected,
   EMPTY_LISTING_UNCONFIRMED: EXIT.upstreamRejected,
+  LARGE_DROP_UNCONFIRMED: EXIT.upstreamRejected,
   SYNC_LOCKED: EXIT.locked,
   DB_ERROR: EXIT.database,
   RUN_ABORTED: EXIT.aborted,

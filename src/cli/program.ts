@@ -60,6 +60,7 @@ const SYNC_KEYS: SettingKey[] = [
   'sync.concurrency',
   'sync.maxPages',
   'sync.allowEmpty',
+  'sync.confirmDrop',
   'log.level',
 ];
 const SERVE_KEYS: SettingKey[] = [

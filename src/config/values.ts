@@ -22,6 +22,17 @@ export const int = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `expected at least ${min}`).max(max, `expected at most ${max}`));
 
+/** A share from 0 to 1, written `0.5` or `50%`. */
+export const share = z.string().transform((text, ctx) => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$/.exec(text);
+  const value = match ? Number(match[1]) / (match[2] === '%' ? 100 : 1) : NaN;
+  if (!(value >= 0 && value <= 1)) {
+    ctx.addIssue({ code: 'custom', message: 'expected a share from 0 to 1, like 0.5 or 50%' });
+    return z.NEVER;
+  }
+  return value;
+});
+
 export const bool = z
   .string()
   .regex(/^(1|0|true|false|yes|no|on|off)$/i, 'expected true or false')

@@ -68,3 +68,8 @@ export function stringifyJson(value: unknown): string {
 export function canonicalJson(json: string): string {
   return writeJson(parseJson(json), true);
 }
+
+/** A parsed value's text with object keys sorted at every depth. */
+export function canonicalValue(value: unknown): string {
+  return writeJson(value, true);
+}

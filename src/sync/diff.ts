@@ -1,6 +1,7 @@
 import type { ChangeKind } from '../db/schema.js';
 import { parseJson } from '../json/lossless.js';
-import { canonicalJson, stringifyJson } from '../json/safe-json.js';
+import { canonicalJson, canonicalValue, stringifyJson } from '../json/safe-json.js';
+import { pairByFewestChanges, type FieldMap } from './pair-appearances.js';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
 export interface CurrentAppearance {
@@ -58,11 +59,18 @@ export interface DiffInput {
   listing: readonly ListingEntry[];
   /** The stored text of a version; asked only for versions that changed or left. */
   bodyOf: (versionId: number) => string;
+  /**
+   * The appearances of a known uuid that were removed and are not back: the last state of each
+   * such slot. Asked only for uuids with more appearances now than are matched.
+   */
+  removedOf?: (uuid: string) => readonly CurrentAppearance[];
 }
 
 /**
  * Pure: previous state + new listing → what to store. Appearances of one uuid are matched
- * identical-first, then in listing order, so a reordering alone is never a change.
+ * identical-first, then by the fewest changed fields, so a reordering alone is never a change and
+ * an edit or a removal is pinned on the appearance it concerns. An appearance that comes back
+ * identical to one removed before takes that appearance's place: it returned.
  */
 export function diffListing(input: DiffInput): DiffResult {
   const previousByUuid = groupBy(input.current, (a) => a.uuid);
@@ -94,7 +102,14 @@ export function diffListing(input: DiffInput): DiffResult {
     for (const [prev, next] of pairs) {
       placements[next.index] = placePair(prev, next, eventsAt, bodyOf, result);
     }
-    placeExtras(uuid, input.known, pairs, unmatchedNew, placements, eventsAt, result);
+    placeExtras(
+      { uuid, known: input.known, removedOf: input.removedOf, bodyOf },
+      [...pairs.map(([prev]) => prev.slot), ...unmatchedOld.map((prev) => prev.slot)],
+      unmatchedNew,
+      placements,
+      eventsAt,
+      result,
+    );
     for (const prev of unmatchedOld) recordRemoval(prev, bodyOf, result);
   }
   for (const [uuid, previous] of previousByUuid) {
@@ -132,50 +147,86 @@ function matchAppearances(
   }
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
-  // Each pass keys the unmatched old appearances by a state (queues in listing order), then takes,
-  // for each new appearance in listing order, the first unused old one with the same key: what a
-  // scan of the old list would pick, but linear in the appearances, not quadratic (a uuid listed
-  // 20,000 times must not block the process for minutes).
-  const pass = (oldKey: (p: CurrentAppearance) => string, newKey: (n: IndexedEntry) => string) => {
-    const queues = new Map<string, { items: CurrentAppearance[]; head: number }>();
-    for (const p of previous) {
-      if (usedOld.has(p)) continue;
-      const key = oldKey(p);
-      const queue = queues.get(key);
-      if (queue) queue.items.push(p);
-      else queues.set(key, { items: [p], head: 0 });
-    }
-    for (const next of news) {
-      if (matched.has(next)) continue;
-      const queue = queues.get(newKey(next));
-      const same = queue?.items[queue.head];
-      if (queue && same) {
-        queue.head++;
-        usedOld.add(same);
-        matched.set(next, same);
-      }
-    }
-  };
-  pass(
+  matchByKey(
+    previous,
+    news,
     (p) => p.hash,
     (n) => n.entry.hash,
+    usedOld,
+    matched,
   );
   // Then the same fields in another key order, so moving appearances around while the upstream
   // reorders keys is not mistaken for field changes. Each text is canonicalized once.
   if (matched.size < Math.min(previous.length, news.length)) {
-    pass(
+    matchByKey(
+      previous,
+      news,
       (p) => canonicalJson(bodyOf(p.versionId)),
       (n) => canonicalJson(n.entry.json),
+      usedOld,
+      matched,
     );
   }
   const restOld = previous.filter((p) => !usedOld.has(p));
   const restNew = news.filter((n) => !matched.has(n));
-  const zipped = Math.min(restOld.length, restNew.length);
-  for (let i = 0; i < zipped; i++) matched.set(restNew[i] ?? unreachable(), restOld[i] ?? unreachable());
+  // What no identical state matched is paired by what it shares: an edit is then recorded as the
+  // fields it changed, and the appearance that left is the one recorded removed.
+  const paired = pairByFewestChanges(
+    restOld.map((p) => fieldMap(bodyOf(p.versionId))),
+    restNew.map((n) => fieldMap(n.entry.json)),
+  );
+  for (const [i, j] of paired) matched.set(restNew[j] ?? unreachable(), restOld[i] ?? unreachable());
+  const pairedOld = new Set(paired.map(([i]) => i));
   const pairs = news
     .filter((n) => matched.has(n))
     .map((n): [CurrentAppearance, IndexedEntry] => [matched.get(n) ?? unreachable(), n]);
-  return { pairs, unmatchedNew: restNew.slice(zipped), unmatchedOld: restOld.slice(zipped) };
+  return {
+    pairs,
+    unmatchedNew: restNew.filter((n) => !matched.has(n)),
+    unmatchedOld: restOld.filter((_p, i) => !pairedOld.has(i)),
+  };
+}
+
+/**
+ * Keys the unused old items by a state (queues in listing order), then takes, for each unmatched
+ * new item in listing order, the first unused old one with the same key: what a scan of the old
+ * list would pick, but linear in the items, not quadratic (a uuid listed 20,000 times must not
+ * block the process for minutes).
+ */
+function matchByKey<O, N>(
+  olds: readonly O[],
+  news: readonly N[],
+  oldKey: (old: O) => string,
+  newKey: (next: N) => string,
+  usedOld: Set<O>,
+  matched: Map<N, O>,
+): void {
+  const queues = new Map<string, { items: O[]; head: number }>();
+  for (const old of olds) {
+    if (usedOld.has(old)) continue;
+    const key = oldKey(old);
+    const queue = queues.get(key);
+    if (queue) queue.items.push(old);
+    else queues.set(key, { items: [old], head: 0 });
+  }
+  for (const next of news) {
+    if (matched.has(next)) continue;
+    const queue = queues.get(newKey(next));
+    const same = queue?.items[queue.head];
+    if (queue === undefined || same === undefined) continue;
+    queue.head++;
+    usedOld.add(same);
+    matched.set(next, same);
+  }
+}
+
+/** An entry's top-level fields, each value as canonical JSON text (key order inside ignored). */
+function fieldMap(body: string): FieldMap {
+  const value = parseJson(body);
+  const map = new Map<string, string>();
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return map;
+  for (const [field, child] of Object.entries(value)) map.set(field, canonicalValue(child));
+  return map;
 }
 
 function placePair(
@@ -210,38 +261,104 @@ function placePair(
   };
 }
 
+interface ExtrasContext {
+  uuid: string;
+  known: ReadonlyMap<string, boolean>;
+  removedOf: ((uuid: string) => readonly CurrentAppearance[]) | undefined;
+  bodyOf: (versionId: number) => string;
+}
+
+/**
+ * Appearances beyond the ones matched: each identical to an appearance removed before returns in
+ * that appearance's slot; so does the first of a uuid that was wholly removed, whatever its state
+ * (the coworker is back). The others are new appearances, in slots never used by this uuid.
+ */
 function placeExtras(
-  uuid: string,
-  known: ReadonlyMap<string, boolean>,
-  pairs: readonly [CurrentAppearance, IndexedEntry][],
+  ctx: ExtrasContext,
+  /** Slots the uuid's current appearances hold, kept or leaving in this run. */
+  heldSlots: readonly number[],
   extras: readonly IndexedEntry[],
   placements: (Placement | undefined)[],
   eventsAt: Map<number, ChangeEvent[]>,
   result: Omit<DiffResult, 'placements'>,
 ): void {
   if (extras.length === 0) return;
-  const usedSlots = new Set(pairs.map(([prev]) => prev.slot));
+  const { uuid, known } = ctx;
   const tombstoned = known.get(uuid) === true;
   if (!known.has(uuid)) result.newCoworkers.push(uuid);
   if (tombstoned) result.returnedCoworkers.push(uuid);
+  const removed = known.has(uuid) && ctx.removedOf ? ctx.removedOf(uuid) : [];
+  const returns = matchReturns(removed, extras, tombstoned, ctx.bodyOf);
+  // A new appearance never takes a slot with a history: not one held now, not one removed before.
+  const usedSlots = new Set([...heldSlots, ...removed.map((r) => r.slot)]);
+  // A coworker back after a whole removal has returned, even where its removed slots are unknown.
+  const wholeReturn = tombstoned && returns.size === 0 ? extras[0] : undefined;
   let slot = 0;
-  extras.forEach((extra, i) => {
-    while (usedSlots.has(slot)) slot++;
-    usedSlots.add(slot);
-    const kind: ChangeKind = tombstoned && i === 0 ? 'returned' : 'added';
+  for (const extra of extras) {
+    const back = returns.get(extra);
+    if (back === undefined) {
+      while (usedSlots.has(slot)) slot++;
+      usedSlots.add(slot);
+    }
+    const at = back?.slot ?? slot;
+    const kind: ChangeKind = back === undefined && extra !== wholeReturn ? 'added' : 'returned';
     result.counts[kind]++;
     eventsAt.set(extra.index, [
-      { uuid, slot, kind, field: null, oldValue: null, newValue: extra.entry.json },
+      { uuid, slot: at, kind, field: null, oldValue: null, newValue: extra.entry.json },
     ]);
     placements[extra.index] = {
       kind: 'new',
       uuid,
-      slot,
+      slot: at,
       body: extra.entry.json,
       hash: extra.entry.hash,
       replaces: null,
     };
-  });
+  }
+}
+
+/**
+ * Which extra appearance returns in which removed slot: identical states first (by hash, then in
+ * any key order); for a uuid that was wholly removed and comes back changed, its first appearance
+ * returns in the removed slot it shares the most with.
+ */
+function matchReturns(
+  removed: readonly CurrentAppearance[],
+  extras: readonly IndexedEntry[],
+  tombstoned: boolean,
+  bodyOf: (versionId: number) => string,
+): Map<IndexedEntry, CurrentAppearance> {
+  const returns = new Map<IndexedEntry, CurrentAppearance>();
+  if (removed.length === 0) return returns;
+  const taken = new Set<CurrentAppearance>();
+  matchByKey(
+    removed,
+    extras,
+    (r) => r.hash,
+    (e) => e.entry.hash,
+    taken,
+    returns,
+  );
+  if (returns.size < Math.min(removed.length, extras.length)) {
+    matchByKey(
+      removed,
+      extras,
+      (r) => canonicalJson(bodyOf(r.versionId)),
+      (e) => canonicalJson(e.entry.json),
+      taken,
+      returns,
+    );
+  }
+  const first = extras[0];
+  if (tombstoned && returns.size === 0 && first) {
+    const [pair] = pairByFewestChanges(
+      removed.map((r) => fieldMap(bodyOf(r.versionId))),
+      [fieldMap(first.entry.json)],
+    );
+    const slot = pair ? removed[pair[0]] : undefined;
+    if (slot) returns.set(first, slot);
+  }
+  return returns;
 }
 
 function recordRemoval(

@@ -161,7 +161,13 @@ async function crawlAndDiff(
   const first = await crawlOnce(config, client, log, deps);
   const state = loadCurrentState(deps.store);
   const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
-  const diff = diffListing({ current: state.appearances, known: state.known, listing, bodyOf: state.bodyOf });
+  const diff = diffListing({
+    current: state.appearances,
+    known: state.known,
+    listing,
+    bodyOf: state.bodyOf,
+    removedOf: state.removedOf,
+  });
   await confirmListing(
     {
       baseUrl: config.upstream.target.url,
@@ -174,7 +180,7 @@ async function crawlAndDiff(
     first,
     diff,
   );
-  refuseUnconfirmedEmpty(deps.store, config, run.id, first, state);
+  refuseUnconfirmedDrop(deps.store, config, run.id, first, state, diff);
   if (deps.signal.aborted) throw abortError(deps.signal);
   if (first.unknownFields.length > 0) {
     log.warn(
@@ -268,16 +274,24 @@ function crawlOnce(
 
 /**
  * An empty listing where the mirror holds entries is more often an upstream accident than the team
- * leaving. It is recorded only when the previous attempt saw the same (or when allowed outright).
+ * leaving; so is a sudden large drop (a half-broken upstream serving half its rows). Either is
+ * recorded only when the previous attempt saw the same (or when allowed outright); until then the
+ * mirror keeps serving what it holds.
  */
-function refuseUnconfirmedEmpty(
+function refuseUnconfirmedDrop(
   store: MirrorDatabase,
   config: SyncConfig,
   runId: number,
   crawlResult: CrawlResult,
   state: CurrentState,
+  diff: DiffResult,
 ): void {
-  if (crawlResult.entries.length > 0 || state.appearances.length === 0 || config.sync.allowEmpty) return;
+  const held = state.appearances.length;
+  const removed = diff.counts.removed;
+  if (held === 0 || removed === 0) return;
+  const empty = crawlResult.entries.length === 0;
+  if (empty ? config.sync.allowEmpty : !isLargeDrop(removed, held, config.sync.confirmDrop)) return;
+  const code = empty ? 'EMPTY_LISTING_UNCONFIRMED' : 'LARGE_DROP_UNCONFIRMED';
   const previous = store.db
     .select({ status: runs.status, errorCode: runs.errorCode })
     .from(runs)
@@ -285,15 +299,39 @@ function refuseUnconfirmedEmpty(
     .orderBy(desc(runs.id))
     .limit(1)
     .get();
-  if (previous?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
+  if (previous?.errorCode === code) return;
+  if (empty) {
+    throw new MirrorError(
+      code,
+      `the upstream answered an empty listing while the mirror holds ${held} entries; ` +
+        'refusing to record everyone as removed. If the team list really is empty, the next run confirms it ' +
+        '(or run sync with --allow-empty)',
+      { held },
+    );
+  }
+  const percent = Math.round((removed / held) * 100);
   throw new MirrorError(
-    'EMPTY_LISTING_UNCONFIRMED',
-    `the upstream answered an empty listing while the mirror holds ${state.appearances.length} entries; ` +
-      'refusing to record everyone as removed. If the team list really is empty, the next run confirms it ' +
-      '(or run sync with --allow-empty)',
-    { held: state.appearances.length },
+    code,
+    `the upstream lists ${entries(crawlResult.entries.length)} where the mirror holds ${held}: ${removed} ` +
+      `(${percent}%) would be recorded as removed, more than SYNC_CONFIRM_DROP (${config.sync.confirmDrop * 100}%) ` +
+      'of them. Nothing was stored and the mirror keeps serving what it holds; if the drop is real, the next ' +
+      'run confirms it (or set SYNC_CONFIRM_DROP=0 to record such drops at once)',
+    { held, removed, listed: crawlResult.entries.length, share: config.sync.confirmDrop },
   );
 }
+
+const entries = (n: number): string => `${n} ${n === 1 ? 'entry' : 'entries'}`;
+
+/**
+ * A removal of more than `share` of what is held; a share of 0 holds nothing back. Two people
+ * leaving a team of three is news, not an accident: a drop of fewer than MIN_LARGE_DROP entries is
+ * never held.
+ */
+function isLargeDrop(removed: number, held: number, share: number): boolean {
+  return share > 0 && removed >= MIN_LARGE_DROP && removed > share * held;
+}
+
+const MIN_LARGE_DROP = 3;
 
 /** Logs progress at each quarter of the pages (a bar on a TTY is the CLI's business), then forwards it. */
 function progressReporter(

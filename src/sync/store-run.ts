@@ -14,6 +14,8 @@ export interface CurrentState {
   known: Map<string, boolean>;
   /** Loads one stored body; the diff asks only for versions that changed or left. */
   bodyOf: (versionId: number) => string;
+  /** The removed appearances of one uuid (the last state of each slot no longer listed). */
+  removedOf: (uuid: string) => CurrentAppearance[];
 }
 
 /** Reads what is current: the listing of the latest successful run, and every uuid ever seen. */
@@ -44,7 +46,26 @@ export function loadCurrentState(store: MirrorDatabase): CurrentState {
     .iterate() as IterableIterator<[string, number]>;
   for (const [uuid, removed] of coworkerRows) known.set(uuid, removed === 1);
   const bodyStatement = store.sqlite.prepare('select body from versions where id = ?').pluck();
-  return { appearances, positions, known, bodyOf: (versionId) => bodyStatement.get(versionId) as string };
+  // A slot whose latest version is closed is an appearance that left and has not come back.
+  const removedStatement = store.sqlite
+    .prepare(
+      `select v.id, v.slot, v.body_hash, case when v.body_hash is null then v.body end
+         from versions v
+        where v.uuid = ? and v.valid_to_run is not null
+          and v.id = (select max(w.id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
+        order by v.slot`,
+    )
+    .raw();
+  return {
+    appearances,
+    positions,
+    known,
+    bodyOf: (versionId) => bodyStatement.get(versionId) as string,
+    removedOf: (uuid) =>
+      (removedStatement.all(uuid) as [number, number, string | null, string | null][]).map(
+        ([versionId, slot, hash, body]) => ({ versionId, uuid, slot, hash: hash ?? bodyHash(body ?? '') }),
+      ),
+  };
 }
 
 export interface CommitInput {

@@ -1,6 +1,6 @@
 """A real Django 3.2 + DRF 3.14 site serving a JSON list of entries the way the upstream does.
 
-Usage: python3 server.py --entries entries.json [--port 0] [--page-size 8] [--trust-proxy]
+Usage: python3 server.py --entries entries.json [--port 0] [--page-size 8] [--trust-proxy] [--reload]
 
 Serves GET /api/model/team-block-coworker/list/ through generics.ListAPIView + PageNumberPagination
 under gunicorn (the server the golden files were captured with), DEBUG=False, ALLOWED_HOSTS=['*'],
@@ -17,10 +17,32 @@ parser.add_argument('--entries', required=True, help='JSON file: an array of ent
 parser.add_argument('--port', type=int, default=0)
 parser.add_argument('--page-size', type=int, default=8)
 parser.add_argument('--trust-proxy', action='store_true', help='honour X-Forwarded-Host/-Proto')
+parser.add_argument('--reload', action='store_true', help='re-read --entries when the file changes')
 args = parser.parse_args()
 
-with open(args.entries, encoding='utf-8') as fh:
-    ENTRIES = json.load(fh)
+
+def read_entries():
+    with open(args.entries, encoding='utf-8') as fh:
+        return json.load(fh)
+
+
+ENTRIES = read_entries()
+def stamp():
+    st = os.stat(args.entries)
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+LOADED = {'stamp': stamp(), 'entries': ENTRIES}
+
+
+def current_entries():
+    # --reload: a test rewrites the file (atomically, by rename) between rounds of edits.
+    if args.reload:
+        now = stamp()
+        if now != LOADED['stamp']:
+            LOADED['stamp'] = now
+            LOADED['entries'] = read_entries()
+    return LOADED['entries']
 
 # A file database (not :memory:) so the forked gunicorn worker sees migrated tables.
 DB_FILE = os.path.join(tempfile.mkdtemp(prefix='drf-reference-'), 'db.sqlite3')
@@ -73,7 +95,7 @@ class TeamBlockCoworkerListView(generics.ListAPIView):
     pagination_class = Pagination
 
     def get_queryset(self):
-        return ENTRIES
+        return current_entries()
 
 
 urlpatterns = [path('api/model/team-block-coworker/list/', TeamBlockCoworkerListView.as_view())]

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,21 +23,38 @@ export function findReferencePython(): string | null {
 
 export interface ReferenceServer {
   port: number;
+  /** Serves these entry texts from now on (the server re-reads its file; `reload` only). */
+  replace(entryTexts: readonly string[]): void;
   stop(): Promise<void>;
 }
 
-/** Starts test/drf-reference/server.py over `entries` and resolves once it prints its port. */
+/** The entries file: entry texts written as they are, so numbers keep the digits a test gave. */
+function writeEntries(file: string, entries: readonly unknown[] | { texts: readonly string[] }): void {
+  const text = Array.isArray(entries)
+    ? JSON.stringify(entries)
+    : `[${(entries as { texts: readonly string[] }).texts.join(',')}]`;
+  // By rename, so the server never reads a half-written file.
+  writeFileSync(`${file}.new`, text);
+  renameSync(`${file}.new`, file);
+}
+
+/**
+ * Starts test/drf-reference/server.py over `entries` (values, or `{ texts }` kept byte for byte)
+ * and resolves once it prints its port. With `reload`, `replace` changes what it serves.
+ */
 export async function startReferenceServer(
   python: string,
-  entries: readonly unknown[],
+  entries: readonly unknown[] | { texts: readonly string[] },
   pageSize: number,
   trustProxy = false,
+  reload = false,
 ): Promise<ReferenceServer> {
   const dir = mkdtempSync(join(tmpdir(), 'drf-ref-'));
   const file = join(dir, 'entries.json');
-  writeFileSync(file, JSON.stringify(entries));
+  writeEntries(file, entries);
   const args = [SERVER_PY, '--entries', file, '--port', '0', '--page-size', String(pageSize)];
   if (trustProxy) args.push('--trust-proxy');
+  if (reload) args.push('--reload');
   const child = spawn(python, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -56,6 +73,7 @@ export async function startReferenceServer(
   });
   return {
     port,
+    replace: (texts) => writeEntries(file, { texts }),
     stop: () => stopChild(child).finally(() => rmSync(dir, { recursive: true, force: true })),
   };
 }

@@ -27,12 +27,7 @@ export async function startServerPair(
 ): Promise<ServerPair> {
   const pageSize = listing.pageSize ?? 8;
   const trustProxy = listing.trustProxy ?? false;
-  const reference = await startReferenceServer(
-    python,
-    listing.entries.map((e) => JSON.parse(e) as unknown),
-    pageSize,
-    trustProxy,
-  );
+  const reference = await startReferenceServer(python, { texts: listing.entries }, pageSize, trustProxy);
   try {
     const snapshot = prepareSnapshot({
       id: listing.id,
