@@ -11,7 +11,7 @@ import {
   type Config,
   type FlagValues,
   type SettingKey,
-} from '../config.js';
+} from '../config/load-config.js';
 import { ConfigError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { runChangesCommand, runFindCommand, runHistoryCommand, runRunsCommand } from './history-commands.js';

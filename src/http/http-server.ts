@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { MAX_HEADER_BYTES } from '../drf/gunicorn.js';
 import type { DrfHandler } from './drf-handler.js';
 
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from '../config/load-config.js';
 
 // Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
 const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
-import type { MediaConfig, ServerConfig } from '../config.js';
+import type { MediaConfig, ServerConfig } from '../config/load-config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';

@@ -1,4 +1,4 @@
-import type { Config, NamedUpstream } from '../config.js';
+import type { Config, NamedUpstream } from '../config/load-config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { runs } from '../db/schema.js';
 import { MirrorError, toMirrorError } from '../errors.js';

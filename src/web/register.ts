@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { MirrorDatabase } from '../db/open.js';
-import type { LinkBase } from '../http/api/params.js';
+import type { LinkBase } from '../request/params.js';
 import type { Logger } from '../logger.js';
 import { assets } from './assets.js';
 import { registerFeedRoutes } from './feed-routes.js';

@@ -5,9 +5,10 @@ import { clip, durationWords } from '../../src/web/format.js';
 import { imageOrigin, upstreamMedia } from '../../src/web/media-source.js';
 import { isWebPagePath } from '../../src/web/register.js';
 import { contentSecurityPolicy } from '../../src/web/render.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { Scheduler } from '../../src/sync/scheduler.js';
-import { nextCronRun, statusSourceFor } from '../../src/web-status.js';
+import { statusSourceFor } from '../../src/main.js';
+import { nextCronRun } from '../../src/sync/next-cron-run.js';
 
 const change = (overrides: Partial<ChangeRow>): ChangeRow => ({
   id: 1,

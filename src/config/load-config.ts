@@ -1,8 +1,8 @@
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
-import { findUnknownVariables } from './config/unknown-variables.js';
-import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './config/upstream-target.js';
+import { ConfigError } from '../errors.js';
+import { findUnknownVariables } from './unknown-variables.js';
+import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import {
   bool,
   cacheControl,
@@ -18,11 +18,11 @@ import {
   webhookEventTypes,
   webhookSecret,
   webhookUrlList,
-} from './config/values.js';
-import { parseDuration } from './time/duration.js';
+} from './values.js';
+import { parseDuration } from '../time/duration.js';
 
 export { maskUrlCredentials, parseDuration };
-export type { WebhookEventType } from './config/values.js';
+export type { WebhookEventType } from './values.js';
 export type { UpstreamTarget };
 
 /** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */

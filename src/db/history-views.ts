@@ -1,5 +1,5 @@
-import { maskUrlCredentials } from './config.js';
-import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './db/schema.js';
+import { maskUrlCredentials } from '../config/load-config.js';
+import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the
