@@ -15,9 +15,10 @@ import { createMediaHandler } from './media-route.js';
 import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { routeTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
-import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
+import { registerWeb, type WebDeps } from '../web/register.js';
 
 export interface ServerDeps {
   store: MirrorDatabase;
@@ -41,6 +42,8 @@ const CLOSE_GRACE_MS = 10_000;
 
 export interface MirrorServer {
   app: FastifyInstance;
+  /** Every Fastify route; the front router gives DRF every path none of them answers. */
+  routes: RouteTable;
   server: Server;
   snapshots: SnapshotHolder;
   metrics: Metrics;
@@ -161,20 +164,26 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const mediaFiles = media
     ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
     : undefined;
+  // Fastify calls the server factory before the app exists: the table is read once it does.
+  let routes: RouteTable | undefined;
   const app = createApp(
     logger,
     metrics,
     (handler) =>
       (server = createHttpServer(deps.config.server, drf, handler, {
         ...(mediaFiles ? { media: mediaFiles } : {}),
-        isAppPath: isWebPagePath,
+        isAppPath: (path) => routes?.has(path) ?? false,
       })),
   );
+  // One route table: the front router hands Fastify exactly the paths its routes answer.
+  const table = routeTable(app);
+  routes = table;
   for (const register of ROUTES) register(app, { deps, snapshots, metrics });
   await app.ready();
   const httpServer = server ?? app.server;
   return {
     app,
+    routes: table,
     server: httpServer,
     snapshots,
     metrics,

@@ -18,14 +18,6 @@ export interface WebDeps {
   media?: MediaResolver | undefined;
 }
 
-// Exact paths only: every other path stays the DRF site's (its list endpoint, its 404s).
-const PAGE_PATH = /^\/(?:changes\/|coworkers\/(?:[^/?#]+\/)?|team\/|runs\/(?:[^/?#]+\/)?)?$/;
-
-/** True for the paths the people-facing pages answer (the feeds and assets are under /api/mirror/). */
-export function isWebPagePath(path: string): boolean {
-  return PAGE_PATH.test(path);
-}
-
 /** Pages, feeds and their static files, on the server's Fastify instance. */
 export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
   const media = deps.media ?? upstreamMedia;
