@@ -1,5 +1,5 @@
 /**
- * The commander program: commands, their flags (one per setting, from config.ts) and thin adapters
+ * The commander program: commands, their flags (one per setting, from config/settings.ts) and thin adapters
  * to the command modules. Built, never run here: `cli.ts` runs it, the README test reads it.
  */
 import { Command, Option } from 'commander';

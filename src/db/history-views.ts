@@ -1,4 +1,4 @@
-import { maskUrlCredentials } from '../config/load-config.js';
+import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
 
 /**
