@@ -17,23 +17,27 @@ export interface RouteTable {
    * True for a path some route answers under any method routes were registered with: a wrong
    * method on a Fastify path gets Fastify's answer, as an unknown path gets DRF's.
    */
-  has(path: string): boolean;
+  has: (path: string) => boolean;
 }
 
-/** Collects the routes of `app`; call it before any route is registered. */
-export function routeTable(app: FastifyInstance): RouteTable {
+/** A table that fills itself with the routes of `app`; call `collectFrom` before any route is registered. */
+export function createRouteTable(): RouteTable & { collectFrom(app: FastifyInstance): void } {
   const routes: RegisteredRoute[] = [];
   const methods = new Set<HTTPMethods>();
-  app.addHook('onRoute', (route) => {
-    const own = [route.method].flat();
-    for (const method of own) methods.add(method);
-    routes.push({ methods: own, url: route.url });
-  });
+  let router: FastifyInstance | undefined;
   return {
     routes,
-    has(path) {
-      for (const method of methods) if (app.findRoute({ method, url: path })) return true;
+    has: (path) => {
+      for (const method of methods) if (router?.findRoute({ method, url: path })) return true;
       return false;
+    },
+    collectFrom(app) {
+      router = app;
+      app.addHook('onRoute', (route) => {
+        const own = [route.method].flat();
+        for (const method of own) methods.add(method);
+        routes.push({ methods: own, url: route.url });
+      });
     },
   };
 }

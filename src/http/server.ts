@@ -15,7 +15,7 @@ import { createMediaHandler } from './media-route.js';
 import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
-import { routeTable, type RouteTable } from './route-table.js';
+import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
@@ -110,18 +110,26 @@ function boundAddressOf(server: () => Server | undefined): () => { name: string;
   };
 }
 
+/**
+ * The Fastify app and its route table. The server factory gets the table's lookup: the front router
+ * hands Fastify exactly the paths its routes answer (one route table, never a list beside it).
+ */
 function createApp(
   logger: Logger,
   metrics: Metrics,
-  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
-): FastifyInstance {
+  serverFactory: (
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    isAppPath: (path: string) => boolean,
+  ) => Server,
+): { app: FastifyInstance; routes: RouteTable } {
+  const routes = createRouteTable();
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory,
+    serverFactory: (handler) => serverFactory(handler, routes.has),
     // The node:http server's own listener answers every parser refusal (http-server.ts); Fastify's
     // default would destroy a socket that listener is still writing a raw answer to.
     clientErrorHandler: () => undefined,
@@ -137,7 +145,8 @@ function createApp(
     done();
   });
   registerErrorHandlers(app);
-  return app;
+  routes.collectFrom(app);
+  return { app, routes };
 }
 
 /**
@@ -164,26 +173,21 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const mediaFiles = media
     ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
     : undefined;
-  // Fastify calls the server factory before the app exists: the table is read once it does.
-  let routes: RouteTable | undefined;
-  const app = createApp(
+  const { app, routes } = createApp(
     logger,
     metrics,
-    (handler) =>
+    (handler, isAppPath) =>
       (server = createHttpServer(deps.config.server, drf, handler, {
         ...(mediaFiles ? { media: mediaFiles } : {}),
-        isAppPath: (path) => routes?.has(path) ?? false,
+        isAppPath,
       })),
   );
-  // One route table: the front router hands Fastify exactly the paths its routes answer.
-  const table = routeTable(app);
-  routes = table;
   for (const register of ROUTES) register(app, { deps, snapshots, metrics });
   await app.ready();
   const httpServer = server ?? app.server;
   return {
     app,
-    routes: table,
+    routes,
     server: httpServer,
     snapshots,
     metrics,
