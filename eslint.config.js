@@ -29,9 +29,11 @@ export default tseslint.config(
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
     },
   },
-  // One-way stairs (STYLE.md): upstream → sync → db ← http, src/drf a pure leaf both servers
-  // speak through, media and webhooks beside sync (the run calls them), the pages on the http floor,
-  // time and json leaves (src/drf may use json), cli/main on top; no import cycles anywhere in src.
+  // One-way stairs (STYLE.md, docs/architecture.md): upstream → sync → db ← http, src/drf a pure
+  // leaf both servers speak through, media and webhooks beside sync (the run calls them), the pages
+  // registered by the http server and never the reverse, config/errors/logger/version/time/json
+  // leaves, demo beside main, cli/main on top; every file of src is the target of a zone below,
+  // and no import cycles anywhere in src.
   {
     files: ['src/**/*.ts', 'src/**/*.tsx'],
     plugins: { 'import-x': importX },
@@ -66,6 +68,8 @@ export default tseslint.config(
                 './src/drf',
                 './src/simulated-upstream',
                 './src/cli',
+                './src/demo',
+                './src/request',
                 './src/web',
                 './src/media',
                 './src/webhooks',
@@ -80,6 +84,8 @@ export default tseslint.config(
                 './src/db',
                 './src/simulated-upstream',
                 './src/cli',
+                './src/demo',
+                './src/request',
                 './src/web',
                 './src/media',
                 './src/webhooks',
@@ -88,7 +94,15 @@ export default tseslint.config(
             },
             {
               target: './src/sync',
-              from: ['./src/http', './src/drf', './src/simulated-upstream', './src/cli', './src/web'],
+              from: [
+                './src/http',
+                './src/drf',
+                './src/simulated-upstream',
+                './src/cli',
+                './src/web',
+                './src/demo',
+                './src/request',
+              ],
               message: 'sync reads upstream and writes db; the consumer (http) owns the interfaces it needs.',
             },
             {
@@ -100,6 +114,8 @@ export default tseslint.config(
                 './src/webhooks',
                 './src/simulated-upstream',
                 './src/cli',
+                './src/demo',
+                './src/request',
               ],
               message: 'media fetches and stores files for the sync; it knows no server, page or run.',
             },
@@ -113,13 +129,23 @@ export default tseslint.config(
                 './src/upstream',
                 './src/simulated-upstream',
                 './src/cli',
+                './src/demo',
+                './src/request',
               ],
               message: 'webhooks read and write their outbox in db; the sync calls them, never the reverse.',
             },
             {
               target: './src/web',
-              from: ['./src/sync', './src/upstream', './src/media', './src/simulated-upstream', './src/cli'],
-              message: 'the pages read db through named queries, on the http floor.',
+              from: [
+                './src/http',
+                './src/sync',
+                './src/upstream',
+                './src/media',
+                './src/simulated-upstream',
+                './src/demo',
+                './src/cli',
+              ],
+              message: 'the pages read db through named queries; http registers them, never the reverse.',
             },
             {
               target: ['./src/time', './src/json'],
@@ -134,14 +160,73 @@ export default tseslint.config(
             },
             {
               target: './src/http',
+              from: './src/demo',
+              except: ['./demo-label.ts'],
+              message: 'http names the demo by its label alone; main starts it.',
+            },
+            {
+              target: './src/http',
               from: './src/upstream',
               except: ['./contract.ts'],
               message: 'http serves db through src/drf, never the upstream client.',
             },
             {
               target: './src/simulated-upstream',
-              from: ['./src/http', './src/db', './src/sync', './src/cli'],
+              from: ['./src/http', './src/db', './src/sync', './src/cli', './src/web', './src/demo'],
               message: 'the simulated upstream speaks DRF through src/drf alone.',
+            },
+            {
+              target: './src/config',
+              from: './src',
+              except: ['./config', './errors.ts', './time', './upstream/contract.ts'],
+              message: 'config is a leaf every floor reads: the settings table, its values and the loader.',
+            },
+            {
+              target: './src/request',
+              from: './src',
+              except: ['./request', './db/schema.ts', './time', './errors.ts'],
+              message: 'request parameters are shared by the API and the pages: no server, page or store.',
+            },
+            {
+              target: ['./src/errors.ts', './src/logger.ts', './src/version.ts'],
+              from: './src',
+              message: 'errors, logger and version are leaves: they import nothing of src.',
+            },
+            {
+              target: './src/demo',
+              from: [
+                './src/http',
+                './src/web',
+                './src/sync',
+                './src/upstream',
+                './src/media',
+                './src/webhooks',
+                './src/request',
+              ],
+              message: 'the demo is a simulated upstream and its database, started by main alone.',
+            },
+            {
+              target: './src/main.ts',
+              from: './src/cli',
+              except: ['./exit-codes.ts'],
+              message: 'main is the composition root of start; the CLI calls it, never the reverse.',
+            },
+            {
+              target: './src/main.ts',
+              from: './src/cli.ts',
+              message: 'main is the composition root of start; the CLI calls it, never the reverse.',
+            },
+            {
+              target: './src/cli',
+              from: './src/cli.ts',
+              message: 'cli.ts is the entry point: the commands never import it.',
+            },
+            {
+              target: './src/cli.ts',
+              from: './src',
+              except: ['./cli', './errors.ts'],
+              message:
+                'cli.ts is the entry point: it hands over to cli/program and maps errors to exit codes.',
             },
             {
               target: [
@@ -156,6 +241,12 @@ export default tseslint.config(
                 './src/webhooks',
                 './src/time',
                 './src/json',
+                './src/config',
+                './src/request',
+                './src/demo',
+                './src/errors.ts',
+                './src/logger.ts',
+                './src/version.ts',
               ],
               from: ['./src/cli', './src/cli.ts', './src/main.ts'],
               message: 'cli and main are the top floor: nothing imports them.',

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { openDatabase, type MirrorDatabase } from '../src/db/open.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { openDatabase } from '../src/db/open.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';
 import { buildHistory, type Fixture } from './lib/history-fixture.js';

@@ -22,7 +22,7 @@ import { createServer, get } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config/load-config.js';
 import { openDatabase } from '../src/db/open.js';
 import { buildServer } from '../src/http/server.js';
 import { silentLogger } from '../src/logger.js';

@@ -4,7 +4,7 @@
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
 import { CommanderError } from 'commander';
 import { toMirrorError } from './errors.js';
-import { EXIT, exitCodeFor } from './exit-codes.js';
+import { EXIT, exitCodeFor } from './cli/exit-codes.js';
 import { buildProgram } from './cli/program.js';
 import { errorReport } from './cli/report.js';
 

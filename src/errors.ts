@@ -1,4 +1,4 @@
-import { isLosslessNumber } from './json/lossless.js';
+import { isLosslessNumber } from 'lossless-json';
 
 /**
  * The closed set of failures coworker-mirror reports. Callers branch on `code`, never on message

@@ -1,18 +1,37 @@
-import type { Config } from './config.js';
+import type { Config } from './config/load-config.js';
 import { openExistingDatabase } from './db/open-existing.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
-import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo.js';
-import { EXIT } from './exit-codes.js';
+import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo/start-demo.js';
+import { EXIT } from './cli/exit-codes.js';
 import { buildServer, type MirrorServer } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
-import { checkUpstreamBinding } from './upstream-binding.js';
+import { checkUpstreamBinding } from './sync/upstream-binding.js';
 import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
-import { statusSourceFor } from './web-status.js';
+import { nextCronRun } from './sync/next-cron-run.js';
+import { maskUrlCredentials } from './config/upstream-target.js';
+import type { StatusSource } from './web/status-source.js';
+
+/** What `start` tells the status page: the mode, the masked upstream, the schedule. */
+export function statusSourceFor(
+  config: Pick<Config, 'upstream' | 'sync'>,
+  upstreamLabel: string,
+  scheduler: Scheduler,
+): StatusSource {
+  return {
+    upstream: () => ({
+      mode: config.upstream.target ? 'upstream' : 'demo',
+      url: maskUrlCredentials(upstreamLabel),
+    }),
+    nextRunAt: () => nextCronRun(config.sync.cron),
+    randomDelayMs: config.sync.randomDelayMs,
+    syncRunning: () => scheduler.running,
+  };
+}
 
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;

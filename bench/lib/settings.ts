@@ -1,4 +1,4 @@
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { SyncConfig } from '../../src/sync/run-sync.js';
 
 /**

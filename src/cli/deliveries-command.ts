@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { Config, SettingKey } from '../config.js';
+import type { Config, SettingKey } from '../config/load-config.js';
 import { deliveryStatuses, type DeliveryStatus } from '../db/schema.js';
 import { ConfigError } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT } from './exit-codes.js';
 import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
 import { withExistingStore } from './with-store.js';

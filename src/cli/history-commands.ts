@@ -1,12 +1,12 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/load-config.js';
 import { mediaRunsByIds } from '../db/media-queries.js';
 import { changedFields, findByName, namesOf } from '../db/name-queries.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
 import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError } from '../errors.js';
-import { EXIT } from '../exit-codes.js';
-import { changeView, coworkerView, runView, versionView } from '../history-views.js';
+import { EXIT } from './exit-codes.js';
+import { changeView, coworkerView, runView, versionView } from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';

@@ -1,4 +1,4 @@
-import type { ChangeView, CoworkerView, RunView, VersionView } from '../history-views.js';
+import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/history-views.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';

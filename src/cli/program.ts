@@ -1,5 +1,5 @@
 /**
- * The commander program: commands, their flags (one per setting, from config.ts) and thin adapters
+ * The commander program: commands, their flags (one per setting, from config/settings.ts) and thin adapters
  * to the command modules. Built, never run here: `cli.ts` runs it, the README test reads it.
  */
 import { Command, Option } from 'commander';
@@ -11,7 +11,7 @@ import {
   type Config,
   type FlagValues,
   type SettingKey,
-} from '../config.js';
+} from '../config/load-config.js';
 import { ConfigError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { runChangesCommand, runFindCommand, runHistoryCommand, runRunsCommand } from './history-commands.js';

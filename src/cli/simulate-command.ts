@@ -1,5 +1,5 @@
-import type { Config } from '../config.js';
-import { EXIT } from '../exit-codes.js';
+import type { Config } from '../config/load-config.js';
+import { EXIT } from './exit-codes.js';
 import { createLogger } from '../logger.js';
 import { startSimulatedUpstream } from '../simulated-upstream/index.js';
 import { LIST_PATH } from '../upstream/contract.js';

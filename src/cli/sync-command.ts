@@ -1,14 +1,14 @@
 import { SingleBar, Presets } from 'cli-progress';
-import type { Config, NamedUpstream } from '../config.js';
+import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
-import { EXIT, exitCodeFor } from '../exit-codes.js';
-import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
+import { EXIT, exitCodeFor } from './exit-codes.js';
+import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { openDatabase } from '../db/open.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { deliverAfterSync } from '../webhooks/service.js';
-import { checkUpstreamBinding, recordRebind } from '../upstream-binding.js';
+import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;

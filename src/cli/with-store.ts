@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/load-config.js';
 import { openExistingDatabase } from '../db/open-existing.js';
 import type { MirrorDatabase } from '../db/open.js';
 

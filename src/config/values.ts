@@ -4,7 +4,7 @@ import { parseHeaderLine, parseUpstreamUrl } from './upstream-target.js';
 import { parseDuration } from '../time/duration.js';
 
 // The zod schemas of single settings: each turns one variable's text into its value, or says what it
-// expects. The table in config.ts puts them together.
+// expects. The table in settings.ts puts them together.
 
 export const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);

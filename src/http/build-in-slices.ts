@@ -1,5 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { MirrorDatabase } from '../db/open.js';
+import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunRow } from '../db/schema.js';
 import { MirrorError } from '../errors.js';
 import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
@@ -39,7 +40,7 @@ export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow):
     entryTexts[i] = pyJsonDumps(value);
     await maybeYield(i + 1);
   }
-  const pageSize = run.pageSize ?? 8;
+  const pageSize = run.pageSize ?? CONTRACT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
     throw new MirrorError('SNAPSHOT_INVALID', 'page size must be a positive integer', { pageSize });
   }

@@ -27,7 +27,7 @@ import {
   wsgiHeaders,
 } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from '../config/load-config.js';
 import { trustedPeers } from './trusted-peers.js';
 
 function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfResponse {

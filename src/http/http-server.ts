@@ -9,22 +9,19 @@ import type { Socket } from 'node:net';
 import { MAX_HEADER_BYTES } from '../drf/gunicorn.js';
 import type { DrfHandler } from './drf-handler.js';
 
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from '../config/load-config.js';
 
-// Paths answered by the application's own API; every other path is DRF's (list, redirect or 404).
-const API_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-
-function isApiPath(url: string | undefined, isAppPath: (path: string) => boolean): boolean {
-  if (url === undefined || url.startsWith('/api/model/')) return false; // the list path: no copy made
-  const path = url.split('?', 1)[0] ?? '/';
-  return path.startsWith('/api/mirror/') || API_PATHS.has(path) || isAppPath(path);
+// The list path is DRF's and the hot one: it is neither split nor looked up in Fastify's router.
+function isAppRequest(url: string | undefined, isAppPath: (path: string) => boolean): boolean {
+  if (url === undefined || url.startsWith('/api/model/')) return false;
+  return isAppPath(url.split('?', 1)[0] ?? '/');
 }
 
-/** What else the server answers before DRF: the mirrored media, and the paths of the app's pages. */
+/** What else the server answers before DRF: the mirrored media, and the paths Fastify routes. */
 export interface HttpServerExtras {
   /** Answers `/media/<sha256>/<name>` and returns true, or returns false for DRF to answer. */
   media?: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** Paths the application (Fastify) answers besides /api/mirror/ and the health checks. */
+  /** True for a path a Fastify route answers (route-table.ts); every other path is DRF's. */
   isAppPath?: (path: string) => boolean;
 }
 
@@ -43,7 +40,7 @@ export function createHttpServer(
 ): Server {
   const { media, isAppPath = noPath } = extras;
   const route = (req: IncomingMessage, res: ServerResponse): void => {
-    if (isApiPath(req.url, isAppPath)) {
+    if (isAppRequest(req.url, isAppPath)) {
       // The API reads no request body; without this, Fastify answers 415 to an odd
       // Content-Type before the route (and its 401) can answer.
       delete req.headers['content-type'];

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { DEMO_UPSTREAM_LABEL } from '../demo-label.js';
+import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import type { Metrics } from './metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 

@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../db/open.js';
+import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunRow } from '../db/schema.js';
 import { MirrorError } from '../errors.js';
 import { defaultOptionsBody } from '../drf/metadata.js';
@@ -30,7 +31,7 @@ export function loadPastSnapshot(
 ): PastSnapshot {
   const versionIds = listedVersionIds(store, run);
   const bodyOf = store.sqlite.prepare('select body from versions where id = ?').pluck();
-  const pageSize = run.pageSize ?? 8;
+  const pageSize = run.pageSize ?? CONTRACT_PAGE_SIZE;
   const count = versionIds.length;
   const numPages = Math.max(1, Math.ceil(count / pageSize));
   const pages = new Map<number, { tail: Buffer; values: JsonValue[] }>();

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
-import type { MediaConfig, ServerConfig } from '../config.js';
+import type { MediaConfig, ServerConfig } from '../config/load-config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
@@ -15,9 +15,10 @@ import { createMediaHandler } from './media-route.js';
 import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
+import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
-import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
+import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
 
 export interface ServerDeps {
@@ -42,6 +43,8 @@ const CLOSE_GRACE_MS = 10_000;
 
 export interface MirrorServer {
   app: FastifyInstance;
+  /** Every Fastify route; the front router gives DRF every path none of them answers. */
+  routes: RouteTable;
   server: Server;
   snapshots: SnapshotHolder;
   metrics: Metrics;
@@ -108,18 +111,26 @@ function boundAddressOf(server: () => Server | undefined): () => { name: string;
   };
 }
 
+/**
+ * The Fastify app and its route table. The server factory gets the table's lookup: the front router
+ * hands Fastify exactly the paths its routes answer (one route table, never a list beside it).
+ */
 function createApp(
   logger: Logger,
   metrics: Metrics,
-  serverFactory: (handler: (req: IncomingMessage, res: ServerResponse) => void) => Server,
-): FastifyInstance {
+  serverFactory: (
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    isAppPath: (path: string) => boolean,
+  ) => Server,
+): { app: FastifyInstance; routes: RouteTable } {
+  const routes = createRouteTable();
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
   const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
     loggerInstance,
     // Per-request lines would drown the log at thousands of requests/s; /metrics counts them.
     logController: new LogController({ disableRequestLogging: true }),
-    serverFactory,
+    serverFactory: (handler) => serverFactory(handler, routes.has),
     // The node:http server's own listener answers every parser refusal (http-server.ts); Fastify's
     // default would destroy a socket that listener is still writing a raw answer to.
     clientErrorHandler: () => undefined,
@@ -138,7 +149,8 @@ function createApp(
     done();
   });
   registerErrorHandlers(app);
-  return app;
+  routes.collectFrom(app);
+  return { app, routes };
 }
 
 /**
@@ -165,13 +177,13 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const mediaFiles = media
     ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
     : undefined;
-  const app = createApp(
+  const { app, routes } = createApp(
     logger,
     metrics,
-    (handler) =>
+    (handler, isAppPath) =>
       (server = createHttpServer(deps.config.server, drf, handler, {
         ...(mediaFiles ? { media: mediaFiles } : {}),
-        isAppPath: isWebPagePath,
+        isAppPath,
       })),
   );
   for (const register of ROUTES) register(app, { deps, snapshots, metrics });
@@ -179,6 +191,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const httpServer = server ?? app.server;
   return {
     app,
+    routes,
     server: httpServer,
     snapshots,
     metrics,

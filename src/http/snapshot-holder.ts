@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../db/open.js';
+import { CONTRACT_PAGE_SIZE, defaultOf } from '../config/settings.js';
 import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
 import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
@@ -8,7 +9,7 @@ import { buildSnapshotInSlices } from './build-in-slices.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
-const DEFAULT_AS_OF_CACHE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_AS_OF_CACHE_BYTES = defaultOf('server', 'asOfCacheBytes');
 
 export interface SnapshotInfo {
   runId: number;
@@ -198,7 +199,7 @@ export class SnapshotHolder {
     return prepareSnapshot({
       id: String(run.id),
       entries: listing.entries,
-      pageSize: run.pageSize ?? 8,
+      pageSize: run.pageSize ?? CONTRACT_PAGE_SIZE,
       optionsBody: listing.optionsBody,
       fetchedAt: new Date(run.finishedAt ?? run.startedAt),
     });

@@ -1,4 +1,4 @@
-import type { MediaConfig } from '../config.js';
+import type { MediaConfig } from '../config/load-config.js';
 
 /**
  * What a sync needs to mirror media: the media settings with MEDIA_ORIGINS named, and the connect

@@ -4,6 +4,7 @@ import { djangoErrorPage, type DrfRequest, type DrfResponse } from '../drf/answe
 import { DjangoServerError } from '../drf/media-type.js';
 import { defaultOptionsBody } from '../drf/metadata.js';
 import { pyJsonDumps } from '../drf/python-json.js';
+import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import {
   dispatchList,
   isListPath,
@@ -179,7 +180,7 @@ function handle(rt: Runtime, req: IncomingMessage, res: ServerResponse): void {
 export async function startSimulatedUpstream(
   options: SimulatedUpstreamOptions = {},
 ): Promise<SimulatedUpstream> {
-  const pageSize = options.pageSize ?? 8;
+  const pageSize = options.pageSize ?? CONTRACT_PAGE_SIZE;
   if (!Number.isInteger(pageSize) || pageSize < 1)
     throw new RangeError(`pageSize must be a positive integer`);
   const data = new SimulatedData({

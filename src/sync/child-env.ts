@@ -1,4 +1,4 @@
-import { settingList, settings, type Config, type NamedUpstream } from '../config.js';
+import { settingList, settings, type Config, type NamedUpstream } from '../config/load-config.js';
 
 /** What a child sync runs with: the parent's settings, with the upstream (the demo's) named. */
 export type ChildSyncConfig = Pick<Config, 'database' | 'sync' | 'server' | 'media' | 'log'> & {

@@ -1,4 +1,5 @@
-import type { Config, NamedUpstream } from '../config.js';
+import type { Config, NamedUpstream } from '../config/load-config.js';
+import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { runs } from '../db/schema.js';
 import { MirrorError, toMirrorError } from '../errors.js';
@@ -349,8 +350,6 @@ function progressReporter(
   };
 }
 
-const DEFAULT_PAGE_SIZE = 8;
-
 /**
  * A single page does not reveal the page size (it only bounds it from below): keep what earlier
  * runs saw, else the contract's 8, and never less than the entries that page held.
@@ -364,7 +363,7 @@ function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
     .orderBy(desc(runs.id))
     .limit(1)
     .get();
-  return Math.max(previous?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
+  return Math.max(previous?.pageSize ?? CONTRACT_PAGE_SIZE, result.entries.length);
 }
 
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import type { Logger } from '../logger.js';
+import { defaultOf } from '../config/settings.js';
 import { MirrorError, truncateForMessage, type ErrorCode } from '../errors.js';
 import { parseJson } from '../json/lossless.js';
 import { declaredContentLength, readBodyCapped, readExcerpt } from './read-body.js';
@@ -78,7 +79,6 @@ export interface UpstreamClient {
   close(): Promise<void>;
 }
 
-const MiB = 1024 * 1024;
 const EXCERPT_BYTES = 512;
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
@@ -86,15 +86,15 @@ type Settings = Required<Omit<UpstreamClientOptions, 'signal'>> & { signal: Abor
 
 function withDefaults(options: UpstreamClientOptions): Settings {
   return {
-    connectTimeoutMs: 10_000,
-    headersTimeoutMs: 30_000,
-    bodyTimeoutMs: 30_000,
-    maxBodyBytes: 20 * MiB,
-    maxAttempts: 4,
+    connectTimeoutMs: defaultOf('upstream', 'connectTimeoutMs'),
+    headersTimeoutMs: defaultOf('upstream', 'timeoutMs'),
+    bodyTimeoutMs: defaultOf('upstream', 'timeoutMs'),
+    maxBodyBytes: defaultOf('upstream', 'maxBodyBytes'),
+    maxAttempts: defaultOf('upstream', 'maxAttempts'),
     baseDelayMs: 500,
     maxDelayMs: 30_000,
-    maxRetryAfterMs: 120_000,
-    requestDeadlineMs: 120_000,
+    maxRetryAfterMs: defaultOf('upstream', 'maxRetryAfterMs'),
+    requestDeadlineMs: defaultOf('upstream', 'requestDeadlineMs'),
     sleep: defaultSleep,
     random: Math.random,
     now: Date.now,

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { defaultOf } from '../config/settings.js';
 import { MirrorError, isMirrorError } from '../errors.js';
 import type { UpstreamClient } from './client.js';
 import { checkPageLinks, listLocation, pageUrl, type ListLocation } from './page-links.js';
@@ -68,9 +69,9 @@ export interface CrawlBounds extends EntryLimits {
 
 export const DEFAULT_CRAWL_BOUNDS: CrawlBounds = {
   ...DEFAULT_ENTRY_LIMITS,
-  maxListingBytes: 256 * 1024 * 1024,
-  maxEntries: 1_000_000,
-  maxOptionsBytes: 64 * 1024,
+  maxListingBytes: defaultOf('sync', 'maxListingBytes'),
+  maxEntries: defaultOf('sync', 'maxEntries'),
+  maxOptionsBytes: defaultOf('upstream', 'maxOptionsBytes'),
 };
 
 interface AttemptContext {
@@ -205,7 +206,7 @@ async function crawlOnce(ctx: AttemptContext): Promise<Listing> {
   checkPageLinks(ctx.location, first, 1, shape.pages);
   ctx.options.onProgress?.(1, shape.pages);
   const pages: ValidatedPage[] = [first];
-  const concurrency = ctx.options.concurrency ?? 4;
+  const concurrency = ctx.options.concurrency ?? defaultOf('sync', 'concurrency');
   if (concurrency <= 1) await fetchSequential(ctx, shape, pages);
   else await fetchConcurrent(ctx, shape, pages, concurrency);
   return assembleListing(shape, pages);
@@ -272,7 +273,7 @@ async function fetchOptions(
 export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
   const location = listLocation(options.baseUrl);
   const log = options.logger.child({ module: 'crawl' });
-  const maxAttempts = Math.max(1, options.maxCrawlAttempts ?? 3);
+  const maxAttempts = Math.max(1, options.maxCrawlAttempts ?? defaultOf('sync', 'maxCrawlAttempts'));
   const signal = options.signal ?? new AbortController().signal;
   const bounds = { ...DEFAULT_CRAWL_BOUNDS, ...options.bounds };
   const optionsController = new AbortController();

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { MirrorError, truncateForMessage } from '../errors.js';
+import { defaultOf } from '../config/settings.js';
 import { isLosslessNumber } from '../json/lossless.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { KNOWN_FIELDS, coworkerSchema, pageEnvelopeSchema } from './contract.js';
@@ -43,7 +44,10 @@ export interface EntryLimits {
 
 const NATIVE_STRINGIFY_DEPTH = 1000;
 
-export const DEFAULT_ENTRY_LIMITS: EntryLimits = { maxDepth: 32, maxBytes: 256 * 1024 };
+export const DEFAULT_ENTRY_LIMITS: EntryLimits = {
+  maxDepth: defaultOf('sync', 'maxEntryDepth'),
+  maxBytes: defaultOf('sync', 'maxEntryBytes'),
+};
 
 /**
  * The first top-level field whose value nests deeper than `maxDepth` (the entry being depth 1), or

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MirrorDatabase } from '../db/open.js';
 import { changeSubjects } from '../db/page-queries.js';
 import { listChanges } from '../db/queries.js';
-import { changesQuery, parseParams, selfUrl, type LinkBase } from '../http/api/params.js';
+import { changesQuery, parseParams, selfUrl, type LinkBase } from '../request/params.js';
 import { changesAtom, changesCsv } from './feeds.js';
 import type { MediaResolver } from './media-source.js';
 import { PAGE_HEADERS } from './render.js';

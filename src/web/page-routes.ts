@@ -18,7 +18,7 @@ import {
   listChanges,
   listRuns,
 } from '../db/queries.js';
-import { runView } from '../history-views.js';
+import { runView } from '../db/history-views.js';
 import { DirectoryCache } from './directory-cache.js';
 import {
   changesPageQuery,

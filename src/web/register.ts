@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { MirrorDatabase } from '../db/open.js';
-import type { LinkBase } from '../http/api/params.js';
+import type { LinkBase } from '../request/params.js';
 import type { Logger } from '../logger.js';
 import { assets } from './assets.js';
 import { registerFeedRoutes } from './feed-routes.js';
@@ -16,14 +16,6 @@ export interface WebDeps {
   links: LinkBase;
   status?: StatusSource | undefined;
   media?: MediaResolver | undefined;
-}
-
-// Exact paths only: every other path stays the DRF site's (its list endpoint, its 404s).
-const PAGE_PATH = /^\/(?:changes\/|coworkers\/(?:[^/?#]+\/)?|team\/|runs\/(?:[^/?#]+\/)?)?$/;
-
-/** True for the paths the people-facing pages answer (the feeds and assets are under /api/mirror/). */
-export function isWebPagePath(path: string): boolean {
-  return PAGE_PATH.test(path);
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */

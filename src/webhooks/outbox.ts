@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { WebhookEventType } from '../config.js';
+import type { WebhookEventType } from '../config/load-config.js';
 import type { MirrorDatabase } from '../db/open.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
-import { changeView } from '../history-views.js';
+import { changeView } from '../db/history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { OutboxSettings } from './settings.js';
 import { stringifyJson } from '../json/safe-json.js';

@@ -1,5 +1,5 @@
 import { Histogram, type Registry } from 'prom-client';
-import type { Config } from '../config.js';
+import type { Config } from '../config/load-config.js';
 import { openDatabase, type MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
 import { DeliveryWorker } from './delivery-worker.js';

@@ -1,4 +1,4 @@
-import type { WebhooksConfig } from '../config.js';
+import type { WebhooksConfig } from '../config/load-config.js';
 
 /** What the outbox writer needs inside a run's transaction: plain data, so it crosses processes. */
 export type OutboxSettings = Pick<WebhooksConfig, 'urls' | 'events' | 'failureThreshold'>;

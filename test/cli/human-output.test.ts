@@ -2,7 +2,7 @@ import { WriteStream } from 'node:tty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderChanges, renderFound, renderHistory, renderRuns } from '../../src/cli/human-output.js';
 import { styleFor, type Style } from '../../src/cli/terminal.js';
-import type { ChangeView, RunView } from '../../src/history-views.js';
+import type { ChangeView, RunView } from '../../src/db/history-views.js';
 
 // Local times print in the process's zone; the expectations are written for UTC.
 const savedTz = process.env.TZ;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, maskUrlCredentials, settingList } from '../../src/config.js';
+import { loadConfig, maskUrlCredentials, settingList } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
 
 function configError(env: Record<string, string>, flags = {}): ConfigError {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/exit-codes.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { openDatabase } from '../../src/db/open.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { runs } from '../../src/db/schema.js';
-import { EXIT } from '../../src/exit-codes.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { canRunAsPid1, spawnCliSyncAsPid1 } from './sync-child.js';

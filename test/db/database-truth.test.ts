@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { getRun, listRuns } from '../../src/db/queries.js';
 import { toMirrorError } from '../../src/errors.js';
-import { exitCodeFor } from '../../src/exit-codes.js';
+import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { silentLogger } from '../../src/logger.js';
 import { buildServer } from '../../src/http/server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { settingList } from '../../src/config.js';
+import { settingList } from '../../src/config/load-config.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

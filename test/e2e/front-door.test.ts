@@ -4,7 +4,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { EXIT } from '../../src/exit-codes.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';

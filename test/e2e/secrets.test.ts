@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/exit-codes.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import type { ServerConfig } from '../../src/config.js';
+import type { ServerConfig } from '../../src/config/load-config.js';
 import { buildServer, type MirrorServer } from '../../src/http/server.js';
 import { createLogger } from '../../src/logger.js';
 import type { SimulatedUpstream } from '../../src/simulated-upstream/index.js';

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/load-config.js';
 import type { SyncConfig } from '../../src/sync/run-sync.js';
 
 /** Environment variables by name, as a test sets them. */

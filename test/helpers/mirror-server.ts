@@ -1,6 +1,6 @@
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import type { MediaConfig, ServerConfig } from '../../src/config.js';
+import type { MediaConfig, ServerConfig } from '../../src/config/load-config.js';
 import { buildServer, type MirrorServer } from '../../src/http/server.js';
 import type { SyncTrigger } from '../../src/http/api/admin-sync-route.js';
 import { silentLogger } from '../../src/logger.js';

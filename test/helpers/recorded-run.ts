@@ -1,4 +1,4 @@
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { writeSucceededRunOutbox } from '../../src/webhooks/outbox.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
-import type { MediaConfig } from '../../src/config.js';
+import type { MediaConfig } from '../../src/config/load-config.js';
 import {
   startSimulatedMediaHost,
   startSimulatedUpstream,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 describe('media configuration', () => {
   it('is off without MEDIA_ORIGINS; its folder defaults to media/ beside the database', () => {

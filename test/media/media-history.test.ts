@@ -2,7 +2,7 @@ import type { Output } from '../../src/cli/history-commands.js';
 import { describe, expect, it } from 'vitest';
 import { runChangesCommand, runRunsCommand } from '../../src/cli/history-commands.js';
 import { summaryLine } from '../../src/cli/sync-command.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { listedMediaUrls, mediaRig, sha256 } from './harness.js';
 

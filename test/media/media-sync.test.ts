@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listChanges } from '../../src/db/queries.js';
-import { changeView } from '../../src/history-views.js';
+import { changeView } from '../../src/db/history-views.js';
 import { tableRows } from '../helpers/temp-db.js';
 import {
   tempLeftovers,

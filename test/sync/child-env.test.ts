@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { syncEnvFrom } from '../../src/sync/child-env.js';
 
 describe('the environment of a child sync', () => {

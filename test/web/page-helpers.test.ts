@@ -3,11 +3,11 @@ import type { ChangeRow } from '../../src/db/schema.js';
 import { changeSentence } from '../../src/web/change-text.js';
 import { clip, durationWords } from '../../src/web/format.js';
 import { imageOrigin, upstreamMedia } from '../../src/web/media-source.js';
-import { isWebPagePath } from '../../src/web/register.js';
 import { contentSecurityPolicy } from '../../src/web/render.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import type { Scheduler } from '../../src/sync/scheduler.js';
-import { nextCronRun, statusSourceFor } from '../../src/web-status.js';
+import { statusSourceFor } from '../../src/main.js';
+import { nextCronRun } from '../../src/sync/next-cron-run.js';
 
 const change = (overrides: Partial<ChangeRow>): ChangeRow => ({
   id: 1,
@@ -75,23 +75,6 @@ describe('page helpers', () => {
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https://a.example https://b.example; " +
         "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     );
-  });
-
-  it.each([
-    ['/', true],
-    ['/changes/', true],
-    ['/coworkers/', true],
-    ['/coworkers/abc/', true],
-    ['/team/', true],
-    ['/runs/', true],
-    ['/runs/12/', true],
-    ['/changes', false],
-    ['/runs/12', false],
-    ['/coworkers/a/b/', false],
-    ['/api/model/team-block-coworker/list/', false],
-    ['/nope', false],
-  ])('%s is a page path: %s', (path, page) => {
-    expect(isWebPagePath(path)).toBe(page);
   });
 
   it('the next cron run is in the future and on the schedule', () => {

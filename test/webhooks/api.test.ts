@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Command, Option } from 'commander';
 import { registerDeliveriesCommand } from '../../src/cli/deliveries-command.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';

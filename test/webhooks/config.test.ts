@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
-import { maskUrlCredentials } from '../../src/config.js';
+import { maskUrlCredentials } from '../../src/config/load-config.js';
 import { endpointLabel } from '../../src/webhooks/mask-url.js';
 import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
 import { newSecret } from '../helpers/webhook-receiver.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listChanges } from '../../src/db/queries.js';
-import { changeView } from '../../src/history-views.js';
+import { changeView } from '../../src/db/history-views.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/webhooks/outbox.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';

@@ -11,7 +11,7 @@ import {
 } from '../../webhooks/delivery-queries.js';
 import { redeliver } from '../../webhooks/delivery-store.js';
 import { adminOnly } from './admin-auth.js';
-import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from './params.js';
+import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from '../../request/params.js';
 
 const deliveriesQuery = pageQuery.extend({
   status: z.enum(deliveryStatuses).optional(),

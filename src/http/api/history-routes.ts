@@ -13,7 +13,7 @@ import {
   listRuns,
 } from '../../db/queries.js';
 import { mediaRunsByIds } from '../../db/media-queries.js';
-import { changeView, coworkerView, runView, versionView } from '../../history-views.js';
+import { changeView, coworkerView, runView, versionView } from '../../db/history-views.js';
 import {
   changesQuery,
   pageQuery,
@@ -22,7 +22,7 @@ import {
   selfUrl,
   uuidParam,
   type LinkBase,
-} from './params.js';
+} from '../../request/params.js';
 
 const DEFAULT_PAGE_SIZE = 50;
 

@@ -1,14 +1,14 @@
-import type { Config } from './config.js';
-import type { MirrorDatabase } from './db/open.js';
-import { latestSucceededRun, listingAt } from './db/queries.js';
-import { ConfigError } from './errors.js';
-import type { Logger } from './logger.js';
+import type { Config } from '../config/load-config.js';
+import type { MirrorDatabase } from '../db/open.js';
+import { latestSucceededRun, listingAt } from '../db/queries.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import {
   startSimulatedMediaHost,
   startSimulatedUpstream,
   type SimulatedMediaHost,
   type SimulatedUpstream,
-} from './simulated-upstream/index.js';
+} from '../simulated-upstream/index.js';
 
 export { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL } from './demo-label.js';
 

@@ -1,6 +1,6 @@
-import { maskUrlCredentials } from './config.js';
-import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './db/schema.js';
-import { parseJson } from './json/lossless.js';
+import { maskUrlCredentials } from '../config/upstream-target.js';
+import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
+import { parseJson } from '../json/lossless.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the

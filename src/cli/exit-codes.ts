@@ -1,4 +1,4 @@
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../errors.js';
 
 /** Exit codes of the CLI, documented in the README; one place maps error codes to them. */
 export const EXIT = {

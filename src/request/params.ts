@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { changeKinds } from '../../db/schema.js';
-import { parseWhen } from '../../time/parse-when.js';
+import { changeKinds } from '../db/schema.js';
+import { parseWhen } from '../time/parse-when.js';
 
 const positiveInt = (name: string, max: number) =>
   z

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
-import type { MirrorDatabase } from './db/open.js';
-import { latestSucceededRun } from './db/queries.js';
-import { runs } from './db/schema.js';
-import { MirrorError } from './errors.js';
+import type { MirrorDatabase } from '../db/open.js';
+import { latestSucceededRun } from '../db/queries.js';
+import { runs } from '../db/schema.js';
+import { MirrorError } from '../errors.js';
 
 /**
  * A database holds the history of one upstream: the one its latest successful run mirrored. Syncing
