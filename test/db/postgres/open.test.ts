@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import { parsePostgresUrl, type PostgresTarget } from '../../../src/config/database-url.js';
+import { knownMigrations } from '../../../src/db/migration-files.js';
+import { openPostgres, type PostgresDatabase } from '../../../src/db/postgres/open.js';
+import { tempDatabase } from '../../helpers/temp-db.js';
+import { MirrorError } from '../../../src/errors.js';
+import { exitCodeFor } from '../../../src/exit-codes.js';
+import { silentLogger } from '../../../src/logger.js';
+import { freePort, postgresMissing, usePostgres } from '../../helpers/postgres.js';
+
+function target(url: string): PostgresTarget {
+  const parsed = parsePostgresUrl(url);
+  if (!parsed.ok) throw new Error(parsed.problem);
+  return parsed.value;
+}
+
+async function failure(promise: Promise<unknown>): Promise<MirrorError> {
+  const error = await promise.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
+  if (!(error instanceof MirrorError)) throw error;
+  return error;
+}
+
+const open = (url: string, options: { migrate?: boolean } = {}) =>
+  openPostgres({ target: target(url), logger: silentLogger(), ...options });
+
+async function closeAll(stores: PostgresDatabase[]): Promise<void> {
+  await Promise.all(stores.map((s) => s.close()));
+}
+
+describe.skipIf(postgresMissing !== null)('PostgreSQL', () => {
+  const pg = usePostgres();
+
+  describe('opening and migrating', () => {
+    it('applies the migrations on a fresh database: the same tables and columns as SQLite', async () => {
+      const store = await open(pg.url);
+      try {
+        expect(store.migrationsApplied).toBe(knownMigrations('postgres').length);
+        const { rows } = await store.pool.query<{ table_name: string; column_name: string }>(
+          `select table_name, column_name from information_schema.columns
+         where table_schema = 'public' order by table_name, column_name`,
+        );
+        const sqlite = tempDatabase().sqlite;
+        const sqliteColumns = sqlite
+          .prepare(
+            `select m.name as table_name, c.name as column_name from sqlite_master m, pragma_table_info(m.name) c
+           where m.type = 'table' and m.name not like 'sqlite_%' and m.name != '__drizzle_migrations'
+           order by 1, 2`,
+          )
+          .all();
+        expect(rows).toEqual(sqliteColumns);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('two instances starting together migrate once; the other waits and goes on', async () => {
+      const url = pg.server.url(await pg.server.createDatabase());
+      const stores = await Promise.all([open(url), open(url), open(url)]);
+      try {
+        expect(stores.map((s) => s.migrationsApplied).sort()).toEqual([
+          0,
+          0,
+          knownMigrations('postgres').length,
+        ]);
+        const { rows } = await stores[0].pool.query(
+          'select hash, created_at::float8 as at from drizzle.__drizzle_migrations',
+        );
+        expect(rows).toEqual(knownMigrations('postgres').map((m) => ({ hash: m.hash, at: m.folderMillis })));
+      } finally {
+        await closeAll(stores);
+      }
+    });
+
+    it('a second open of a migrated database applies nothing', async () => {
+      const first = await open(pg.url);
+      await first.close();
+      const again = await open(pg.url);
+      await again.close();
+      expect([first.migrationsApplied, again.migrationsApplied]).toEqual([0, 0]);
+    });
+
+    it('refuses a database a newer version migrated, and changes nothing', async () => {
+      const url = pg.server.url(await pg.server.createDatabase());
+      await (await open(url)).close();
+      const admin = pg.server.admin(new URL(url).pathname.slice(1));
+      await admin.query(
+        `insert into drizzle.__drizzle_migrations (hash, created_at) values ('from-the-future', 9e12)`,
+      );
+      const before = await admin.query('select count(*)::int as n from drizzle.__drizzle_migrations');
+      for (const migrate of [true, false]) {
+        const error = await failure(open(url, { migrate }));
+        expect(error.code).toBe('DB_TOO_NEW');
+        expect(error.message).toBe(
+          `database ${url.replace(/:[^:@]*@/, ':***@')} was written by a newer version of coworker-mirror (it holds a ` +
+            'migration this build does not know); nothing was changed. Run the newer version, or point DATABASE_URL at another database',
+        );
+      }
+      expect((await admin.query('select count(*)::int as n from drizzle.__drizzle_migrations')).rows).toEqual(
+        before.rows,
+      );
+    });
+  });
+
+  describe.skipIf(postgresMissing !== null)(
+    'PostgreSQL: connection errors say what to check, never the password',
+    () => {
+      const pg = usePostgres();
+
+      const cases = [
+        {
+          name: 'a wrong password',
+          url: () => pg.server.url(pg.database, { password: 'not-the-password' }),
+          says: () =>
+            `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/${pg.database}: ` +
+            'PostgreSQL refused the password of user "postgres": check the user and password of DATABASE_URL',
+        },
+        {
+          name: 'a port nothing listens on',
+          url: async () => pg.server.url(pg.database, { port: await freePort() }),
+          says: (url: string) =>
+            `cannot connect to PostgreSQL at ${url.replace(/:[^:@]*@/, ':***@')}: nothing accepts connections at ` +
+            `127.0.0.1:${new URL(url).port}: check that PostgreSQL runs there and the host and port of DATABASE_URL`,
+        },
+        {
+          name: 'a database that does not exist',
+          url: () => pg.server.url('no_such_db'),
+          says: () =>
+            `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/no_such_db: the database ` +
+            `"no_such_db" does not exist on 127.0.0.1:${pg.server.port}: create it (createdb no_such_db) or fix the database name in DATABASE_URL`,
+        },
+      ];
+
+      it.each(cases)('$name', async ({ url: makeUrl, says }) => {
+        const url = await makeUrl();
+        const error = await failure(open(url));
+        expect(error.code).toBe('DB_ERROR');
+        expect(exitCodeFor(error.code)).toBe(8);
+        expect(error.message).toBe(says(url));
+        expect(JSON.stringify(error.details)).not.toContain(pg.server.password);
+        expect(error.message).not.toContain(pg.server.password);
+        expect(error.message).not.toContain('not-the-password');
+      });
+    },
+  );
+});
