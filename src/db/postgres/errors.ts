@@ -54,6 +54,9 @@ function advice(code: string | undefined, message: string, at: PostgresPlace): s
       return `the database "${at.database}" does not exist on ${where}: create it (createdb ${at.database}) or fix the database name in DATABASE_URL`;
     case '53300':
       return `PostgreSQL has no free connection slot: lower DATABASE_POOL_MAX or raise the server's max_connections`;
+    case '57P01':
+    case '57P02':
+      return 'the server ended the session (pg_terminate_backend, or a shutdown or restart): run again';
     case '57P03':
       return 'PostgreSQL is starting up or shutting down: run again in a moment';
   }
@@ -73,14 +76,18 @@ function advice(code: string | undefined, message: string, at: PostgresPlace): s
  * A failure to connect (or to stay connected) as a DB_ERROR (exit 8) with one line saying what to
  * check. The message names the masked URL, never the password; the pg error stays as `cause`.
  */
-export function connectionError(cause: unknown, at: PostgresPlace): MirrorError {
+export function connectionError(
+  cause: unknown,
+  at: PostgresPlace,
+  failed = `cannot connect to PostgreSQL at ${at.label}`,
+): MirrorError {
   if (cause instanceof MirrorError) return cause;
   const code = errorCode(cause);
   const message = messageOf(cause);
   const hint = advice(code, message, at);
   return new MirrorError(
     'DB_ERROR',
-    `cannot connect to PostgreSQL at ${at.label}: ${hint}`,
+    `${failed}: ${hint}`,
     { database: at.label, host: at.host, port: at.port, code: code ?? null, advice: hint },
     { cause },
   );

@@ -97,7 +97,8 @@ export async function takeRunLock(target: PostgresTarget, instanceId: string): P
   let released = false;
   const onLost = (cause?: unknown) => {
     if (!released && !lost.signal.aborted) {
-      lost.abort(connectionError(cause ?? new Error('the run lock connection ended'), target));
+      const failed = `lost the connection holding the run lock on ${target.label}`;
+      lost.abort(connectionError(cause ?? new Error('the connection ended'), target, failed));
     }
   };
   client.on('error', onLost);
