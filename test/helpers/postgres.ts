@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
 // port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
@@ -64,6 +64,12 @@ export const postgresMissing: string | null = (() => {
   }
   return binaries.missing;
 })();
+
+/** A describe block that needs PostgreSQL: skipped, with the reason in its name, when it is missing. */
+export function describePostgres(name: string, body: () => void): void {
+  const title = postgresMissing === null ? name : `${name} (skipped: ${postgresMissing})`;
+  describe.skipIf(postgresMissing !== null)(title, body);
+}
 
 export interface PostgresServer {
   readonly host: string;
@@ -223,7 +229,7 @@ export interface PostgresFixture {
 
 /**
  * Per test file: one PostgreSQL started before the file's tests and a fresh database in it, both
- * gone after. Call inside a `describe.skipIf(postgresMissing !== null)`; read it in tests only.
+ * gone after. Call inside a `describePostgres` block; read it in tests only.
  */
 export function usePostgres(): PostgresFixture {
   let server: PostgresServer | undefined;

@@ -6,7 +6,7 @@ import { tempDatabase } from '../../helpers/temp-db.js';
 import { MirrorError } from '../../../src/errors.js';
 import { exitCodeFor } from '../../../src/exit-codes.js';
 import { silentLogger } from '../../../src/logger.js';
-import { freePort, postgresMissing, usePostgres } from '../../helpers/postgres.js';
+import { freePort, describePostgres, usePostgres } from '../../helpers/postgres.js';
 
 function target(url: string): PostgresTarget {
   const parsed = parsePostgresUrl(url);
@@ -30,7 +30,7 @@ async function closeAll(stores: PostgresDatabase[]): Promise<void> {
   await Promise.all(stores.map((s) => s.close()));
 }
 
-describe.skipIf(postgresMissing !== null)('PostgreSQL', () => {
+describePostgres('PostgreSQL', () => {
   const pg = usePostgres();
 
   describe('opening and migrating', () => {
@@ -51,6 +51,39 @@ describe.skipIf(postgresMissing !== null)('PostgreSQL', () => {
           )
           .all();
         expect(rows).toEqual(sqliteColumns);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('has the same indexes as SQLite, by name', async () => {
+      const store = await open(pg.url);
+      try {
+        const { rows } = await store.pool.query<{ name: string }>(
+          `select indexname as name from pg_indexes where schemaname = 'public' and indexname not like '%_pkey'
+           order by 1`,
+        );
+        const sqlite = tempDatabase().sqlite;
+        const sqliteIndexes = sqlite
+          .prepare(
+            `select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex_%' order by 1`,
+          )
+          .all();
+        expect(rows).toEqual(sqliteIndexes);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('opens at most DATABASE_POOL_MAX connections', async () => {
+      const store = await openPostgres({ target: target(pg.url), logger: silentLogger(), poolMax: 2 });
+      try {
+        const pids = await Promise.all(
+          Array.from({ length: 6 }, () =>
+            store.pool.query<{ pid: number }>('select pg_backend_pid() as pid from pg_sleep(0.05)'),
+          ),
+        );
+        expect(new Set(pids.map((r) => r.rows[0]?.pid)).size).toBeLessThanOrEqual(2);
       } finally {
         await store.close();
       }
@@ -104,45 +137,42 @@ describe.skipIf(postgresMissing !== null)('PostgreSQL', () => {
     });
   });
 
-  describe.skipIf(postgresMissing !== null)(
-    'PostgreSQL: connection errors say what to check, never the password',
-    () => {
-      const pg = usePostgres();
+  describePostgres('PostgreSQL: connection errors say what to check, never the password', () => {
+    const pg = usePostgres();
 
-      const cases = [
-        {
-          name: 'a wrong password',
-          url: () => pg.server.url(pg.database, { password: 'not-the-password' }),
-          says: () =>
-            `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/${pg.database}: ` +
-            'PostgreSQL refused the password of user "postgres": check the user and password of DATABASE_URL',
-        },
-        {
-          name: 'a port nothing listens on',
-          url: async () => pg.server.url(pg.database, { port: await freePort() }),
-          says: (url: string) =>
-            `cannot connect to PostgreSQL at ${url.replace(/:[^:@]*@/, ':***@')}: nothing accepts connections at ` +
-            `127.0.0.1:${new URL(url).port}: check that PostgreSQL runs there and the host and port of DATABASE_URL`,
-        },
-        {
-          name: 'a database that does not exist',
-          url: () => pg.server.url('no_such_db'),
-          says: () =>
-            `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/no_such_db: the database ` +
-            `"no_such_db" does not exist on 127.0.0.1:${pg.server.port}: create it (createdb no_such_db) or fix the database name in DATABASE_URL`,
-        },
-      ];
+    const cases = [
+      {
+        name: 'a wrong password',
+        url: () => pg.server.url(pg.database, { password: 'not-the-password' }),
+        says: () =>
+          `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/${pg.database}: ` +
+          'PostgreSQL refused the password of user "postgres": check the user and password of DATABASE_URL',
+      },
+      {
+        name: 'a port nothing listens on',
+        url: async () => pg.server.url(pg.database, { port: await freePort() }),
+        says: (url: string) =>
+          `cannot connect to PostgreSQL at ${url.replace(/:[^:@]*@/, ':***@')}: nothing accepts connections at ` +
+          `127.0.0.1:${new URL(url).port}: check that PostgreSQL runs there and the host and port of DATABASE_URL`,
+      },
+      {
+        name: 'a database that does not exist',
+        url: () => pg.server.url('no_such_db'),
+        says: () =>
+          `cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:${pg.server.port}/no_such_db: the database ` +
+          `"no_such_db" does not exist on 127.0.0.1:${pg.server.port}: create it (createdb no_such_db) or fix the database name in DATABASE_URL`,
+      },
+    ];
 
-      it.each(cases)('$name', async ({ url: makeUrl, says }) => {
-        const url = await makeUrl();
-        const error = await failure(open(url));
-        expect(error.code).toBe('DB_ERROR');
-        expect(exitCodeFor(error.code)).toBe(8);
-        expect(error.message).toBe(says(url));
-        expect(JSON.stringify(error.details)).not.toContain(pg.server.password);
-        expect(error.message).not.toContain(pg.server.password);
-        expect(error.message).not.toContain('not-the-password');
-      });
-    },
-  );
+    it.each(cases)('$name', async ({ url: makeUrl, says }) => {
+      const url = await makeUrl();
+      const error = await failure(open(url));
+      expect(error.code).toBe('DB_ERROR');
+      expect(exitCodeFor(error.code)).toBe(8);
+      expect(error.message).toBe(says(url));
+      expect(JSON.stringify(error.details)).not.toContain(pg.server.password);
+      expect(error.message).not.toContain(pg.server.password);
+      expect(error.message).not.toContain('not-the-password');
+    });
+  });
 });

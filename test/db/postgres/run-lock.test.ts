@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { parsePostgresUrl, type PostgresTarget } from '../../../src/config/database-url.js';
 import { applicationName } from '../../../src/db/postgres/open.js';
 import { runLockHolder, takeRunLock } from '../../../src/db/postgres/run-lock.js';
 import { MirrorError } from '../../../src/errors.js';
 import { ChildRun } from '../../crash/sync-child.js';
-import { postgresMissing, usePostgres } from '../../helpers/postgres.js';
+import { describePostgres, usePostgres } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/process.js';
 
 const HOLDER = fileURLToPath(new URL('./lock-holder.ts', import.meta.url));
@@ -25,7 +25,7 @@ async function refusal(promise: Promise<unknown>): Promise<MirrorError> {
   return error;
 }
 
-describe.skipIf(postgresMissing !== null)('PostgreSQL run lock', () => {
+describePostgres('PostgreSQL run lock', () => {
   const pg = usePostgres();
 
   async function holderProcess(instanceId: string): Promise<ChildRun> {
