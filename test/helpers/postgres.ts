@@ -33,13 +33,19 @@ function versionedBinDirs(): string[] {
 }
 
 function findBinaries(): Binaries {
+  const has = (d: string) => existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres'));
+  // PG_BIN, when set, is the one place looked at: a wrong setting is reported, not worked around.
+  const chosen = process.env.PG_BIN;
+  if (chosen !== undefined && chosen !== '' && !has(chosen)) {
+    return { missing: `PG_BIN=${chosen} holds no initdb and postgres` };
+  }
   const fromPgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
   const candidates = [
-    process.env.PG_BIN,
+    chosen,
     fromPgConfig.status === 0 ? fromPgConfig.stdout.trim() : undefined,
     ...versionedBinDirs(),
-  ].filter((dir): dir is string => dir !== undefined && dir !== '');
-  const dir = candidates.find((d) => existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres')));
+  ].filter((d): d is string => d !== undefined && d !== '');
+  const dir = candidates.find(has);
   if (dir === undefined) {
     return {
       missing: 'PostgreSQL binaries (initdb, postgres) not found: apt-get install postgresql, or set PG_BIN',
