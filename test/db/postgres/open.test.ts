@@ -1,4 +1,7 @@
+import pgLib from 'pg';
 import { describe, expect, it } from 'vitest';
+import { ADVISORY_NAMESPACE, MIGRATION_LOCK } from '../../../src/db/postgres/advisory-keys.js';
+import { migratePostgres } from '../../../src/db/postgres/migrate.js';
 import { parsePostgresUrl, type PostgresTarget } from '../../../src/config/database-url.js';
 import { knownMigrations } from '../../../src/db/migration-files.js';
 import { openPostgres, type PostgresDatabase } from '../../../src/db/postgres/open.js';
@@ -107,6 +110,25 @@ describePostgres('PostgreSQL', () => {
       }
     });
 
+    it('gives up waiting for a migration another instance holds too long, saying where to look', async () => {
+      const database = await pg.server.createDatabase();
+      const other = await pg.server.admin(database).connect();
+      try {
+        await other.query('select pg_advisory_lock($1, $2)', [ADVISORY_NAMESPACE, MIGRATION_LOCK]);
+        const client = new pgLib.Client({ connectionString: pg.server.url(database) });
+        await client.connect();
+        const label = target(pg.server.url(database)).label;
+        const error = await failure(migratePostgres(client, label, 200)).finally(() => client.end());
+        expect(error.code).toBe('DB_ERROR');
+        expect(error.message).toBe(
+          `another instance has been migrating ${label} for over 0.2 s; see who in pg_stat_activity ` +
+            "(application_name like 'coworker-mirror%'), then start again",
+        );
+      } finally {
+        other.release(true);
+      }
+    });
+
     it('a second open of a migrated database applies nothing', async () => {
       const first = await open(pg.url);
       await first.close();
@@ -137,9 +159,7 @@ describePostgres('PostgreSQL', () => {
     });
   });
 
-  describePostgres('PostgreSQL: connection errors say what to check, never the password', () => {
-    const pg = usePostgres();
-
+  describe('connection errors say what to check, never the password', () => {
     const cases = [
       {
         name: 'a wrong password',
