@@ -13,10 +13,10 @@ import { changeKinds, deliveryStatuses, runStatuses } from '../schema.js';
 // - JSON stays text: jsonb would reorder keys and rewrite numbers, and the bodies are served as received.
 
 /** text compared byte by byte, as SQLite's BINARY collation does. */
-const bytes = customType<{ data: string; driverData: string }>({ dataType: () => 'text COLLATE "C"' });
+const textC = customType<{ data: string; driverData: string }>({ dataType: () => 'text COLLATE "C"' });
 
-/** `bytes` typed to one of a closed set of values (drizzle's `text({ enum })`, which cannot collate). */
-function bytesOf<const T extends readonly string[]>(name: string, _values: T) {
+/** `textC` typed to one of a closed set of values (drizzle's `text({ enum })`, which cannot collate). */
+function textCOf<const T extends readonly string[]>(name: string, _values: T) {
   return customType<{ data: T[number]; driverData: string }>({ dataType: () => 'text COLLATE "C"' })(name);
 }
 
@@ -27,7 +27,7 @@ export const optionsBodies = pgTable(
   'options_bodies',
   {
     id: id(),
-    body: bytes('body').notNull(),
+    body: textC('body').notNull(),
   },
   // A btree entry holds at most ~2.7 kB and an OPTIONS body is often larger: the uniqueness is on
   // its md5, which is what SQLite's unique index on the whole text guarantees in practice.
@@ -38,14 +38,14 @@ export const runs = pgTable(
   'runs',
   {
     id: id(),
-    status: bytesOf('status', runStatuses).notNull(),
-    startedAt: bytes('started_at').notNull(),
-    finishedAt: bytes('finished_at'),
-    upstream: bytes('upstream').notNull(),
+    status: textCOf('status', runStatuses).notNull(),
+    startedAt: textC('started_at').notNull(),
+    finishedAt: textC('finished_at'),
+    upstream: textC('upstream').notNull(),
     holderPid: integer('holder_pid'),
-    holderHost: bytes('holder_host'),
-    holderToken: bytes('holder_token'),
-    heartbeatAt: bytes('heartbeat_at'),
+    holderHost: textC('holder_host'),
+    holderToken: textC('holder_token'),
+    heartbeatAt: textC('heartbeat_at'),
     pages: integer('pages'),
     entries: integer('entries'),
     pageSize: integer('page_size'),
@@ -55,10 +55,10 @@ export const runs = pgTable(
     returned: integer('returned').notNull().default(0),
     unchanged: integer('unchanged').notNull().default(0),
     optionsBodyId: ref('options_body_id').references(() => optionsBodies.id),
-    unknownFields: bytes('unknown_fields'),
-    errorCode: bytes('error_code'),
-    errorMessage: bytes('error_message'),
-    reboundFrom: bytes('rebound_from'),
+    unknownFields: textC('unknown_fields'),
+    errorCode: textC('error_code'),
+    errorMessage: textC('error_message'),
+    reboundFrom: textC('rebound_from'),
   },
   (t) => [
     index('runs_status_finished_idx').on(t.status, t.finishedAt),
@@ -71,15 +71,15 @@ export const runs = pgTable(
 export const coworkers = pgTable(
   'coworkers',
   {
-    uuid: bytes('uuid').primaryKey(),
+    uuid: textC('uuid').primaryKey(),
     firstSeenRun: ref('first_seen_run')
       .notNull()
       .references(() => runs.id),
-    firstSeenAt: bytes('first_seen_at').notNull(),
+    firstSeenAt: textC('first_seen_at').notNull(),
     removedRun: ref('removed_run').references(() => runs.id),
-    removedAt: bytes('removed_at'),
+    removedAt: textC('removed_at'),
     lastSeenRun: ref('last_seen_run').references(() => runs.id),
-    lastSeenAt: bytes('last_seen_at'),
+    lastSeenAt: textC('last_seen_at'),
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: ref('last_returned_run').references(() => runs.id),
   },
@@ -90,12 +90,12 @@ export const versions = pgTable(
   'versions',
   {
     id: id(),
-    uuid: bytes('uuid')
+    uuid: textC('uuid')
       .notNull()
       .references(() => coworkers.uuid),
     slot: integer('slot').notNull(),
-    body: bytes('body').notNull(),
-    bodyHash: bytes('body_hash'),
+    body: textC('body').notNull(),
+    bodyHash: textC('body_hash'),
     validFromRun: ref('valid_from_run')
       .notNull()
       .references(() => runs.id),
@@ -138,13 +138,13 @@ export const changes = pgTable(
     runId: ref('run_id')
       .notNull()
       .references(() => runs.id),
-    at: bytes('at').notNull(),
-    uuid: bytes('uuid').notNull(),
+    at: textC('at').notNull(),
+    uuid: textC('uuid').notNull(),
     slot: integer('slot').notNull(),
-    kind: bytesOf('kind', changeKinds).notNull(),
-    field: bytes('field'),
-    oldValue: bytes('old_value'),
-    newValue: bytes('new_value'),
+    kind: textCOf('kind', changeKinds).notNull(),
+    field: textC('field'),
+    oldValue: textC('old_value'),
+    newValue: textC('new_value'),
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
@@ -155,21 +155,21 @@ export const changes = pgTable(
 );
 
 export const mediaBlobs = pgTable('media_blobs', {
-  sha256: bytes('sha256').primaryKey(),
+  sha256: textC('sha256').primaryKey(),
   size: bigint('size', { mode: 'number' }).notNull(),
-  contentType: bytes('content_type').notNull(),
+  contentType: textC('content_type').notNull(),
   createdRun: ref('created_run')
     .notNull()
     .references(() => runs.id),
-  droppedAt: bytes('dropped_at'),
+  droppedAt: textC('dropped_at'),
 });
 
 export const mediaVersions = pgTable(
   'media_versions',
   {
     id: id(),
-    url: bytes('url').notNull(),
-    sha256: bytes('sha256')
+    url: textC('url').notNull(),
+    sha256: textC('sha256')
       .notNull()
       .references(() => mediaBlobs.sha256),
     validFromRun: ref('valid_from_run')
@@ -185,14 +185,14 @@ export const mediaVersions = pgTable(
 );
 
 export const mediaUrls = pgTable('media_urls', {
-  url: bytes('url').primaryKey(),
-  etag: bytes('etag'),
-  lastModified: bytes('last_modified'),
+  url: textC('url').primaryKey(),
+  etag: textC('etag'),
+  lastModified: textC('last_modified'),
   checkedRun: ref('checked_run')
     .notNull()
     .references(() => runs.id),
-  failureCode: bytes('failure_code'),
-  failureMessage: bytes('failure_message'),
+  failureCode: textC('failure_code'),
+  failureMessage: textC('failure_message'),
 });
 
 export const mediaRuns = pgTable('media_runs', {
@@ -207,23 +207,23 @@ export const mediaRuns = pgTable('media_runs', {
 
 export const webhookEndpoints = pgTable('webhook_endpoints', {
   id: id(),
-  url: bytes('url').notNull().unique(),
-  createdAt: bytes('created_at').notNull(),
-  disabledAt: bytes('disabled_at'),
-  disabledReason: bytes('disabled_reason'),
+  url: textC('url').notNull().unique(),
+  createdAt: textC('created_at').notNull(),
+  disabledAt: textC('disabled_at'),
+  disabledReason: textC('disabled_reason'),
 });
 
 export const webhookMessages = pgTable(
   'webhook_messages',
   {
     id: id(),
-    webhookId: bytes('webhook_id').notNull().unique(),
-    type: bytes('type').notNull(),
+    webhookId: textC('webhook_id').notNull().unique(),
+    type: textC('type').notNull(),
     runId: ref('run_id')
       .notNull()
       .references(() => runs.id),
-    createdAt: bytes('created_at').notNull(),
-    body: bytes('body').notNull(),
+    createdAt: textC('created_at').notNull(),
+    body: textC('body').notNull(),
   },
   (t) => [index('webhook_messages_run_idx').on(t.runId)],
 );
@@ -238,14 +238,14 @@ export const webhookDeliveries = pgTable(
     endpointId: ref('endpoint_id')
       .notNull()
       .references(() => webhookEndpoints.id),
-    status: bytesOf('status', deliveryStatuses).notNull(),
+    status: textCOf('status', deliveryStatuses).notNull(),
     tries: integer('tries').notNull().default(0),
     attempts: integer('attempts').notNull().default(0),
-    nextAttemptAt: bytes('next_attempt_at').notNull(),
-    leaseUntil: bytes('lease_until'),
-    leaseToken: bytes('lease_token'),
-    createdAt: bytes('created_at').notNull(),
-    finishedAt: bytes('finished_at'),
+    nextAttemptAt: textC('next_attempt_at').notNull(),
+    leaseUntil: textC('lease_until'),
+    leaseToken: textC('lease_token'),
+    createdAt: textC('created_at').notNull(),
+    finishedAt: textC('finished_at'),
   },
   (t) => [
     index('webhook_deliveries_pending_idx')
@@ -262,13 +262,13 @@ export const webhookAttempts = pgTable(
     deliveryId: ref('delivery_id')
       .notNull()
       .references(() => webhookDeliveries.id),
-    at: bytes('at').notNull(),
+    at: textC('at').notNull(),
     durationMs: integer('duration_ms').notNull(),
     httpStatus: integer('http_status'),
     ok: boolean('ok').notNull(),
-    errorCode: bytes('error_code'),
-    error: bytes('error'),
-    responseExcerpt: bytes('response_excerpt'),
+    errorCode: textC('error_code'),
+    error: textC('error'),
+    responseExcerpt: textC('response_excerpt'),
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );
