@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import * as pgSchema from '../../../src/db/postgres/schema.js';
-import * as sqliteSchema from '../../../src/db/schema.js';
+import type * as pgSchema from '../../../src/db/postgres/schema.js';
+import type * as sqliteSchema from '../../../src/db/schema.js';
 
 // Both stores hand the rest of the code the same rows: a PostgreSQL column whose type drifted
 // from its SQLite twin fails to compile here, before any query returns the wrong shape.
