@@ -78,6 +78,33 @@ describePostgres('PostgreSQL', () => {
       }
     });
 
+    it('orders text as SQLite does (byte by byte) even in a database created with a locale', async () => {
+      const database = `icu_${Date.now()}`;
+      await pg.server
+        .admin()
+        .query(`create database ${database} locale_provider icu icu_locale 'en-US' template template0`);
+      const store = await open(pg.server.url(database));
+      const fields = ['a_b', 'ab', 'B', 'a', 'Z', 'a-c', 'é', 'e'];
+      const insert = [
+        `insert into runs (status, started_at, upstream) values ('succeeded', '2026-01-01T00:00:00.000Z', 'http://upstream.invalid')`,
+        ...fields.map(
+          (f) =>
+            `insert into changes (run_id, at, uuid, slot, kind, field) values (1, 'x', 'u', 0, 'changed', '${f}')`,
+        ),
+      ];
+      const ordered = 'select field from changes order by field';
+      try {
+        for (const statement of insert) await store.pool.query(statement);
+        const sqlite = tempDatabase().sqlite;
+        for (const statement of insert) sqlite.prepare(statement).run();
+        const { rows } = await store.pool.query<{ field: string }>(ordered);
+        expect(rows).toEqual(sqlite.prepare(ordered).all());
+        expect(rows.map((r) => r.field)).toEqual(['B', 'Z', 'a', 'a-c', 'a_b', 'ab', 'e', 'é']);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('opens at most DATABASE_POOL_MAX connections', async () => {
       const store = await openPostgres({ target: target(pg.url), logger: silentLogger(), poolMax: 2 });
       try {
