@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Fails when the drizzle schema and the committed migrations disagree: drizzle-kit would generate a
-# new migration. Leaves the tree as it found it.
+# Fails when a drizzle schema and its committed migrations disagree: drizzle-kit would generate a
+# new migration. Checks each dialect (SQLite, PostgreSQL) and leaves the tree as it found it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-npx drizzle-kit check >/dev/null
-before=$(ls migrations)
-out=$(npx drizzle-kit generate --name schema_check 2>&1 || true)
-after=$(ls migrations)
-if [ "$before" != "$after" ]; then
-  git checkout -- migrations 2>/dev/null || true
-  git clean -fdq -- migrations 2>/dev/null || true
-  echo "db:check: src/db/schema.ts changed without a migration. Run: npx drizzle-kit generate --name <what_changed>" >&2
-  echo "$out" >&2
-  exit 1
-fi
-echo "db:check: migrations are up to date"
+
+check() {
+  local dialect=$1 schema=$2 config="drizzle.$1.config.ts" folder="migrations/$1"
+  npx drizzle-kit check --config "$config" >/dev/null
+  local before after out
+  before=$(ls -R "$folder")
+  out=$(npx drizzle-kit generate --config "$config" --name schema_check 2>&1 || true)
+  after=$(ls -R "$folder")
+  if [ "$before" != "$after" ]; then
+    git checkout -- "$folder" 2>/dev/null || true
+    git clean -fdq -- "$folder" 2>/dev/null || true
+    echo "db:check: $schema changed without a $dialect migration. Run: npx drizzle-kit generate --config $config --name <what_changed>" >&2
+    echo "$out" >&2
+    return 1
+  fi
+  echo "db:check: $dialect migrations are up to date"
+}
+
+status=0
+check sqlite src/db/schema.ts || status=1
+check postgres src/db/postgres/schema.ts || status=1
+exit $status

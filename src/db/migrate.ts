@@ -1,50 +1,60 @@
-import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
-import { migrate as drizzleMigrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
+import { sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError } from '../errors.js';
+import { knownMigrations, migrationsFolder, standingOf, type SchemaStanding } from './migration-files.js';
 
-// src/db/ and dist/db/ sit at the same depth, so this resolves to the committed migrations/ in both.
-const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+export type { SchemaStanding } from './migration-files.js';
 
-/** Applies the committed drizzle-kit migrations; the one code path for CLI, server, tests and Docker. */
+/**
+ * Applies the committed drizzle-kit migrations (migrations/sqlite/); the one code path for CLI,
+ * server, tests and Docker. It keeps drizzle's bookkeeping (`__drizzle_migrations`, same rows) but
+ * reads it and applies inside one BEGIN IMMEDIATE: drizzle's own migrator reads before it begins,
+ * so two processes opening one new file both saw nothing applied and the second died on
+ * "CREATE TABLE … already exists". Now the second waits (busy_timeout) and finds nothing to do.
+ */
 export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): void {
   try {
-    drizzleMigrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    db.transaction(
+      (tx) => {
+        tx.run(sql`CREATE TABLE IF NOT EXISTS __drizzle_migrations (
+          id SERIAL PRIMARY KEY,
+          hash text NOT NULL,
+          created_at numeric
+        )`);
+        const last = tx.get<{ at: number | null }>(
+          sql`select max(created_at) as at from __drizzle_migrations`,
+        );
+        const lastApplied = Number(last?.at ?? 0);
+        for (const migration of knownMigrations('sqlite')) {
+          if (migration.folderMillis <= lastApplied) continue;
+          for (const statement of migration.sql) tx.run(sql.raw(statement));
+          tx.run(
+            sql`insert into __drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
+          );
+        }
+      },
+      { behavior: 'immediate' },
+    );
   } catch (cause) {
     throw new MirrorError(
       'DB_ERROR',
       `database migration failed: ${(cause as Error).message}`,
-      { migrationsFolder: MIGRATIONS_FOLDER },
+      { migrationsFolder: migrationsFolder('sqlite') },
       { cause },
     );
   }
 }
 
-// The migrations folder is part of the build: read once per process, not at every open.
-let knownMigrations: number[] | undefined;
-
-/** Where the database's schema stands against the migrations this build carries. */
-export interface SchemaStanding {
-  /** Migrations of this build not yet applied. */
-  pending: number;
-  /** The database holds a migration later than any this build knows: written by a newer version. */
-  newer: boolean;
-}
-
 /** Reads drizzle's own bookkeeping (`__drizzle_migrations`, ordered by `created_at` as its migrator does). */
 export function schemaStanding(sqlite: Database.Database): SchemaStanding {
-  const known = (knownMigrations ??= readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).map(
-    (m) => m.folderMillis,
-  ));
   const hasTable = sqlite
     .prepare("select 1 from sqlite_master where type = 'table' and name = '__drizzle_migrations'")
     .get();
   const last = hasTable
     ? Number(sqlite.prepare('select max(created_at) from __drizzle_migrations').pluck().get() ?? 0)
     : 0;
-  return { pending: known.filter((when) => when > last).length, newer: known.every((when) => last > when) };
+  return standingOf('sqlite', last);
 }
 
 /** Refuses, before anything is written, a database that a newer version of coworker-mirror migrated. */

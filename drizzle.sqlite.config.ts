@@ -1,0 +1,9 @@
+import { defineConfig } from 'drizzle-kit';
+
+// The SQLite store (the default). Its journal predates the PostgreSQL store and is kept as it was, so
+// databases created before the move keep their migration history.
+export default defineConfig({
+  dialect: 'sqlite',
+  schema: './src/db/schema.ts',
+  out: './migrations/sqlite',
+});

@@ -1,0 +1,94 @@
+import type { PostgresTarget } from '../../config/database-url.js';
+import { MirrorError } from '../../errors.js';
+
+/** Where the mirror was told to connect, as it may be shown: everything but the password. */
+export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
+
+interface ErrorLike {
+  code?: unknown;
+  message?: unknown;
+  errors?: unknown;
+}
+
+/** The code of a pg or socket error; for an AggregateError (every address of a name refused), the first inner one. */
+function errorCode(cause: unknown): string | undefined {
+  if (typeof cause !== 'object' || cause === null) return undefined;
+  const { code, errors } = cause as ErrorLike;
+  if (typeof code === 'string') return code;
+  return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
+}
+
+function messageOf(cause: unknown): string {
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+const TLS_VERIFY_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** One line saying what failed and what to check, by the failure's code (PostgreSQL SQLSTATE or errno). */
+function advice(code: string | undefined, message: string, at: PostgresPlace): string {
+  const where = `${at.host}:${at.port}`;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `nothing accepts connections at ${where}: check that PostgreSQL runs there and the host and port of DATABASE_URL`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `the host ${at.host} is not known: check the host of DATABASE_URL`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${where} cannot be reached: check the host and port of DATABASE_URL and any firewall between`;
+    case 'ENOENT':
+      return `there is no PostgreSQL socket in ${at.host}: check the host= folder of DATABASE_URL and that the server runs`;
+    case '28P01':
+      return `PostgreSQL refused the password of user "${at.user}": check the user and password of DATABASE_URL`;
+    case '28000':
+      return `PostgreSQL refused user "${at.user}" (${message}): check the user of DATABASE_URL and the server's pg_hba.conf`;
+    case '3D000':
+      return `the database "${at.database}" does not exist on ${where}: create it (createdb ${at.database}) or fix the database name in DATABASE_URL`;
+    case '53300':
+      return `PostgreSQL has no free connection slot: lower DATABASE_POOL_MAX or raise the server's max_connections`;
+    case '57P01':
+    case '57P02':
+      return 'the server ended the session (pg_terminate_backend, or a shutdown or restart): run again';
+    case '57P03':
+      return 'PostgreSQL is starting up or shutting down: run again in a moment';
+  }
+  if (code !== undefined && TLS_VERIFY_CODES.has(code)) {
+    return `the server's TLS certificate was not accepted (${code}): give its CA with sslrootcert=<file>, or use sslmode=require to encrypt without verifying`;
+  }
+  if (/does not support SSL/i.test(message)) {
+    return 'the server does not accept TLS: enable ssl on the server, or set sslmode=disable in DATABASE_URL';
+  }
+  if (/timeout/i.test(message)) {
+    return `no answer from ${where} within ${at.connectTimeoutMs / 1000} s: check the host and port of DATABASE_URL and any firewall between`;
+  }
+  return `check DATABASE_URL (${at.label}) and that the server accepts this client`;
+}
+
+/**
+ * A failure to connect (or to stay connected) as a DB_ERROR (exit 8) with one line saying what to
+ * check. The message names the masked URL, never the password; the pg error stays as `cause`.
+ */
+export function connectionError(
+  cause: unknown,
+  at: PostgresPlace,
+  failed = `cannot connect to PostgreSQL at ${at.label}`,
+): MirrorError {
+  if (cause instanceof MirrorError) return cause;
+  const code = errorCode(cause);
+  const message = messageOf(cause);
+  const hint = advice(code, message, at);
+  return new MirrorError(
+    'DB_ERROR',
+    `${failed}: ${hint}`,
+    { database: at.label, host: at.host, port: at.port, code: code ?? null, advice: hint },
+    { cause },
+  );
+}

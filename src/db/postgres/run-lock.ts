@@ -1,0 +1,126 @@
+import pg from 'pg';
+import type { PostgresTarget } from '../../config/database-url.js';
+import { MirrorError } from '../../errors.js';
+import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
+import { connectionError } from './errors.js';
+import { applicationName, poolConfig } from './open.js';
+
+// The sync lock across instances sharing one PostgreSQL database. SQLite's lock is a `running` row
+// whose holder's pid and heartbeat tell whether it is alive (src/sync/run-lock.ts); here the server
+// knows: the lock is a session-level advisory lock on a connection of its own, so it is freed the
+// moment the holder's session ends (process killed, connection lost), and who holds it is read
+// from pg_locks and pg_stat_activity.
+
+/** The instance holding the run lock, as pg_stat_activity shows its session. */
+export interface RunLockHolder {
+  /** The holder's application_name (`coworker-mirror <host>/<pid>/<random>`). */
+  applicationName: string;
+  /** The server process of the holder's session (pg_terminate_backend frees the lock). */
+  backendPid: number;
+  /** The holder's address, or null over a unix socket. */
+  clientAddress: string | null;
+  /** When the holder's lock session connected: the lock was taken just after. */
+  since: string;
+}
+
+export interface HeldRunLock {
+  /** Aborted (with a DB_ERROR as reason) when the lock's connection is lost: the lock is gone too. */
+  readonly lost: AbortSignal;
+  /** Frees the lock and closes its connection. */
+  release(): Promise<void>;
+}
+
+const HOLDER_QUERY = `
+  select a.application_name, a.pid, host(a.client_addr) as client_addr, a.backend_start
+  from pg_locks l join pg_stat_activity a on a.pid = l.pid
+  where l.locktype = 'advisory' and l.granted
+    and l.database = (select oid from pg_database where datname = current_database())
+    and l.classid = $1::bigint::oid and l.objid = $2::bigint::oid and l.objsubid = 2`;
+
+interface HolderRow {
+  application_name: string | null;
+  pid: number;
+  client_addr: string | null;
+  backend_start: Date | null;
+}
+
+/** Who holds the run lock on this database, or null when nobody does. */
+export async function runLockHolder(client: pg.ClientBase | pg.Pool): Promise<RunLockHolder | null> {
+  const { rows } = await client.query<HolderRow>(HOLDER_QUERY, [ADVISORY_NAMESPACE, RUN_LOCK]);
+  const row = rows[0];
+  if (row === undefined) return null;
+  return {
+    applicationName: row.application_name ?? '',
+    backendPid: row.pid,
+    clientAddress: row.client_addr,
+    since: row.backend_start?.toISOString() ?? '',
+  };
+}
+
+function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
+  const who =
+    holder === null
+      ? 'an instance that released it a moment ago'
+      : `${holder.applicationName || 'another session'} (backend pid ${holder.backendPid}` +
+        `${holder.clientAddress ? ` from ${holder.clientAddress}` : ''}, since ${holder.since})`;
+  return new MirrorError('SYNC_LOCKED', `another sync holds the lock on ${label}: ${who}`, {
+    database: label,
+    holder,
+  });
+}
+
+async function connectLockClient(target: PostgresTarget, instanceId: string): Promise<pg.Client> {
+  const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId);
+  const client = new pg.Client({
+    connectionString,
+    connectionTimeoutMillis,
+    application_name: applicationName(instanceId),
+    // A holder on a dead link learns it within about a minute rather than the OS's two hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  try {
+    await client.connect();
+  } catch (cause) {
+    throw connectionError(cause, target);
+  }
+  return client;
+}
+
+/**
+ * Takes the run lock without waiting, or throws SYNC_LOCKED naming the instance that holds it.
+ * The lock lives on a connection of its own, outside the pool, for as long as the run.
+ */
+export async function takeRunLock(target: PostgresTarget, instanceId: string): Promise<HeldRunLock> {
+  const client = await connectLockClient(target, instanceId);
+  const lost = new AbortController();
+  let released = false;
+  const onLost = (cause?: unknown) => {
+    if (!released && !lost.signal.aborted) {
+      const failed = `lost the connection holding the run lock on ${target.label}`;
+      lost.abort(connectionError(cause ?? new Error('the connection ended'), target, failed));
+    }
+  };
+  client.on('error', onLost);
+  client.on('end', () => onLost());
+  try {
+    const { rows } = await client.query<{ taken: boolean }>('select pg_try_advisory_lock($1, $2) as taken', [
+      ADVISORY_NAMESPACE,
+      RUN_LOCK,
+    ]);
+    if (rows[0]?.taken !== true) throw lockedError(await runLockHolder(client), target.label);
+  } catch (cause) {
+    released = true;
+    await client.end().catch(() => undefined);
+    throw cause instanceof MirrorError ? cause : connectionError(cause, target);
+  }
+  return {
+    lost: lost.signal,
+    release: async () => {
+      if (released) return;
+      released = true;
+      // Closing the session frees its advisory locks: no unlock round trip that could fail alone.
+      await client.end();
+    },
+  };
+}

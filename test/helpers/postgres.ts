@@ -1,0 +1,266 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe } from 'vitest';
+
+// A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
+// port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
+// PostgreSQL refuses to run, so initdb and postgres run as the `postgres` user via runuser.
+
+const SUPERUSER = 'postgres';
+
+type Binaries = { dir: string } | { missing: string };
+
+function versionedBinDirs(): string[] {
+  const base = '/usr/lib/postgresql';
+  if (!existsSync(base)) return [];
+  return readdirSync(base)
+    .filter((v) => /^\d+$/.test(v))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((v) => join(base, v, 'bin'));
+}
+
+function findBinaries(): Binaries {
+  const has = (d: string) => existsSync(join(d, 'initdb')) && existsSync(join(d, 'postgres'));
+  // PG_BIN, when set, is the one place looked at: a wrong setting is reported, not worked around.
+  const chosen = process.env.PG_BIN;
+  if (chosen !== undefined && chosen !== '' && !has(chosen)) {
+    return { missing: `PG_BIN=${chosen} holds no initdb and postgres` };
+  }
+  const fromPgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8' });
+  const candidates = [
+    chosen,
+    fromPgConfig.status === 0 ? fromPgConfig.stdout.trim() : undefined,
+    ...versionedBinDirs(),
+  ].filter((d): d is string => d !== undefined && d !== '');
+  const dir = candidates.find(has);
+  if (dir === undefined) {
+    return {
+      missing: 'PostgreSQL binaries (initdb, postgres) not found: apt-get install postgresql, or set PG_BIN',
+    };
+  }
+  if (process.getuid?.() === 0 && spawnSync('id', ['-u', SUPERUSER]).status !== 0) {
+    return { missing: 'running as root and there is no `postgres` user to run PostgreSQL as' };
+  }
+  return { dir };
+}
+
+const binaries = findBinaries();
+
+/**
+ * Why the PostgreSQL tests cannot run here, or null when they can. With REQUIRE_REFERENCE=1 (CI)
+ * a missing PostgreSQL is a failure, not a skip.
+ */
+export const postgresMissing: string | null = (() => {
+  if (!('missing' in binaries)) return null;
+  if (process.env.REQUIRE_REFERENCE === '1') {
+    throw new Error(`REQUIRE_REFERENCE=1 but ${binaries.missing}`);
+  }
+  return binaries.missing;
+})();
+
+/** A describe block that needs PostgreSQL: skipped, with the reason in its name, when it is missing. */
+export function describePostgres(name: string, body: () => void): void {
+  const title = postgresMissing === null ? name : `${name} (skipped: ${postgresMissing})`;
+  describe.skipIf(postgresMissing !== null)(title, body);
+}
+
+export interface PostgresServer {
+  readonly host: string;
+  readonly port: number;
+  readonly socketDir: string;
+  readonly superuser: string;
+  readonly password: string;
+  /** A postgres:// URL of `database` as the superuser, by TCP with the password. */
+  url(database: string, overrides?: { password?: string; port?: number }): string;
+  /** Creates an empty database and returns its name. */
+  createDatabase(prefix?: string): Promise<string>;
+  /** A pool on `database` over the unix socket (trust), for assertions and set-up. */
+  admin(database?: string): pg.Pool;
+  stop(): Promise<void>;
+}
+
+/** A TCP port nothing listens on right now (released before it is returned). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+function asPostgresUser(binary: string, args: string[]): [string, string[]] {
+  return process.getuid?.() === 0 ? ['runuser', ['-u', SUPERUSER, '--', binary, ...args]] : [binary, args];
+}
+
+function initdb(bin: string, dir: string, password: string): string {
+  const data = join(dir, 'data');
+  const pwfile = join(dir, 'pwfile');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (process.getuid?.() === 0) {
+    const uid = Number(spawnSync('id', ['-u', SUPERUSER], { encoding: 'utf8' }).stdout);
+    const gid = Number(spawnSync('id', ['-g', SUPERUSER], { encoding: 'utf8' }).stdout);
+    chownSync(dir, uid, gid);
+    chownSync(pwfile, uid, gid);
+  }
+  const [command, args] = asPostgresUser(join(bin, 'initdb'), [
+    ...['-D', data, '-U', SUPERUSER, '--pwfile', pwfile, '-E', 'UTF8', '--locale', 'C'],
+    ...['--auth-local', 'trust', '--auth-host', 'scram-sha-256', '--no-sync', '--no-instructions'],
+  ]);
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`initdb failed:\n${result.stdout}\n${result.stderr}`);
+  return data;
+}
+
+/** Starts the postmaster and resolves once it accepts connections; rejects with its log if it dies. */
+function postmaster(bin: string, data: string, dir: string, port: number): Promise<ChildProcess> {
+  const [command, args] = asPostgresUser(join(bin, 'postgres'), [
+    ...['-D', data, '-p', String(port), '-k', dir, '-h', '127.0.0.1'],
+    // Throwaway data: durability costs time and buys nothing here.
+    ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+  ]);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+      if (log.includes('database system is ready to accept connections')) resolve(child);
+    });
+    child.once('exit', (code, signal) =>
+      reject(new Error(`postgres exited (${code ?? signal}) before ready:\n${log}`)),
+    );
+    child.once('error', reject);
+  });
+}
+
+/** The postmaster's own pid: behind runuser the child we spawned is runuser, not postgres. */
+function postmasterPid(data: string): number | null {
+  try {
+    return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return null;
+  }
+}
+
+async function stopPostmaster(child: ChildProcess, data: string): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pid = postmasterPid(data);
+  // SIGINT is PostgreSQL's fast shutdown: clients are disconnected, nothing is waited for.
+  if (pid !== null && pid > 0) process.kill(pid, 'SIGINT');
+  else child.kill('SIGINT');
+  await exited;
+}
+
+async function startOn(
+  bin: string,
+  dir: string,
+  data: string,
+): Promise<{ child: ChildProcess; port: number }> {
+  // A port found free can be taken by another process before postgres binds it: try another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { child: await postmaster(bin, data, dir, port), port };
+    } catch (error) {
+      if (attempt >= 3 || !/could not bind|Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+/** A real PostgreSQL in a temporary folder; `stop()` shuts it down and removes the folder. */
+export async function startPostgres(): Promise<PostgresServer> {
+  if ('missing' in binaries) throw new Error(binaries.missing);
+  const dir = mkdtempSync(join(tmpdir(), 'coworker-mirror-pg-'));
+  const password = randomBytes(12).toString('hex');
+  const pools: pg.Pool[] = [];
+  try {
+    const data = initdb(binaries.dir, dir, password);
+    const { child, port } = await startOn(binaries.dir, dir, data);
+    let adminPool: pg.Pool | undefined;
+    const server: PostgresServer = {
+      host: '127.0.0.1',
+      port,
+      socketDir: dir,
+      superuser: SUPERUSER,
+      password,
+      url: (database, o = {}) =>
+        `postgres://${SUPERUSER}:${encodeURIComponent(o.password ?? password)}@127.0.0.1:${o.port ?? port}/${database}`,
+      admin: (database = 'postgres') => {
+        const pool = new pg.Pool({ host: dir, port, user: SUPERUSER, database, max: 2 });
+        // The server's shutdown ends idle connections with 57P01: expected here, not a failure.
+        pool.on('error', () => undefined);
+        pools.push(pool);
+        return pool;
+      },
+      createDatabase: async (prefix = 'mirror') => {
+        const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+        adminPool ??= server.admin();
+        await adminPool.query(`create database ${name}`);
+        return name;
+      },
+      stop: async () => {
+        await Promise.all(pools.splice(0).map((pool) => pool.end()));
+        await stopPostmaster(child, data);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+    return server;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export interface PostgresFixture {
+  readonly server: PostgresServer;
+  /** The database created for this test file. */
+  readonly database: string;
+  /** Its URL (superuser, TCP, password). */
+  readonly url: string;
+}
+
+/**
+ * Per test file: one PostgreSQL started before the file's tests and a fresh database in it, both
+ * gone after. Call inside a `describePostgres` block; read it in tests only.
+ */
+export function usePostgres(): PostgresFixture {
+  let server: PostgresServer | undefined;
+  let database = '';
+  beforeAll(async () => {
+    server = await startPostgres();
+    database = await server.createDatabase();
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  }, 60_000);
+  const started = (): PostgresServer => {
+    if (server === undefined) throw new Error('usePostgres() is read in tests, after beforeAll');
+    return server;
+  };
+  return {
+    get server() {
+      return started();
+    },
+    get database() {
+      started();
+      return database;
+    },
+    get url() {
+      return started().url(database);
+    },
+  };
+}
