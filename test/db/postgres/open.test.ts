@@ -7,7 +7,7 @@ import { knownMigrations } from '../../../src/db/migration-files.js';
 import { openPostgres, type PostgresDatabase } from '../../../src/db/postgres/open.js';
 import { tempDatabase } from '../../helpers/temp-db.js';
 import { MirrorError } from '../../../src/errors.js';
-import { exitCodeFor } from '../../../src/exit-codes.js';
+import { exitCodeFor } from '../../../src/cli/exit-codes.js';
 import { silentLogger } from '../../../src/logger.js';
 import { freePort, describePostgres, usePostgres } from '../../helpers/postgres.js';
 
