@@ -33,6 +33,30 @@ export interface OpenOptions {
  * then applies the committed migrations. The same path runs in the CLI, the server, tests and Docker.
  */
 export function openDatabase(file: string, options: OpenOptions = {}): MirrorDatabase {
+  // Two processes opening one new file at the same instant (two `start`, or `start` and a `sync`)
+  // can meet a lock SQLite does not wait for (the switch to WAL, its recovery): such an attempt is
+  // made again, within a bound, instead of failing one of them.
+  const deadline = Date.now() + OPEN_BUSY_BUDGET_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openOnce(file, options);
+    } catch (error) {
+      if (!isBusy(error) || Date.now() > deadline) throw error;
+      Atomics.wait(SLEEPER, 0, 0, Math.min(25 * attempt, 250));
+    }
+  }
+}
+
+const OPEN_BUSY_BUDGET_MS = 30_000;
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
+
+function isBusy(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause ?? error) : error;
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+function openOnce(file: string, options: OpenOptions): MirrorDatabase {
   let sqlite: Database.Database;
   try {
     if (file !== ':memory:' && !options.readonly) createPrivately(file);
@@ -46,14 +70,15 @@ export function openDatabase(file: string, options: OpenOptions = {}): MirrorDat
     );
   }
   try {
+    // A sync's write transaction can take a moment on a large listing; readers and a second
+    // writer wait for it instead of failing with SQLITE_BUSY. First of all: switching a new file
+    // to WAL takes a lock too, which another process opening it at the same instant may hold.
+    sqlite.pragma('busy_timeout = 5000');
     // WAL lets `serve` read while a sync commits in another process; NORMAL is durable at each
     // checkpoint and never corrupts on a crash, which is the promise here.
     if (!options.readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
-    // A sync's write transaction can take a moment on a large listing; readers and a second
-    // writer wait for it instead of failing with SQLITE_BUSY.
-    sqlite.pragma('busy_timeout = 5000');
     const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
     if (options.migrate ?? !options.readonly) migrate(db);

@@ -38,8 +38,12 @@ async function openTogether(files: string[], openers: number): Promise<string[][
   );
   const nextMessage = (worker: Worker) =>
     new Promise<string>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
+      const fail = (error: Error) => reject(error);
+      worker.once('message', (message: string) => {
+        worker.off('error', fail);
+        resolve(message);
+      });
+      worker.once('error', fail);
     });
   try {
     const outcomes: string[][] = [];
