@@ -4,10 +4,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/exit-codes.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 const PASSWORD = 'pw-7Hq2-never-shown';
 const TOKEN = 'tok-9Vx4-never-shown';
@@ -39,7 +40,7 @@ describe('secrets in the upstream URL, token and header', () => {
     await eventually(
       async () =>
         ((await (await fetch(`${url}/readyz`)).json()) as { status: string }).status === 'ready' || undefined,
-      20_000,
+      WAIT_MS,
       'a successful run',
     );
     const answers: string[] = [];
