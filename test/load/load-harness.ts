@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
-import { describe, expect, it } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { listingAt, listRuns } from '../../src/db/queries.js';
 import { respondList, type DrfOptions } from '../../src/drf/respond.js';
@@ -8,6 +7,7 @@ import { prepareSnapshot } from '../../src/drf/snapshot.js';
 import type { SimulatedData } from '../../src/simulated-upstream/index.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
@@ -74,7 +74,8 @@ interface Response {
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-const REQUEST_TIMEOUT_MS = 10_000;
+// A hang detector, not a deadline: 64 connections on two loaded cores can keep one waiting long.
+const REQUEST_TIMEOUT_MS = WAIT_MS;
 const SAMPLE_LIMIT = 5;
 
 /** Changes made upstream before each sync, in turn; each changes at least one page. */
@@ -343,16 +344,3 @@ export async function runLoadDuringSyncs(plan: LoadPlan): Promise<LoadOutcome> {
     await pool.close();
   }
 }
-
-// The soak file runs the long form of this harness; with SOAK=1 this short form (which it imports)
-// stays out of its way.
-describe.skipIf(process.env.SOAK === '1')('list endpoint under load while syncs commit', () => {
-  const plan: LoadPlan = { seed: 4_242, entries: 200, syncs: 10, connections: 64, responsesPerSnapshot: 500 };
-
-  it('answers every request with a whole page of one snapshot, never a mix, through ten syncs', async () => {
-    const outcome = await runLoadDuringSyncs(plan);
-    expect(outcome.problems).toEqual(NO_PROBLEMS);
-    expect(outcome.snapshots).toBe(plan.syncs + 1);
-    expect(outcome.responses).toBeGreaterThanOrEqual((plan.syncs + 1) * plan.responsesPerSnapshot);
-  }, 60_000);
-});
