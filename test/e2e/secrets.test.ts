@@ -83,7 +83,9 @@ describe('secrets in the upstream URL, token and header', () => {
     const sync = runCli(['sync', '--upstream', upstream.url, '--db', join(dir, 'mirror.db')], env);
     expect((await sync.exited).code).toBe(EXIT.ok);
     const runs = runCli(['runs', '--json', '--db', join(dir, 'mirror.db')], {});
-    await runs.exited;
+    expect((await runs.exited).code).toBe(EXIT.ok);
+    expect(runs.output()).toContain('"status":"succeeded"');
+    expect(upstream.requests.length).toBeGreaterThan(0);
     for (const request of upstream.requests) {
       expect(request.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-api-key': API_KEY });
     }
