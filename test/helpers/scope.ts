@@ -34,7 +34,7 @@ export function cleanupScope(): { defer: Defer; close: () => Promise<void> } {
 }
 
 /**
- * Builds a fixture once for the file (or the describe block it is called in), before its first
+ * Builds a fixture once for the file, or for the describe block it is called in, before its first
  * test, and stops what it started after its last. Tests read it through the returned function; they
  * must not change it, since every test of the file sees the same one.
  */

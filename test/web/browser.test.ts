@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { chromiumBrowser, missing } from '../helpers/requirements.js';
-import { oncePerFile } from '../helpers/scope.js';
+import { oncePerFile, untilTestEnds, type Defer } from '../helpers/scope.js';
 import { buildPageHistory, HOSTILE_NAME, RTL_NAME, UUID } from './page-history.js';
 
 /**
@@ -115,27 +115,35 @@ describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
     return { history, mirror, browser };
   });
 
-  /** A fresh context (cookies, storage) for one test, closed when it ends; waits as long as WAIT_MS. */
-  async function newContext(options: BrowserContextOptions): Promise<BrowserContext> {
+  /** A browser context whose waits last WAIT_MS, closed by `defer`. */
+  async function newContext(options: BrowserContextOptions, defer: Defer): Promise<BrowserContext> {
     const context = await rig().browser.newContext(options);
     context.setDefaultTimeout(WAIT_MS);
     context.setDefaultNavigationTimeout(WAIT_MS);
-    onTestFinished(() => context.close());
+    defer(() => context.close());
     return context;
   }
 
   describe.each(VIEWS)('at $width px, $colorScheme', (view) => {
-    it.each(CASES.map((c) => [c.name, c] as const))(
-      '%s reads right, loads cleanly and passes axe',
-      async (_name, pageCase) => {
-        const { history, mirror } = rig();
-        const context = await newContext({
+    // One context per view, as a reader's browser; each test opens its own page in it.
+    const viewContext = oncePerFile((defer) =>
+      newContext(
+        {
           viewport: { width: view.width, height: view.height },
           colorScheme: view.colorScheme,
           timezoneId: 'America/New_York',
           locale: 'en-US',
-        });
-        const page = await context.newPage();
+        },
+        defer,
+      ),
+    );
+
+    it.each(CASES.map((c) => [c.name, c] as const))(
+      '%s reads right, loads cleanly and passes axe',
+      async (_name, pageCase) => {
+        const { history, mirror } = rig();
+        const page = await viewContext().newPage();
+        onTestFinished(() => page.close());
         const problems: string[] = [];
         const origins = new Set<string>();
         page.on('console', (message) => {
@@ -166,7 +174,7 @@ describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
   });
 
   it("times are shown in the reader's time zone", async () => {
-    const context = await newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' });
+    const context = await newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' }, untilTestEnds);
     const page = await context.newPage();
     await page.goto(`${rig().mirror.url}/runs/`);
     const time = page.locator('td time').first();
