@@ -74,7 +74,9 @@ describe('the demo', () => {
   it('keeps its own database, says "demo" everywhere, syncs at its mutation pace, and a restart records no false reverts', async () => {
     const cwd = tempDir();
     const demoPort = await freePortPair();
-    const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '400ms' });
+    // A change landing mid-crawl fails that run (UPSTREAM_UNSTABLE_ORDER), and at load 10-14 a sync
+    // child took longer than the 400 ms this once was; 5 s leaves it room at the cost of ~10 s here.
+    const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '5s' });
     // The schedule is yearly here: only the mutations' own syncs can make these runs.
     const before = await eventually(
       async () => {
