@@ -59,5 +59,5 @@ describe('sync CLI: the run lock across processes', () => {
       { id: 2, status: 'succeeded', holderPid: third.pid, errorCode: null },
     ]);
     expect(runs[0]?.errorMessage).toContain(`process ${holder.pid} on `);
-  }, 60_000);
+  });
 });

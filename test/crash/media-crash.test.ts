@@ -118,5 +118,5 @@ describe('crash safety of the media mirror: a sync SIGKILLed at random instants'
       }
     }
     console.log(landed.join('\n'));
-  }, 120_000);
+  });
 });

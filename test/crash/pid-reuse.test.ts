@@ -64,6 +64,6 @@ describe.skipIf(!canRunAsPid1())(
         { id: 1, status: 'aborted', holderPid: 1, holderHost: hostname(), errorCode: 'RUN_ABORTED' },
         { id: 2, status: 'succeeded', holderPid: 1, holderHost: hostname(), errorCode: null },
       ]);
-    }, 60_000);
+    });
   },
 );

@@ -6,7 +6,7 @@ import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { newSecret, webhookReceiver } from '../helpers/webhook-receiver.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 function deliveryFacts(file: string) {
   const db = new Database(file, { readonly: true });
@@ -66,5 +66,5 @@ describe('a `start` SIGKILLed in the middle of a delivery', () => {
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(second.output()).not.toContain(secret.slice(6));
     expect(second.output()).toContain('"msg":"webhook delivered"');
-  }, 120_000);
+  });
 });

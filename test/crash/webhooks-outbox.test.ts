@@ -85,5 +85,5 @@ describe('crash safety of the webhook outbox', () => {
         store.close();
       }
     }
-  }, 120_000);
+  });
 });

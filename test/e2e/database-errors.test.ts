@@ -6,7 +6,7 @@ import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 describe('database errors from the CLI', () => {
   it('regression: a database that refuses writes makes sync exit 8 (not 1 UNEXPECTED) with a line saying what to do', async () => {

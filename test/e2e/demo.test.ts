@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BUILT_CLI, ensureBuilt, eventually } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { newSecret, webhookReceiver } from '../helpers/webhook-receiver.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 function listens(port: number): Promise<Server | null> {
   return new Promise((resolve) => {
@@ -61,7 +62,7 @@ async function startDemo(cwd: string, env: Record<string, string>) {
   });
   const url = await eventually(
     () => /"url":"(http:[^"]+)"[^\n]*"msg":"coworker-mirror started"/.exec(stdout)?.[1],
-    20_000,
+    WAIT_MS,
     'the demo to start',
   );
   const runs = async () =>
@@ -73,7 +74,9 @@ describe('the demo', () => {
   it('keeps its own database, says "demo" everywhere, syncs at its mutation pace, and a restart records no false reverts', async () => {
     const cwd = tempDir();
     const demoPort = await freePortPair();
-    const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '400ms' });
+    // A change landing mid-crawl fails that run (UPSTREAM_UNSTABLE_ORDER), and at load 10-14 a sync
+    // child took longer than the 400 ms this once was; 5 s leaves it room at the cost of ~10 s here.
+    const first = await startDemo(cwd, { DEMO_UPSTREAM_PORT: String(demoPort), DEMO_MUTATE_EVERY: '5s' });
     // The schedule is yearly here: only the mutations' own syncs can make these runs.
     const before = await eventually(
       async () => {
@@ -82,7 +85,7 @@ describe('the demo', () => {
           ? runs
           : undefined;
       },
-      30_000,
+      WAIT_MS,
       'runs that record the demo changing',
     );
     expect(before[0]?.upstream).toBe('demo: the built-in simulated upstream');
@@ -127,13 +130,13 @@ describe('the demo', () => {
     });
     const resumed = await eventually(
       async () => (await second.runs()).find((r) => r.id > lastRun && r.status === 'succeeded'),
-      30_000,
+      WAIT_MS,
       'the first run after the restart',
     );
     expect(resumed).toMatchObject({ added: 0, changed: 0, removed: 0, returned: 0 });
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  }, 90_000);
+  });
 
   it('regression: under DEMO=1 it syncs (its child was refused), and delivers webhooks from its own database (not ./data/mirror.db)', async () => {
     const cwd = tempDir();
@@ -148,11 +151,11 @@ describe('the demo', () => {
       WEBHOOK_SECRET: secret,
     });
     // The first sync adds the demo's whole team: one signed coworkers.changed reaches the receiver.
-    const first = await eventually(() => receiver.received[0], 30_000, 'the first delivery');
+    const first = await eventually(() => receiver.received[0], WAIT_MS, 'the first delivery');
     expect(first.verifiedBySpec).toBe(true);
     expect((JSON.parse(first.body) as { type: string }).type).toBe('coworkers.changed');
     demo.child.kill('SIGTERM');
     expect(await demo.exited).toBe(0);
     expect(existsSync(join(cwd, 'data', 'mirror.db'))).toBe(false);
-  }, 60_000);
+  });
 });

@@ -10,7 +10,7 @@ import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 async function cli(args: string[], env: Record<string, string> = {}) {
   const proc = runCli(args, env);

@@ -8,10 +8,11 @@ import { beginRun } from '../../src/sync/run-lock.js';
 import { runIsolatedSync } from '../../src/sync/isolated-sync.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { BUILT_CLI, ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { tableRows, tempDir } from '../helpers/temp-db.js';
 import { makeEntries, makeEntry, startFakeDrf } from '../upstream/fake-drf.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 interface RunJson {
   id: number;
@@ -41,7 +42,7 @@ describe('start runs each sync in its own process', () => {
 
     const failed = await eventually(
       async () => (await runs()).find((r) => r.status === 'failed'),
-      60_000,
+      WAIT_MS,
       'the run whose process ran out of heap',
     );
     expect(failed.error?.code).toBe('SYNC_CRASHED');
@@ -54,13 +55,13 @@ describe('start runs each sync in its own process', () => {
     upstream.entries.splice(0, upstream.entries.length, ...makeEntries(12));
     const ok = await eventually(
       async () => (await runs()).find((r) => r.status === 'succeeded'),
-      60_000,
+      WAIT_MS,
       'a later run that succeeds',
     );
     expect(ok.entries).toBe(12);
     await eventually(
       async () => ((await fetch(`${url}${LIST_PATH}`)).status === 200 ? true : undefined),
-      10_000,
+      WAIT_MS,
       'the snapshot served',
     );
     expect((await runs()).filter((r) => r.status === 'running')).toEqual([]);
@@ -99,8 +100,9 @@ describe('start runs each sync in its own process', () => {
           LOG_LEVEL: 'warn',
         },
         maxHeapMb: 256,
-        // Long enough for the child to start and take the lock on a loaded machine.
-        maxDurationMs: 3_000,
+        // Long enough for the child to start, take the lock and reach the upstream on a loaded
+        // machine (3 s was not, at load 13: the child was killed before its first request).
+        maxDurationMs: 10_000,
         watchdogGraceMs: 1_000,
         store,
         logger: silentLogger(),
@@ -121,7 +123,7 @@ describe('start runs each sync in its own process', () => {
     expect(error).toMatchObject({
       code: 'SYNC_TIMEOUT',
       message:
-        'the sync process (signal SIGKILL) did not end within 4 s (SYNC_MAX_DURATION and a grace) and was killed; nothing was stored',
+        'the sync process (signal SIGKILL) did not end within 11 s (SYNC_MAX_DURATION and a grace) and was killed; nothing was stored',
       details: { exitCode: null, signal: 'SIGKILL', maxHeapMb: 256 },
     });
     expect(

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ROOT, eventually } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
@@ -61,13 +62,12 @@ describe('npm start', () => {
       });
       await eventually(
         async () => ((await fetch(`http://127.0.0.1:${port}${LIST_PATH}`)).status === 200 ? true : undefined),
-        30_000,
+        WAIT_MS,
         `the list endpoint; output so far:\n${run.output()}`,
       );
       run.child.kill(signal);
       expect(await run.exited).toBe(0);
       expect(await refused(port)).toBe(true);
     },
-    60_000,
   );
 });

@@ -4,10 +4,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 const PASSWORD = 'pw-7Hq2-never-shown';
 const TOKEN = 'tok-9Vx4-never-shown';
@@ -39,7 +40,7 @@ describe('secrets in the upstream URL, token and header', () => {
     await eventually(
       async () =>
         ((await (await fetch(`${url}/readyz`)).json()) as { status: string }).status === 'ready' || undefined,
-      20_000,
+      WAIT_MS,
       'a successful run',
     );
     const answers: string[] = [];
@@ -82,7 +83,9 @@ describe('secrets in the upstream URL, token and header', () => {
     const sync = runCli(['sync', '--upstream', upstream.url, '--db', join(dir, 'mirror.db')], env);
     expect((await sync.exited).code).toBe(EXIT.ok);
     const runs = runCli(['runs', '--json', '--db', join(dir, 'mirror.db')], {});
-    await runs.exited;
+    expect((await runs.exited).code).toBe(EXIT.ok);
+    expect(runs.output()).toContain('"status":"succeeded"');
+    expect(upstream.requests.length).toBeGreaterThan(0);
     for (const request of upstream.requests) {
       expect(request.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-api-key': API_KEY });
     }

@@ -3,10 +3,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 describe('serve and sync as separate processes on one database file', () => {
   it('serve picks up what a sync in another process commits, without a restart', async () => {
@@ -26,7 +27,7 @@ describe('serve and sync as separate processes on one database file', () => {
         const res = await fetch(`${url}${LIST_PATH}`);
         return res.status === 200 ? ((await res.json()) as { count: number }).count : undefined;
       },
-      20_000,
+      WAIT_MS,
       'the first snapshot',
     );
     expect(count).toBe(20);
@@ -39,7 +40,7 @@ describe('serve and sync as separate processes on one database file', () => {
         const res = await fetch(`${url}${LIST_PATH}`);
         return ((await res.json()) as { count: number }).count === 23 ? true : undefined;
       },
-      20_000,
+      WAIT_MS,
       'the second snapshot',
     );
 

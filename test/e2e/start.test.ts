@@ -4,12 +4,13 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
+import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 interface RunJson {
   id: number;
@@ -56,7 +57,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '* * * * * *' });
     await eventually(
       async () => ((await main.runs()).some((r) => r.status === 'succeeded') ? true : undefined),
-      20_000,
+      WAIT_MS,
       'first run',
     );
     upstream.data.edit(2);
@@ -64,7 +65,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     const changedRun = await eventually(
       async () =>
         (await main.runs()).find((r) => r.status === 'succeeded' && r.changed === 2 && r.added === 1),
-      20_000,
+      WAIT_MS,
       'a run with the upstream changes',
     );
     expect(changedRun.removed).toBe(0);
@@ -79,7 +80,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
         const body = (await list.json()) as { count: number };
         return list.status === 200 && body.count === upstream.data.count ? body.count : undefined;
       },
-      10_000,
+      WAIT_MS,
       'the new snapshot served',
     );
     expect(count).toBe(upstream.data.count);
@@ -98,7 +99,11 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
       SYNC_CONCURRENCY: '1',
     });
     await main.proc.waitFor(/"msg":"sync started"/);
-    await eventually(() => (upstream.requests.length >= 3 ? true : undefined), 20_000, 'a few pages fetched');
+    await eventually(
+      () => (upstream.requests.length >= 3 ? true : undefined),
+      WAIT_MS,
+      'a few pages fetched',
+    );
     main.proc.child.kill('SIGTERM');
     expect(await main.proc.exited).toEqual({ code: 0, signal: null });
     const facts = dbFacts(main.db);
@@ -130,7 +135,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     upstream.faults.clear();
     await eventually(
       async () => ((await main.runs()).some((r) => r.status === 'succeeded') ? true : undefined),
-      30_000,
+      WAIT_MS,
       'a run',
     );
     const started = await eventually(
@@ -138,7 +143,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
         const res = await post(`Bearer ${TOKEN}`);
         return res.status === 202 ? ((await res.json()) as { run: number }) : undefined;
       },
-      20_000,
+      WAIT_MS,
       'an admin run',
     );
     expect(started.run).toBeGreaterThan(1);
@@ -165,7 +170,7 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
         const res = await fetch(`${main.url}${LIST_PATH}`);
         return res.status === 200 ? ((await res.json()) as { count: number }) : undefined;
       },
-      20_000,
+      WAIT_MS,
       'the demo listing',
     );
     expect(body.count).toBeGreaterThan(0);

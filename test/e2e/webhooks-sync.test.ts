@@ -6,7 +6,7 @@ import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';
 
-beforeAll(() => ensureBuilt(), 120_000);
+beforeAll(() => ensureBuilt());
 
 const statuses = (file: string) => {
   const db = new Database(file, { readonly: true });
@@ -47,5 +47,5 @@ describe('coworker-mirror sync with WEBHOOK_URLS (the built CLI)', () => {
     expect(await next.exited).toEqual({ code: 0, signal: null });
     expect(statuses(db)).toEqual(['succeeded']);
     expect(receiver.received.map((r) => r.id)).toEqual([receiver.received[0]?.id, receiver.received[0]?.id]);
-  }, 60_000);
+  });
 });

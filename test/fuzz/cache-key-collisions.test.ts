@@ -51,6 +51,10 @@ describe('AnswerCache key: String(header) makes a missing header and the text "u
     const poison = await get(port, LIST, ['Host: undefined'], 'HTTP/1.0');
     expect(poison.body.toString('utf8')).toContain('"next":"http://undefined/');
     const victim = await get(port, LIST, [], 'HTTP/1.0');
+    expect(victim.status).toBe(200);
+    expect(victim.body.toString('utf8')).toMatch(
+      /"next":"http:\/\/[^"/]+\/api\/model\/team-block-coworker\/list\/\?page=2"/,
+    );
     expect(victim.body.toString('utf8')).not.toContain('http://undefined/'); // got the poisoned links
   });
 });

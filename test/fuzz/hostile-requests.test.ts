@@ -8,6 +8,5 @@ defineHostileSuite({
   requests: 10_000,
   differential: 2_000,
   lanes: 12,
-  timeoutMs: 55_000,
   skip: false,
 });

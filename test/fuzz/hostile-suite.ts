@@ -1,5 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { findReferencePython, startReferenceServer } from '../http/drf/reference-server.js';
+import { startReferenceServer } from '../http/drf/reference-server.js';
+import { missing, referenceDrf } from '../helpers/requirements.js';
 import {
   healthz,
   runDifferential,
@@ -19,7 +20,8 @@ export interface HostileSuiteSettings {
   differential: number;
   /** Concurrent client connections. */
   lanes: number;
-  timeoutMs: number;
+  /** Past the default test timeout (vitest.config.ts), for the long forms. */
+  timeoutMs?: number;
   skip: boolean;
 }
 
@@ -65,14 +67,19 @@ function differentialSpecs(
   return specs;
 }
 
-const python = findReferencePython();
+const drf = referenceDrf();
+
+/** The suite's own test timeout, or none given so the default (vitest.config.ts) holds. */
+function timeoutOf(settings: HostileSuiteSettings): { timeout?: number } {
+  return settings.timeoutMs === undefined ? {} : { timeout: settings.timeoutMs };
+}
 
 /** The fuzz campaign: every answer classified, the servers' health and logs checked after. */
 function defineFuzz(settings: HostileSuiteSettings): void {
   it(
     `${settings.requests} seeded hostile requests (seed ${settings.seed}): no crash, no drop, ` +
       'no undocumented 5xx, nothing logged at error level',
-    { timeout: settings.timeoutMs },
+    timeoutOf(settings),
     async () => {
       const fired = watchProcess();
       const target = await startFuzzTarget();
@@ -120,13 +127,13 @@ function defineDifferential(settings: HostileSuiteSettings): void {
       what: 'proxy-trusting mirror vs DRF with USE_X_FORWARDED_HOST',
     },
   ];
-  it.skipIf(python === null).each(scenarios)(
+  it.skipIf(missing(drf)).each(scenarios)(
     '$count seeded list requests, $what: same status, headers and bytes',
-    { timeout: settings.timeoutMs },
+    timeoutOf(settings),
     async ({ proxied, count }) => {
       const target = await startFuzzTarget();
       const entries = target.upstream.data.entries();
-      const reference = await startReferenceServer(python ?? 'python3', entries, 8, proxied);
+      const reference = await startReferenceServer(drf.found ?? 'python3', entries, 8, proxied);
       onTestFinished(() => reference.stop());
       const specs = differentialSpecs(target, count, settings.seed + (proxied ? 1 : 0), proxied);
       const mirror = proxied ? target.proxied : target.plain;
@@ -155,10 +162,4 @@ export function defineHostileSuite(settings: HostileSuiteSettings): void {
     defineFuzz(settings);
     defineDifferential(settings);
   });
-  if (!settings.skip && python === null) {
-    console.warn(
-      `${settings.name}: differential slice skipped: no python3 can \`import rest_framework, django, gunicorn\`. ` +
-        'Install with: apt-get install -y python3-djangorestframework python3-django gunicorn',
-    );
-  }
 }

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { WAIT_MS } from '../helpers/patience.js';
 
 /** One final response read off the wire, after any 1xx interim responses. */
 export interface WireResponse {
@@ -108,7 +109,7 @@ export class WireLane {
 
   constructor(
     readonly port: number,
-    readonly timeoutMs = 15_000,
+    readonly timeoutMs = WAIT_MS,
   ) {}
 
   /** Whether the last exchange went over a connection an earlier exchange had used. */

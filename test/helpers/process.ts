@@ -3,6 +3,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
+import { WAIT_MS } from './patience.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const BUILT_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
@@ -29,7 +30,7 @@ export function ensureBuilt(): void {
 export interface RunningProcess {
   child: ChildProcess;
   output: () => string;
-  /** Resolves with the first stdout/stderr line matching, or rejects after `timeoutMs`. */
+  /** Resolves with the first stdout/stderr line matching, or rejects after `timeoutMs` (WAIT_MS). */
   waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<string>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -66,7 +67,7 @@ export function runCli(args: string[], env: Record<string, string>): RunningProc
     child,
     output: () => text,
     exited,
-    waitFor: (pattern, timeoutMs = 20_000) =>
+    waitFor: (pattern, timeoutMs = WAIT_MS) =>
       new Promise((resolve, reject) => {
         const found = text.split('\n').find((l) => pattern.test(l));
         if (found !== undefined) return resolve(found);
@@ -80,21 +81,24 @@ export function runCli(args: string[], env: Record<string, string>): RunningProc
   };
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs` (WAIT_MS). */
 export async function eventually<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 20_000,
+  timeoutMs = WAIT_MS,
   what = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let last = 'no value yet';
   for (;;) {
     try {
       const value = await check();
       if (value !== undefined) return value;
-    } catch {
-      // not ready yet
+    } catch (error) {
+      // Not ready yet; kept so a wait that never ends says why.
+      last = error instanceof Error ? error.message : String(error);
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${last})`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

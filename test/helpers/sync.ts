@@ -1,4 +1,3 @@
-import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
 import {
@@ -8,10 +7,15 @@ import {
 } from '../../src/simulated-upstream/index.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
 import { syncConfig, type TestEnv } from './config.js';
+import { untilTestEnds, type Defer } from './scope.js';
 
-export async function simulatedUpstream(options: SimulatedUpstreamOptions = {}): Promise<SimulatedUpstream> {
+/** A simulated upstream on 127.0.0.1:0, closed when the test ends (or `defer` says). */
+export async function simulatedUpstream(
+  options: SimulatedUpstreamOptions = {},
+  defer: Defer = untilTestEnds,
+): Promise<SimulatedUpstream> {
   const upstream = await startSimulatedUpstream(options);
-  onTestFinished(() => upstream.close());
+  defer(() => upstream.close());
   return upstream;
 }
 

@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
 import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
+import { untilTestEnds, type Defer } from './scope.js';
 
-/** A real SQLite file with the real migrations, in a temp dir removed when the test ends. */
-export function tempDatabase(): MirrorDatabase {
+/** A real SQLite file with the real migrations, in a temp dir removed when the test ends (or `defer` says). */
+export function tempDatabase(defer: Defer = untilTestEnds): MirrorDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'coworker-mirror-'));
   const store = openDatabase(join(dir, 'mirror.db'));
-  onTestFinished(() => {
+  defer(() => {
     try {
       store.close();
     } catch {
@@ -19,9 +19,9 @@ export function tempDatabase(): MirrorDatabase {
   return store;
 }
 
-export function tempDir(): string {
+export function tempDir(defer: Defer = untilTestEnds): string {
   const dir = mkdtempSync(join(tmpdir(), 'coworker-mirror-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  defer(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
+import { oncePerFile } from '../helpers/scope.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
@@ -15,14 +16,21 @@ const entry = (uuid: string, post: string) => ({
   images: [],
 });
 
-async function scenario() {
-  const store = tempDatabase();
-  const upstream = await simulatedUpstream({ entries: [entry(A, 'Dev'), entry(B, 'QA')] });
+/** Three runs, once for the file: A and B added, then A's post changed, then B removed. */
+const history = oncePerFile(async (defer) => {
+  const store = tempDatabase(defer);
+  const upstream = await simulatedUpstream({ entries: [entry(A, 'Dev'), entry(B, 'QA')] }, defer);
   await sync(store, upstream); // run 1: both added
   upstream.data.setEntries([entry(A, 'Lead'), entry(B, 'QA')]);
   await sync(store, upstream); // run 2: A's post changed
   upstream.data.setEntries([entry(A, 'Lead')]);
   await sync(store, upstream); // run 3: B removed
+  return store;
+});
+
+/** A server of its own over the shared history, so no server state (metrics, caches) crosses tests. */
+async function scenario() {
+  const store = history();
   const mirror = await startMirror(store);
   const get = async (path: string) => {
     const res = await fetch(`${mirror.url}${path}`);
@@ -137,7 +145,7 @@ describe('history API', () => {
   });
 
   it('links name the public base URL, or the trusted proxy host, like the list endpoint', async () => {
-    const { store } = await scenario();
+    const store = history();
     const pub = await startMirror(store, { publicBaseUrl: 'https://mirror.example.com' });
     const viaPublic = (await (await fetch(`${pub.url}/api/mirror/runs/?page_size=1`)).json()) as {
       next: string;

@@ -1,13 +1,14 @@
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { startMirror } from '../helpers/mirror-server.js';
+import { WAIT_MS } from '../helpers/patience.js';
+import { chromiumBrowser, missing } from '../helpers/requirements.js';
 import { mediaRig } from './harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = chromiumBrowser();
 
 interface Entry {
   name: string;
@@ -50,7 +51,7 @@ const ENTRIES = [
 ] as const;
 
 describe('offline fallback in a real browser', () => {
-  it.skipIf(!existsSync(CHROMIUM))(
+  it.skipIf(missing(CHROMIUM))(
     'with the upstream and its media host stopped, a page on the mirror shows every image and plays the mp4 with a seek',
     async () => {
       const rig = await mediaRig((host) => ({
@@ -89,15 +90,15 @@ describe('offline fallback in a real browser', () => {
       }
 
       const browser = await chromium.launch({
-        executablePath: CHROMIUM,
+        executablePath: CHROMIUM.found ?? '',
         args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'],
       });
       onTestFinished(() => browser.close());
       const page = await browser.newPage();
+      page.setDefaultTimeout(WAIT_MS);
+      page.setDefaultNavigationTimeout(WAIT_MS);
       await page.goto(site);
-      await page.waitForFunction(`[...document.images].every((img) => img.complete)`, undefined, {
-        timeout: 15_000,
-      });
+      await page.waitForFunction(`[...document.images].every((img) => img.complete)`);
       const images = await page.evaluate<{ src: string; width: number }[]>(
         `[...document.images].map((img) => ({ src: img.currentSrc, width: img.naturalWidth }))`,
       );

@@ -197,6 +197,7 @@ describe('crawl guards', () => {
     });
     const error = await catchMirrorError(() => run(up, { concurrency: 1 }));
     expect(error.code).toBe('UPSTREAM_FOREIGN_NEXT');
+    expect(pageRequests(up)).toEqual([LIST_PATH]);
     expect(up.requests.map((r) => r.url)).not.toContain('/admin/?page=2');
   });
 

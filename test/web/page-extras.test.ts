@@ -29,7 +29,10 @@ async function pages(store: MirrorDatabase, mode: 'demo' | 'upstream') {
   });
   onTestFinished(() => server.close());
   const url = await server.listen(0, '127.0.0.1');
-  return async (path: string) => (await fetch(`${url}${path}`)).text();
+  return async (path: string) => {
+    const res = await fetch(`${url}${path}`);
+    return { status: res.status, html: await res.text() };
+  };
 }
 
 const text = (html: string) => html.replace(/<[^>]+>/g, '');
@@ -40,12 +43,14 @@ describe('what every page and the status page tell beyond the history', () => {
     await sync(store, await simulatedUpstream({ seed: 2, count: 5 }));
     const demo = await pages(store, 'demo');
     for (const path of ['/', '/changes/', '/coworkers/', '/team/', '/runs/', '/runs/1/']) {
-      expect(text(await demo(path)), path).toContain(
-        'Demo: this mirror copies the built-in simulated upstream',
-      );
+      const page = await demo(path);
+      expect(page.status, path).toBe(200);
+      expect(text(page.html), path).toContain('Demo: this mirror copies the built-in simulated upstream');
     }
-    const real = await pages(store, 'upstream');
-    expect(text(await real('/changes/'))).not.toContain('Demo:');
+    const real = await (await pages(store, 'upstream'))('/changes/');
+    expect(real.status).toBe(200);
+    expect(text(real.html)).toContain('What changed, and when');
+    expect(text(real.html)).not.toContain('Demo:');
   });
 
   it('the status page counts webhook deliveries and names endpoints a 410 disabled', async () => {
@@ -55,14 +60,17 @@ describe('what every page and the status page tell beyond the history', () => {
     gone.behave(() => ({ kind: 'status', status: 410, body: 'no such hook' }));
     recordRunWithChange(store, [ok.url, gone.url]);
     await deliveryWorker(store, deliverySettings([ok.url, gone.url])).drain(5_000);
-    const status = text(await (await pages(store, 'upstream'))('/'));
+    const status = text((await (await pages(store, 'upstream'))('/')).html);
     expect(status).toContain('Webhooks1 delivered, 1 waiting, 0 failed; 1 endpoint disabled by 410 Gone');
   });
 
   it('without any webhook ever queued the status page says nothing of them', async () => {
     const store = tempDatabase();
     await sync(store, await simulatedUpstream({ seed: 2, count: 5 }));
-    expect(text(await (await pages(store, 'upstream'))('/'))).not.toContain('Webhooks');
+    const status = await (await pages(store, 'upstream'))('/');
+    expect(status.status).toBe(200);
+    expect(text(status.html)).toContain('The mirror at a glance');
+    expect(text(status.html)).not.toContain('Webhooks');
   });
 });
 

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync } from 'node:zlib';
-import { onTestFinished } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
+import { untilTestEnds, type Defer } from '../helpers/scope.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 
@@ -64,7 +64,7 @@ function tinyPng(): Buffer {
 }
 
 /** A loopback media host answering every GET with the PNG; it counts what it served. */
-async function mediaHost(): Promise<{ url: string; served: string[] }> {
+async function mediaHost(defer: Defer): Promise<{ url: string; served: string[] }> {
   const png = tinyPng();
   const served: string[] = [];
   const server = createServer((req, res) => {
@@ -73,7 +73,7 @@ async function mediaHost(): Promise<{ url: string; served: string[] }> {
     res.end(png);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, served };
 }
 
@@ -105,11 +105,12 @@ export interface PageHistory {
 /** A mirror configured for big entries (SYNC_MAX_ENTRY_BYTES=2MiB): the 1 MB post must be stored to be shown. */
 const BIG_ENTRIES = { SYNC_MAX_ENTRY_BYTES: String(2 * 1024 * 1024) };
 
-export async function buildPageHistory(): Promise<PageHistory> {
-  const store = tempDatabase();
-  const media = await mediaHost();
+/** Builds the history; what it starts stops when the test ends, or when `defer` says. */
+export async function buildPageHistory(defer: Defer = untilTestEnds): Promise<PageHistory> {
+  const store = tempDatabase(defer);
+  const media = await mediaHost(defer);
   const m = media.url;
-  const upstream = await simulatedUpstream({ entries: [], pageSize: 8 });
+  const upstream = await simulatedUpstream({ entries: [], pageSize: 8 }, defer);
   const base = [
     person(UUID.jose, 'José Álvarez', 'qa engineer', m),
     person(UUID.kate, 'Kate', 'Designer', m, { emoji_file: `${m}/media/emoji/kate.mp4` }),

@@ -4,6 +4,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
+import { oncePerFile } from '../helpers/scope.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { BIG_POST, buildPageHistory, HOSTILE_NAME, RTL_NAME, TESS_NAME, UUID } from './page-history.js';
@@ -13,12 +14,18 @@ async function get(url: string): Promise<{ status: number; headers: Headers; tex
   return { status: response.status, headers: response.headers, text: await response.text() };
 }
 
+// One history for the file: four real syncs are most of each test's time, and no test writes to it.
+// Each test starts its own server over it, so no server state (caches, metrics) crosses tests.
+const history = oncePerFile((defer) => buildPageHistory(defer));
+
+/** HOSTILE_NAME as HTML text: shown, never run. */
+const ESCAPED_HOSTILE_NAME = '&lt;/script>&lt;script>alert(1)&lt;/script>';
+
 const PAGES = ['/', '/changes/', '/coworkers/', `/coworkers/${UUID.jose}/`, '/team/', '/runs/', '/runs/2/'];
 
 describe('web pages over a real history', () => {
   it('every page answers HTML with a strict CSP that allows images from the media host only', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     for (const path of PAGES) {
       const page = await get(mirror.url + path);
       expect(page.status, path).toBe(200);
@@ -28,46 +35,51 @@ describe('web pages over a real history', () => {
       const csp = page.headers.get('content-security-policy') ?? '';
       expect(csp, path).toContain("default-src 'none'");
       expect(csp, path).toContain("script-src 'self'");
-      expect(csp, path).toMatch(new RegExp(`img-src 'self'( ${history.mediaUrl.replaceAll('.', '\\.')})?;`));
+      expect(csp, path).toMatch(
+        new RegExp(`img-src 'self'( ${history().mediaUrl.replaceAll('.', '\\.')})?;`),
+      );
       expect(page.text, path).not.toMatch(/<script>|<style>| style=| on[a-z]+=/);
     }
   });
 
   it('the timeline says what happened in sentences with names', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const text = (await get(`${mirror.url}/changes/`)).text.replace(/<[^>]+>/g, '');
     expect(text).toContain('Zoë joined as QA engineer');
     expect(text).toContain('José Álvarez: post qa engineer → QA lead');
     expect(text).toContain('Kate left');
     expect(text).toContain('Seán returned');
-    const filtered = (await get(`${mirror.url}/changes/?kind=changed&field=post&name=jose`)).text.replace(
-      /<[^>]+>/g,
-      '',
-    );
-    expect(filtered).toContain('José Álvarez: post qa engineer → QA lead');
-    expect(filtered).not.toContain('Zoë joined');
+    const filtered = await get(`${mirror.url}/changes/?kind=changed&field=post&name=jose`);
+    expect(filtered.status).toBe(200);
+    const filteredText = filtered.text.replace(/<[^>]+>/g, '');
+    expect(filteredText).toContain('José Álvarez: post qa engineer → QA lead');
+    expect(filteredText).not.toContain('Zoë joined');
   });
 
-  it('hostile upstream text is escaped, isolated and bounded', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
-    for (const path of ['/changes/', '/coworkers/?status=all', '/team/?run=3', `/coworkers/${UUID.big}/`]) {
-      const page = await get(mirror.url + path);
-      expect(page.text, path).not.toContain(HOSTILE_NAME);
-      expect(page.text.length, path).toBeLessThan(200_000);
-    }
-    const changes = (await get(`${mirror.url}/changes/`)).text;
-    expect(changes).toContain('&lt;/script>&lt;script>alert(1)&lt;/script>');
-    expect(changes).toContain(`<bdi>${RTL_NAME}</bdi>`);
-    const big = (await get(`${mirror.url}/coworkers/${UUID.big}/`)).text;
-    expect(big).toContain('(cut, 1,048,576 bytes in all)');
-    expect(big).not.toContain(BIG_POST.slice(0, 4096));
+  it.each([
+    ['/changes/', ESCAPED_HOSTILE_NAME],
+    ['/coworkers/?status=all', ESCAPED_HOSTILE_NAME],
+    ['/team/?run=3', ESCAPED_HOSTILE_NAME],
+    [`/coworkers/${UUID.big}/`, '(cut, 1,048,576 bytes in all)'],
+  ])('hostile upstream text is escaped and bounded: %s shows %s', async (path, shown) => {
+    const mirror = await startMirror(history().store);
+    const page = await get(mirror.url + path);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(shown);
+    expect(page.text).not.toContain(HOSTILE_NAME);
+    expect(page.text).not.toContain(BIG_POST.slice(0, 4096));
+    expect(page.text.length).toBeLessThan(200_000);
+  });
+
+  it('a right-to-left name is isolated in the timeline', async () => {
+    const mirror = await startMirror(history().store);
+    const changes = await get(`${mirror.url}/changes/`);
+    expect(changes.status).toBe(200);
+    expect(changes.text).toContain(`<bdi>${RTL_NAME}</bdi>`);
   });
 
   it('bad parameters answer 400 naming them, unknown coworkers and runs 404', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const bad = await get(`${mirror.url}/changes/?from=yesterday`);
     expect(bad.status).toBe(400);
     expect(bad.text).toContain('The parameter “from” is not right');
@@ -77,8 +89,7 @@ describe('web pages over a real history', () => {
   });
 
   it("the list endpoint and other paths stay the DRF site's", async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const list = await get(`${mirror.url}/api/model/team-block-coworker/list/`);
     expect(list.status).toBe(200);
     expect(list.headers.get('content-type')).toBe('application/json');
@@ -91,8 +102,7 @@ describe('web pages over a real history', () => {
   });
 
   it('the status page tells the last run failed, what to do, and what is still served', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const text = (await get(`${mirror.url}/`)).text.replace(/<[^>]+>/g, '');
     expect(text).toContain('The last run failed (UPSTREAM_SCHEMA)');
     expect(text).toContain('The previous snapshot is still served.');
@@ -137,9 +147,8 @@ describe('the coworker directory', () => {
 
 describe('the status page with a schedule', () => {
   it('shows the mode, the upstream with its credentials masked, and the next run', async () => {
-    const history = await buildPageHistory();
     const server = await buildServer({
-      store: history.store,
+      store: history().store,
       logger: silentLogger(),
       config: { server: defaultServerConfig },
       web: {
@@ -163,8 +172,7 @@ describe('the status page with a schedule', () => {
   });
 
   it('without one (serve), says this process does not sync', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const text = (await get(`${mirror.url}/`)).text.replace(/<[^>]+>/g, '');
     expect(text).toContain('serving only');
     expect(text).toContain('none scheduled here');
@@ -173,8 +181,7 @@ describe('the status page with a schedule', () => {
 
 describe('feeds', () => {
   it('Atom: well-formed XML, one entry per change with its sentence, hostile names intact', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const atom = await get(`${mirror.url}/api/mirror/changes.atom?page_size=500`);
     expect(atom.status).toBe(200);
     expect(atom.headers.get('content-type')).toBe('application/atom+xml; charset=utf-8');
@@ -189,7 +196,7 @@ describe('feeds', () => {
       };
     };
     expect(parsed.feed['@_xmlns']).toBe('http://www.w3.org/2005/Atom');
-    const count = history.store.sqlite.prepare('select count(*) from changes').pluck().get() as number;
+    const count = history().store.sqlite.prepare('select count(*) from changes').pluck().get() as number;
     expect(parsed.feed.entry).toHaveLength(count);
     // Titles are `type="html"`: the sentence escaped as HTML text.
     const titles = parsed.feed.entry.map((e) => {
@@ -213,8 +220,7 @@ describe('feeds', () => {
   });
 
   it('Atom and CSV take the API filters; a bad one answers 400 naming it', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const bad = await get(`${mirror.url}/api/mirror/changes.csv?kind=moved`);
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.text)).toMatchObject({ parameter: 'kind' });
@@ -224,8 +230,7 @@ describe('feeds', () => {
   });
 
   it('CSV: BOM, header row, CRLF, names and non-ASCII intact when read back', async () => {
-    const history = await buildPageHistory();
-    const mirror = await startMirror(history.store);
+    const mirror = await startMirror(history().store);
     const csv = await get(`${mirror.url}/api/mirror/changes.csv?page_size=500`);
     expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
     const bytes = Buffer.from(

@@ -71,5 +71,5 @@ describe('1,000 runs with changes', () => {
       for (const worker of workers) await worker.stop();
       for (const store of [writer, first, second]) store.close();
     }
-  }, 120_000);
+  });
 });

@@ -2,8 +2,9 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { probeCases } from './probe-requests.js';
-import { findReferencePython } from './reference-server.js';
 import { startServerPair, type ServerPair } from './server-pair.js';
+import { WAIT_MS } from '../../helpers/patience.js';
+import { missing, referenceDrf } from '../../helpers/requirements.js';
 
 /**
  * ~780 hand-picked raw requests of a hostile client (probe-requests.ts) sent to the real DRF site
@@ -13,7 +14,7 @@ import { startServerPair, type ServerPair } from './server-pair.js';
  * HTML is not reproduced: for it only the status and the other headers count.
  */
 
-const python = findReferencePython();
+const drf = referenceDrf();
 
 /** Headers that differ by deployment (gunicorn's), or are the mirror's own documented additions. */
 const IGNORED = new Set([
@@ -53,8 +54,8 @@ function exchange(port: number, raw: Buffer): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const socket = connect(port, '127.0.0.1', () => socket.write(raw));
-    socket.setTimeout(10_000, () => {
-      chunks.push(Buffer.from('<no close within 10 s>'));
+    socket.setTimeout(WAIT_MS, () => {
+      chunks.push(Buffer.from(`<no close within ${WAIT_MS} ms>`));
       socket.destroy();
     });
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -114,7 +115,7 @@ const scenarios: Scenario[] = [
   { name: 'the golden rows, proxy headers trusted', empty: false, trustProxy: true },
 ];
 
-describe.skipIf(python === null)('probes: hostile raw requests answered as the DRF site answers', () => {
+describe.skipIf(missing(drf))('probes: hostile raw requests answered as the DRF site answers', () => {
   const golden = loadGoldenCases();
   const cases = probeCases();
 
@@ -123,17 +124,17 @@ describe.skipIf(python === null)('probes: hostile raw requests answered as the D
     let pair: ServerPair | undefined;
 
     beforeAll(async () => {
-      pair = await startServerPair(python ?? 'python3', {
+      pair = await startServerPair(drf.found ?? 'python3', {
         id: 'probes',
         entries,
         optionsBody: golden.find((c) => c.name === 'options')?.body.toString('utf8') ?? null,
         trustProxy: scenario.trustProxy,
       });
-    }, 60_000);
+    });
 
     afterAll(() => pair?.close());
 
-    it(`answers ${cases.length} probes alike`, { timeout: 300_000 }, async () => {
+    it(`answers ${cases.length} probes alike`, async () => {
       const mismatches: string[] = [];
       for (const c of cases) {
         if (KEPT.has(c.name)) continue;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
-import { findReferencePython } from './reference-server.js';
 import { startServerPair, type ServerPair } from './server-pair.js';
+import { missing, referenceDrf } from '../../helpers/requirements.js';
 
 /**
  * What browsers, fetch(), curl, Python requests and a reverse proxy on the same host send, each
@@ -11,7 +11,7 @@ import { startServerPair, type ServerPair } from './server-pair.js';
  * port written as PORT.
  */
 
-const python = findReferencePython();
+const drf = referenceDrf();
 const LIST = '/api/model/team-block-coworker/list/';
 const HOST = 'Host: 127.0.0.1:8765';
 
@@ -154,18 +154,18 @@ function shown(r: RawResponse | string, port: number): string {
   return text.replaceAll(`127.0.0.1:${port}`, '127.0.0.1:PORT');
 }
 
-describe.skipIf(python === null)('real clients: the mirror answers as the DRF site under gunicorn', () => {
+describe.skipIf(missing(drf))('real clients: the mirror answers as the DRF site under gunicorn', () => {
   const golden = loadGoldenCases();
   const entries = goldenEntries(golden);
   let pair: ServerPair | undefined;
 
   beforeAll(async () => {
-    pair = await startServerPair(python ?? 'python3', {
+    pair = await startServerPair(drf.found ?? 'python3', {
       id: 'real-clients',
       entries,
       optionsBody: golden.find((c) => c.name === 'options')?.body.toString('utf8') ?? null,
     });
-  }, 60_000);
+  });
 
   afterAll(() => pair?.close());
 

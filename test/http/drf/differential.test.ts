@@ -7,16 +7,10 @@ import {
 } from './differential-requests.js';
 import { comparedHeaders, goldenEntries, loadGoldenCases } from '../../helpers/golden-files.js';
 import { sendRaw, type RawResponse } from './raw-http.js';
-import { findReferencePython } from './reference-server.js';
 import { startServerPair, type ServerPair } from './server-pair.js';
+import { missing, referenceDrf } from '../../helpers/requirements.js';
 
-const python = findReferencePython();
-if (python === null) {
-  console.warn(
-    'differential.test.ts skipped: no python3 can `import rest_framework, django, gunicorn`. Install with: ' +
-      'apt-get install -y python3-djangorestframework python3-django gunicorn',
-  );
-}
+const drf = referenceDrf();
 
 const goldenCases = loadGoldenCases();
 const OPTIONS_BODY = goldenCases.find((c) => c.name === 'options')?.body.toString('utf8') ?? null;
@@ -109,14 +103,14 @@ const scenarios: Scenario[] = [
   },
 ];
 
-describe.skipIf(python === null)(
+describe.skipIf(missing(drf))(
   'differential: respondList vs a real DRF 3.14 + Django 3.2 under gunicorn',
   () => {
     describe.each(scenarios)('$name', (scenario) => {
       let pair: ServerPair | undefined;
 
       beforeAll(async () => {
-        pair = await startServerPair(python ?? 'python3', {
+        pair = await startServerPair(drf.found ?? 'python3', {
           id: 'differential',
           entries: scenario.entries.map((e) => JSON.stringify(e)),
           pageSize: scenario.pageSize,
@@ -127,7 +121,7 @@ describe.skipIf(python === null)(
 
       afterAll(() => pair?.close());
 
-      it('answers with the same status, headers and bytes', { timeout: 600_000 }, async () => {
+      it('answers with the same status, headers and bytes', async () => {
         const mismatches: string[] = [];
         const statuses = new Set<number>();
         for (const spec of scenario.requests) {

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { WAIT_MS } from '../../helpers/patience.js';
 
 /** A response read off a raw socket: what the peer sent, not what a client library would make of it. */
 export interface RawResponse {
@@ -12,7 +13,7 @@ export function sendRaw(port: number, request: Buffer, isHead: boolean): Promise
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const socket = connect(port, '127.0.0.1', () => socket.end(request));
-    socket.setTimeout(20_000, () => socket.destroy(new Error('raw request timed out')));
+    socket.setTimeout(WAIT_MS, () => socket.destroy(new Error(`raw request idle for ${WAIT_MS} ms`)));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);
     socket.on('close', () => {

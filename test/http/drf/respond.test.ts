@@ -151,6 +151,7 @@ describe('respondList: what the mirror adds to DRF answers', () => {
 
   it('gives browsers an escaped HTML table with working links, under DRF status rules', () => {
     const answer = respondList(get(`${LIST}?format=api`), snapshot, plain);
+    expect(answer.status).toBe(200);
     expect(headerOf(answer.headers, 'Content-Type')).toBe('text/html; charset=utf-8');
     const html = Buffer.concat(answer.body).toString();
     expect(html).toContain('&lt;script&gt;&quot;x&quot;&amp;&lt;/script&gt;');
