@@ -55,6 +55,15 @@ describe('the README and docs/ document everything', () => {
     expect(cliPage).toMatch(new RegExp(`^\\| ${code} +\\| \\S`, 'm'));
   });
 
+  // The limits table of docs/reliability.md is written by hand: its defaults must still be the code's.
+  it('gives the limits in docs/reliability.md with the defaults of the settings table', () => {
+    const rows = [...read('docs/reliability.md').matchAll(/^\|[^|]*\| `([A-Z_]+)` +\| `([^`]+)`/gm)];
+    expect(rows.length).toBeGreaterThan(10);
+    for (const [, env, shown] of rows) {
+      expect(settingList.find((s) => s.env === env)?.default, env).toBe(shown);
+    }
+  });
+
   it('shows only npm scripts that exist', () => {
     const shown = [...everyPage.matchAll(/npm run ([a-z:-]+)/g)].map((m) => m[1] ?? '');
     expect(shown.length).toBeGreaterThan(5);
