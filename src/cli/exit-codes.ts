@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errors.js';
 
-/** Exit codes of the CLI, documented in the README; one place maps error codes to them. */
+/** Exit codes of the CLI, documented in docs/cli.md; one place maps error codes to them. */
 export const EXIT = {
   ok: 0,
   unexpected: 1,

@@ -1,6 +1,6 @@
 /**
  * The commander program: commands, their flags (one per setting, from config/settings.ts) and thin adapters
- * to the command modules. Built, never run here: `cli.ts` runs it, the README test reads it.
+ * to the command modules. Built, never run here: `cli.ts` runs it, the docs generator and test read it.
  */
 import { Command, Option } from 'commander';
 import {

@@ -1,21 +1,33 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { settingList } from '../../src/config/load-config.js';
 
-const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const readme = read('README.md');
+const configurationPage = read('docs/configuration.md');
+const cliPage = read('docs/cli.md');
+const everyPage = [
+  readme,
+  ...readdirSync(new URL('../../docs/', import.meta.url))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => read(`docs/${name}`)),
+].join('\n');
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   scripts: Record<string, string>;
 };
 const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
 const ci = readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8');
 
-describe('README is the front door', () => {
+describe('the README and docs/ document everything', () => {
   it.each(settingList.map((s) => [s.env, s] as const))(
     'documents %s in the configuration table',
     (env, s) => {
-      const row = readme.split('\n').find((line) => new RegExp(`^\\|\\s*\`${env}\`\\s*\\|`).test(line));
-      expect(row, `README configuration table misses ${env}`).toBeDefined();
+      const row = configurationPage
+        .split('\n')
+        .find((line) => new RegExp(`^\\|\\s*\`${env}\`\\s*\\|`).test(line));
+      expect(row, `docs/configuration.md misses ${env}: run npm run docs:generate`).toBeDefined();
       if (s.flag) expect(row).toContain(`\`${s.flag}\``);
       expect(row).toContain(s.default === null ? '(unset)' : `\`${s.default}\``);
     },
@@ -25,7 +37,7 @@ describe('README is the front door', () => {
   const commands = buildProgram().commands.map((c) => [c.name(), c] as const);
 
   it.each(commands)('shows the %s command', (name) => {
-    expect(readme).toMatch(new RegExp(`coworker-mirror ${name}\\b`));
+    expect(cliPage).toMatch(new RegExp(`coworker-mirror ${name}\\b`));
   });
 
   it.each(
@@ -35,14 +47,31 @@ describe('README is the front door', () => {
         .map((o) => [`${name} ${o.long ?? o.flags}`, o.long ?? o.flags] as const),
     ),
   )('documents the option %s', (_label, flag) => {
-    expect(readme).toContain(`${flag}`);
-    expect(readme).toMatch(new RegExp(`\`[^\`]*${flag.replace(/[-]/g, '\\-')}(?![\\w-])[^\`]*\``));
+    expect(cliPage).toContain(`${flag}`);
+    expect(cliPage).toMatch(new RegExp(`\`[^\`]*${flag.replace(/[-]/g, '\\-')}(?![\\w-])[^\`]*\``));
+  });
+
+  it.each(Object.entries(EXIT))('lists exit code %s (%i) in docs/cli.md', (_name, code) => {
+    expect(cliPage).toMatch(new RegExp(`^\\| ${code} +\\| \\S`, 'm'));
+  });
+
+  // The limits table of docs/reliability.md is written by hand: its defaults must still be the code's.
+  it('gives the limits in docs/reliability.md with the defaults of the settings table', () => {
+    const rows = [...read('docs/reliability.md').matchAll(/^\|[^|]*\| `([A-Z_]+)` +\| `([^`]+)`/gm)];
+    expect(rows.length).toBeGreaterThan(10);
+    for (const [, env, shown] of rows) {
+      expect(settingList.find((s) => s.env === env)?.default, env).toBe(shown);
+    }
   });
 
   it('shows only npm scripts that exist', () => {
-    const shown = [...readme.matchAll(/npm run ([a-z:-]+)/g)].map((m) => m[1] ?? '');
+    const shown = [...everyPage.matchAll(/npm run ([a-z:-]+)/g)].map((m) => m[1] ?? '');
     expect(shown.length).toBeGreaterThan(5);
     for (const script of shown) expect(Object.keys(pkg.scripts), `npm run ${script}`).toContain(script);
+  });
+
+  it('keeps the README the front door: at most 200 lines, the rest in docs/', () => {
+    expect(readme.split('\n').length).toBeLessThanOrEqual(200);
   });
 
   it('gives the one-command run and the test command', () => {
@@ -62,6 +91,11 @@ describe('README is the front door', () => {
       readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1),
     );
     expect(quickStart).toMatch(/PORT=\d+ npm start/);
+  });
+
+  // A person who presses Ctrl-C sees npm's 130, not the mirror's 0: the README says whose code it is.
+  it('says what Ctrl-C on npm start exits with, and why', () => {
+    expect(readme).toMatch(/Ctrl-C[^]*`npm start`\s+then\s+exits\s+130:\s+npm's\s+own\s+code/);
   });
 
   it('the Dockerfile builds with the steps CI runs', () => {
