@@ -147,26 +147,7 @@ function matchAppearances(
   }
   const usedOld = new Set<CurrentAppearance>();
   const matched = new Map<IndexedEntry, CurrentAppearance>();
-  matchByKey(
-    previous,
-    news,
-    (p) => p.hash,
-    (n) => n.entry.hash,
-    usedOld,
-    matched,
-  );
-  // Then the same fields in another key order, so moving appearances around while the upstream
-  // reorders keys is not mistaken for field changes. Each text is canonicalized once.
-  if (matched.size < Math.min(previous.length, news.length)) {
-    matchByKey(
-      previous,
-      news,
-      (p) => canonicalJson(bodyOf(p.versionId)),
-      (n) => canonicalJson(n.entry.json),
-      usedOld,
-      matched,
-    );
-  }
+  matchIdentical(previous, news, bodyOf, usedOld, matched);
   const restOld = previous.filter((p) => !usedOld.has(p));
   const restNew = news.filter((n) => !matched.has(n));
   // What no identical state matched is paired by what it shares: an edit is then recorded as the
@@ -185,6 +166,37 @@ function matchAppearances(
     unmatchedNew: restNew.filter((n) => !matched.has(n)),
     unmatchedOld: restOld.filter((_p, i) => !pairedOld.has(i)),
   };
+}
+
+/**
+ * Pairs stored appearances with entries in the very same state: the same text first, then the same
+ * fields in another key order, so moving appearances around while the upstream reorders keys is
+ * not mistaken for field changes. Each text is canonicalized once, and only when needed.
+ */
+function matchIdentical(
+  olds: readonly CurrentAppearance[],
+  news: readonly IndexedEntry[],
+  bodyOf: (versionId: number) => string,
+  usedOld: Set<CurrentAppearance>,
+  matched: Map<IndexedEntry, CurrentAppearance>,
+): void {
+  matchByKey(
+    olds,
+    news,
+    (p) => p.hash,
+    (n) => n.entry.hash,
+    usedOld,
+    matched,
+  );
+  if (matched.size >= Math.min(olds.length, news.length)) return;
+  matchByKey(
+    olds,
+    news,
+    (p) => canonicalJson(bodyOf(p.versionId)),
+    (n) => canonicalJson(n.entry.json),
+    usedOld,
+    matched,
+  );
 }
 
 /**
@@ -330,25 +342,7 @@ function matchReturns(
 ): Map<IndexedEntry, CurrentAppearance> {
   const returns = new Map<IndexedEntry, CurrentAppearance>();
   if (removed.length === 0) return returns;
-  const taken = new Set<CurrentAppearance>();
-  matchByKey(
-    removed,
-    extras,
-    (r) => r.hash,
-    (e) => e.entry.hash,
-    taken,
-    returns,
-  );
-  if (returns.size < Math.min(removed.length, extras.length)) {
-    matchByKey(
-      removed,
-      extras,
-      (r) => canonicalJson(bodyOf(r.versionId)),
-      (e) => canonicalJson(e.entry.json),
-      taken,
-      returns,
-    );
-  }
+  matchIdentical(removed, extras, bodyOf, new Set<CurrentAppearance>(), returns);
   const first = extras[0];
   if (tombstoned && returns.size === 0 && first) {
     const [pair] = pairByFewestChanges(

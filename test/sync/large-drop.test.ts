@@ -35,14 +35,20 @@ async function onePageUpstream(): Promise<{ url: string; list: (n: number) => vo
   };
 }
 
+/** A database synced once from a one-page upstream listing `n` entries, and its next syncs. */
+async function mirrorOf(n: number) {
+  const store = tempDatabase();
+  const upstream = await onePageUpstream();
+  const sync = (env: TestEnv = {}) =>
+    runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
+  upstream.list(n);
+  await sync();
+  return { store, upstream, sync };
+}
+
 describe('a sudden large drop is held until the next run confirms it', () => {
   it('10 entries then 1: the first run fails in words and stores nothing; the next one records it', async () => {
-    const store = tempDatabase();
-    const upstream = await onePageUpstream();
-    const sync = (env: TestEnv = {}) =>
-      runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
-    upstream.list(10);
-    await sync();
+    const { store, upstream, sync } = await mirrorOf(10);
     const before = storedState(store);
     upstream.list(1);
     const refused = await sync().catch((e: unknown) => e);
@@ -61,12 +67,7 @@ describe('a sudden large drop is held until the next run confirms it', () => {
   });
 
   it('a drop below the share is recorded at once; SYNC_CONFIRM_DROP=0 turns the hold off', async () => {
-    const store = tempDatabase();
-    const upstream = await onePageUpstream();
-    const sync = (env: TestEnv = {}) =>
-      runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
-    upstream.list(10);
-    await sync();
+    const { upstream, sync } = await mirrorOf(10);
     upstream.list(5);
     expect((await sync()).counts).toMatchObject({ removed: 5, unchanged: 5 });
     upstream.list(1);
@@ -74,22 +75,13 @@ describe('a sudden large drop is held until the next run confirms it', () => {
   });
 
   it('a drop of two is never held, whatever the share', async () => {
-    const store = tempDatabase();
-    const upstream = await onePageUpstream();
-    const sync = () => runSync(syncConfig(upstream.url), { store, logger: silentLogger() });
-    upstream.list(3);
-    await sync();
+    const { upstream, sync } = await mirrorOf(3);
     upstream.list(1);
     expect((await sync()).counts).toMatchObject({ removed: 2, unchanged: 1 });
   });
 
   it('the share is a setting: 20% holds a drop of 3 in 10', async () => {
-    const store = tempDatabase();
-    const upstream = await onePageUpstream();
-    const sync = (env: TestEnv = {}) =>
-      runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
-    upstream.list(10);
-    await sync();
+    const { upstream, sync } = await mirrorOf(10);
     upstream.list(7);
     await expect(sync({ SYNC_CONFIRM_DROP: '20%' })).rejects.toMatchObject({
       code: 'LARGE_DROP_UNCONFIRMED',
