@@ -1,7 +1,5 @@
-import { eq } from 'drizzle-orm';
 import type { MirrorDatabase } from './db/open.js';
 import { latestSucceededRun } from './db/queries.js';
-import { runs } from './db/schema.js';
 import { MirrorError } from './errors.js';
 
 /**
@@ -41,7 +39,4 @@ export function checkUpstreamBinding(
   );
 }
 
-/** Marks the run that switched the database to a new upstream. */
-export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
-  store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
-}
+export { recordRebind } from './db/sqlite/run-lock.js';

@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../db/open.js';
+import { dropMediaUnusedSince } from '../db/sqlite/media.js';
 import type { Logger } from '../logger.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -17,24 +18,7 @@ export function applyMediaRetention(
   if (settings.retentionMs === null) return [];
   const cutoff = new Date(Date.now() - settings.retentionMs).toISOString();
   try {
-    const dropped = store.sqlite
-      .transaction(() => {
-        const shas = store.sqlite
-          .prepare(
-            `select b.sha256 from media_blobs b
-              where b.dropped_at is null
-                and not exists (
-                  select 1 from media_versions mv left join runs r on r.id = mv.valid_to_run
-                   where mv.sha256 = b.sha256 and (mv.valid_to_run is null or r.finished_at is null or r.finished_at >= ?))`,
-          )
-          .pluck()
-          .all(cutoff) as string[];
-        const mark = store.sqlite.prepare('update media_blobs set dropped_at = ? where sha256 = ?');
-        const now = new Date().toISOString();
-        for (const sha of shas) mark.run(now, sha);
-        return shas;
-      })
-      .immediate();
+    const dropped = dropMediaUnusedSince(store, cutoff);
     const files = new MediaStore(settings.dir);
     for (const sha of dropped) files.remove(sha);
     if (dropped.length > 0) logger.info({ dropped: dropped.length, cutoff }, 'media retention dropped files');

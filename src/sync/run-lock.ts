@@ -1,15 +1,9 @@
-import { and, eq } from 'drizzle-orm';
 import type { MirrorDatabase } from '../db/open.js';
-import {
-  HEARTBEAT_MS,
-  abortDeadRuns,
-  currentHolder,
-  markRunActive,
-  markRunInactive,
-  recoverDeadRuns,
-} from '../db/run-holders.js';
-import { runs, type RunRow } from '../db/schema.js';
-import { MirrorError, type ErrorCode } from '../errors.js';
+import { HEARTBEAT_MS, markRunInactive, recoverDeadRuns } from '../db/run-holders.js';
+import type { RunRow } from '../db/schema.js';
+import { endRun } from '../db/sqlite/run-commit.js';
+import { beginRun as insertRunningRun, heartbeatWriter } from '../db/sqlite/run-lock.js';
+import type { ErrorCode } from '../errors.js';
 
 export { HEARTBEAT_MS, LEASE_MS, currentHolder, type RunHolder } from '../db/run-holders.js';
 
@@ -23,35 +17,7 @@ export function recoverCrashedRuns(store: MirrorDatabase): void {
  * Throws SYNC_LOCKED naming the run that holds it.
  */
 export function beginRun(store: MirrorDatabase, upstream: string, now = new Date()): RunRow {
-  const self = currentHolder();
-  const startedAt = now.toISOString();
-  return store.sqlite
-    .transaction(() => {
-      const holder = abortDeadRuns(store, now);
-      if (holder) {
-        throw new MirrorError(
-          'SYNC_LOCKED',
-          `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
-          { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
-        );
-      }
-      const run = store.db
-        .insert(runs)
-        .values({
-          status: 'running',
-          startedAt,
-          upstream,
-          holderPid: self.pid,
-          holderHost: self.host,
-          holderToken: self.token,
-          heartbeatAt: startedAt,
-        })
-        .returning()
-        .get();
-      markRunActive(store, run.id);
-      return run;
-    })
-    .immediate();
+  return insertRunningRun(store, upstream, now);
 }
 
 /** Forgets a run this process held (after it was committed or ended). */
@@ -67,26 +33,15 @@ export function endRunWithoutData(
   error: { code: ErrorCode; message: string },
   stats: { pages?: number | null; entries?: number | null } = {},
 ): void {
-  store.db
-    .update(runs)
-    .set({
-      status,
-      finishedAt: new Date().toISOString(),
-      errorCode: error.code,
-      errorMessage: error.message,
-      pages: stats.pages ?? null,
-      entries: stats.entries ?? null,
-    })
-    .where(and(eq(runs.id, runId), eq(runs.status, 'running')))
-    .run();
+  endRun(store, { runId, status, error, stats });
 }
 
 /** Refreshes the run's heartbeat until the returned function is called. */
 export function startHeartbeat(store: MirrorDatabase, runId: number): () => void {
-  const beat = store.sqlite.prepare("update runs set heartbeat_at = ? where id = ? and status = 'running'");
+  const beat = heartbeatWriter(store, runId);
   const timer = setInterval(() => {
     try {
-      beat.run(new Date().toISOString(), runId);
+      beat(new Date().toISOString());
     } catch {
       // A busy database skips one beat; the lease allows several.
     }

@@ -1,22 +1,23 @@
 import type { Config, NamedUpstream } from '../config.js';
 import type { MirrorDatabase } from '../db/open.js';
-import { runs } from '../db/schema.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
 import { crawl, driftSummary, type CrawlBounds, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
-import { writeFailedRunOutbox } from '../webhooks/outbox.js';
-import { commitWithMedia } from '../media/commit-media.js';
+import { failedRunOutbox, succeededRunOutbox } from '../webhooks/outbox.js';
+import { mediaCommit } from '../media/commit-media.js';
 import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
 import type { MediaSettings } from '../media/settings.js';
-import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
 import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
-import { beginRun, endRunWithoutData, releaseRun, startHeartbeat } from './run-lock.js';
-import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
+import { latestSucceededRun } from '../db/queries.js';
+import { commitRun, endRun } from '../db/sqlite/run-commit.js';
+import { previousRun } from '../db/sqlite/run-lock.js';
+import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
+import { loadCurrentState, type CurrentState } from './store-run.js';
 
 /** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
 export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> & { upstream: NamedUpstream };
@@ -123,20 +124,19 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
       )
     : null;
   if (deps.signal.aborted) throw abortError(deps.signal);
-  commitWithMedia(deps.store, run.id, media, () =>
-    commitRun(deps.store, {
-      runId: run.id,
-      finishedAt: new Date().toISOString(),
-      diff,
-      state,
-      pages: first.pages,
-      pageSize: observedPageSize(deps.store, first),
-      optionsBody: first.optionsBody,
-      // The first hundred say what drifted; thousands more would only grow every run's row.
-      unknownFields: first.unknownFields.slice(0, 100),
-      webhooks: config.webhooks,
-    }),
-  );
+  commitRun(deps.store, {
+    runId: run.id,
+    finishedAt: new Date().toISOString(),
+    diff,
+    positions: state.positions,
+    pages: first.pages,
+    pageSize: observedPageSize(deps.store, first),
+    optionsBody: first.optionsBody,
+    // The first hundred say what drifted; thousands more would only grow every run's row.
+    unknownFields: first.unknownFields.slice(0, 100),
+    media: mediaCommit(media),
+    outbox: succeededRunOutbox(config.webhooks),
+  });
   if (mediaSettings) applyMediaRetention(deps.store, mediaSettings, log);
   const summary: SyncSummary = {
     runId: run.id,
@@ -159,8 +159,8 @@ async function crawlAndDiff(
 ): Promise<{ first: CrawlResult; state: CurrentState; diff: DiffResult }> {
   const { client, deps, log } = run;
   const first = await crawlOnce(config, client, log, deps);
-  const state = loadCurrentState(deps.store);
   const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
+  const state = loadCurrentState(deps.store, listing);
   const diff = diffListing({ current: state.appearances, known: state.known, listing, bodyOf: state.bodyOf });
   await confirmListing(
     {
@@ -192,12 +192,7 @@ function recordFailure(config: SyncConfig, run: Run, error: MirrorError): Mirror
   Object.assign(error.details, { runId: run.id });
   try {
     // The failure and its `sync.failed` notification (the outbox) land together or not at all.
-    deps.store.sqlite
-      .transaction(() => {
-        endRunWithoutData(deps.store, run.id, status, error);
-        writeFailedRunOutbox(deps.store, run.id, config.webhooks);
-      })
-      .immediate();
+    endRun(deps.store, { runId: run.id, status, error, outbox: failedRunOutbox(config.webhooks) });
   } catch (endError) {
     // The row stays `running`; the next start of any process (this one included) marks it
     // aborted, since no live holder claims it.
@@ -278,14 +273,7 @@ function refuseUnconfirmedEmpty(
   state: CurrentState,
 ): void {
   if (crawlResult.entries.length > 0 || state.appearances.length === 0 || config.sync.allowEmpty) return;
-  const previous = store.db
-    .select({ status: runs.status, errorCode: runs.errorCode })
-    .from(runs)
-    .where(lt(runs.id, runId))
-    .orderBy(desc(runs.id))
-    .limit(1)
-    .get();
-  if (previous?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
+  if (previousRun(store, runId)?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
   throw new MirrorError(
     'EMPTY_LISTING_UNCONFIRMED',
     `the upstream answered an empty listing while the mirror holds ${state.appearances.length} entries; ` +
@@ -319,14 +307,7 @@ const DEFAULT_PAGE_SIZE = 8;
  */
 function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
   if (result.pages > 1) return result.pageSize;
-  const previous = store.db
-    .select({ pageSize: runs.pageSize })
-    .from(runs)
-    .where(eq(runs.status, 'succeeded'))
-    .orderBy(desc(runs.id))
-    .limit(1)
-    .get();
-  return Math.max(previous?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
+  return Math.max(latestSucceededRun(store)?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
 }
 
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {
