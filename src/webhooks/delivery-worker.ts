@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
 import type { MirrorDatabase } from '../db/open.js';
 import type { Logger } from '../logger.js';
+import { commitsSeen, pendingDeliveries } from '../db/sqlite/deliveries.js';
 import { claimDue, recordAttempt, releaseLease, type AttemptOutcome, type Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
 import { retryDelayMs } from './retry-delay.js';
@@ -104,13 +105,7 @@ export class DeliveryWorker {
 
   /** Deliveries still to send to the endpoints this worker serves. */
   pendingCount(): number {
-    return this.#deps.store.sqlite
-      .prepare(
-        `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.status = 'pending' and e.url in (select value from json_each(?))`,
-      )
-      .pluck()
-      .get(JSON.stringify(this.#deps.settings.urls)) as number;
+    return pendingDeliveries(this.#deps.store, this.#deps.settings.urls);
   }
 
   /**
@@ -132,7 +127,7 @@ export class DeliveryWorker {
   #poll(): void {
     let version: number;
     try {
-      version = this.#deps.store.sqlite.pragma('data_version', { simple: true }) as number;
+      version = commitsSeen(this.#deps.store);
     } catch (error) {
       if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
         this.#lastClaimErrorAt = Date.now();
