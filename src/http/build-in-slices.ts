@@ -1,72 +1,84 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { MirrorDatabase } from '../db/open.js';
 import type { RunRow } from '../db/schema.js';
+import { snapshotSource, type SnapshotSource } from '../db/sqlite/listing.js';
 import { MirrorError } from '../errors.js';
-import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
-import type { PreparedSnapshot } from '../drf/snapshot.js';
-import { listedVersionIds, snapshotOptions } from './past-snapshot.js';
-import { resultsTail } from '../drf/results-tail.js';
+import type { JsonValue } from '../drf/python-json.js';
+import { snapshotOptions, snapshotPage, snapshotPages, type PreparedSnapshot } from '../drf/snapshot.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
-const CHECK_EVERY = 32;
+
+/** Everything of a run's snapshot but its pages. */
+export function snapshotFrame(
+  run: RunRow,
+  count: number,
+  optionsBody: string | null,
+): Omit<PreparedSnapshot, 'pageTails' | 'entryValues'> {
+  const pageSize = run.pageSize ?? 8;
+  const fetchedAt = new Date(run.finishedAt ?? run.startedAt);
+  return {
+    id: String(run.id),
+    count,
+    pageSize,
+    numPages: snapshotPages(count, pageSize),
+    options: snapshotOptions(optionsBody),
+    lastModified: fetchedAt.toUTCString(),
+    fetchedAtIso: fetchedAt.toISOString(),
+  };
+}
+
+/** The stored texts of positions [from, to) of the source's listing. */
+export function sourceTexts(source: SnapshotSource, from: number, to: number): string[] {
+  const texts: string[] = [];
+  for (let i = from; i < to; i++) {
+    const text = source.bodyOf(source.versionIds[i] ?? -1);
+    if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
+    texts.push(text);
+  }
+  return texts;
+}
+
+/** The build of a whole snapshot, one page per step: the callers decide when to pause. */
+function* snapshotSteps(run: RunRow, source: SnapshotSource): Generator<void, PreparedSnapshot> {
+  const frame = snapshotFrame(run, source.versionIds.length, source.optionsBody);
+  const { count, pageSize, numPages } = frame;
+  const pageTails: Buffer[] = [];
+  const entryValues: JsonValue[] = new Array<JsonValue>(count);
+  for (let page = 0; page < numPages; page++) {
+    const from = page * pageSize;
+    const built = snapshotPage(sourceTexts(source, from, Math.min(count, from + pageSize)), from);
+    pageTails.push(built.tail);
+    built.values.forEach((value, i) => (entryValues[from + i] = value));
+    yield;
+  }
+  return { ...frame, pageTails, entryValues };
+}
+
+/** The snapshot of `run`, built at once (start-up, tests). */
+export function buildSnapshot(store: MirrorDatabase, run: RunRow): PreparedSnapshot {
+  const steps = snapshotSteps(run, snapshotSource(store, run));
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
 
 /**
- * Builds the snapshot of `run` exactly as `prepareSnapshot` would, but in slices of a few
+ * Builds the snapshot of `run` exactly as `buildSnapshot` does, but in slices of a few
  * milliseconds with the event loop free between them: at 100,000 entries the whole build is
  * seconds of CPU, which done at once froze every request, health checks included, at each swap.
  * The run's rows cannot change under it (later runs only close rows past `run`), so the slices
  * add up to one consistent listing.
  */
 export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow): Promise<PreparedSnapshot> {
-  const versionIds = listedVersionIds(store, run);
-  const bodyOf = store.sqlite.prepare('select body from versions where id = ?').pluck();
-  const count = versionIds.length;
-  const entryValues: JsonValue[] = new Array<JsonValue>(count);
-  const entryTexts: string[] = new Array<string>(count);
+  const steps = snapshotSteps(run, snapshotSource(store, run));
   let sliceStart = performance.now();
-  const maybeYield = async (i: number) => {
-    if (i % CHECK_EVERY !== 0 || performance.now() - sliceStart < SLICE_MS) return;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart < SLICE_MS) continue;
     await yieldToEventLoop();
     sliceStart = performance.now();
-  };
-  for (let i = 0; i < count; i++) {
-    const text = bodyOf.get(versionIds[i]) as string | undefined;
-    if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
-    const value = parseEntry(text, i);
-    entryValues[i] = value;
-    entryTexts[i] = pyJsonDumps(value);
-    await maybeYield(i + 1);
-  }
-  const pageSize = run.pageSize ?? 8;
-  if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
-    throw new MirrorError('SNAPSHOT_INVALID', 'page size must be a positive integer', { pageSize });
-  }
-  const numPages = Math.max(1, Math.ceil(count / pageSize));
-  const pageTails: Buffer[] = [];
-  for (let page = 0; page < numPages; page++) {
-    const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
-    pageTails.push(resultsTail(slice));
-    await maybeYield(page + 1);
-  }
-  const fetchedAt = new Date(run.finishedAt ?? run.startedAt);
-  return {
-    id: String(run.id),
-    count,
-    pageSize,
-    numPages,
-    pageTails,
-    entryValues,
-    options: snapshotOptions(store, run),
-    lastModified: fetchedAt.toUTCString(),
-    fetchedAtIso: fetchedAt.toISOString(),
-  };
-}
-
-function parseEntry(text: string, index: number): JsonValue {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch (cause) {
-    throw new MirrorError('SNAPSHOT_INVALID', 'snapshot entry is not JSON', { index }, { cause });
   }
 }

@@ -1,7 +1,7 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MirrorDatabase } from '../db/open.js';
 import { latestSucceededRun } from '../db/queries.js';
-import { runStatuses } from '../db/schema.js';
+import { runCountsReader } from '../db/sqlite/runs.js';
 import { registerMediaMetrics } from './media-metrics.js';
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
@@ -17,17 +17,14 @@ export interface Metrics extends RequestMetrics {
 export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'coworker_mirror_' });
-  const countByStatus = store.sqlite.prepare('select status, count(*) as n from runs group by status');
+  const runCounts = runCountsReader(store);
   new Gauge({
     name: 'coworker_mirror_runs',
     help: 'Sync runs recorded, by status',
     labelNames: ['status'],
     registers: [registry],
     collect() {
-      const counts = new Map(
-        (countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]),
-      );
-      for (const status of runStatuses) this.set({ status }, counts.get(status) ?? 0);
+      for (const [status, n] of runCounts()) this.set({ status }, n);
     },
   });
   new Gauge({

@@ -1,10 +1,10 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
+import { databaseProblem, latestSucceededRun, latestSucceededRunId } from '../db/queries.js';
 import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
-import { buildSnapshotInSlices } from './build-in-slices.js';
+import type { PreparedSnapshot } from '../drf/snapshot.js';
+import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
@@ -63,7 +63,7 @@ export class SnapshotHolder {
     const run = this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    this.#swapIn(run, this.#prepare(run), started, false);
+    this.#swapIn(run, this.#build(run), started, false);
     return true;
   }
 
@@ -193,14 +193,7 @@ export class SnapshotHolder {
     this.#timer = null;
   }
 
-  #prepare(run: RunRow): PreparedSnapshot {
-    const listing = listingAt(this.#store, run);
-    return prepareSnapshot({
-      id: String(run.id),
-      entries: listing.entries,
-      pageSize: run.pageSize ?? 8,
-      optionsBody: listing.optionsBody,
-      fetchedAt: new Date(run.finishedAt ?? run.startedAt),
-    });
+  #build(run: RunRow): PreparedSnapshot {
+    return buildSnapshot(this.#store, run);
   }
 }

@@ -45,3 +45,22 @@ export function optionsBody(store: MirrorDatabase, id: number): string | null {
     (store.sqlite.prepare('select body from options_bodies where id = ?').pluck().get(id) as string) ?? null
   );
 }
+
+/** What a snapshot of run `runId` is built from: its listed versions, a reader of their texts, its OPTIONS body. */
+export interface SnapshotSource {
+  versionIds: Int32Array;
+  bodyOf: (versionId: number) => string | undefined;
+  optionsBody: string | null;
+}
+
+/** The listing at a run as a snapshot reads it: ids at once (cheap), texts as pages are built. */
+export function snapshotSource(
+  store: MirrorDatabase,
+  run: { id: number; optionsBodyId: number | null },
+): SnapshotSource {
+  return {
+    versionIds: listedVersionIds(store, run.id),
+    bodyOf: versionBodyReader(store),
+    optionsBody: run.optionsBodyId === null ? null : optionsBody(store, run.optionsBodyId),
+  };
+}

@@ -88,15 +88,15 @@ export interface MediaCounts {
 
 export interface MediaFigures {
   /** Summed over every run. */
-  total: MediaCounts;
+  total: () => MediaCounts;
   /** The latest media run's own counts (zeros before the first). */
-  lastRun: MediaCounts;
+  lastRun: () => MediaCounts;
   /** Files kept and their size. */
-  stored: { files: number; bytes: number };
+  stored: () => { files: number; bytes: number };
 }
 
 /** A reader of the media figures /metrics shows; its statements are prepared once. */
-export function mediaFiguresReader(store: MirrorDatabase): () => MediaFigures {
+export function mediaFiguresReader(store: MirrorDatabase): MediaFigures {
   const totals = store.sqlite.prepare(
     `select coalesce(sum(fetched), 0) as fetched, coalesce(sum(revalidated), 0) as revalidated,
             coalesce(sum(failed), 0) as failed, coalesce(sum(bytes), 0) as bytes from media_runs`,
@@ -108,9 +108,9 @@ export function mediaFiguresReader(store: MirrorDatabase): () => MediaFigures {
     'select count(*) as files, coalesce(sum(size), 0) as bytes from media_blobs where dropped_at is null',
   );
   const none: MediaCounts = { fetched: 0, revalidated: 0, failed: 0, bytes: 0 };
-  return () => ({
-    total: totals.get() as MediaCounts,
-    lastRun: (latest.get() as MediaCounts | undefined) ?? none,
-    stored: held.get() as { files: number; bytes: number },
-  });
+  return {
+    total: () => totals.get() as MediaCounts,
+    lastRun: () => (latest.get() as MediaCounts | undefined) ?? none,
+    stored: () => held.get() as { files: number; bytes: number },
+  };
 }
