@@ -51,6 +51,8 @@ export interface RunOperations {
   commitRun(commit: RunCommit): Promise<void>;
   /** A run's end without data, with its `sync.failed` notification, in one transaction. */
   endRun(end: RunEnd): Promise<void>;
+  /** Forgets a run this process held (after it was committed or ended). */
+  releaseRun(runId: number): Promise<void>;
   /** Marks the run that switched the database to a new upstream. */
   recordRebind(runId: number, from: string): Promise<void>;
   /** Marks runs whose holder provably died as aborted; how many. */
@@ -147,6 +149,8 @@ export interface DeliveryOperations {
 }
 
 export interface HealthOperations {
+  /** Where the database is, for messages: a file path, or a connection's address without secrets. */
+  readonly file: string;
   /** What is wrong with the database right now, or null (readiness). */
   databaseProblem(): Promise<string | null>;
 }

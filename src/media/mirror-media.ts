@@ -1,5 +1,5 @@
-import type { MirrorDatabase } from '../db/open.js';
-import { heldMedia, liveMediaObjects } from '../db/sqlite/media.js';
+import type { HeldMedia } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';
 import { MediaFetcher, RunBudget, type FetchOutcome, type Validators } from './fetch-media.js';
@@ -31,7 +31,7 @@ export interface MediaOutcome {
 }
 
 export interface MirrorMediaDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   signal?: AbortSignal;
 }
@@ -49,7 +49,7 @@ export async function mirrorMedia(
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
-  const live = liveMediaObjects(deps.store);
+  const live = await deps.store.liveMediaObjects();
   const collected = mediaStore.collectGarbage((sha) => live.has(sha));
   if (collected.temps > 0 || collected.objects.length > 0) {
     log.info(
@@ -58,7 +58,7 @@ export async function mirrorMedia(
     );
   }
   const listed = listedUrls(entryTexts, settings.origins, log);
-  const held = heldValidators(deps.store, mediaStore);
+  const held = heldValidators(await deps.store.heldMedia(), mediaStore);
   const fetcher = new MediaFetcher({
     origins: settings.origins,
     store: mediaStore,
@@ -150,11 +150,11 @@ function listedUrls(entryTexts: readonly string[], origins: readonly string[], l
 
 /** Per URL, the bytes held (latest version whose file is live) and the validators that vouch for them. */
 function heldValidators(
-  store: MirrorDatabase,
+  rows: readonly HeldMedia[],
   mediaStore: MediaStore,
 ): Map<string, { sha256: string; validators: Validators }> {
   const held = new Map<string, { sha256: string; validators: Validators }>();
-  for (const { url, sha256, etag, lastModified } of heldMedia(store)) {
+  for (const { url, sha256, etag, lastModified } of rows) {
     // A file lost outside the mirror's control is fetched again in full rather than revalidated.
     if (!mediaStore.has(sha256)) continue;
     held.set(url, { sha256, validators: { etag, lastModified } });

@@ -1,5 +1,4 @@
-import type { MirrorDatabase } from '../db/open.js';
-import { dropMediaUnusedSince } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -10,15 +9,15 @@ import type { MediaSettings } from './settings.js';
  * files deleted after the commit: a crash in between leaves files no live row vouches for, which
  * the next run's collection removes. Its failure is logged, never the run's.
  */
-export function applyMediaRetention(
-  store: MirrorDatabase,
+export async function applyMediaRetention(
+  store: Store,
   settings: MediaSettings,
   logger: Logger,
-): string[] {
+): Promise<string[]> {
   if (settings.retentionMs === null) return [];
   const cutoff = new Date(Date.now() - settings.retentionMs).toISOString();
   try {
-    const dropped = dropMediaUnusedSince(store, cutoff);
+    const dropped = await store.dropMediaUnusedSince(cutoff);
     const files = new MediaStore(settings.dir);
     for (const sha of dropped) files.remove(sha);
     if (dropped.length > 0) logger.info({ dropped: dropped.length, cutoff }, 'media retention dropped files');

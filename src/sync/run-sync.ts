@@ -1,5 +1,5 @@
 import type { Config, NamedUpstream } from '../config.js';
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
@@ -13,9 +13,6 @@ import type { MediaSettings } from '../media/settings.js';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
 import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
-import { latestSucceededRun } from '../db/queries.js';
-import { commitRun, endRun } from '../db/sqlite/run-commit.js';
-import { previousRun } from '../db/sqlite/run-lock.js';
 import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
 import { loadCurrentState, type CurrentState } from './store-run.js';
 
@@ -34,12 +31,12 @@ export interface SyncSummary {
 }
 
 export interface SyncDependencies {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   signal?: AbortSignal;
   onProgress?: (pagesDone: number, pagesTotal: number) => void;
   /** Called once the run row exists, so callers (the admin route) can answer with its id. */
-  onRunStarted?: (runId: number) => void;
+  onRunStarted?: (runId: number) => void | Promise<void>;
   /** Injected for tests; defaults to a client built from the settings. */
   client?: UpstreamClient;
 }
@@ -61,9 +58,9 @@ interface Run {
 export async function runSync(config: SyncConfig, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
   const { label } = config.upstream.target;
-  const { id } = beginRun(outer.store, label);
+  const { id } = await beginRun(outer.store, label);
   const log = outer.logger.child({ runId: id });
-  outer.onRunStarted?.(id);
+  await outer.onRunStarted?.(id);
   log.info({ upstream: label }, 'sync started');
   // Every wait has an end: past the run's deadline every request and sleep is cancelled.
   const deadline = new AbortController();
@@ -84,10 +81,10 @@ export async function runSync(config: SyncConfig, outer: SyncDependencies): Prom
         : deps.signal.aborted
           ? abortError(deps.signal, thrown)
           : toMirrorError(thrown);
-    throw recordFailure(config, run, error);
+    throw await recordFailure(config, run, error);
   } finally {
     watchdog.clear();
-    releaseRun(deps.store, id);
+    await releaseRun(deps.store, id);
     stopHeartbeat();
     if (!deps.client) await client.close();
   }
@@ -124,20 +121,20 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
       )
     : null;
   if (deps.signal.aborted) throw abortError(deps.signal);
-  commitRun(deps.store, {
+  await deps.store.commitRun({
     runId: run.id,
     finishedAt: new Date().toISOString(),
     diff,
     positions: state.positions,
     pages: first.pages,
-    pageSize: observedPageSize(deps.store, first),
+    pageSize: await observedPageSize(deps.store, first),
     optionsBody: first.optionsBody,
     // The first hundred say what drifted; thousands more would only grow every run's row.
     unknownFields: first.unknownFields.slice(0, 100),
     media: mediaCommit(media),
     outbox: succeededRunOutbox(config.webhooks),
   });
-  if (mediaSettings) applyMediaRetention(deps.store, mediaSettings, log);
+  if (mediaSettings) await applyMediaRetention(deps.store, mediaSettings, log);
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,
@@ -160,7 +157,7 @@ async function crawlAndDiff(
   const { client, deps, log } = run;
   const first = await crawlOnce(config, client, log, deps);
   const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
-  const state = loadCurrentState(deps.store, listing);
+  const state = await loadCurrentState(deps.store, listing);
   const diff = diffListing({ current: state.appearances, known: state.known, listing, bodyOf: state.bodyOf });
   await confirmListing(
     {
@@ -174,7 +171,7 @@ async function crawlAndDiff(
     first,
     diff,
   );
-  refuseUnconfirmedEmpty(deps.store, config, run.id, first, state);
+  await refuseUnconfirmedEmpty(deps.store, config, run.id, first, state);
   if (deps.signal.aborted) throw abortError(deps.signal);
   if (first.unknownFields.length > 0) {
     log.warn(
@@ -186,13 +183,13 @@ async function crawlAndDiff(
 }
 
 /** Records the run as failed (or aborted) with its `sync.failed` notification, and logs it. */
-function recordFailure(config: SyncConfig, run: Run, error: MirrorError): MirrorError {
+async function recordFailure(config: SyncConfig, run: Run, error: MirrorError): Promise<MirrorError> {
   const { deps, log } = run;
   const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
   Object.assign(error.details, { runId: run.id });
   try {
     // The failure and its `sync.failed` notification (the outbox) land together or not at all.
-    endRun(deps.store, { runId: run.id, status, error, outbox: failedRunOutbox(config.webhooks) });
+    await deps.store.endRun({ runId: run.id, status, error, outbox: failedRunOutbox(config.webhooks) });
   } catch (endError) {
     // The row stays `running`; the next start of any process (this one included) marks it
     // aborted, since no live holder claims it.
@@ -265,15 +262,15 @@ function crawlOnce(
  * An empty listing where the mirror holds entries is more often an upstream accident than the team
  * leaving. It is recorded only when the previous attempt saw the same (or when allowed outright).
  */
-function refuseUnconfirmedEmpty(
-  store: MirrorDatabase,
+async function refuseUnconfirmedEmpty(
+  store: Store,
   config: SyncConfig,
   runId: number,
   crawlResult: CrawlResult,
   state: CurrentState,
-): void {
+): Promise<void> {
   if (crawlResult.entries.length > 0 || state.appearances.length === 0 || config.sync.allowEmpty) return;
-  if (previousRun(store, runId)?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
+  if ((await store.previousRun(runId))?.errorCode === 'EMPTY_LISTING_UNCONFIRMED') return;
   throw new MirrorError(
     'EMPTY_LISTING_UNCONFIRMED',
     `the upstream answered an empty listing while the mirror holds ${state.appearances.length} entries; ` +
@@ -305,9 +302,9 @@ const DEFAULT_PAGE_SIZE = 8;
  * A single page does not reveal the page size (it only bounds it from below): keep what earlier
  * runs saw, else the contract's 8, and never less than the entries that page held.
  */
-function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
+async function observedPageSize(store: Store, result: CrawlResult): Promise<number> {
   if (result.pages > 1) return result.pageSize;
-  return Math.max(latestSucceededRun(store)?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
+  return Math.max((await store.latestSucceededRun())?.pageSize ?? DEFAULT_PAGE_SIZE, result.entries.length);
 }
 
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {

@@ -1,7 +1,5 @@
-import type { MirrorDatabase } from '../db/open.js';
 import type { CurrentListing } from '../db/run-commit.js';
-import { versionBodies } from '../db/sqlite/listing.js';
-import { currentListing } from '../db/sqlite/run-commit.js';
+import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
 import { bodyHash } from './body-hash.js';
 import type { ListingEntry } from './diff.js';
@@ -17,11 +15,14 @@ export interface CurrentState extends CurrentListing {
  * new entry with its hash, so it is taken from the listing instead of read: an unchanged run reads
  * no body, and the diff never waits on the store.
  */
-export function loadCurrentState(store: MirrorDatabase, listing: readonly ListingEntry[]): CurrentState {
-  const current = currentListing(store, bodyHash);
+export async function loadCurrentState(
+  store: Store,
+  listing: readonly ListingEntry[],
+): Promise<CurrentState> {
+  const current = await store.currentListing(bodyHash);
   const listed = new Set(listing.map((entry) => entry.hash));
   const missing = current.appearances.filter((a) => !listed.has(a.hash)).map((a) => a.versionId);
-  const texts = versionBodies(store, missing);
+  const texts = await store.versionBodies(missing);
   const read = new Map(missing.map((id, i) => [id, texts[i]]));
   let byListing: ((versionId: number) => string | undefined) | undefined;
   const fromListing = () => {

@@ -3,7 +3,7 @@ import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
 import * as queries from '../queries.js';
 import { mediaRunsByIds } from '../media-queries.js';
-import { recoverDeadRuns } from '../run-holders.js';
+import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { CurrentListing, RunCommit, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
 import type { Store } from '../store.js';
@@ -44,6 +44,7 @@ export class SqliteStore implements MirrorDatabase {
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
   commitRun = (commit: RunCommit): Promise<void> => settle(() => commitRun(this, commit));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
+  releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
   recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
   recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
   listRuns: Op<'listRuns'> = (options) => settle(() => queries.listRuns(this, options));
