@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import type { z } from 'zod';
 import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import {
   changeSubjects,
   listingPage,
@@ -40,7 +41,6 @@ import { sendPage, type PageDeps } from './render.js';
 import type { StatusSource } from './status-source.js';
 import type { Logger } from '../logger.js';
 import { entryOf } from './pages/card.js';
-import { deliveryFigures } from '../webhooks/delivery-queries.js';
 import type { DeliveryStatus } from '../db/schema.js';
 
 export interface WebPageDeps extends PageDeps {
@@ -103,27 +103,31 @@ function notFound(deps: WebPageDeps, reply: FastifyReply, message: string): Fast
   return sendPage(reply, deps, h(ErrorPage, { title: 'Not found', message }), 404);
 }
 
-function deliveriesOf(store: MirrorDatabase): StatusData['deliveries'] {
-  const { byStatus, disabledEndpoints } = deliveryFigures(store);
+async function deliveriesOf(store: Store): Promise<StatusData['deliveries']> {
+  const { byStatus, disabledEndpoints } = await store.deliveryFigures();
   if (byStatus.size === 0) return null;
   const n = (status: DeliveryStatus) => byStatus.get(status) ?? 0;
   return { pending: n('pending'), succeeded: n('succeeded'), failed: n('failed'), disabledEndpoints };
 }
 
 function statusPage(deps: WebPageDeps) {
-  return (_request: FastifyRequest, reply: FastifyReply) => {
-    const latestChanges = listChanges(deps.store, { limit: 10 });
+  return async (_request: FastifyRequest, reply: FastifyReply) => {
+    const { store } = deps;
+    const latestChanges = await store.listChanges({ limit: 10 });
+    const [latestRun] = await store.listRuns({ limit: 1 });
+    const subjects = await store.changeSubjects(latestChanges);
+    const deliveries = await deliveriesOf(store);
     return sendPage(
       reply,
       deps,
       h(StatusPage, {
         status: deps.status,
-        latestRun: listRuns(deps.store, { limit: 1 })[0],
+        latestRun,
         served: deps.served(),
         staleAfterMs: deps.staleAfterMs,
         latestChanges,
-        subjects: changeSubjects(deps.store, latestChanges),
-        deliveries: deliveriesOf(deps.store),
+        subjects,
+        deliveries,
       }),
     );
   };

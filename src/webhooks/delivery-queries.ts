@@ -1,9 +1,9 @@
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
-import * as deliveries from '../db/sqlite/deliveries.js';
+import type * as deliveries from '../db/sqlite/deliveries.js';
 import { endpointLabel } from './mask-url.js';
 
-export { deliveryFigures, type DeliveryFilter } from '../db/sqlite/deliveries.js';
+export type { DeliveryFilter } from '../db/sqlite/deliveries.js';
 
 /** A delivery as the API and the CLI show it; the endpoint by its origin only (see endpointLabel). */
 export interface DeliveryView {
@@ -30,23 +30,19 @@ export interface AttemptView {
 }
 
 /** Deliveries, newest first. */
-export function listDeliveries(store: MirrorDatabase, filter: deliveries.DeliveryFilter): DeliveryView[] {
-  return deliveries.listDeliveries(store, filter).map(deliveryView);
-}
-
-export function countDeliveries(
-  store: MirrorDatabase,
-  filter: Omit<deliveries.DeliveryFilter, 'limit'>,
-): number {
-  return deliveries.countDeliveries(store, filter);
+export async function listDeliveries(
+  store: Store,
+  filter: deliveries.DeliveryFilter,
+): Promise<DeliveryView[]> {
+  return (await store.listDeliveries(filter)).map(deliveryView);
 }
 
 /** One delivery with every attempt, oldest first; undefined when there is none. */
-export function getDelivery(
-  store: MirrorDatabase,
+export async function getDelivery(
+  store: Store,
   id: number,
-): (DeliveryView & { attempt_log: AttemptView[] }) | undefined {
-  const found = deliveries.getDelivery(store, id);
+): Promise<(DeliveryView & { attempt_log: AttemptView[] }) | undefined> {
+  const found = await store.getDelivery(id);
   if (!found) return undefined;
   return { ...deliveryView(found.delivery), attempt_log: found.attempts.map(attemptView) };
 }
