@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { MirrorDatabase } from '../db/open.js';
 import type { RunRow } from '../db/schema.js';
-import { snapshotSource, type SnapshotSource } from '../db/sqlite/listing.js';
+import type { SnapshotSource } from '../db/sqlite/listing.js';
+import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
 import type { JsonValue } from '../drf/python-json.js';
 import { snapshotOptions, snapshotPage, snapshotPages, type PreparedSnapshot } from '../drf/snapshot.js';
@@ -39,46 +39,59 @@ export function sourceTexts(source: SnapshotSource, from: number, to: number): s
   return texts;
 }
 
-/** The build of a whole snapshot, one page per step: the callers decide when to pause. */
-function* snapshotSteps(run: RunRow, source: SnapshotSource): Generator<void, PreparedSnapshot> {
-  const frame = snapshotFrame(run, source.versionIds.length, source.optionsBody);
+/** Texts read from the store per request: a few hundred KB, whatever the listing's size. */
+const READ_ENTRIES = 1024;
+
+/**
+ * The one build of a run's whole snapshot: texts read from the store in bounded batches, pages
+ * built with `snapshotPage`. With `sliced`, the event loop is freed whenever a slice of work passed
+ * SLICE_MS, so requests (health checks included) keep being answered while a large listing is
+ * prepared. The run's rows cannot change under it (later runs only close rows past `run`), so the
+ * batches add up to one consistent listing.
+ */
+async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promise<PreparedSnapshot> {
+  const versionIds = await store.listedVersionIds(run.id);
+  const optionsBody = run.optionsBodyId === null ? null : await store.optionsBody(run.optionsBodyId);
+  const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
   const pageTails: Buffer[] = [];
   const entryValues: JsonValue[] = new Array<JsonValue>(count);
-  for (let page = 0; page < numPages; page++) {
-    const from = page * pageSize;
-    const built = snapshotPage(sourceTexts(source, from, Math.min(count, from + pageSize)), from);
-    pageTails.push(built.tail);
-    built.values.forEach((value, i) => (entryValues[from + i] = value));
-    yield;
+  // Whole pages per read, so a page never spans two reads.
+  const perRead = Math.max(1, Math.floor(READ_ENTRIES / pageSize)) * pageSize;
+  let sliceStart = performance.now();
+  for (let page = 0; page < numPages;) {
+    const readFrom = page * pageSize;
+    const texts = await store.versionBodies(
+      versionIds.subarray(readFrom, Math.min(count, readFrom + perRead)),
+    );
+    for (let at = 0; at < texts.length || (count === 0 && page === 0); at += pageSize, page++) {
+      const pageTexts = texts.slice(at, at + pageSize).map((text, i) => {
+        if (text === undefined) {
+          throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: readFrom + at + i });
+        }
+        return text;
+      });
+      const built = snapshotPage(pageTexts, readFrom + at);
+      pageTails.push(built.tail);
+      built.values.forEach((value, i) => (entryValues[readFrom + at + i] = value));
+      if (!sliced || performance.now() - sliceStart < SLICE_MS) continue;
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
   }
   return { ...frame, pageTails, entryValues };
 }
 
-/** The snapshot of `run`, built at once (start-up, tests). */
-export function buildSnapshot(store: MirrorDatabase, run: RunRow): PreparedSnapshot {
-  const steps = snapshotSteps(run, snapshotSource(store, run));
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
+/** The snapshot of `run`, built at once (start-up, a refresh by hand). */
+export function buildSnapshot(store: Store, run: RunRow): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, false);
 }
 
 /**
  * Builds the snapshot of `run` exactly as `buildSnapshot` does, but in slices of a few
  * milliseconds with the event loop free between them: at 100,000 entries the whole build is
  * seconds of CPU, which done at once froze every request, health checks included, at each swap.
- * The run's rows cannot change under it (later runs only close rows past `run`), so the slices
- * add up to one consistent listing.
  */
-export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow): Promise<PreparedSnapshot> {
-  const steps = snapshotSteps(run, snapshotSource(store, run));
-  let sliceStart = performance.now();
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() - sliceStart < SLICE_MS) continue;
-    await yieldToEventLoop();
-    sliceStart = performance.now();
-  }
+export function buildSnapshotInSlices(store: Store, run: RunRow): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, true);
 }

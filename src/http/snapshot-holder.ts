@@ -1,6 +1,5 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { databaseProblem, latestSucceededRun, latestSucceededRunId } from '../db/queries.js';
-import { recoverDeadRuns } from '../db/run-holders.js';
+import { databaseProblem, latestSucceededRun } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
@@ -59,19 +58,22 @@ export class SnapshotHolder {
   }
 
   /** Loads the newest successful run if it is not the one held; returns true when it swapped. */
-  refresh(): boolean {
-    const run = this.#newerRun();
+  async refresh(): Promise<boolean> {
+    const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    this.#swapIn(run, this.#build(run), started, false);
+    const prepared = await buildSnapshot(this.#store, run);
+    // Another refresh may have swapped in this run or a newer one meanwhile.
+    if ((this.#current?.info.runId ?? 0) >= run.id) return false;
+    this.#swapIn(run, prepared, started, false);
     return true;
   }
 
   /** The newest successful run when it is not the one held (one cheap id query first). */
-  #newerRun(): RunRow | null {
-    const latestId = latestSucceededRunId(this.#store);
+  async #newerRun(): Promise<RunRow | null> {
+    const latestId = await this.#store.latestSucceededRunId();
     if (latestId === null || latestId === this.#current?.info.runId) return null;
-    return latestSucceededRun(this.#store) ?? null;
+    return (await this.#store.latestSucceededRun()) ?? null;
   }
 
   #swapIn(run: RunRow, prepared: PreparedSnapshot, started: number, sliced: boolean): void {
@@ -103,7 +105,7 @@ export class SnapshotHolder {
   }
 
   async #buildLatest(): Promise<boolean> {
-    const run = this.#newerRun();
+    const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
     const prepared = await buildSnapshotInSlices(this.#store, run);
@@ -178,12 +180,10 @@ export class SnapshotHolder {
       reported = fileProblem;
       const failed = (err: unknown) =>
         this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
-      try {
-        recoverDeadRuns(this.#store);
-        this.refreshInBackground().catch(failed);
-      } catch (err) {
-        failed(err);
-      }
+      this.#store
+        .recoverDeadRuns()
+        .then(() => this.refreshInBackground())
+        .catch(failed);
     }, intervalMs);
     this.#timer.unref();
   }
@@ -191,9 +191,5 @@ export class SnapshotHolder {
   stopPolling(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-  }
-
-  #build(run: RunRow): PreparedSnapshot {
-    return buildSnapshot(this.#store, run);
   }
 }
