@@ -1,22 +1,19 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { MirrorDatabase } from '../db/open.js';
-import { mediaFiguresReader } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 
 /**
  * Media figures read from the database at scrape time (syncs may run in another process): totals
  * over every run, the latest media run's own counts, and what the store holds.
  */
-export function registerMediaMetrics(registry: Registry, store: MirrorDatabase): void {
-  const figures = mediaFiguresReader(store);
+export function registerMediaMetrics(registry: Registry, store: Store): void {
   const outcomes = ['fetched', 'revalidated', 'failed'] as const;
   new Gauge({
     name: 'coworker_mirror_media_items',
     help: 'Media URLs by outcome, summed over all runs (scope=total) or of the latest media run (scope=last_run)',
     labelNames: ['outcome', 'scope'],
     registers: [registry],
-    collect() {
-      const sum = figures.total();
-      const last = figures.lastRun();
+    async collect() {
+      const { total: sum, lastRun: last } = await store.mediaFigures();
       for (const outcome of outcomes) {
         this.set({ outcome, scope: 'total' }, sum[outcome]);
         this.set({ outcome, scope: 'last_run' }, last[outcome]);
@@ -28,9 +25,10 @@ export function registerMediaMetrics(registry: Registry, store: MirrorDatabase):
     help: 'Media bytes downloaded, summed over all runs (scope=total) or by the latest media run (scope=last_run)',
     labelNames: ['scope'],
     registers: [registry],
-    collect() {
-      this.set({ scope: 'total' }, figures.total().bytes);
-      this.set({ scope: 'last_run' }, figures.lastRun().bytes);
+    async collect() {
+      const { total, lastRun } = await store.mediaFigures();
+      this.set({ scope: 'total' }, total.bytes);
+      this.set({ scope: 'last_run' }, lastRun.bytes);
     },
   });
   new Gauge({
@@ -38,8 +36,8 @@ export function registerMediaMetrics(registry: Registry, store: MirrorDatabase):
     help: 'Media files kept by the mirror (unit=files) and their size (unit=bytes)',
     labelNames: ['unit'],
     registers: [registry],
-    collect() {
-      const row = figures.stored();
+    async collect() {
+      const row = (await store.mediaFigures()).stored;
       this.set({ unit: 'files' }, row.files);
       this.set({ unit: 'bytes' }, row.bytes);
     },
