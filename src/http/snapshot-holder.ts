@@ -1,5 +1,5 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { databaseProblem, latestSucceededRun } from '../db/queries.js';
+import { latestSucceededRun } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
@@ -161,8 +161,8 @@ export class SnapshotHolder {
    * What is wrong with the database right now (a cheap read of every table, and whether the file
    * on disk is still the one opened), or null. For readiness.
    */
-  databaseProblem(): string | null {
-    return databaseProblem(this.#store);
+  databaseProblem(): Promise<string | null> {
+    return this.#store.databaseProblem();
   }
 
   /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
