@@ -1,8 +1,6 @@
 import type { WebhookEventType } from '../config.js';
-import type { MirrorDatabase } from '../db/open.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
-import { writeOutbox } from '../db/sqlite/outbox.js';
 import { changeView } from '../history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { OutboxSettings } from './settings.js';
@@ -26,16 +24,6 @@ export function succeededRunOutbox(settings: OutboxSettings | undefined): Outbox
 export function failedRunOutbox(settings: OutboxSettings | undefined): OutboxPlan | null {
   if (!settings || settings.urls.length === 0 || !settings.events.includes('sync.failed')) return null;
   return { urls: settings.urls, messages: (facts) => failedMessages(settings, facts) };
-}
-
-/** Writes a succeeded run's outbox; call inside the transaction that records the run as succeeded. */
-export function writeSucceededRunOutbox(
-  store: MirrorDatabase,
-  runId: number,
-  settings: OutboxSettings | undefined,
-): void {
-  const plan = succeededRunOutbox(settings);
-  if (plan) writeOutbox(store, runId, plan);
 }
 
 function* succeededMessages(settings: OutboxSettings, facts: OutboxFacts): Iterable<OutboxMessage> {
