@@ -256,6 +256,32 @@ export default tseslint.config(
       ],
     },
   },
+  // STYLE.md, one store layer: only src/db/ speaks SQL or imports a driver; the rest calls its
+  // named operations.
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    ignores: ['src/db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(drizzle-orm|drizzle-kit|better-sqlite3|pg|postgres)(/.*)?$',
+              message: 'Only src/db/ imports a database driver or drizzle: call a named store operation.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'CallExpression[callee.property.name=/^(prepare|pragma)$/]',
+          message: 'SQL lives in src/db/: call a named store operation.',
+        },
+      ],
+    },
+  },
   {
     files: ['eslint.config.js'],
     ...tseslint.configs.disableTypeChecked,

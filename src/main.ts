@@ -178,8 +178,8 @@ async function startParts(
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.
-  checkUpstreamBinding(store, label, options);
-  recoverCrashedRuns(store);
+  await checkUpstreamBinding(store, label, options);
+  await recoverCrashedRuns(store);
   parts.demo = demo
     ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
     : null;

@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
 import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
-import { withExistingStore } from './with-store.js';
+import { withExistingStoreAsync } from './with-store.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -70,10 +70,10 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
         .option('--json', 'JSON Lines output'),
       ['database.path'],
     )
-    .action((flags: ListFlags) => {
+    .action(async (flags: ListFlags) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withExistingStore(config, (store) => {
-        const rows = listDeliveries(store, {
+      process.exitCode = await withExistingStoreAsync(config, async (store) => {
+        const rows = await listDeliveries(store, {
           status: flags.status,
           endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
           limit: positiveId('--limit', flags.limit ?? '50'),
@@ -95,10 +95,10 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
         .option('--json', 'JSON output'),
       ['database.path'],
     )
-    .action((id: string, flags: Record<string, unknown> & { json?: boolean }) => {
+    .action(async (id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withExistingStore(config, (store) => {
-        const delivery = getDelivery(store, positiveId('<id>', id));
+      process.exitCode = await withExistingStoreAsync(config, async (store) => {
+        const delivery = await getDelivery(store, positiveId('<id>', id));
         if (!delivery) {
           process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
@@ -128,10 +128,10 @@ function registerRedeliver(deliveries: Command, cli: CliHelpers, write: Write): 
         .argument('<id>', 'delivery id'),
       ['database.path'],
     )
-    .action((id: string, flags: Record<string, unknown>) => {
+    .action(async (id: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withExistingStore(config, (store) => {
-        if (!redeliver(store, positiveId('<id>', id))) {
+      process.exitCode = await withExistingStoreAsync(config, async (store) => {
+        if (!(await redeliver(store, positiveId('<id>', id)))) {
           process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;
         }
@@ -150,10 +150,10 @@ function registerEnable(deliveries: Command, cli: CliHelpers, write: Write): voi
         .argument('<endpoint>', 'endpoint id (shown by `deliveries`)'),
       ['database.path'],
     )
-    .action((endpoint: string, flags: Record<string, unknown>) => {
+    .action(async (endpoint: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
-      process.exitCode = withExistingStore(config, (store) => {
-        if (!enableEndpoint(store, positiveId('<endpoint>', endpoint))) {
+      process.exitCode = await withExistingStoreAsync(config, async (store) => {
+        if (!(await enableEndpoint(store, positiveId('<endpoint>', endpoint)))) {
           process.stderr.write(`no endpoint ${endpoint} in ${config.database.path}\n`);
           return EXIT.notFound;
         }

@@ -1,8 +1,5 @@
 import type { Config } from '../config/load-config.js';
-import { mediaRunsByIds } from '../db/media-queries.js';
-import { changedFields, findByName, namesOf } from '../db/name-queries.js';
-import type { MirrorDatabase } from '../db/open.js';
-import { coworkerHistory, latestSucceededRun, listChanges, listRuns } from '../db/queries.js';
+import type { Store } from '../db/store.js';
 import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
@@ -10,7 +7,7 @@ import { changeView, coworkerView, runView, versionView } from '../db/history-vi
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';
-import { withExistingStore } from './with-store.js';
+import { withExistingStoreAsync } from './with-store.js';
 import { stringifyJson } from '../json/safe-json.js';
 
 /** Where a read command writes and how: tests pass their own. */
@@ -26,9 +23,9 @@ function stdoutOutput(): Output {
 /** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
 export type HistoryTarget = { uuid: string } | { name: string };
 
-function resolveTarget(store: MirrorDatabase, target: HistoryTarget, out: Output): string | number {
+async function resolveTarget(store: Store, target: HistoryTarget, out: Output): Promise<string | number> {
   if ('uuid' in target) return target.uuid;
-  const found = findByName(store, target.name);
+  const found = await store.findByName(target.name);
   if (found.length === 1 && found[0]) return found[0].uuid;
   if (found.length === 0) {
     throw new MirrorError('NOT_FOUND', `nobody whose name contains ${JSON.stringify(target.name)}`, {
@@ -42,16 +39,16 @@ function resolveTarget(store: MirrorDatabase, target: HistoryTarget, out: Output
 }
 
 /** `history <uuid>` or `history --name <text>`: versions as fields, then changes; exit 7 when unknown. */
-export function runHistoryCommand(
+export async function runHistoryCommand(
   config: Config,
   target: HistoryTarget,
   json: boolean,
   out: Output = stdoutOutput(),
-): number {
-  return withExistingStore(config, (store) => {
-    const uuid = resolveTarget(store, target, out);
+): Promise<number> {
+  return withExistingStoreAsync(config, async (store) => {
+    const uuid = await resolveTarget(store, target, out);
     if (typeof uuid === 'number') return uuid;
-    const history = coworkerHistory(store, uuid);
+    const history = await store.coworkerHistory(uuid);
     if (!history) {
       throw new MirrorError(
         'NOT_FOUND',
@@ -61,7 +58,7 @@ export function runHistoryCommand(
         },
       );
     }
-    const coworker = coworkerView(history.coworker, latestSucceededRun(store));
+    const coworker = coworkerView(history.coworker, await store.latestSucceededRun());
     const versions = history.versions.map(versionView);
     const changes = history.changes.map(changeView);
     if (json) {
@@ -70,22 +67,22 @@ export function runHistoryCommand(
       for (const c of changes) out.write(stringifyJson({ type: 'change', ...c }));
       return EXIT.ok;
     }
-    const name = namesOf(store, [uuid]).get(uuid) ?? '?';
+    const name = (await store.namesOf([uuid])).get(uuid) ?? '?';
     for (const line of renderHistory({ coworker, name, versions, changes }, out.style)) out.write(line);
     return EXIT.ok;
   });
 }
 
 /** `find <text>`: coworkers whose name contains the text, with their uuids for `history`. */
-export function runFindCommand(
+export async function runFindCommand(
   config: Config,
   text: string,
   json: boolean,
   out: Output = stdoutOutput(),
-): number {
-  return withExistingStore(config, (store) => {
-    const found = findByName(store, text);
-    if (json) for (const c of found) out.write(stringifyJson(c));
+): Promise<number> {
+  return withExistingStoreAsync(config, async (store) => {
+    const found = await store.findByName(text);
+    if (json) for (const c of found) out.write(JSON.stringify(c));
     else for (const line of renderFound(found, out.style)) out.write(line);
     return found.length > 0 ? EXIT.ok : EXIT.notFound;
   });
@@ -102,9 +99,11 @@ export interface ChangesOptions {
 }
 
 /** A field nobody ever had is a typo, not a quiet "no changes". */
-function checkField(store: MirrorDatabase, field: string | undefined): void {
+async function checkField(store: Store, field: string | undefined): Promise<void> {
   if (field === undefined) return;
-  const fields = [...new Set([...KNOWN_FIELDS, ...changedFields(store)])].filter((f) => f !== 'uuid');
+  const fields = [...new Set([...KNOWN_FIELDS, ...(await store.changedFields())])].filter(
+    (f) => f !== 'uuid',
+  );
   if (fields.includes(field)) return;
   throw new ConfigError([
     {
@@ -114,46 +113,42 @@ function checkField(store: MirrorDatabase, field: string | undefined): void {
   ]);
 }
 
-export function runChangesCommand(
+export async function runChangesCommand(
   config: Config,
   options: ChangesOptions,
   out: Output = stdoutOutput(),
-): number {
-  return withExistingStore(config, (store) => {
-    checkField(store, options.field);
-    const rows = listChanges(store, {
-      limit: options.limit,
-      ...(options.since !== undefined ? { since: options.since } : {}),
-      ...(options.until !== undefined ? { until: options.until } : {}),
-      ...(options.field !== undefined ? { field: options.field } : {}),
-      ...(options.uuid !== undefined ? { uuid: options.uuid } : {}),
-      ...(options.kind !== undefined ? { kind: options.kind } : {}),
-    }).map(changeView);
+): Promise<number> {
+  return withExistingStoreAsync(config, async (store) => {
+    await checkField(store, options.field);
+    const rows = (
+      await store.listChanges({
+        limit: options.limit,
+        ...(options.since !== undefined ? { since: options.since } : {}),
+        ...(options.until !== undefined ? { until: options.until } : {}),
+        ...(options.field !== undefined ? { field: options.field } : {}),
+        ...(options.uuid !== undefined ? { uuid: options.uuid } : {}),
+        ...(options.kind !== undefined ? { kind: options.kind } : {}),
+      })
+    ).map(changeView);
     if (options.json) {
       for (const c of rows) out.write(stringifyJson(c));
       return EXIT.ok;
     }
-    const names = namesOf(
-      store,
-      rows.map((c) => c.uuid),
-    );
+    const names = await store.namesOf(rows.map((c) => c.uuid));
     for (const line of renderChanges(rows, names, out.style)) out.write(line);
     return EXIT.ok;
   });
 }
 
-export function runRunsCommand(
+export async function runRunsCommand(
   config: Config,
   limit: number,
   json: boolean,
   out: Output = stdoutOutput(),
-): number {
-  return withExistingStore(config, (store) => {
-    const runs = listRuns(store, { limit });
-    const media = mediaRunsByIds(
-      store,
-      runs.map((r) => r.id),
-    );
+): Promise<number> {
+  return withExistingStoreAsync(config, async (store) => {
+    const runs = await store.listRuns({ limit });
+    const media = await store.mediaRunsByIds(runs.map((r) => r.id));
     const rows = runs.map((r) => runView(r, media.get(r.id)));
     if (json) for (const r of rows) out.write(stringifyJson(r));
     else for (const line of renderRuns(rows, out.style)) out.write(line);

@@ -114,13 +114,15 @@ function addReadCommands(program: Command): void {
       .option('--name <text>', 'the coworker whose name contains this text (see find)')
       .option('--json', 'JSON Lines output'),
     ['database.path'],
-  ).action((uuid: string | undefined, flags: Record<string, unknown> & { json?: boolean; name?: string }) => {
-    if ((uuid === undefined) === (flags.name === undefined)) {
-      throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
-    }
-    const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
-    process.exitCode = runHistoryCommand(configFrom(flags), target, flags.json === true);
-  });
+  ).action(
+    async (uuid: string | undefined, flags: Record<string, unknown> & { json?: boolean; name?: string }) => {
+      if ((uuid === undefined) === (flags.name === undefined)) {
+        throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
+      }
+      const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
+      process.exitCode = await runHistoryCommand(configFrom(flags), target, flags.json === true);
+    },
+  );
 
   withSettings(
     program
@@ -129,8 +131,8 @@ function addReadCommands(program: Command): void {
       .argument('<text>', 'part of a name, any case')
       .option('--json', 'JSON Lines output'),
     ['database.path'],
-  ).action((text: string, flags: Record<string, unknown> & { json?: boolean }) => {
-    process.exitCode = runFindCommand(configFrom(flags), text, flags.json === true);
+  ).action(async (text: string, flags: Record<string, unknown> & { json?: boolean }) => {
+    process.exitCode = await runFindCommand(configFrom(flags), text, flags.json === true);
   });
 
   addChangesCommand(program);
@@ -142,8 +144,8 @@ function addReadCommands(program: Command): void {
       .option('--limit <n>', 'at most this many', '20')
       .option('--json', 'JSON Lines output'),
     ['database.path'],
-  ).action((flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
-    process.exitCode = runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
+  ).action(async (flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
+    process.exitCode = await runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
   });
 }
 
@@ -160,8 +162,8 @@ function addChangesCommand(program: Command): void {
       .option('--limit <n>', 'at most this many', '1000')
       .option('--json', 'JSON Lines output'),
     ['database.path'],
-  ).action((flags: Record<string, unknown> & ChangeFlags) => {
-    process.exitCode = runChangesCommand(configFrom(flags), {
+  ).action(async (flags: Record<string, unknown> & ChangeFlags) => {
+    process.exitCode = await runChangesCommand(configFrom(flags), {
       since: parseWhen('--since', flags.since),
       until: parseWhen('--until', flags.until),
       field: flags.field,

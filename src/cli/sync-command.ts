@@ -47,15 +47,15 @@ export async function runSyncCommand(
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const reboundFrom = checkUpstreamBinding(store, upstream.target.label, options);
+    const reboundFrom = await checkUpstreamBinding(store, upstream.target.label, options);
     const summary = await runSync(
       { ...config, upstream },
       {
         store,
         logger,
         signal: controller.signal,
-        onRunStarted: (runId) => {
-          if (reboundFrom !== null) recordRebind(store, runId, reboundFrom);
+        onRunStarted: async (runId) => {
+          if (reboundFrom !== null) await recordRebind(store, runId, reboundFrom);
           // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
           reportToParent(process.send?.bind(process), { type: 'run-started', runId });
         },

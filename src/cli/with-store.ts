@@ -1,6 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import { openExistingDatabase } from '../db/open-existing.js';
 import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 
 /**
  * Runs a command on the configured database and closes it. The database must exist: a mistyped
@@ -10,6 +11,19 @@ export function withExistingStore<T>(config: Pick<Config, 'database'>, fn: (stor
   const store = openExistingDatabase(config.database.path);
   try {
     return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** `withExistingStore` for commands that await the store's operations. */
+export async function withExistingStoreAsync<T>(
+  config: Pick<Config, 'database'>,
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
+  const store = openExistingDatabase(config.database.path);
+  try {
+    return await fn(store);
   } finally {
     store.close();
   }

@@ -6,10 +6,13 @@ import { MirrorError, toMirrorError } from '../errors.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
+import { SqliteStore } from './sqlite/store.js';
+import type { Store } from './store.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
-export interface MirrorDatabase {
+/** The SQLite connection behind the store; only src/db/ reaches past the operations to it. */
+export interface SqliteHandle {
   readonly db: Db;
   /** The raw handle, for pragmas, the backup API and hot-path prepared statements. */
   readonly sqlite: Database.Database;
@@ -18,9 +21,12 @@ export interface MirrorDatabase {
    * Null while the path still names the file this handle opened; otherwise what happened to it
    * (deleted, or replaced by another file): this handle keeps reading the old, unlinked one.
    */
-  fileProblem(): string | null;
-  close(): void;
+  readonly fileProblem: () => string | null;
+  readonly close: () => void;
 }
+
+/** An open SQLite mirror database: the store's operations over one connection. */
+export interface MirrorDatabase extends SqliteHandle, Store {}
 
 export interface OpenOptions {
   /** Apply pending migrations (default true). Read-only replicas of `serve` still migrate first. */
@@ -83,13 +89,13 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     refuseNewerSchema(sqlite, file);
     if (options.migrate ?? !options.readonly) migrate(db);
     const identity = fileIdentity(file);
-    const store: MirrorDatabase = {
+    const store: MirrorDatabase = new SqliteStore({
       db,
       sqlite,
       file,
       fileProblem: () => fileProblem(file, identity),
       close: () => sqlite.close(),
-    };
+    });
     // Any process that opens the database tells the truth about runs whose holder died.
     if (!options.readonly) recoverDeadRuns(store);
     return store;

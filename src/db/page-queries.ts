@@ -1,6 +1,7 @@
 import type { MirrorDatabase } from './open.js';
 import type { ChangeRow } from './schema.js';
 import { jsonField } from './json-field.js';
+import { LISTED_AT_RUN } from './sqlite/listing.js';
 
 /**
  * Named reads for the people-facing pages (src/web/). Kept apart from queries.ts, which the API and
@@ -136,8 +137,7 @@ export function listingPage(
       `select lp.position, v.uuid, v.slot, v.body
          from listing_positions lp indexed by listing_positions_position_idx
          join versions v on v.id = lp.version_id
-        where lp.position >= ? and lp.position < ? and lp.valid_from_run <= ?
-          and (lp.valid_to_run is null or lp.valid_to_run > ?)
+        where lp.position >= ? and lp.position < ? and ${LISTED_AT_RUN}
         order by lp.position`,
     )
     .raw()

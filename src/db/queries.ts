@@ -2,10 +2,10 @@ import { and, desc, eq, gte, inArray, lte, lt, isNull, type SQL } from 'drizzle-
 import { toMirrorError } from '../errors.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
+import { listedBodies, optionsBody } from './sqlite/listing.js';
 import {
   changes,
   coworkers,
-  optionsBodies,
   runs,
   versions,
   type ChangeKind,
@@ -59,19 +59,11 @@ export interface StoredListing {
 
 /** The listing as stored by run `run` (a succeeded run), in upstream order. */
 export function listingAt(store: MirrorDatabase, run: RunRow): StoredListing {
-  const rows = store.sqlite
-    .prepare(
-      `select v.body from listing_positions lp join versions v on v.id = lp.version_id
-        where lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)
-        order by lp.position`,
-    )
-    .pluck()
-    .all(run.id, run.id) as string[];
-  const options =
-    run.optionsBodyId === null
-      ? undefined
-      : store.db.select().from(optionsBodies).where(eq(optionsBodies.id, run.optionsBodyId)).get();
-  return { run, entries: rows, optionsBody: options?.body ?? null };
+  return {
+    run,
+    entries: listedBodies(store, run.id),
+    optionsBody: run.optionsBodyId === null ? null : optionsBody(store, run.optionsBodyId),
+  };
 }
 
 export interface ChangeFilter {

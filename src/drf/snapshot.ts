@@ -51,22 +51,53 @@ function parseOptions(body: string): JsonValue | null {
   }
 }
 
-export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
-  const { pageSize } = snapshot;
+/** One page of a snapshot: its parsed entries and its compact `"results":[...]}` tail. */
+export interface SnapshotPage {
+  tail: Buffer;
+  values: JsonValue[];
+}
+
+/**
+ * Builds one page from its entries' stored texts (`firstIndex`: the first one's index in the
+ * listing, for errors). The one definition of a snapshot's bytes: every builder, whole, sliced or
+ * lazy, assembles its pages with it.
+ */
+export function snapshotPage(texts: readonly string[], firstIndex: number): SnapshotPage {
+  const values = texts.map((text, i) => parseEntry(text, firstIndex + i));
+  // Re-serialized, not copied: DRF's bytes differ from JSON.stringify's (U+2028, float repr).
+  return { tail: resultsTail(values.map((value) => pyJsonDumps(value))), values };
+}
+
+/** Django's page count for `count` entries (at least 1, so an empty listing has page 1). */
+export function snapshotPages(count: number, pageSize: number): number {
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
     throw new MirrorError('SNAPSHOT_INVALID', 'page size must be a positive integer', { pageSize });
   }
-  const entryValues = snapshot.entries.map(parseEntry);
-  // Re-serialized, not copied: DRF's bytes differ from JSON.stringify's (U+2028, float repr).
-  const entryTexts = entryValues.map((value) => pyJsonDumps(value));
-  const count = entryValues.length;
-  const numPages = Math.max(1, Math.ceil(count / pageSize));
+  return Math.max(1, Math.ceil(count / pageSize));
+}
+
+/** The OPTIONS answer: the upstream's own body when one was stored, else DRF's default. */
+export function snapshotOptions(optionsBody: string | null): PreparedSnapshot['options'] {
+  return {
+    compact: Buffer.from(optionsBody ?? pyJsonDumps(defaultOptionsBody())),
+    value: optionsBody === null ? defaultOptionsBody() : parseOptions(optionsBody),
+  };
+}
+
+export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
+  const { pageSize } = snapshot;
+  const count = snapshot.entries.length;
+  const numPages = snapshotPages(count, pageSize);
   const pageTails: Buffer[] = [];
+  const entryValues: JsonValue[] = [];
   for (let page = 0; page < numPages; page += 1) {
-    const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
-    pageTails.push(resultsTail(slice));
+    const built = snapshotPage(
+      snapshot.entries.slice(page * pageSize, (page + 1) * pageSize),
+      page * pageSize,
+    );
+    pageTails.push(built.tail);
+    for (const value of built.values) entryValues.push(value);
   }
-  const optionsText = snapshot.optionsBody ?? pyJsonDumps(defaultOptionsBody());
   return {
     id: snapshot.id,
     count,
@@ -74,10 +105,7 @@ export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
     numPages,
     pageTails,
     entryValues,
-    options: {
-      compact: Buffer.from(optionsText),
-      value: snapshot.optionsBody === null ? defaultOptionsBody() : parseOptions(snapshot.optionsBody),
-    },
+    options: snapshotOptions(snapshot.optionsBody),
     lastModified: snapshot.fetchedAt.toUTCString(),
     fetchedAtIso: snapshot.fetchedAt.toISOString(),
   };

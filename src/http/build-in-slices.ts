@@ -1,74 +1,98 @@
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { MirrorDatabase } from '../db/open.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RunRow } from '../db/schema.js';
+import type { SnapshotSource } from '../db/sqlite/listing.js';
+import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
-import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
-import type { PreparedSnapshot } from '../drf/snapshot.js';
-import { listedVersionIds, snapshotOptions } from './past-snapshot.js';
-import { resultsTail } from '../drf/results-tail.js';
-import { parseJson } from '../json/lossless.js';
+import type { JsonValue } from '../drf/python-json.js';
+import { snapshotOptions, snapshotPage, snapshotPages, type PreparedSnapshot } from '../drf/snapshot.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
-const CHECK_EVERY = 32;
 
-/**
- * Builds the snapshot of `run` exactly as `prepareSnapshot` would, but in slices of a few
- * milliseconds with the event loop free between them: at 100,000 entries the whole build is
- * seconds of CPU, which done at once froze every request, health checks included, at each swap.
- * The run's rows cannot change under it (later runs only close rows past `run`), so the slices
- * add up to one consistent listing.
- */
-export async function buildSnapshotInSlices(store: MirrorDatabase, run: RunRow): Promise<PreparedSnapshot> {
-  const versionIds = listedVersionIds(store, run);
-  const bodyOf = store.sqlite.prepare('select body from versions where id = ?').pluck();
-  const count = versionIds.length;
-  const entryValues: JsonValue[] = new Array<JsonValue>(count);
-  const entryTexts: string[] = new Array<string>(count);
-  let sliceStart = performance.now();
-  const maybeYield = async (i: number) => {
-    if (i % CHECK_EVERY !== 0 || performance.now() - sliceStart < SLICE_MS) return;
-    await yieldToEventLoop();
-    sliceStart = performance.now();
-  };
-  for (let i = 0; i < count; i++) {
-    const text = bodyOf.get(versionIds[i]) as string | undefined;
-    if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
-    const value = parseEntry(text, i);
-    entryValues[i] = value;
-    entryTexts[i] = pyJsonDumps(value);
-    await maybeYield(i + 1);
-  }
+/** Everything of a run's snapshot but its pages. */
+export function snapshotFrame(
+  run: RunRow,
+  count: number,
+  optionsBody: string | null,
+): Omit<PreparedSnapshot, 'pageTails' | 'entryValues'> {
   const pageSize = run.pageSize ?? CONTRACT_PAGE_SIZE;
-  if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
-    throw new MirrorError('SNAPSHOT_INVALID', 'page size must be a positive integer', { pageSize });
-  }
-  const numPages = Math.max(1, Math.ceil(count / pageSize));
-  const pageTails: Buffer[] = [];
-  for (let page = 0; page < numPages; page++) {
-    const slice = entryTexts.slice(page * pageSize, (page + 1) * pageSize);
-    pageTails.push(resultsTail(slice));
-    await maybeYield(page + 1);
-  }
   const fetchedAt = new Date(run.finishedAt ?? run.startedAt);
   return {
     id: String(run.id),
     count,
     pageSize,
-    numPages,
-    pageTails,
-    entryValues,
-    options: snapshotOptions(store, run),
+    numPages: snapshotPages(count, pageSize),
+    options: snapshotOptions(optionsBody),
     lastModified: fetchedAt.toUTCString(),
     fetchedAtIso: fetchedAt.toISOString(),
   };
 }
 
-function parseEntry(text: string, index: number): JsonValue {
-  try {
-    return parseJson(text) as JsonValue;
-  } catch (cause) {
-    throw new MirrorError('SNAPSHOT_INVALID', 'snapshot entry is not JSON', { index }, { cause });
+/** The stored texts of positions [from, to) of the source's listing. */
+export function sourceTexts(source: SnapshotSource, from: number, to: number): string[] {
+  const texts: string[] = [];
+  for (let i = from; i < to; i++) {
+    const text = source.bodyOf(source.versionIds[i] ?? -1);
+    if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
+    texts.push(text);
   }
+  return texts;
+}
+
+/** Texts read from the store per request: a few hundred KB, whatever the listing's size. */
+const READ_ENTRIES = 1024;
+
+/**
+ * The one build of a run's whole snapshot: texts read from the store in bounded batches, pages
+ * built with `snapshotPage`. With `sliced`, the event loop is freed whenever a slice of work passed
+ * SLICE_MS, so requests (health checks included) keep being answered while a large listing is
+ * prepared. The run's rows cannot change under it (later runs only close rows past `run`), so the
+ * batches add up to one consistent listing.
+ */
+async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promise<PreparedSnapshot> {
+  const versionIds = await store.listedVersionIds(run.id);
+  const optionsBody = run.optionsBodyId === null ? null : await store.optionsBody(run.optionsBodyId);
+  const frame = snapshotFrame(run, versionIds.length, optionsBody);
+  const { count, pageSize, numPages } = frame;
+  const pageTails: Buffer[] = [];
+  const entryValues: JsonValue[] = new Array<JsonValue>(count);
+  // Whole pages per read, so a page never spans two reads.
+  const perRead = Math.max(1, Math.floor(READ_ENTRIES / pageSize)) * pageSize;
+  let sliceStart = performance.now();
+  for (let page = 0; page < numPages;) {
+    const readFrom = page * pageSize;
+    const texts = await store.versionBodies(
+      versionIds.subarray(readFrom, Math.min(count, readFrom + perRead)),
+    );
+    for (let at = 0; at < texts.length || (count === 0 && page === 0); at += pageSize, page++) {
+      const pageTexts = texts.slice(at, at + pageSize).map((text, i) => {
+        if (text === undefined) {
+          throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: readFrom + at + i });
+        }
+        return text;
+      });
+      const built = snapshotPage(pageTexts, readFrom + at);
+      pageTails.push(built.tail);
+      built.values.forEach((value, i) => (entryValues[readFrom + at + i] = value));
+      if (!sliced || performance.now() - sliceStart < SLICE_MS) continue;
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
+  }
+  return { ...frame, pageTails, entryValues };
+}
+
+/** The snapshot of `run`, built at once (start-up, a refresh by hand). */
+export function buildSnapshot(store: Store, run: RunRow): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, false);
+}
+
+/**
+ * Builds the snapshot of `run` exactly as `buildSnapshot` does, but in slices of a few
+ * milliseconds with the event loop free between them: at 100,000 entries the whole build is
+ * seconds of CPU, which done at once froze every request, health checks included, at each swap.
+ */
+export function buildSnapshotInSlices(store: Store, run: RunRow): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, true);
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MirrorDatabase } from '../db/open.js';
+import { mediaShasAt } from '../db/sqlite/media.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
@@ -36,15 +37,9 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
 function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
-  const rows = store.sqlite
-    .prepare(
-      `select mv.url, mv.sha256 from media_versions mv
-         join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
-        where mv.valid_from_run <= ? and (mv.valid_to_run is null or mv.valid_to_run > ?)`,
-    )
-    .raw()
-    .all(runId, runId) as [string, string][];
-  return new Map(rows.map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]));
+  return new Map(
+    mediaShasAt(store, runId).map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]),
+  );
 }
 
 /** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */

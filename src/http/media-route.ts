@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
 import type { MirrorDatabase } from '../db/open.js';
+import { keptBlobReader } from '../db/sqlite/media.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -86,9 +87,7 @@ type RecordRequest = (method: string, status: number, started: number) => void;
 
 /** Resolves a request URL to a committed, present file, or null for "not ours: answer as before". */
 function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | null {
-  const lookup = deps.store.sqlite.prepare(
-    'select size, content_type as contentType from media_blobs where sha256 = ? and dropped_at is null',
-  );
+  const lookup = keptBlobReader(deps.store);
   // Objects never change once written and leave only when their row is dropped (checked per
   // request), so a file seen once need not be stat'ed again.
   const present = new Set<string>();
@@ -97,7 +96,7 @@ function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | n
     const match = MEDIA_PATH.exec(url.split('?', 1)[0] ?? '');
     const sha256 = match?.[1];
     if (sha256 === undefined) return null;
-    const blob = lookup.get(sha256) as { size: number; contentType: string } | undefined;
+    const blob = lookup(sha256);
     if (!blob) return null;
     const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
     if (!present.has(sha256)) {

@@ -1,7 +1,5 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { MirrorDatabase } from '../db/open.js';
-import { latestSucceededRun } from '../db/queries.js';
-import { runStatuses } from '../db/schema.js';
+import type { Store } from '../db/store.js';
 import { registerMediaMetrics } from './media-metrics.js';
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
@@ -14,28 +12,24 @@ export interface Metrics extends RequestMetrics {
  * One registry per server (tests build several). Run figures are read from the database at scrape
  * time, so they are right even when syncs run in another process.
  */
-export function createMetrics(store: MirrorDatabase, snapshots: SnapshotHolder): Metrics {
+export function createMetrics(store: Store, snapshots: SnapshotHolder): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'coworker_mirror_' });
-  const countByStatus = store.sqlite.prepare('select status, count(*) as n from runs group by status');
   new Gauge({
     name: 'coworker_mirror_runs',
     help: 'Sync runs recorded, by status',
     labelNames: ['status'],
     registers: [registry],
-    collect() {
-      const counts = new Map(
-        (countByStatus.all() as { status: string; n: number }[]).map((r) => [r.status, r.n]),
-      );
-      for (const status of runStatuses) this.set({ status }, counts.get(status) ?? 0);
+    async collect() {
+      for (const [status, n] of await store.runCounts()) this.set({ status }, n);
     },
   });
   new Gauge({
     name: 'coworker_mirror_last_success_timestamp_seconds',
     help: 'Finish time of the latest successful sync (0: none yet)',
     registers: [registry],
-    collect() {
-      const at = latestSucceededRun(store)?.finishedAt;
+    async collect() {
+      const at = (await store.latestSucceededRun())?.finishedAt;
       this.set(at ? Date.parse(at) / 1000 : 0);
     },
   });

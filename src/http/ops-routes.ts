@@ -18,8 +18,8 @@ export function registerOpsRoutes(
   const now = deps.now ?? Date.now;
   app.get('/healthz', () => ({ status: 'ok' }));
 
-  app.get('/readyz', (_request, reply) => {
-    const database = deps.snapshots.databaseProblem();
+  app.get('/readyz', async (_request, reply) => {
+    const database = await deps.snapshots.databaseProblem();
     if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });

@@ -1,12 +1,8 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunRow } from '../db/schema.js';
-import { MirrorError } from '../errors.js';
-import { defaultOptionsBody } from '../drf/metadata.js';
-import { pyJsonDumps, type JsonValue } from '../drf/python-json.js';
-import type { PreparedSnapshot } from '../drf/snapshot.js';
-import { resultsTail } from '../drf/results-tail.js';
-import { parseJson } from '../json/lossless.js';
+import { snapshotSource } from '../db/sqlite/listing.js';
+import { snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
+import { snapshotFrame, sourceTexts } from './build-in-slices.js';
 
 /**
  * A past snapshot for `?as_of=`, built page by page as pages are asked for. Building all of a
@@ -29,43 +25,28 @@ export function loadPastSnapshot(
   run: RunRow,
   onGrow: (bytes: number) => void,
 ): PastSnapshot {
-  const versionIds = listedVersionIds(store, run);
-  const bodyOf = store.sqlite.prepare('select body from versions where id = ?').pluck();
-  const pageSize = run.pageSize ?? CONTRACT_PAGE_SIZE;
-  const count = versionIds.length;
-  const numPages = Math.max(1, Math.ceil(count / pageSize));
-  const pages = new Map<number, { tail: Buffer; values: JsonValue[] }>();
-  const state = { bytes: versionIds.byteLength };
+  const source = snapshotSource(store, run);
+  const frame = snapshotFrame(run, source.versionIds.length, source.optionsBody);
+  const { count, pageSize, numPages } = frame;
+  const pages = new Map<number, SnapshotPage>();
+  const state = { bytes: source.versionIds.byteLength };
 
-  const page = (index: number): { tail: Buffer; values: JsonValue[] } => {
+  const page = (index: number): SnapshotPage => {
     let built = pages.get(index);
     if (built) return built;
-    const values: JsonValue[] = [];
-    for (let i = index * pageSize; i < Math.min(count, (index + 1) * pageSize); i++) {
-      const text = bodyOf.get(versionIds[i]) as string | undefined;
-      if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
-      values.push(parseJson(text) as JsonValue);
-    }
-    const tail = resultsTail(values.map((v) => pyJsonDumps(v)));
-    built = { tail, values };
+    const from = index * pageSize;
+    built = snapshotPage(sourceTexts(source, from, Math.min(count, from + pageSize)), from);
     pages.set(index, built);
-    const grown = tail.length * (1 + PARSED_FACTOR);
+    const grown = built.tail.length * (1 + PARSED_FACTOR);
     state.bytes += grown;
     onGrow(grown);
     return built;
   };
 
-  const fetchedAt = new Date(run.finishedAt ?? run.startedAt);
   const prepared: PreparedSnapshot = {
-    id: String(run.id),
-    count,
-    pageSize,
-    numPages,
+    ...frame,
     pageTails: lazyArray(numPages, (i) => page(i).tail),
     entryValues: lazyArray(count, (i) => page(Math.floor(i / pageSize)).values[i % pageSize] ?? null),
-    options: snapshotOptions(store, run),
-    lastModified: fetchedAt.toUTCString(),
-    fetchedAtIso: fetchedAt.toISOString(),
   };
   return {
     prepared,
@@ -73,43 +54,6 @@ export function loadPastSnapshot(
       return state.bytes;
     },
   };
-}
-
-/** The OPTIONS answer of a run: the upstream's own body when it was stored, else DRF's default. */
-export function snapshotOptions(store: MirrorDatabase, run: RunRow): PreparedSnapshot['options'] {
-  const body = run.optionsBodyId === null ? null : loadOptionsBody(store, run.optionsBodyId);
-  return {
-    compact: Buffer.from(body ?? pyJsonDumps(defaultOptionsBody())),
-    value: body === null ? defaultOptionsBody() : parseOrNull(body),
-  };
-}
-
-/** The version ids listed by `run`, in listing order: one indexed read of integers. */
-export function listedVersionIds(store: MirrorDatabase, run: RunRow): Int32Array {
-  return new Int32Array(
-    store.sqlite
-      .prepare(
-        `select lp.version_id from listing_positions lp
-          where lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)
-          order by lp.position`,
-      )
-      .pluck()
-      .all(run.id, run.id) as number[],
-  );
-}
-
-function loadOptionsBody(store: MirrorDatabase, id: number): string | null {
-  return (
-    (store.sqlite.prepare('select body from options_bodies where id = ?').pluck().get(id) as string) ?? null
-  );
-}
-
-function parseOrNull(text: string): JsonValue | null {
-  try {
-    return parseJson(text) as JsonValue;
-  } catch {
-    return null;
-  }
 }
 
 /**

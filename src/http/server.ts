@@ -161,7 +161,7 @@ function createApp(
 export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
   const snapshots = new SnapshotHolder(deps.store, logger, deps.config.server.asOfCacheBytes);
-  snapshots.refresh();
+  await snapshots.refresh();
   const metrics = createMetrics(deps.store, snapshots);
   let server: Server | undefined;
   const boundAddress = boundAddressOf(() => server);

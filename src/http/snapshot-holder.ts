@@ -1,11 +1,10 @@
 import type { MirrorDatabase } from '../db/open.js';
-import { CONTRACT_PAGE_SIZE, defaultOf } from '../config/settings.js';
-import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
-import { recoverDeadRuns } from '../db/run-holders.js';
+import { defaultOf } from '../config/settings.js';
+import { latestSucceededRun } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
-import { buildSnapshotInSlices } from './build-in-slices.js';
+import type { PreparedSnapshot } from '../drf/snapshot.js';
+import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
@@ -60,19 +59,22 @@ export class SnapshotHolder {
   }
 
   /** Loads the newest successful run if it is not the one held; returns true when it swapped. */
-  refresh(): boolean {
-    const run = this.#newerRun();
+  async refresh(): Promise<boolean> {
+    const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    this.#swapIn(run, this.#prepare(run), started, false);
+    const prepared = await buildSnapshot(this.#store, run);
+    // Another refresh may have swapped in this run or a newer one meanwhile.
+    if ((this.#current?.info.runId ?? 0) >= run.id) return false;
+    this.#swapIn(run, prepared, started, false);
     return true;
   }
 
   /** The newest successful run when it is not the one held (one cheap id query first). */
-  #newerRun(): RunRow | null {
-    const latestId = latestSucceededRunId(this.#store);
+  async #newerRun(): Promise<RunRow | null> {
+    const latestId = await this.#store.latestSucceededRunId();
     if (latestId === null || latestId === this.#current?.info.runId) return null;
-    return latestSucceededRun(this.#store) ?? null;
+    return (await this.#store.latestSucceededRun()) ?? null;
   }
 
   #swapIn(run: RunRow, prepared: PreparedSnapshot, started: number, sliced: boolean): void {
@@ -104,7 +106,7 @@ export class SnapshotHolder {
   }
 
   async #buildLatest(): Promise<boolean> {
-    const run = this.#newerRun();
+    const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
     const prepared = await buildSnapshotInSlices(this.#store, run);
@@ -160,8 +162,8 @@ export class SnapshotHolder {
    * What is wrong with the database right now (a cheap read of every table, and whether the file
    * on disk is still the one opened), or null. For readiness.
    */
-  databaseProblem(): string | null {
-    return databaseProblem(this.#store);
+  databaseProblem(): Promise<string | null> {
+    return this.#store.databaseProblem();
   }
 
   /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
@@ -179,12 +181,10 @@ export class SnapshotHolder {
       reported = fileProblem;
       const failed = (err: unknown) =>
         this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
-      try {
-        recoverDeadRuns(this.#store);
-        this.refreshInBackground().catch(failed);
-      } catch (err) {
-        failed(err);
-      }
+      this.#store
+        .recoverDeadRuns()
+        .then(() => this.refreshInBackground())
+        .catch(failed);
     }, intervalMs);
     this.#timer.unref();
   }
@@ -192,16 +192,5 @@ export class SnapshotHolder {
   stopPolling(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-  }
-
-  #prepare(run: RunRow): PreparedSnapshot {
-    const listing = listingAt(this.#store, run);
-    return prepareSnapshot({
-      id: String(run.id),
-      entries: listing.entries,
-      pageSize: run.pageSize ?? CONTRACT_PAGE_SIZE,
-      optionsBody: listing.optionsBody,
-      fetchedAt: new Date(run.finishedAt ?? run.startedAt),
-    });
   }
 }

@@ -1,4 +1,5 @@
-import type { MirrorDatabase } from '../db/open.js';
+import type { HeldMedia } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';
 import { MediaFetcher, RunBudget, type FetchOutcome, type Validators } from './fetch-media.js';
@@ -30,7 +31,7 @@ export interface MediaOutcome {
 }
 
 export interface MirrorMediaDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   signal?: AbortSignal;
 }
@@ -48,7 +49,7 @@ export async function mirrorMedia(
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
-  const live = liveObjects(deps.store);
+  const live = await deps.store.liveMediaObjects();
   const collected = mediaStore.collectGarbage((sha) => live.has(sha));
   if (collected.temps > 0 || collected.objects.length > 0) {
     log.info(
@@ -57,7 +58,7 @@ export async function mirrorMedia(
     );
   }
   const listed = listedUrls(entryTexts, settings.origins, log);
-  const held = heldValidators(deps.store, mediaStore);
+  const held = heldValidators(await deps.store.heldMedia(), mediaStore);
   const fetcher = new MediaFetcher({
     origins: settings.origins,
     store: mediaStore,
@@ -128,13 +129,6 @@ function countOutcomes(items: readonly MediaItem[]): MediaCounts {
   return counts;
 }
 
-/** Objects a committed row vouches for: everything else in the folder is a killed run's leftover. */
-function liveObjects(store: MirrorDatabase): Set<string> {
-  return new Set(
-    store.sqlite.prepare('select sha256 from media_blobs where dropped_at is null').pluck().all() as string[],
-  );
-}
-
 function listedUrls(entryTexts: readonly string[], origins: readonly string[], log: Logger): Set<string> {
   const allowed = new Set(origins);
   const listed = new Set<string>();
@@ -156,21 +150,11 @@ function listedUrls(entryTexts: readonly string[], origins: readonly string[], l
 
 /** Per URL, the bytes held (latest version whose file is live) and the validators that vouch for them. */
 function heldValidators(
-  store: MirrorDatabase,
+  rows: readonly HeldMedia[],
   mediaStore: MediaStore,
 ): Map<string, { sha256: string; validators: Validators }> {
-  const rows = store.sqlite
-    .prepare(
-      `select mv.url, mv.sha256, mu.etag, mu.last_modified
-         from media_versions mv
-         join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
-         left join media_urls mu on mu.url = mv.url
-        where mv.id = (select max(id) from media_versions where url = mv.url)`,
-    )
-    .raw()
-    .all() as [string, string, string | null, string | null][];
   const held = new Map<string, { sha256: string; validators: Validators }>();
-  for (const [url, sha256, etag, lastModified] of rows) {
+  for (const { url, sha256, etag, lastModified } of rows) {
     // A file lost outside the mirror's control is fetched again in full rather than revalidated.
     if (!mediaStore.has(sha256)) continue;
     held.set(url, { sha256, validators: { etag, lastModified } });

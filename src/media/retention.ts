@@ -1,4 +1,4 @@
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -9,32 +9,15 @@ import type { MediaSettings } from './settings.js';
  * files deleted after the commit: a crash in between leaves files no live row vouches for, which
  * the next run's collection removes. Its failure is logged, never the run's.
  */
-export function applyMediaRetention(
-  store: MirrorDatabase,
+export async function applyMediaRetention(
+  store: Store,
   settings: MediaSettings,
   logger: Logger,
-): string[] {
+): Promise<string[]> {
   if (settings.retentionMs === null) return [];
   const cutoff = new Date(Date.now() - settings.retentionMs).toISOString();
   try {
-    const dropped = store.sqlite
-      .transaction(() => {
-        const shas = store.sqlite
-          .prepare(
-            `select b.sha256 from media_blobs b
-              where b.dropped_at is null
-                and not exists (
-                  select 1 from media_versions mv left join runs r on r.id = mv.valid_to_run
-                   where mv.sha256 = b.sha256 and (mv.valid_to_run is null or r.finished_at is null or r.finished_at >= ?))`,
-          )
-          .pluck()
-          .all(cutoff) as string[];
-        const mark = store.sqlite.prepare('update media_blobs set dropped_at = ? where sha256 = ?');
-        const now = new Date().toISOString();
-        for (const sha of shas) mark.run(now, sha);
-        return shas;
-      })
-      .immediate();
+    const dropped = await store.dropMediaUnusedSince(cutoff);
     const files = new MediaStore(settings.dir);
     for (const sha of dropped) files.remove(sha);
     if (dropped.length > 0) logger.info({ dropped: dropped.length, cutoff }, 'media retention dropped files');

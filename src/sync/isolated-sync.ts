@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { endRunWithoutData } from './run-lock.js';
@@ -50,7 +50,7 @@ export interface IsolatedSyncOptions {
   maxDurationMs: number;
   /** That grace; 30 s unless a test needs a watchdog it can wait for. */
   watchdogGraceMs?: number;
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   /** Where the child's log lines go (the parent's stdout and stderr). */
   stdout: NodeJS.WritableStream;
@@ -104,7 +104,7 @@ export async function runIsolatedSync(
     try {
       // Guarded by status = 'running': a row the child did end keeps its own story.
       const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
-      endRunWithoutData(options.store, outcome.runId, status, error);
+      await endRunWithoutData(options.store, outcome.runId, status, error);
     } catch (cause) {
       options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
     }

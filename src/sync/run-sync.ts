@@ -1,23 +1,21 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
-import type { MirrorDatabase } from '../db/open.js';
-import { runs } from '../db/schema.js';
+import type { Store } from '../db/store.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
 import { crawl, driftSummary, type CrawlBounds, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
-import { writeFailedRunOutbox } from '../webhooks/outbox.js';
-import { commitWithMedia } from '../media/commit-media.js';
+import { failedRunOutbox, succeededRunOutbox } from '../webhooks/outbox.js';
+import { mediaCommit } from '../media/commit-media.js';
 import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
 import type { MediaSettings } from '../media/settings.js';
-import { desc, eq, lt } from 'drizzle-orm';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
 import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
-import { beginRun, endRunWithoutData, releaseRun, startHeartbeat } from './run-lock.js';
-import { commitRun, loadCurrentState, type CurrentState } from './store-run.js';
+import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
+import { loadCurrentState, type CurrentState } from './store-run.js';
 
 /** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
 export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> & { upstream: NamedUpstream };
@@ -34,12 +32,12 @@ export interface SyncSummary {
 }
 
 export interface SyncDependencies {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   signal?: AbortSignal;
   onProgress?: (pagesDone: number, pagesTotal: number) => void;
   /** Called once the run row exists, so callers (the admin route) can answer with its id. */
-  onRunStarted?: (runId: number) => void;
+  onRunStarted?: (runId: number) => void | Promise<void>;
   /** Injected for tests; defaults to a client built from the settings. */
   client?: UpstreamClient;
 }
@@ -61,9 +59,9 @@ interface Run {
 export async function runSync(config: SyncConfig, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
   const { label } = config.upstream.target;
-  const { id } = beginRun(outer.store, label);
+  const { id } = await beginRun(outer.store, label);
   const log = outer.logger.child({ runId: id });
-  outer.onRunStarted?.(id);
+  await outer.onRunStarted?.(id);
   log.info({ upstream: label }, 'sync started');
   // Every wait has an end: past the run's deadline every request and sleep is cancelled.
   const deadline = new AbortController();
@@ -84,10 +82,10 @@ export async function runSync(config: SyncConfig, outer: SyncDependencies): Prom
         : deps.signal.aborted
           ? abortError(deps.signal, thrown)
           : toMirrorError(thrown);
-    throw recordFailure(config, run, error);
+    throw await recordFailure(config, run, error);
   } finally {
     watchdog.clear();
-    releaseRun(deps.store, id);
+    await releaseRun(deps.store, id);
     stopHeartbeat();
     if (!deps.client) await client.close();
   }
@@ -124,21 +122,20 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
       )
     : null;
   if (deps.signal.aborted) throw abortError(deps.signal);
-  commitWithMedia(deps.store, run.id, media, () =>
-    commitRun(deps.store, {
-      runId: run.id,
-      finishedAt: new Date().toISOString(),
-      diff,
-      state,
-      pages: first.pages,
-      pageSize: observedPageSize(deps.store, first),
-      optionsBody: first.optionsBody,
-      // The first hundred say what drifted; thousands more would only grow every run's row.
-      unknownFields: first.unknownFields.slice(0, 100),
-      webhooks: config.webhooks,
-    }),
-  );
-  if (mediaSettings) applyMediaRetention(deps.store, mediaSettings, log);
+  await deps.store.commitRun({
+    runId: run.id,
+    finishedAt: new Date().toISOString(),
+    diff,
+    positions: state.positions,
+    pages: first.pages,
+    pageSize: await observedPageSize(deps.store, first),
+    optionsBody: first.optionsBody,
+    // The first hundred say what drifted; thousands more would only grow every run's row.
+    unknownFields: first.unknownFields.slice(0, 100),
+    media: mediaCommit(media),
+    outbox: succeededRunOutbox(config.webhooks),
+  });
+  if (mediaSettings) await applyMediaRetention(deps.store, mediaSettings, log);
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,
@@ -160,8 +157,8 @@ async function crawlAndDiff(
 ): Promise<{ first: CrawlResult; state: CurrentState; diff: DiffResult }> {
   const { client, deps, log } = run;
   const first = await crawlOnce(config, client, log, deps);
-  const state = loadCurrentState(deps.store);
   const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
+  const state = await loadCurrentState(deps.store, listing);
   const diff = diffListing({
     current: state.appearances,
     known: state.known,
@@ -181,7 +178,7 @@ async function crawlAndDiff(
     first,
     diff,
   );
-  refuseUnconfirmedDrop(deps.store, config, run.id, first, state, diff);
+  await refuseUnconfirmedDrop(deps.store, config, run.id, first, state, diff);
   if (deps.signal.aborted) throw abortError(deps.signal);
   if (first.unknownFields.length > 0) {
     log.warn(
@@ -193,18 +190,13 @@ async function crawlAndDiff(
 }
 
 /** Records the run as failed (or aborted) with its `sync.failed` notification, and logs it. */
-function recordFailure(config: SyncConfig, run: Run, error: MirrorError): MirrorError {
+async function recordFailure(config: SyncConfig, run: Run, error: MirrorError): Promise<MirrorError> {
   const { deps, log } = run;
   const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
   Object.assign(error.details, { runId: run.id });
   try {
     // The failure and its `sync.failed` notification (the outbox) land together or not at all.
-    deps.store.sqlite
-      .transaction(() => {
-        endRunWithoutData(deps.store, run.id, status, error);
-        writeFailedRunOutbox(deps.store, run.id, config.webhooks);
-      })
-      .immediate();
+    await deps.store.endRun({ runId: run.id, status, error, outbox: failedRunOutbox(config.webhooks) });
   } catch (endError) {
     // The row stays `running`; the next start of any process (this one included) marks it
     // aborted, since no live holder claims it.
@@ -279,28 +271,21 @@ function crawlOnce(
  * recorded only when the previous attempt saw the same (or when allowed outright); until then the
  * mirror keeps serving what it holds.
  */
-function refuseUnconfirmedDrop(
-  store: MirrorDatabase,
+async function refuseUnconfirmedDrop(
+  store: Store,
   config: SyncConfig,
   runId: number,
   crawlResult: CrawlResult,
   state: CurrentState,
   diff: DiffResult,
-): void {
+): Promise<void> {
   const held = state.appearances.length;
   const removed = diff.counts.removed;
   if (held === 0 || removed === 0) return;
   const empty = crawlResult.entries.length === 0;
   if (empty ? config.sync.allowEmpty : !isLargeDrop(removed, held, config.sync.confirmDrop)) return;
   const code = empty ? 'EMPTY_LISTING_UNCONFIRMED' : 'LARGE_DROP_UNCONFIRMED';
-  const previous = store.db
-    .select({ status: runs.status, errorCode: runs.errorCode })
-    .from(runs)
-    .where(lt(runs.id, runId))
-    .orderBy(desc(runs.id))
-    .limit(1)
-    .get();
-  if (previous?.errorCode === code) return;
+  if ((await store.previousRun(runId))?.errorCode === code) return;
   if (empty) {
     throw new MirrorError(
       code,
@@ -354,16 +339,9 @@ function progressReporter(
  * A single page does not reveal the page size (it only bounds it from below): keep what earlier
  * runs saw, else the contract's 8, and never less than the entries that page held.
  */
-function observedPageSize(store: MirrorDatabase, result: CrawlResult): number {
+async function observedPageSize(store: Store, result: CrawlResult): Promise<number> {
   if (result.pages > 1) return result.pageSize;
-  const previous = store.db
-    .select({ pageSize: runs.pageSize })
-    .from(runs)
-    .where(eq(runs.status, 'succeeded'))
-    .orderBy(desc(runs.id))
-    .limit(1)
-    .get();
-  return Math.max(previous?.pageSize ?? CONTRACT_PAGE_SIZE, result.entries.length);
+  return Math.max((await store.latestSucceededRun())?.pageSize ?? CONTRACT_PAGE_SIZE, result.entries.length);
 }
 
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {

@@ -1,7 +1,4 @@
-import { eq } from 'drizzle-orm';
-import type { MirrorDatabase } from '../db/open.js';
-import { latestSucceededRun } from '../db/queries.js';
-import { runs } from '../db/schema.js';
+import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
 
 /**
@@ -9,8 +6,8 @@ import { MirrorError } from '../errors.js';
  * another into it would record everyone as removed and the newcomers as added, against history
  * that is not theirs, so it is refused unless asked for (`--rebind`), and the run that rebinds says so.
  */
-function boundUpstream(store: MirrorDatabase): string | null {
-  return latestSucceededRun(store)?.upstream ?? null;
+async function boundUpstream(store: Store): Promise<string | null> {
+  return (await store.latestSucceededRun())?.upstream ?? null;
 }
 
 /** Compares without credentials (a new password is the same site) and trailing slashes. */
@@ -24,12 +21,12 @@ function sameUpstream(a: string, b: string): boolean {
  * Throws UPSTREAM_MISMATCH (exit 2) when the database mirrors another upstream and `rebind` is off;
  * returns the upstream being left behind when rebinding, else null.
  */
-export function checkUpstreamBinding(
-  store: MirrorDatabase,
+export async function checkUpstreamBinding(
+  store: Store,
   label: string,
   options: { rebind: boolean },
-): string | null {
-  const bound = boundUpstream(store);
+): Promise<string | null> {
+  const bound = await boundUpstream(store);
   if (bound === null || sameUpstream(bound, label)) return null;
   if (options.rebind) return bound;
   throw new MirrorError(
@@ -42,6 +39,6 @@ export function checkUpstreamBinding(
 }
 
 /** Marks the run that switched the database to a new upstream. */
-export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
-  store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
+export function recordRebind(store: Store, runId: number, from: string): Promise<void> {
+  return store.recordRebind(runId, from);
 }

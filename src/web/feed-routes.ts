@@ -1,14 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MirrorDatabase } from '../db/open.js';
-import { changeSubjects } from '../db/page-queries.js';
-import { listChanges } from '../db/queries.js';
+import type { Store } from '../db/store.js';
 import { changesQuery, parseParams, selfUrl, type LinkBase } from '../request/params.js';
 import { changesAtom, changesCsv } from './feeds.js';
 import type { MediaResolver } from './media-source.js';
 import { PAGE_HEADERS } from './render.js';
 
 export interface FeedDeps {
-  store: MirrorDatabase;
+  store: Store;
   media: MediaResolver;
   links: LinkBase;
 }
@@ -28,20 +26,20 @@ function origin(request: FastifyRequest, links: LinkBase): string {
  * (`since`, `until`, `uuid`, `field`, `kind`, `before`, `page_size`), parsed by the API's own schema.
  */
 export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
-  const read = (query: NonNullable<ReturnType<typeof parseParams<typeof changesQuery>>>) => {
+  const read = async (query: NonNullable<ReturnType<typeof parseParams<typeof changesQuery>>>) => {
     const { before, page_size: size, ...filters } = query;
-    const rows = listChanges(deps.store, {
+    const rows = await deps.store.listChanges({
       ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
       limit: size ?? DEFAULT_FEED_SIZE,
       ...(before !== undefined ? { beforeId: before } : {}),
     });
-    return { rows, subjects: changeSubjects(deps.store, rows) };
+    return { rows, subjects: await deps.store.changeSubjects(rows) };
   };
 
-  app.get('/api/mirror/changes.atom', (request, reply) => {
+  app.get('/api/mirror/changes.atom', async (request, reply) => {
     const query = parseParams(changesQuery, request.query, reply);
     if (!query) return reply;
-    const { rows, subjects } = read(query);
+    const { rows, subjects } = await read(query);
     const params = Object.fromEntries(Object.entries(request.query as Record<string, string>));
     const body = changesAtom({
       origin: origin(request, deps.links),
@@ -54,10 +52,10 @@ export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
     return reply.headers(FEED_HEADERS).type('application/atom+xml; charset=utf-8').send(body);
   });
 
-  app.get('/api/mirror/changes.csv', (request, reply) => {
+  app.get('/api/mirror/changes.csv', async (request, reply) => {
     const query = parseParams(changesQuery, request.query, reply);
     if (!query) return reply;
-    const { rows, subjects } = read(query);
+    const { rows, subjects } = await read(query);
     return reply
       .headers(FEED_HEADERS)
       .header('Content-Disposition', 'attachment; filename="changes.csv"')

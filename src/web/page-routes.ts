@@ -2,22 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import type { z } from 'zod';
 import type { MirrorDatabase } from '../db/open.js';
-import {
-  changeSubjects,
-  listingPage,
-  MAX_FILTER_UUIDS,
-  runFinishTimes,
-  succeededRunTimes,
-} from '../db/page-queries.js';
-import {
-  countRuns,
-  coworkerHistory,
-  currentVersions,
-  getRun,
-  latestSucceededRun,
-  listChanges,
-  listRuns,
-} from '../db/queries.js';
+import type { Store } from '../db/store.js';
+import { MAX_FILTER_UUIDS } from '../db/page-queries.js';
 import { runView } from '../db/history-views.js';
 import { DirectoryCache } from './directory-cache.js';
 import {
@@ -40,7 +26,6 @@ import { sendPage, type PageDeps } from './render.js';
 import type { StatusSource } from './status-source.js';
 import type { Logger } from '../logger.js';
 import { entryOf } from './pages/card.js';
-import { deliveryFigures } from '../webhooks/delivery-queries.js';
 import type { DeliveryStatus } from '../db/schema.js';
 
 export interface WebPageDeps extends PageDeps {
@@ -103,34 +88,38 @@ function notFound(deps: WebPageDeps, reply: FastifyReply, message: string): Fast
   return sendPage(reply, deps, h(ErrorPage, { title: 'Not found', message }), 404);
 }
 
-function deliveriesOf(store: MirrorDatabase): StatusData['deliveries'] {
-  const { byStatus, disabledEndpoints } = deliveryFigures(store);
+async function deliveriesOf(store: Store): Promise<StatusData['deliveries']> {
+  const { byStatus, disabledEndpoints } = await store.deliveryFigures();
   if (byStatus.size === 0) return null;
   const n = (status: DeliveryStatus) => byStatus.get(status) ?? 0;
   return { pending: n('pending'), succeeded: n('succeeded'), failed: n('failed'), disabledEndpoints };
 }
 
 function statusPage(deps: WebPageDeps) {
-  return (_request: FastifyRequest, reply: FastifyReply) => {
-    const latestChanges = listChanges(deps.store, { limit: 10 });
+  return async (_request: FastifyRequest, reply: FastifyReply) => {
+    const { store } = deps;
+    const latestChanges = await store.listChanges({ limit: 10 });
+    const [latestRun] = await store.listRuns({ limit: 1 });
+    const subjects = await store.changeSubjects(latestChanges);
+    const deliveries = await deliveriesOf(store);
     return sendPage(
       reply,
       deps,
       h(StatusPage, {
         status: deps.status,
-        latestRun: listRuns(deps.store, { limit: 1 })[0],
+        latestRun,
         served: deps.served(),
         staleAfterMs: deps.staleAfterMs,
         latestChanges,
-        subjects: changeSubjects(deps.store, latestChanges),
-        deliveries: deliveriesOf(deps.store),
+        subjects,
+        deliveries,
       }),
     );
   };
 }
 
 function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = parseOrAnswer(deps, reply, changesPageQuery, request.query);
     if (!query) return reply;
     let uuids: string[] | undefined;
@@ -141,7 +130,7 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
       if (named.length > MAX_FILTER_UUIDS) nameMatches = named.length;
       uuids = uuids ? uuids.filter((u) => named.includes(u)) : named.slice(0, MAX_FILTER_UUIDS);
     }
-    const rows = listChanges(deps.store, {
+    const rows = await deps.store.listChanges({
       since: query.from,
       until: query.to,
       uuids: uuids?.slice(0, MAX_FILTER_UUIDS),
@@ -153,6 +142,7 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
     const shown = rows.slice(0, TIMELINE_PAGE);
     const form = stringQuery(request.query);
     const last = shown.at(-1);
+    const subjects = await deps.store.changeSubjects(shown);
     return sendPage(
       reply,
       deps,
@@ -160,7 +150,7 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
         query,
         form,
         changes: shown,
-        subjects: changeSubjects(deps.store, shown),
+        subjects,
         fields: [...new Set([...CONTRACT_FIELDS, ...(query.field ? [query.field] : [])])],
         olderHref:
           rows.length > TIMELINE_PAGE && last
@@ -199,18 +189,19 @@ function coworkersPage(deps: WebPageDeps, directory: DirectoryCache) {
 }
 
 function coworkerPage(deps: WebPageDeps) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const params = parseOrAnswer(deps, reply, uuidPathParam, request.params);
     if (!params) return reply;
-    const history = coworkerHistory(deps.store, params.uuid);
+    const history = await deps.store.coworkerHistory(params.uuid);
     if (!history) return notFound(deps, reply, `No coworker with uuid ${params.uuid} was ever mirrored.`);
     const versions = history.versions.slice(-MAX_VERSIONS).reverse();
-    const current = currentVersions(deps.store, params.uuid);
+    const current = await deps.store.currentVersions(params.uuid);
     const latest = versions[0];
     const name = entryOf(current[0]?.body ?? latest?.body ?? '{}').name;
     const runIds = versions.flatMap((v) =>
       v.validToRun === null ? [v.validFromRun] : [v.validFromRun, v.validToRun],
     );
+    const runTimes = await deps.store.runFinishTimes(runIds);
     return sendPage(
       reply,
       deps,
@@ -220,7 +211,7 @@ function coworkerPage(deps: WebPageDeps) {
         versions,
         totalVersions: history.versions.length,
         changes: history.changes,
-        runTimes: runFinishTimes(deps.store, runIds),
+        runTimes,
         title: typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : params.uuid,
       }),
     );
@@ -228,11 +219,13 @@ function coworkerPage(deps: WebPageDeps) {
 }
 
 function teamPage(deps: WebPageDeps) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = parseOrAnswer(deps, reply, teamPageQuery, request.query);
     if (!query) return reply;
     const run =
-      query.run !== undefined ? getRun(deps.store, query.run) : latestSucceededRun(deps.store, query.as_of);
+      query.run !== undefined
+        ? await deps.store.getRun(query.run)
+        : await deps.store.latestSucceededRun(query.as_of);
     if (query.run !== undefined && run?.status !== 'succeeded') {
       return notFound(
         deps,
@@ -242,6 +235,8 @@ function teamPage(deps: WebPageDeps) {
     }
     const page = query.page ?? 1;
     const form = stringQuery(request.query);
+    const entries = run ? await deps.store.listingPage(run.id, (page - 1) * TEAM_PAGE, TEAM_PAGE) : [];
+    const runChoices = await deps.store.succeededRunTimes(200);
     return sendPage(
       reply,
       deps,
@@ -249,11 +244,11 @@ function teamPage(deps: WebPageDeps) {
         run,
         asOf: query.as_of,
         asOfInput: form.as_of ?? '',
-        entries: run ? listingPage(deps.store, run.id, (page - 1) * TEAM_PAGE, TEAM_PAGE) : [],
+        entries,
         total: run?.entries ?? 0,
         page,
         pageSize: TEAM_PAGE,
-        runChoices: succeededRunTimes(deps.store, 200),
+        runChoices,
         href: (p: number) => hrefWith('/team/', form, { page: p === 1 ? undefined : String(p) }),
       }),
     );
@@ -261,16 +256,18 @@ function teamPage(deps: WebPageDeps) {
 }
 
 function runsPage(deps: WebPageDeps) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = parseOrAnswer(deps, reply, runsPageQuery, request.query);
     if (!query) return reply;
     const page = query.page ?? 1;
+    const runs = await deps.store.listRuns({ limit: RUNS_PAGE, offset: (page - 1) * RUNS_PAGE });
+    const total = await deps.store.countRuns();
     return sendPage(
       reply,
       deps,
       h(RunsPage, {
-        runs: listRuns(deps.store, { limit: RUNS_PAGE, offset: (page - 1) * RUNS_PAGE }),
-        total: countRuns(deps.store),
+        runs,
+        total,
         page,
         pageSize: RUNS_PAGE,
         href: (p: number) => (p === 1 ? '/runs/' : `/runs/?page=${p}`),
@@ -280,10 +277,10 @@ function runsPage(deps: WebPageDeps) {
 }
 
 function runPage(deps: WebPageDeps) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const params = parseOrAnswer(deps, reply, runPathParam, request.params);
     if (!params) return reply;
-    const run = getRun(deps.store, params.id);
+    const run = await deps.store.getRun(params.id);
     if (!run) return notFound(deps, reply, `There is no run ${params.id}.`);
     return sendPage(reply, deps, h(RunPage, { run, unknownFields: runView(run).unknown_fields }));
   };

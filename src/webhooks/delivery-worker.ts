@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
-import { claimDue, recordAttempt, releaseLease, type AttemptOutcome, type Claim } from './delivery-store.js';
+import type { AttemptOutcome, Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
 import { retryDelayMs } from './retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
@@ -18,7 +18,7 @@ const LEASE_MARGIN_MS = 2_000;
 export const POLL_MS = 50;
 
 export interface DeliveryWorkerDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   settings: DeliverySettings;
   /** Called after every attempt (metrics). */
@@ -43,6 +43,7 @@ export class DeliveryWorker {
   #dataVersion = -1;
   #nextWakeAt: number | null = 0;
   #ticking = false;
+  #polling = false;
   #again = false;
   #stopped = false;
   #claimUntil = Number.POSITIVE_INFINITY;
@@ -63,7 +64,7 @@ export class DeliveryWorker {
   /** Watches the database for due deliveries until stop(). */
   start(): void {
     if (this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => this.#poll(), POLL_MS);
+    this.#timer = setInterval(() => void this.#poll(), POLL_MS);
     this.#timer.unref();
     this.nudge();
   }
@@ -76,7 +77,7 @@ export class DeliveryWorker {
       return;
     }
     this.#ticking = true;
-    setImmediate(() => this.#tick());
+    setImmediate(() => void this.#tick());
   }
 
   /**
@@ -103,14 +104,8 @@ export class DeliveryWorker {
   }
 
   /** Deliveries still to send to the endpoints this worker serves. */
-  pendingCount(): number {
-    return this.#deps.store.sqlite
-      .prepare(
-        `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-          where d.status = 'pending' and e.url in (select value from json_each(?))`,
-      )
-      .pluck()
-      .get(JSON.stringify(this.#deps.settings.urls)) as number;
+  pendingCount(): Promise<number> {
+    return this.#deps.store.pendingDeliveries(this.#deps.settings.urls);
   }
 
   /**
@@ -129,26 +124,31 @@ export class DeliveryWorker {
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
-  #poll(): void {
+  async #poll(): Promise<void> {
+    // One look at a time: a slow answer must not pile polls up behind it.
+    if (this.#polling) return;
+    this.#polling = true;
     let version: number;
     try {
-      version = this.#deps.store.sqlite.pragma('data_version', { simple: true }) as number;
+      version = await this.#deps.store.commitsSeen();
     } catch (error) {
       if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
         this.#lastClaimErrorAt = Date.now();
         this.#log.error({ err: error }, 'cannot read the outbox; retrying at every poll');
       }
       return;
+    } finally {
+      this.#polling = false;
     }
     const changed = version !== this.#dataVersion;
     this.#dataVersion = version;
     if (changed || (this.#nextWakeAt !== null && Date.now() >= this.#nextWakeAt)) this.nudge();
   }
 
-  #tick(): void {
+  async #tick(): Promise<void> {
     try {
       if (this.#stopped || Date.now() >= this.#claimUntil) return;
-      const { claims, nextWakeAt } = claimDue(this.#deps.store, {
+      const { claims, nextWakeAt } = await this.#deps.store.claimDue({
         urls: this.#deps.settings.urls,
         busyEndpoints: new Set(this.#busy.keys()),
         leaseMs: this.#deps.settings.timeoutMs + LEASE_MARGIN_MS,
@@ -206,12 +206,12 @@ export class DeliveryWorker {
       { timeoutMs: settings.timeoutMs, signer: this.#signer, signal: this.#shutdown.signal },
     );
     if (this.#shutdown.signal.aborted) {
-      this.#release(claim);
+      await this.#release(claim);
       return;
     }
     const outcome = this.#outcome(claim, result);
     try {
-      recordAttempt(this.#deps.store, claim, result, outcome);
+      await this.#deps.store.recordAttempt(claim, result, outcome);
     } catch (error) {
       // Unrecorded, the delivery stays pending under our lease: it is sent again once the lease ends.
       this.#log.error({ err: error, deliveryId: claim.deliveryId }, 'cannot record a webhook attempt');
@@ -222,9 +222,9 @@ export class DeliveryWorker {
   }
 
   /** Our shutdown is no verdict on the receiver: no attempt is logged, the lease is handed back. */
-  #release(claim: Claim): void {
+  async #release(claim: Claim): Promise<void> {
     try {
-      releaseLease(this.#deps.store, claim, this.#token);
+      await this.#deps.store.releaseLease(claim, this.#token);
       this.#log.info(
         { deliveryId: claim.deliveryId, webhookId: claim.webhookId, endpoint: endpointLabel(claim.url) },
         'webhook attempt abandoned at shutdown; the delivery stays pending',

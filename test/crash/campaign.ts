@@ -190,7 +190,9 @@ async function recoverAndCheck(
   const summary = await runSync(syncConfig(upstreamUrl), {
     store,
     logger: silentLogger(),
-    onRunStarted: () => (atStart = runsAfter(store, verified.runId)),
+    onRunStarted: () => {
+      atStart = runsAfter(store, verified.runId);
+    },
   });
 
   // Once the next sync has started, the killed run is no longer `running`.

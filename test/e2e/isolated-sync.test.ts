@@ -145,6 +145,6 @@ describe('start runs each sync in its own process', () => {
     ]);
     expect(tableRows(store, 'coworkers')).toEqual([]);
     // The lock is free: the next run takes it.
-    expect(beginRun(store, upstream.baseUrl).id).toBe(2);
+    expect((await beginRun(store, upstream.baseUrl)).id).toBe(2);
   });
 });

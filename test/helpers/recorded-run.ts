@@ -1,6 +1,7 @@
 import { loadConfig } from '../../src/config/load-config.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import { writeSucceededRunOutbox } from '../../src/webhooks/outbox.js';
+import { writeOutbox } from '../../src/db/sqlite/outbox.js';
+import { succeededRunOutbox } from '../../src/webhooks/outbox.js';
 
 // No vitest here: the webhook benchmark records its runs the same way.
 
@@ -30,7 +31,8 @@ export function recordRunWithChange(store: MirrorDatabase, urls: readonly string
           `insert into changes (run_id, at, uuid, slot, kind, new_value) values (?, ?, ?, 0, 'added', ?)`,
         )
         .run(runId, now, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
-      writeSucceededRunOutbox(store, runId, { ...webhookDefaults, urls });
+      const plan = succeededRunOutbox({ ...webhookDefaults, urls });
+      if (plan) writeOutbox(store, runId, plan);
       return runId;
     })
     .immediate();

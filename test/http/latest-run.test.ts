@@ -18,9 +18,9 @@ describe('one definition of the latest successful run', () => {
     expect(latestSucceededRun(store)?.id).toBe(1);
     expect(latestSucceededRunId(store)).toBe(1);
     const holder = new SnapshotHolder(store, silentLogger());
-    expect(holder.refresh()).toBe(true);
+    expect(await holder.refresh()).toBe(true);
     expect(holder.info?.runId).toBe(1);
-    expect(holder.refresh()).toBe(false);
-    expect(holder.refresh()).toBe(false);
+    expect(await holder.refresh()).toBe(false);
+    expect(await holder.refresh()).toBe(false);
   });
 });

@@ -73,7 +73,7 @@ describe('list endpoint: mirror additions', () => {
       if (i > 0) upstream.data.edit(2);
       await sync(store, upstream);
       times.push(new Date().toISOString());
-      mirror.snapshots.refresh();
+      await mirror.snapshots.refresh();
       bodies.push(await (await fetch(`${mirror.url}${LIST_PATH}`)).text());
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -117,7 +117,7 @@ describe('list endpoint: mirror additions', () => {
       upstream.data.edit(10);
       upstream.data.add(1);
       await sync(store, upstream);
-      mirror.snapshots.refresh();
+      await mirror.snapshots.refresh();
     }
     syncing = false;
     await load;

@@ -318,7 +318,7 @@ export async function runLoadDuringSyncs(plan: LoadPlan): Promise<LoadOutcome> {
     for (let i = 0; i < plan.syncs; i++) {
       MUTATIONS[i % MUTATIONS.length]?.(upstream.data);
       await sync(store, upstream);
-      mirror.snapshots.refresh();
+      await mirror.snapshots.refresh();
       await load.completedAtLeast(load.completed + plan.responsesPerSnapshot);
     }
     if (load.exhausted)

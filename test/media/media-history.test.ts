@@ -41,7 +41,7 @@ describe('media counts and media_changed in the CLI, the API and the metrics', (
       `; media: 1 fetched, ${urls.length - 2} revalidated, 1 failed, ${second.media?.bytes ?? 0} bytes (`,
     );
     const lines: string[] = [];
-    runRunsCommand(loadConfig({ DATABASE_PATH: rig.store.file }), 10, false, plainOutput(lines));
+    await runRunsCommand(loadConfig({ DATABASE_PATH: rig.store.file }), 10, false, plainOutput(lines));
     expect(lines.find((line) => line.startsWith(`  ${second.runId} `))).toContain(
       `media: 1 fetched, ${urls.length - 2} unchanged, 1 failed (${second.media?.bytes ?? 0} B)`,
     );
@@ -61,7 +61,7 @@ describe('media counts and media_changed in the CLI, the API and the metrics', (
       new: { url: bumped, sha256: newSha },
     });
     const lines: string[] = [];
-    runChangesCommand(
+    await runChangesCommand(
       loadConfig({ DATABASE_PATH: rig.store.file }),
       {
         since: undefined,

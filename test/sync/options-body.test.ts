@@ -45,13 +45,13 @@ describe('the OPTIONS answer', () => {
     const served = async () => (await fetch(`${mirror.url}${LIST_PATH}`, { method: 'OPTIONS' })).text();
 
     await sync(UPSTREAM_OPTIONS);
-    mirror.snapshots.refresh();
+    await mirror.snapshots.refresh();
     expect(await served()).toBe(UPSTREAM_OPTIONS);
 
     upstream.data.edit(1);
     const second = await sync(null);
     expect(second.counts.changed).toBe(1);
-    mirror.snapshots.refresh();
+    await mirror.snapshots.refresh();
     expect(await served()).toBe(UPSTREAM_OPTIONS);
   });
 });

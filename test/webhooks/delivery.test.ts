@@ -52,7 +52,7 @@ describe('delivery: signed, retried, in order', () => {
       { delivery_id: 1, http_status: 204, ok: 1, error_code: null },
       { delivery_id: 2, http_status: 204, ok: 1, error_code: null },
     ]);
-    expect(getDelivery(store, 1)?.attempt_log[0]).toMatchObject({
+    expect((await getDelivery(store, 1))?.attempt_log[0]).toMatchObject({
       http_status: 500,
       ok: false,
       error: { code: null, message: 'answered 500' },
@@ -121,7 +121,7 @@ describe('delivery: signed, retried, in order', () => {
     receiver.behave(() => ({ kind: 'status', status: 200, body: 'x'.repeat(5_000) }));
     recordRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000);
-    expect(getDelivery(store, 1)?.last_attempt?.response_excerpt).toBe('x'.repeat(EXCERPT_BYTES));
+    expect((await getDelivery(store, 1))?.last_attempt?.response_excerpt).toBe('x'.repeat(EXCERPT_BYTES));
   });
 
   it('does not follow redirects: a 3xx is a failed attempt', async () => {
@@ -135,7 +135,7 @@ describe('delivery: signed, retried, in order', () => {
     recordRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url], { retryScheduleMs: [] })).drain(5_000);
     expect(receiver.received.map((r) => r.path)).toEqual(['/hook']);
-    expect(getDelivery(store, 1)).toMatchObject({
+    expect(await getDelivery(store, 1)).toMatchObject({
       status: 'failed',
       last_attempt: {
         http_status: 302,
@@ -159,7 +159,7 @@ describe('delivery: signed, retried, in order', () => {
     ]);
 
     gone = false;
-    expect(enableEndpoint(store, 1)).toBe(true);
+    expect(await enableEndpoint(store, 1)).toBe(true);
     expect(await worker.drain(5_000)).toBe(0);
     const ids = webhookIds(store);
     expect(receiver.received.map((r) => r.id)).toEqual([ids[0], ids[0], ids[1]]);
@@ -171,11 +171,11 @@ describe('delivery: signed, retried, in order', () => {
     recordRunWithChange(store, [receiver.url]);
     const worker = deliveryWorker(store, deliverySettings([receiver.url]));
     await worker.drain(5_000);
-    expect(redeliver(store, 1)).toBe(true);
-    expect(redeliver(store, 99)).toBe(false);
+    expect(await redeliver(store, 1)).toBe(true);
+    expect(await redeliver(store, 99)).toBe(false);
     await worker.drain(5_000);
     expect(receiver.received.map((r) => r.id)).toEqual([webhookIds(store)[0], webhookIds(store)[0]]);
-    expect(getDelivery(store, 1)).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(await getDelivery(store, 1)).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
   it('keeps each endpoint in order while another endpoint is failing', async () => {

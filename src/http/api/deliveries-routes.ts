@@ -1,14 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
 import { z } from 'zod';
-import type { MirrorDatabase } from '../../db/open.js';
+import type { Store } from '../../db/store.js';
 import { deliveryStatuses } from '../../db/schema.js';
-import {
-  countDeliveries,
-  deliveryFigures,
-  getDelivery,
-  listDeliveries,
-} from '../../webhooks/delivery-queries.js';
+import { getDelivery, listDeliveries } from '../../webhooks/delivery-queries.js';
 import { redeliver } from '../../webhooks/delivery-store.js';
 import { adminOnly } from './admin-auth.js';
 import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from '../../request/params.js';
@@ -36,20 +31,24 @@ export interface DeliveryRoutesOptions extends LinkBase {
  */
 export function registerDeliveryRoutes(
   app: FastifyInstance,
-  store: MirrorDatabase,
+  store: Store,
   options: DeliveryRoutesOptions,
 ): void {
   registerDeliveryGauges(options.registry, store);
 
   // DRF's page-number envelope, with the filters kept in next/previous.
-  app.get('/api/mirror/deliveries/', (request, reply) => {
+  app.get('/api/mirror/deliveries/', async (request, reply) => {
     const query = parseParams(deliveriesQuery, request.query, reply);
     if (!query) return reply;
     const page = query.page ?? 1;
     const pageSize = query.page_size ?? DEFAULT_PAGE_SIZE;
     const filter = { status: query.status, endpoint: query.endpoint };
-    const count = countDeliveries(store, filter);
-    const results = listDeliveries(store, { ...filter, limit: pageSize, offset: (page - 1) * pageSize });
+    const count = await store.countDeliveries(filter);
+    const results = await listDeliveries(store, {
+      ...filter,
+      limit: pageSize,
+      offset: (page - 1) * pageSize,
+    });
     const link = (to: number | undefined) =>
       selfUrl(
         request,
@@ -65,19 +64,19 @@ export function registerDeliveryRoutes(
     };
   });
 
-  app.get('/api/mirror/deliveries/:id/', (request, reply) => {
+  app.get('/api/mirror/deliveries/:id/', async (request, reply) => {
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
-    const delivery = getDelivery(store, params.id);
+    const delivery = await getDelivery(store, params.id);
     return delivery ?? reply.code(404).send({ detail: `no delivery ${params.id}` });
   });
 
   const adminToken = options.adminToken;
   if (!adminToken) return;
-  app.post('/api/mirror/deliveries/:id/redeliver', adminOnly(adminToken), (request, reply) => {
+  app.post('/api/mirror/deliveries/:id/redeliver', adminOnly(adminToken), async (request, reply) => {
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
-    if (!redeliver(store, params.id)) {
+    if (!(await redeliver(store, params.id))) {
       return reply.code(404).send({ detail: `no delivery ${params.id}` });
     }
     request.log.info({ deliveryId: params.id }, 'webhook redelivery requested');
@@ -89,15 +88,15 @@ export function registerDeliveryRoutes(
   });
 }
 
-function registerDeliveryGauges(registry: Registry, store: MirrorDatabase): void {
-  const read = () => deliveryFigures(store);
+function registerDeliveryGauges(registry: Registry, store: Store): void {
+  const read = () => store.deliveryFigures();
   new Gauge({
     name: 'coworker_mirror_webhook_deliveries',
     help: 'Webhook deliveries, by status (pending includes those waiting for a retry)',
     labelNames: ['status'],
     registers: [registry],
-    collect() {
-      const figures = read();
+    async collect() {
+      const figures = await read();
       for (const status of deliveryStatuses) this.set({ status }, figures.byStatus.get(status) ?? 0);
     },
   });
@@ -105,8 +104,8 @@ function registerDeliveryGauges(registry: Registry, store: MirrorDatabase): void
     name: 'coworker_mirror_webhook_endpoints_disabled',
     help: 'Webhook endpoints disabled by a 410 Gone until re-enabled',
     registers: [registry],
-    collect() {
-      this.set(read().disabledEndpoints);
+    async collect() {
+      this.set((await read()).disabledEndpoints);
     },
   });
 }

@@ -1,18 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MirrorDatabase } from '../../db/open.js';
-import {
-  countCoworkers,
-  countRuns,
-  coworkerHistory,
-  currentVersions,
-  getCoworker,
-  getRun,
-  latestSucceededRun,
-  listChanges,
-  listCoworkers,
-  listRuns,
-} from '../../db/queries.js';
-import { mediaRunsByIds } from '../../db/media-queries.js';
+import type { Store } from '../../db/store.js';
 import { changeView, coworkerView, runView, versionView } from '../../db/history-views.js';
 import {
   changesQuery,
@@ -57,43 +44,40 @@ function pageOf(query: { page?: number | undefined; page_size?: number | undefin
 const notFound = (detail: string) => ({ detail });
 
 /** The history API under /api/mirror/: runs, coworkers, their history, and the change feed. */
-export function registerHistoryRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
+export function registerHistoryRoutes(app: FastifyInstance, store: Store, base: LinkBase): void {
   registerRunRoutes(app, store, base);
   registerCoworkerRoutes(app, store, base);
   registerChangeRoutes(app, store, base);
 }
 
-function registerRunRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
-  app.get('/api/mirror/runs/', (request, reply) => {
+function registerRunRoutes(app: FastifyInstance, store: Store, base: LinkBase): void {
+  app.get('/api/mirror/runs/', async (request, reply) => {
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
     const p = pageOf(query);
-    const runs = listRuns(store, { limit: p.pageSize, offset: (p.page - 1) * p.pageSize });
-    const media = mediaRunsByIds(
-      store,
-      runs.map((r) => r.id),
-    );
+    const runs = await store.listRuns({ limit: p.pageSize, offset: (p.page - 1) * p.pageSize });
+    const media = await store.mediaRunsByIds(runs.map((r) => r.id));
     const rows = runs.map((r) => runView(r, media.get(r.id)));
-    return pageEnvelope(base, request, p, countRuns(store), rows);
+    return pageEnvelope(base, request, p, await store.countRuns(), rows);
   });
 
-  app.get('/api/mirror/runs/:id/', (request, reply) => {
+  app.get('/api/mirror/runs/:id/', async (request, reply) => {
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
-    const run = getRun(store, params.id);
+    const run = await store.getRun(params.id);
     return run
-      ? runView(run, mediaRunsByIds(store, [run.id]).get(run.id))
+      ? runView(run, (await store.mediaRunsByIds([run.id])).get(run.id))
       : reply.code(404).send(notFound(`no run ${params.id}`));
   });
 }
 
-function registerCoworkerRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
-  app.get('/api/mirror/coworkers/', (request, reply) => {
+function registerCoworkerRoutes(app: FastifyInstance, store: Store, base: LinkBase): void {
+  app.get('/api/mirror/coworkers/', async (request, reply) => {
     const query = parseParams(pageQuery, request.query, reply);
     if (!query) return reply;
     const p = pageOf(query);
-    const latest = latestSucceededRun(store);
-    const rows = listCoworkers(store, {
+    const latest = await store.latestSucceededRun();
+    const rows = await store.listCoworkers({
       limit: p.pageSize,
       offset: (p.page - 1) * p.pageSize,
       includeRemoved: false,
@@ -102,44 +86,43 @@ function registerCoworkerRoutes(app: FastifyInstance, store: MirrorDatabase, bas
       base,
       request,
       p,
-      countCoworkers(store, false),
+      await store.countCoworkers(false),
       rows.map((row) => coworkerView(row, latest)),
     );
   });
 
-  app.get('/api/mirror/coworkers/:uuid/', (request, reply) => {
+  app.get('/api/mirror/coworkers/:uuid/', async (request, reply) => {
     const params = parseParams(uuidParam, request.params, reply);
     if (!params) return reply;
-    const row = getCoworker(store, params.uuid);
+    const row = await store.getCoworker(params.uuid);
     if (!row) return reply.code(404).send(notFound(`no coworker with uuid ${params.uuid}`));
-    return {
-      ...coworkerView(row, latestSucceededRun(store)),
-      appearances: currentVersions(store, params.uuid).map(versionView),
-    };
+    const latest = await store.latestSucceededRun();
+    const appearances = await store.currentVersions(params.uuid);
+    return { ...coworkerView(row, latest), appearances: appearances.map(versionView) };
   });
 
-  app.get('/api/mirror/coworkers/:uuid/history/', (request, reply) => {
+  app.get('/api/mirror/coworkers/:uuid/history/', async (request, reply) => {
     const params = parseParams(uuidParam, request.params, reply);
     if (!params) return reply;
-    const history = coworkerHistory(store, params.uuid);
+    const history = await store.coworkerHistory(params.uuid);
     if (!history) return reply.code(404).send(notFound(`no coworker with uuid ${params.uuid}`));
     return {
-      ...coworkerView(history.coworker, latestSucceededRun(store)),
+      ...coworkerView(history.coworker, await store.latestSucceededRun()),
       versions: history.versions.map(versionView),
       changes: history.changes.map(changeView),
     };
   });
 }
 
-function registerChangeRoutes(app: FastifyInstance, store: MirrorDatabase, base: LinkBase): void {
+function registerChangeRoutes(app: FastifyInstance, store: Store, base: LinkBase): void {
   // Keyset pages (DRF's cursor envelope: next/previous, no count): a count over millions of
   // changes would cost more than the page itself.
-  app.get('/api/mirror/changes/', (request, reply) => {
+  app.get('/api/mirror/changes/', async (request, reply) => {
     const query = parseParams(changesQuery, request.query, reply);
     if (!query) return reply;
     const pageSize = query.page_size ?? DEFAULT_PAGE_SIZE;
     const { before, page_size: _size, ...filters } = query;
-    const rows = listChanges(store, {
+    const rows = await store.listChanges({
       ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
       limit: pageSize + 1,
       ...(before !== undefined ? { beforeId: before } : {}),

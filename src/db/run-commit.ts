@@ -1,0 +1,133 @@
+import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
+
+/**
+ * What a run's commit writes, as plain data: the same for every dialect. The sync builds it (the
+ * diff, the media phase, the webhook composer); the store writes it in one transaction.
+ */
+
+/** One appearance of a coworker in the listing currently stored, in listing order. */
+export interface StoredAppearance {
+  versionId: number;
+  uuid: string;
+  slot: number;
+  /** sha1 (base64) of the stored entry text. */
+  hash: string;
+}
+
+/** What is current: the listing of the latest successful run, and every uuid ever seen. */
+export interface CurrentListing {
+  appearances: StoredAppearance[];
+  /** Current listing rows by position: the id of each position's span and its version. */
+  positions: { id: number; versionId: number }[];
+  /** Every uuid ever stored, true when it is tombstoned (removed and not back). */
+  known: Map<string, boolean>;
+}
+
+/** The last state of an appearance that was removed and is not back (its slot's newest version). */
+export interface RemovedAppearance extends StoredAppearance {
+  body: string;
+}
+
+export type PlacementInput =
+  | { kind: 'keep'; versionId: number }
+  | { kind: 'new'; uuid: string; slot: number; body: string; hash: string };
+
+export interface ChangeInput {
+  uuid: string;
+  slot: number;
+  kind: ChangeKind;
+  field: string | null;
+  oldValue: string | null;
+  newValue: string | null;
+}
+
+export interface RunCounts {
+  added: number;
+  changed: number;
+  removed: number;
+  returned: number;
+  unchanged: number;
+}
+
+/** The diff of a run against the current listing. */
+export interface ListingDiff {
+  /** One per listing entry, in listing order. */
+  placements: readonly PlacementInput[];
+  closedVersionIds: readonly number[];
+  events: readonly ChangeInput[];
+  newCoworkers: readonly string[];
+  removedCoworkers: readonly string[];
+  returnedCoworkers: readonly string[];
+  counts: RunCounts;
+}
+
+/** What one media URL gave this run (its file, when fetched, is already durable). */
+export type MediaResultInput =
+  | {
+      kind: 'fetched';
+      sha256: string;
+      size: number;
+      contentType: string;
+      etag: string | null;
+      lastModified: string | null;
+    }
+  | { kind: 'revalidated'; etag: string | null; lastModified: string | null }
+  | { kind: 'failed'; code: string; message: string };
+
+/** The media phase's outcome, written in the run's own transaction. */
+export interface MediaCommit {
+  items: readonly { url: string; heldSha256: string | null; result: MediaResultInput }[];
+  /** Every allowed media URL the listing names. */
+  listed: ReadonlySet<string>;
+  counts: { fetched: number; revalidated: number; failed: number; bytes: number };
+  /** The media URLs a parsed entry names, by field: where a `media_changed` change is recorded. */
+  refsOf: (entry: unknown) => readonly { field: string; url: string }[];
+}
+
+export interface OutboxMessage {
+  type: string;
+  body: string;
+}
+
+/** What the webhook composer reads, inside the transaction that records the run. */
+export interface OutboxFacts {
+  /** The run as just recorded. */
+  run: RunRow;
+  /** Failed runs in a row just before this one (aborted runs neither extend nor break a streak). */
+  failedBefore: number;
+  /** This run's changes, oldest first; iterate to the end before yielding a message. */
+  changes: () => Iterable<ChangeRow>;
+  /** This run's changes with ids in [fromId, toId], oldest first. */
+  changesBetween: (fromId: number, toId: number) => ChangeRow[];
+}
+
+/** The notifications a run calls for, and where they go (one pending delivery per URL). */
+export interface OutboxPlan {
+  urls: readonly string[];
+  messages: (facts: OutboxFacts) => Iterable<OutboxMessage>;
+}
+
+/** A succeeded run's outcome, committed as ONE operation in ONE transaction. */
+export interface RunCommit {
+  runId: number;
+  finishedAt: string;
+  diff: ListingDiff;
+  /** The positions of the current listing the diff was made against. */
+  positions: readonly { id: number; versionId: number }[];
+  pages: number;
+  pageSize: number;
+  /** The upstream's OPTIONS body; null keeps the previous run's. */
+  optionsBody: string | null;
+  unknownFields: readonly { field: string; page: number; index: number }[];
+  media: MediaCommit | null;
+  outbox: OutboxPlan | null;
+}
+
+/** A run's end without data: failed or aborted, with a code and a reason a person can act on. */
+export interface RunEnd {
+  runId: number;
+  status: 'failed' | 'aborted';
+  error: { code: string; message: string };
+  stats?: { pages?: number | null; entries?: number | null };
+  outbox?: OutboxPlan | null;
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { MirrorDatabase } from '../open.js';
+import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
+import { runs, type ChangeRow } from '../schema.js';
+
+/** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
+function newWebhookId(): string {
+  return `msg_${randomBytes(16).toString('base64url')}`;
+}
+
+/**
+ * Writes the messages `plan` composes for run `runId`, and one pending delivery of each to every
+ * URL, due at once. Runs inside the transaction that records the run: the outbox rows then exist
+ * exactly when the run does.
+ */
+export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPlan): void {
+  if (plan.urls.length === 0) return;
+  const run = store.db.select().from(runs).where(eq(runs.id, runId)).get();
+  if (!run) return;
+  const facts: OutboxFacts = {
+    run,
+    failedBefore: failedStreak(store, runId - 1),
+    changes: () => runChanges(store, runId),
+    changesBetween: (fromId, toId) =>
+      store.sqlite
+        .prepare(`${CHANGE_COLUMNS} where id between ? and ? order by id`)
+        .all(fromId, toId) as ChangeRow[],
+  };
+  enqueue(store, runId, plan.messages(facts), plan.urls);
+}
+
+/**
+ * Failed runs in a row ending at `lastRunId`. Aborted runs (a shutdown, a crash) neither extend nor
+ * break a streak: they say nothing about the upstream.
+ */
+function failedStreak(store: MirrorDatabase, lastRunId: number): number {
+  const statuses = store.sqlite
+    .prepare(`select status from runs where id <= ? and status in ('failed', 'succeeded') order by id desc`)
+    .pluck()
+    .iterate(lastRunId) as IterableIterator<string>;
+  let streak = 0;
+  for (const status of statuses) {
+    if (status !== 'failed') break;
+    streak++;
+  }
+  return streak;
+}
+
+const CHANGE_COLUMNS = `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,
+                               new_value as newValue from changes`;
+
+/** Run `runId`'s changes, oldest first. */
+function* runChanges(store: MirrorDatabase, runId: number): Iterable<ChangeRow> {
+  const firstId = firstChangeId(store, runId);
+  if (firstId === undefined) return;
+  const rows = store.sqlite
+    .prepare(`${CHANGE_COLUMNS} where id >= ? order by id`)
+    .iterate(firstId) as IterableIterator<ChangeRow>;
+  for (const row of rows) {
+    if (row.runId !== runId) return;
+    yield row;
+  }
+}
+
+/**
+ * The first change row of run `runId`. Its rows are the newest of the table while its transaction is
+ * open, so a walk down the primary key from the end finds them without an index on run_id.
+ */
+function firstChangeId(store: MirrorDatabase, runId: number): number | undefined {
+  const rows = store.sqlite
+    .prepare('select id, run_id from changes order by id desc')
+    .raw()
+    .iterate() as IterableIterator<[number, number]>;
+  let first: number | undefined;
+  for (const [id, rowRun] of rows) {
+    if (rowRun > runId) continue;
+    if (rowRun < runId) break;
+    first = id;
+  }
+  return first;
+}
+
+/** One message row per message, and one pending delivery of it to each endpoint, due at once. */
+function enqueue(
+  store: MirrorDatabase,
+  runId: number,
+  messages: Iterable<{ type: string; body: string }>,
+  urls: readonly string[],
+): void {
+  const now = new Date().toISOString();
+  let endpointIds: number[] | null = null;
+  const insertMessage = store.sqlite.prepare(
+    `insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)`,
+  );
+  const insertDelivery = store.sqlite.prepare(
+    `insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at, created_at)
+     values (?, ?, 'pending', ?, ?)`,
+  );
+  for (const message of messages) {
+    const messageId = insertMessage.run(
+      newWebhookId(),
+      message.type,
+      runId,
+      now,
+      message.body,
+    ).lastInsertRowid;
+    endpointIds ??= urls.map((url) => endpointId(store, url, now));
+    for (const endpoint of endpointIds) insertDelivery.run(messageId, endpoint, now, now);
+  }
+}
+
+/** The endpoint row of a URL, created on first use. */
+function endpointId(store: MirrorDatabase, url: string, now: string): number {
+  store.sqlite
+    .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
+    .run(url, now);
+  return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
+}

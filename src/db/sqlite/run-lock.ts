@@ -1,0 +1,60 @@
+import { desc, eq, lt } from 'drizzle-orm';
+import { MirrorError } from '../../errors.js';
+import type { MirrorDatabase } from '../open.js';
+import { abortDeadRuns, currentHolder, markRunActive } from '../run-holders.js';
+import { runs, type RunRow } from '../schema.js';
+
+/**
+ * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one),
+ * after marking runs whose holder died as aborted, in one write transaction. Throws SYNC_LOCKED
+ * naming the run that holds it.
+ */
+export function beginRun(store: MirrorDatabase, upstream: string, now: Date): RunRow {
+  const self = currentHolder();
+  const startedAt = now.toISOString();
+  return store.sqlite
+    .transaction(() => {
+      const holder = abortDeadRuns(store, now);
+      if (holder) {
+        throw new MirrorError(
+          'SYNC_LOCKED',
+          `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
+          { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
+        );
+      }
+      const run = store.db
+        .insert(runs)
+        .values({
+          status: 'running',
+          startedAt,
+          upstream,
+          holderPid: self.pid,
+          holderHost: self.host,
+          holderToken: self.token,
+          heartbeatAt: startedAt,
+        })
+        .returning()
+        .get();
+      markRunActive(store, run.id);
+      return run;
+    })
+    .immediate();
+}
+
+/** A beater of run `runId`'s heartbeat (no-op once the run is no longer running); prepared once. */
+export function heartbeatWriter(store: MirrorDatabase, runId: number): (at: string) => void {
+  const beat = store.sqlite.prepare("update runs set heartbeat_at = ? where id = ? and status = 'running'");
+  return (at) => {
+    beat.run(at, runId);
+  };
+}
+
+/** The run recorded just before run `runId`, whatever its status. */
+export function previousRun(store: MirrorDatabase, runId: number): RunRow | undefined {
+  return store.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1).get();
+}
+
+/** Marks the run that switched the database to a new upstream. */
+export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
+  store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
+}

@@ -1,0 +1,124 @@
+import type { MirrorDatabase, SqliteHandle } from '../open.js';
+import * as names from '../name-queries.js';
+import * as pages from '../page-queries.js';
+import * as queries from '../queries.js';
+import { mediaRunsByIds } from '../media-queries.js';
+import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
+import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { RunRow } from '../schema.js';
+import type { Store } from '../store.js';
+import * as deliveries from './deliveries.js';
+import * as listing from './listing.js';
+import * as media from './media.js';
+import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
+import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
+import { runCountsReader } from './runs.js';
+
+type Op<K extends keyof Store> = Store[K];
+
+/** Runs synchronous work as a settled Promise: a throw becomes a rejection, as a networked store's would. */
+const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
+
+/**
+ * The SQLite store: the named operations over one better-sqlite3 connection. Each does its work
+ * synchronously (SQLite in-process answers in microseconds) and hands back a settled Promise, so
+ * callers are written once for every database.
+ */
+export class SqliteStore implements MirrorDatabase {
+  readonly db: SqliteHandle['db'];
+  readonly sqlite: SqliteHandle['sqlite'];
+  readonly file: string;
+  readonly fileProblem: () => string | null;
+  readonly close: () => void;
+
+  constructor(handle: SqliteHandle) {
+    this.db = handle.db;
+    this.sqlite = handle.sqlite;
+    this.file = handle.file;
+    this.fileProblem = handle.fileProblem;
+    this.close = handle.close;
+  }
+
+  // Runs
+  beginRun: Op<'beginRun'> = (upstream, now = new Date()) => settle(() => beginRun(this, upstream, now));
+  heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
+  commitRun = (commit: RunCommit): Promise<void> => settle(() => commitRun(this, commit));
+  endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
+  releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
+  recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
+  recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
+  listRuns: Op<'listRuns'> = (options) => settle(() => queries.listRuns(this, options));
+  countRuns: Op<'countRuns'> = () => settle(() => queries.countRuns(this));
+  runCounts: Op<'runCounts'> = () => settle(() => runCountsReader(this)());
+  getRun: Op<'getRun'> = (id) => settle(() => queries.getRun(this, id));
+  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) =>
+    settle(() => queries.latestSucceededRun(this, asOf));
+  latestSucceededRunId: Op<'latestSucceededRunId'> = () => settle(() => queries.latestSucceededRunId(this));
+  previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
+  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => settle(() => pages.succeededRunTimes(this, limit));
+  runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
+
+  // Listing
+  currentListing = (hashOf: (body: string) => string): Promise<CurrentListing> =>
+    settle(() => currentListing(this, hashOf));
+  removedAppearances = (
+    uuids: readonly string[],
+    hashOf: (body: string) => string,
+  ): Promise<RemovedAppearance[]> => settle(() => removedAppearances(this, uuids, hashOf));
+  listingAt = (run: RunRow): Promise<queries.StoredListing> => settle(() => queries.listingAt(this, run));
+  listedVersionIds: Op<'listedVersionIds'> = (runId) => settle(() => listing.listedVersionIds(this, runId));
+  versionBodies: Op<'versionBodies'> = (ids) => settle(() => listing.versionBodies(this, ids));
+  optionsBody: Op<'optionsBody'> = (id) => settle(() => listing.optionsBody(this, id));
+  listingPage: Op<'listingPage'> = (runId, offset, limit) =>
+    settle(() => pages.listingPage(this, runId, offset, limit));
+
+  // History
+  listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
+  changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
+  getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
+  coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
+  currentVersions: Op<'currentVersions'> = (uuid) => settle(() => queries.currentVersions(this, uuid));
+  listCoworkers: Op<'listCoworkers'> = (options) => settle(() => queries.listCoworkers(this, options));
+  countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
+    settle(() => queries.countCoworkers(this, includeRemoved));
+  namesOf: Op<'namesOf'> = (uuids) => settle(() => names.namesOf(this, uuids));
+  findByName: Op<'findByName'> = (text, limit) => settle(() => names.findByName(this, text, limit));
+
+  // Pages
+  coworkerDirectory: Op<'coworkerDirectory'> = () => settle(() => pages.coworkerDirectory(this));
+  changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
+
+  // Media
+  liveMediaObjects: Op<'liveMediaObjects'> = () => settle(() => media.liveMediaObjects(this));
+  heldMedia: Op<'heldMedia'> = () => settle(() => media.heldMedia(this));
+  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
+    settle(() => media.dropMediaUnusedSince(this, cutoff));
+  mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
+  keptBlob: Op<'keptBlob'> = (sha256) => settle(() => media.keptBlobReader(this)(sha256));
+  mediaFigures: Op<'mediaFigures'> = () =>
+    settle(() => {
+      const figures = media.mediaFiguresReader(this);
+      return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
+    });
+  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
+
+  // Deliveries
+  claimDue: Op<'claimDue'> = (options) => settle(() => deliveries.claimDue(this, options));
+  recordAttempt: Op<'recordAttempt'> = (claim, result, outcome) =>
+    settle(() => deliveries.recordAttempt(this, claim, result, outcome));
+  releaseLease: Op<'releaseLease'> = (claim, token) =>
+    settle(() => deliveries.releaseLease(this, claim, token));
+  redeliver: Op<'redeliver'> = (id) => settle(() => deliveries.redeliver(this, id));
+  enableEndpoint: Op<'enableEndpoint'> = (endpointId) =>
+    settle(() => deliveries.enableEndpoint(this, endpointId));
+  pendingDeliveries: Op<'pendingDeliveries'> = (urls) =>
+    settle(() => deliveries.pendingDeliveries(this, urls));
+  commitsSeen: Op<'commitsSeen'> = () => settle(() => deliveries.commitsSeen(this));
+  listDeliveries: Op<'listDeliveries'> = (filter) => settle(() => deliveries.listDeliveries(this, filter));
+  countDeliveries: Op<'countDeliveries'> = (filter) => settle(() => deliveries.countDeliveries(this, filter));
+  getDelivery: Op<'getDelivery'> = (id) => settle(() => deliveries.getDelivery(this, id));
+  deliveryFigures: Op<'deliveryFigures'> = () => settle(() => deliveries.deliveryFigures(this));
+
+  // Health
+  databaseProblem: Op<'databaseProblem'> = () => settle(() => queries.databaseProblem(this));
+}

@@ -1,0 +1,161 @@
+import type {
+  DeliveryFilter,
+  DeliveryRow,
+  AttemptOutcome,
+  AttemptRecord,
+  Claim,
+  ClaimResult,
+} from './sqlite/deliveries.js';
+import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
+import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from './run-commit.js';
+import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
+import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
+import type { NamedCoworker } from './name-queries.js';
+import type {
+  ChangeRow,
+  CoworkerRow,
+  DeliveryStatus,
+  MediaRunRow,
+  RunRow,
+  VersionRow,
+  WebhookAttemptRow,
+} from './schema.js';
+
+/**
+ * The store: every read and write of the mirror's history as a named operation with typed rows.
+ * One interface, one implementation per database (src/db/sqlite/, and PostgreSQL beside it); the
+ * rest of the code never sees SQL or a driver. Operations answer with Promises so a networked
+ * database can implement them; the SQLite one does its work synchronously inside. A write that
+ * must be atomic (a run's commit, a claim) is one operation, hence one transaction.
+ */
+export type Store = RunOperations &
+  ListingOperations &
+  HistoryOperations &
+  PageOperations &
+  MediaOperations &
+  DeliveryOperations &
+  HealthOperations;
+
+export type RunStatus = RunRow['status'];
+
+/** Runs: the lock, a run's end, and the one definition of "the latest successful run". */
+export interface RunOperations {
+  /**
+   * Takes the cross-process lock by recording a `running` run (runs whose holder died are marked
+   * aborted first). Rejects with SYNC_LOCKED naming the run that holds it.
+   */
+  beginRun(upstream: string, now?: Date): Promise<RunRow>;
+  /** Refreshes a running run's heartbeat (no-op once it ended). */
+  heartbeat(runId: number, at: string): Promise<void>;
+  /** A succeeded run's listing, media and notifications, in ONE transaction. */
+  commitRun(commit: RunCommit): Promise<void>;
+  /** A run's end without data, with its `sync.failed` notification, in one transaction. */
+  endRun(end: RunEnd): Promise<void>;
+  /** Forgets a run this process held (after it was committed or ended). */
+  releaseRun(runId: number): Promise<void>;
+  /** Marks the run that switched the database to a new upstream. */
+  recordRebind(runId: number, from: string): Promise<void>;
+  /** Marks runs whose holder provably died as aborted; how many. */
+  recoverDeadRuns(): Promise<number>;
+  /** Newest first; a running run whose holder died reads as aborted. */
+  listRuns(options: { limit: number; offset?: number }): Promise<RunRow[]>;
+  countRuns(): Promise<number>;
+  runCounts(): Promise<Map<RunStatus, number>>;
+  getRun(id: number): Promise<RunRow | undefined>;
+  /** The latest successful run (by finish time), or the latest finished at or before `asOf`. */
+  latestSucceededRun(asOf?: string): Promise<RunRow | undefined>;
+  /** The id of `latestSucceededRun()`, for cheap change detection. */
+  latestSucceededRunId(): Promise<number | null>;
+  /** The run recorded just before `runId`, whatever its status. */
+  previousRun(runId: number): Promise<RunRow | undefined>;
+  /** Succeeded runs for a run picker, newest first. */
+  succeededRunTimes(limit: number): Promise<{ id: number; finishedAt: string; entries: number | null }[]>;
+  /** Finish (else start) times of the given runs. */
+  runFinishTimes(ids: readonly number[]): Promise<Map<number, string>>;
+}
+
+/** The listing at a run: the one definition every reader of a listing goes through. */
+export interface ListingOperations {
+  /** The current listing's appearances (hashes, not texts) and every uuid ever seen. */
+  currentListing(hashOf: (body: string) => string): Promise<CurrentListing>;
+  /** The appearances of these uuids that were removed and are not back, with their last texts. */
+  removedAppearances(
+    uuids: readonly string[],
+    hashOf: (body: string) => string,
+  ): Promise<RemovedAppearance[]>;
+  /** The listing at a succeeded run, entry texts in upstream order, with its OPTIONS body. */
+  listingAt(run: RunRow): Promise<StoredListing>;
+  /** The version ids listed at run `runId`, in listing order. */
+  listedVersionIds(runId: number): Promise<Int32Array>;
+  /** Stored entry texts by version id, in the order asked (undefined for an unknown id). */
+  versionBodies(ids: ArrayLike<number>): Promise<(string | undefined)[]>;
+  optionsBody(id: number): Promise<string | null>;
+  /** Positions [offset, offset + limit) of the listing at run `runId`. */
+  listingPage(runId: number, offset: number, limit: number): Promise<ListedEntry[]>;
+}
+
+/** Coworkers, their versions and changes. */
+export interface HistoryOperations {
+  listChanges(filter: ChangeFilter): Promise<ChangeRow[]>;
+  changedFields(): Promise<string[]>;
+  getCoworker(uuid: string): Promise<CoworkerRow | undefined>;
+  coworkerHistory(uuid: string): Promise<CoworkerHistory | undefined>;
+  currentVersions(uuid: string): Promise<VersionRow[]>;
+  listCoworkers(options: { limit: number; offset: number; includeRemoved: boolean }): Promise<CoworkerRow[]>;
+  countCoworkers(includeRemoved: boolean): Promise<number>;
+  namesOf(uuids: Iterable<string>): Promise<Map<string, string>>;
+  findByName(text: string, limit?: number): Promise<NamedCoworker[]>;
+}
+
+/** Reads that exist for what a page shows. */
+export interface PageOperations {
+  coworkerDirectory(): Promise<DirectoryEntry[]>;
+  changeSubjects(rows: readonly ChangeRow[]): Promise<Map<number, ChangeSubject>>;
+}
+
+/** The media mirror's rows (the files live beside the database). */
+export interface MediaOperations {
+  liveMediaObjects(): Promise<Set<string>>;
+  heldMedia(): Promise<HeldMedia[]>;
+  /** Marks dropped the files no version valid since `cutoff` references; their sha256s. */
+  dropMediaUnusedSince(cutoff: string): Promise<string[]>;
+  mediaShasAt(runId: number): Promise<[url: string, sha256: string][]>;
+  keptBlob(sha256: string): Promise<KeptBlob | undefined>;
+  mediaFigures(): Promise<{
+    total: MediaCounts;
+    lastRun: MediaCounts;
+    stored: { files: number; bytes: number };
+  }>;
+  mediaRunsByIds(runIds: readonly number[]): Promise<Map<number, MediaRunRow>>;
+}
+
+/** The webhook outbox. */
+export interface DeliveryOperations {
+  /** Leases the due head of each enabled endpoint's queue, in one transaction. */
+  claimDue(options: {
+    urls: readonly string[];
+    busyEndpoints: ReadonlySet<number>;
+    leaseMs: number;
+    token: string;
+    now: number;
+  }): Promise<ClaimResult>;
+  /** Logs an attempt and moves its delivery on, in one transaction. */
+  recordAttempt(claim: Claim, result: AttemptRecord, outcome: AttemptOutcome): Promise<void>;
+  releaseLease(claim: Claim, token: string): Promise<void>;
+  redeliver(id: number): Promise<boolean>;
+  enableEndpoint(endpointId: number): Promise<boolean>;
+  pendingDeliveries(urls: readonly string[]): Promise<number>;
+  /** Changes whenever another connection commits. */
+  commitsSeen(): Promise<number>;
+  listDeliveries(filter: DeliveryFilter): Promise<DeliveryRow[]>;
+  countDeliveries(filter: Omit<DeliveryFilter, 'limit'>): Promise<number>;
+  getDelivery(id: number): Promise<{ delivery: DeliveryRow; attempts: WebhookAttemptRow[] } | undefined>;
+  deliveryFigures(): Promise<{ byStatus: Map<DeliveryStatus, number>; disabledEndpoints: number }>;
+}
+
+export interface HealthOperations {
+  /** Where the database is, for messages: a file path, or a connection's address without secrets. */
+  readonly file: string;
+  /** What is wrong with the database right now, or null (readiness). */
+  databaseProblem(): Promise<string | null>;
+}
