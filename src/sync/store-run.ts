@@ -48,19 +48,27 @@ export async function loadCurrentState(
 }
 
 /**
- * The removed appearances of the known uuids that may take one back: listed more often now than
- * they are held (a wholly removed coworker is held 0 times).
+ * The removed appearances of the known uuids that may take one back: those listed more often than
+ * held, or with a state none of their current appearances has (a wholly removed coworker has
+ * none). An unchanged run asks for nothing.
  */
 async function removedByUuid(
   store: Store,
   current: CurrentListing,
   listing: readonly ListingEntry[],
 ): Promise<Map<string, RemovedAppearance[]>> {
-  const held = new Map<string, number>();
-  for (const a of current.appearances) held.set(a.uuid, (held.get(a.uuid) ?? 0) + 1);
-  const listed = new Map<string, number>();
-  for (const entry of listing) listed.set(entry.uuid, (listed.get(entry.uuid) ?? 0) + 1);
-  const uuids = [...listed].filter(([uuid, n]) => current.known.has(uuid) && n > (held.get(uuid) ?? 0));
+  const held = new Set(current.appearances.map((a) => `${a.uuid}\u0000${a.hash}`));
+  const candidates = new Set<string>();
+  // Listed more often than held: an extra appearance, maybe the copy of one that came back.
+  const count = new Map<string, number>();
+  for (const a of current.appearances) count.set(a.uuid, (count.get(a.uuid) ?? 0) - 1);
+  for (const entry of listing) count.set(entry.uuid, (count.get(entry.uuid) ?? 0) + 1);
+  for (const [uuid, more] of count) if (more > 0 && current.known.has(uuid)) candidates.add(uuid);
+  for (const entry of listing) {
+    if (current.known.has(entry.uuid) && !held.has(`${entry.uuid}\u0000${entry.hash}`))
+      candidates.add(entry.uuid);
+  }
+  const uuids = [...candidates].map((uuid) => [uuid] as const);
   const byUuid = new Map<string, RemovedAppearance[]>();
   if (uuids.length === 0) return byUuid;
   for (const r of await store.removedAppearances(
