@@ -1,8 +1,9 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
+import { makeFolder } from '../fs/make-folder.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
@@ -91,7 +92,7 @@ function dbAdvice(cause: unknown): string {
  * file keeps the mode it has.
  */
 function createPrivately(file: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  makeFolder(dirname(file), 0o700);
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
 }
 
