@@ -46,6 +46,10 @@ export async function runSyncCommand(
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Under `start`, the IPC channel closes when the parent dies (even by SIGKILL): an orphaned run
+  // would hold the lock and the upstream for nobody, so it ends as aborted and the process exits.
+  const onOrphaned = () => controller.abort(new Error('the parent start process is gone'));
+  process.once('disconnect', onOrphaned);
   try {
     const reboundFrom = checkUpstreamBinding(store, upstream.target.label, options);
     const summary = await runSync(
@@ -79,6 +83,7 @@ export async function runSyncCommand(
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('disconnect', onOrphaned);
     store.close();
   }
 }
