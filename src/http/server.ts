@@ -204,6 +204,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   };
 }
 
+const HOST_UNKNOWN = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAFNOSUPPORT', 'EINVAL']);
+
 async function listenOrExplain(app: FastifyInstance, port: number, host: string): Promise<void> {
   try {
     await app.listen({ port, host });
@@ -214,6 +216,17 @@ async function listenOrExplain(app: FastifyInstance, port: number, host: string)
         {
           name: 'PORT / HOST',
           problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
+        },
+      ]);
+    }
+    // A HOST that names no address (a typo, a name the resolver does not know) is a setting to fix.
+    if (code !== undefined && HOST_UNKNOWN.has(code)) {
+      throw new ConfigError([
+        {
+          name: 'HOST',
+          problem:
+            `cannot listen on ${JSON.stringify(host)} (${code}): it is not an address of this machine; ` +
+            'use an IP address such as 127.0.0.1, 0.0.0.0 or ::, or a name that resolves to one',
         },
       ]);
     }
