@@ -14,7 +14,8 @@ const plain = { color: false, now: 0 };
 describe('find with a uuid listed twice', () => {
   it('finds the name of either appearance, once per uuid', async () => {
     const [a, b] = generateCoworkers(5, 2);
-    const uuid = String(a?.uuid);
+    if (!a || !b) throw new Error('two coworkers were generated');
+    const uuid = a.uuid;
     const first = { ...a, name: 'Ada Quill' };
     const second = { ...a, name: 'Ada Second', post: 'Second post' };
     const file = join(tempDir(), 'mirror.db');
