@@ -16,7 +16,8 @@ import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { SnapshotHolder } from './snapshot-holder.js';
-import { mirroredMedia } from '../web/media-source.js';
+import { mirroredMedia, type MediaResolver } from '../web/media-source.js';
+import { mediaFolderProblem } from './media-folder.js';
 import { isWebPagePath, registerWeb, type WebDeps } from '../web/register.js';
 
 export interface ServerDeps {
@@ -66,6 +67,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       metrics,
       staleAfterMs: deps.config.server.staleAfterMs,
       metricsToken: deps.config.server.metricsToken,
+      ...(deps.config.media ? { mediaProblem: mediaProblemOf(deps.store, deps.config.media.dir) } : {}),
     }),
   (app, { deps }) =>
     registerHistoryRoutes(app, deps.store, {
@@ -90,11 +92,22 @@ const ROUTES: readonly RouteRegistrar[] = [
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??
-        (deps.config.media
-          ? mirroredMedia(mediaPathLookup(deps.store, () => snapshots.info?.runId ?? null))
-          : undefined),
+        (deps.config.media ? pageMedia(deps.store, deps.config.media.dir, snapshots) : undefined),
     }),
 ];
+
+function mediaProblemOf(store: MirrorDatabase, dir: string): () => string | null {
+  return () => mediaFolderProblem(store, dir);
+}
+
+/**
+ * Thumbnails of mirrored media come from the mirror itself, as of the served run; while the media
+ * folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
+ */
+function pageMedia(store: MirrorDatabase, dir: string, snapshots: SnapshotHolder): MediaResolver {
+  const lookup = mediaPathLookup(store, () => snapshots.info?.runId ?? null);
+  return mirroredMedia((url) => (mediaFolderProblem(store, dir) === null ? lookup(url) : null));
+}
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */
 function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
