@@ -11,7 +11,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 let db;
 try {
-  db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+  db = new Database(workerData.file, { readonly: true, fileMustExist: !workerData.file.startsWith('file:') });
   db.pragma('busy_timeout = 5000');
   const rows = db.pragma('quick_check(' + workerData.maxErrors + ')');
   parentPort.postMessage({ rows: rows.map((row) => String(Object.values(row)[0])) });
@@ -24,7 +24,7 @@ try {
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /**
- * `PRAGMA quick_check` of a database file on its own connection in a worker thread: it reads every
+ * `PRAGMA quick_check` of a database file (a path, or the `file:` URI it was opened by) on its own connection in a worker thread: it reads every
  * page (seconds on a large file), so it runs off the event loop, and a check still going at
  * `deadlineMs` is stopped and says so rather than holding anything.
  */

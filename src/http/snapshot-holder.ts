@@ -1,4 +1,4 @@
-import type { MirrorDatabase } from '../db/open.js';
+import { immutableUri, type MirrorDatabase } from '../db/open.js';
 import { databaseProblem, latestSucceededRun, latestSucceededRunId, listingAt } from '../db/queries.js';
 import { recoverDeadRuns } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
@@ -42,7 +42,7 @@ export class SnapshotHolder {
   constructor(store: MirrorDatabase, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
     this.#store = store;
     this.#logger = logger;
-    this.integrity = new IntegrityWatch(store.file, logger);
+    this.integrity = new IntegrityWatch(store.immutable ? immutableUri(store.file) : store.file, logger);
     this.#asOfCacheBytes = asOfCacheBytes;
   }
 
