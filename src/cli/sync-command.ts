@@ -97,10 +97,12 @@ function namedUpstream(config: Config, label: string | undefined): NamedUpstream
 
 function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
   const tty = process.stderr.isTTY === true;
-  // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
+  // On a terminal the bar shows progress, so only warnings and errors are logged beside it, as
+  // lines for people (JSON lines with stacks drowned the one line that says what failed).
   const base = createLogger({
-    level: tty ? 'warn' : config.log.level,
-    pretty: false,
+    level: tty && config.log.level !== 'debug' ? 'warn' : config.log.level,
+    pretty: tty,
+    prettyFd: 2,
     destination: process.stderr,
   });
   // The demo's syncs (children of `start`) say so on every line, as `start` does.
