@@ -53,7 +53,10 @@ export function createLogger(settings: LoggerSettings): Logger {
       colorize: true,
       translateTime: 'SYS:HH:MM:ss',
       ignore: stacks ? 'pid,hostname,name' : 'pid,hostname,name,err',
-      messageFormat: stacks ? '{msg}' : '{msg}{if err.message}: {err.message}{end}',
+      // Where it answers and whether the data is invented belong in the line a person reads first.
+      messageFormat:
+        '{msg}{if url} at {url}{end}{if demo} (demo: the data is invented){end}' +
+        (stacks ? '' : '{if err.message}: {err.message}{end}'),
       singleLine: true,
       destination: settings.prettyFd ?? 1,
       sync: true,
