@@ -263,6 +263,7 @@ function isolatedSync(
     maxHeapMb: config.sync.maxHeapMb,
     maxDurationMs: config.sync.maxDurationMs,
     store,
+    upstream: child.config.upstream.target.label,
     logger: logger.child({ module: 'isolated-sync' }),
     stdout: process.stdout,
     stderr: process.stderr,

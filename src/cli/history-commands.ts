@@ -1,7 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { ChangeKind } from '../db/schema.js';
-import { ConfigError, MirrorError } from '../errors.js';
+import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import { EXIT } from './exit-codes.js';
 import { changeView, coworkerView, runView, versionView } from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
@@ -98,6 +98,9 @@ export interface ChangesOptions {
   json: boolean;
 }
 
+/** How many field names an unknown --field lists: an upstream may have drifted thousands. */
+const FIELDS_NAMED = 12;
+
 /** A field nobody ever had is a typo, not a quiet "no changes". */
 async function checkField(store: Store, field: string | undefined): Promise<void> {
   if (field === undefined) return;
@@ -105,10 +108,13 @@ async function checkField(store: Store, field: string | undefined): Promise<void
     (f) => f !== 'uuid',
   );
   if (fields.includes(field)) return;
+  const named = fields.slice(0, FIELDS_NAMED).map((f) => (f.length > 40 ? `${f.slice(0, 40)}…` : f));
+  const more = fields.length - named.length;
+  const rest = more > 0 ? ` and ${more} more (changes --json lists every change with its field)` : '';
   throw new ConfigError([
     {
       name: '--field',
-      problem: `unknown field ${JSON.stringify(field)}; the fields are ${fields.join(', ')}`,
+      problem: `unknown field ${truncateForMessage(field, 80)}; the fields are ${named.join(', ')}${rest}`,
     },
   ]);
 }

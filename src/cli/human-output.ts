@@ -1,6 +1,6 @@
 import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/history-views.js';
 import type { NamedCoworker } from '../db/name-queries.js';
-import { localTime, paint, table, when, type Style } from './terminal.js';
+import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
@@ -23,15 +23,18 @@ const KIND_COLOUR = {
 } as const;
 const STATUS_COLOUR = { succeeded: 'green', failed: 'red', aborted: 'yellow', running: 'cyan' } as const;
 
-/** A value as a person reads it: strings bare, lists as "2 images", absent as "(none)". */
+/**
+ * A value as a person reads it: strings bare, lists as "2 images", absent as "(none)"; control
+ * characters drawn visibly, since every value is the upstream's.
+ */
 function showValue(value: unknown): string {
   if (value === undefined) return '(absent)';
   if (value === null) return '(none)';
-  if (typeof value === 'string') return value === '' ? '""' : value;
+  if (typeof value === 'string') return value === '' ? '""' : visible(value);
   if (Array.isArray(value))
     return value.length === 0 ? '(empty list)' : value.map((v) => showValue(v)).join(', ');
-  // Numbers, booleans and objects read fine as JSON.
-  return stringifyJson(value);
+  // Numbers, booleans and objects read fine as JSON (which escapes C0 but not DEL, C1 or U+2028).
+  return visible(stringifyJson(value));
 }
 
 function seconds(run: RunView): string {
@@ -47,9 +50,9 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
     const note = r.error
       ? paint(style, 'red', `${r.error.code}: ${r.error.message}`)
       : r.rebound_from
-        ? `rebound from ${r.rebound_from}`
+        ? `rebound from ${visible(r.rebound_from)}`
         : r.unknown_fields.length > 0
-          ? `new fields: ${r.unknown_fields.join(', ')}`
+          ? `new fields: ${visible(r.unknown_fields.join(', '))}`
           : r.media
             ? mediaNote(r.media)
             : '';
@@ -74,7 +77,7 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
 
 function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
   const uuid = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
-  return [names.get(c.uuid) ?? '?', uuid];
+  return [visible(names.get(c.uuid) ?? '?'), visible(uuid)];
 }
 
 function mediaNote(m: NonNullable<RunView['media']>): string {
@@ -87,10 +90,11 @@ function changeText(c: ChangeView, style: Style): string {
   if (c.kind === 'media_changed') {
     const [before, after] = [c.old, c.new] as ({ url?: string; sha256?: string } | undefined)[];
     const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
-    return `${mark} ${c.field ?? ''}: new bytes at ${after?.url ?? '?'} (${short(before?.sha256)} → ${short(after?.sha256)})`;
+    const at = visible(after?.url ?? '?');
+    return `${mark} ${visible(c.field ?? '')}: new bytes at ${at} (${short(before?.sha256)} → ${short(after?.sha256)})`;
   }
   if (c.kind !== 'changed') return `${mark} ${c.kind}`;
-  return `${mark} ${c.field ?? ''}: ${showValue(c.old)} → ${showValue(c.new)}`;
+  return `${mark} ${visible(c.field ?? '')}: ${showValue(c.old)} → ${showValue(c.new)}`;
 }
 
 export function renderChanges(
@@ -142,7 +146,7 @@ function versionLines(v: VersionView, n: number, previous: VersionView | undefin
       const shown = showValue(value);
       return [
         changed ? paint(style, 'yellow', '~') : ' ',
-        field,
+        visible(field),
         changed
           ? `${paint(style, 'yellow', shown)}  ${paint(style, 'dim', `(was ${showValue(before[field])})`)}`
           : shown,
@@ -153,7 +157,7 @@ function versionLines(v: VersionView, n: number, previous: VersionView | undefin
 
 export function renderHistory(input: HistoryInput, style: Style): string[] {
   const { coworker, name, versions, changes } = input;
-  const lines = [`${paint(style, 'bold', name)}  ${coworker.uuid}`, statusLine(coworker, style), ''];
+  const lines = [`${paint(style, 'bold', name)}  ${visible(coworker.uuid)}`, statusLine(coworker, style), ''];
   const appearances = [...new Set(versions.map((v) => v.appearance))];
   for (const appearance of appearances) {
     const mine = versions.filter((v) => v.appearance === appearance);
@@ -179,9 +183,9 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
 export function renderFound(found: readonly NamedCoworker[], style: Style): string[] {
   if (found.length === 0) return ['nobody by that name'];
   const rows = found.map((c) => [
-    c.name,
-    c.uuid,
-    c.post,
+    visible(c.name),
+    visible(c.uuid),
+    visible(c.post),
     c.removed ? paint(style, 'red', 'removed') : paint(style, 'green', 'present'),
   ]);
   return table([['NAME', 'UUID', 'POST', 'STATUS'].map((h) => paint(style, 'bold', h)), ...rows]);

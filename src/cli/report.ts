@@ -1,5 +1,6 @@
 import type { UnknownVariable } from '../config/unknown-variables.js';
 import type { ErrorCode, MirrorError } from '../errors.js';
+import { visible } from './terminal.js';
 
 /** What to do next, for the failures a person can fix; the message itself says what failed. */
 const HINTS: Partial<Record<ErrorCode, string>> = {
@@ -28,7 +29,8 @@ export function errorReport(error: MirrorError, options: { debug: boolean }): st
     advice !== undefined && error.message.endsWith(`; ${advice}`)
       ? error.message.slice(0, -(advice.length + 2))
       : error.message;
-  const lines = [`coworker-mirror: ${message}`];
+  // Messages quote upstream values; a terminal shows their control characters, never obeys them.
+  const lines = [`coworker-mirror: ${message.split('\n').map(visible).join('\n')}`];
   const hint = advice ?? HINTS[error.code];
   if (hint) lines.push(`hint: ${hint}`);
   if (options.debug) lines.push(...stackOf(error));

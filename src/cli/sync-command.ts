@@ -46,6 +46,10 @@ export async function runSyncCommand(
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // Under `start`, the IPC channel closes when the parent dies (even by SIGKILL): an orphaned run
+  // would hold the lock and the upstream for nobody, so it ends as aborted and the process exits.
+  const onOrphaned = () => controller.abort(new Error('the parent start process is gone'));
+  process.once('disconnect', onOrphaned);
   try {
     const reboundFrom = await checkUpstreamBinding(store, upstream.target.label, options);
     const summary = await runSync(
@@ -79,6 +83,7 @@ export async function runSyncCommand(
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    process.off('disconnect', onOrphaned);
     store.close();
   }
 }
@@ -92,10 +97,12 @@ function namedUpstream(config: Config, label: string | undefined): NamedUpstream
 
 function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
   const tty = process.stderr.isTTY === true;
-  // On a terminal the bar shows progress, so only warnings and errors are logged beside it.
+  // On a terminal the bar shows progress, so only warnings and errors are logged beside it, as
+  // lines for people (JSON lines with stacks drowned the one line that says what failed).
   const base = createLogger({
-    level: tty ? 'warn' : config.log.level,
-    pretty: false,
+    level: tty && config.log.level !== 'debug' ? 'warn' : config.log.level,
+    pretty: tty,
+    prettyFd: 2,
     destination: process.stderr,
   });
   // The demo's syncs (children of `start`) say so on every line, as `start` does.

@@ -16,7 +16,28 @@ type Paint = Parameters<typeof styleText>[0];
 
 export function paint(style: Style, format: Paint, text: string): string {
   // The decision is made once, for the stream written to (styleFor); styleText would check stdout.
-  return style.color ? styleText(format, text, { validateStream: false }) : text;
+  return style.color ? styleText(format, visible(text), { validateStream: false }) : visible(text);
+}
+
+// C0 and DEL, C1, the line and paragraph separators, and the bidirectional controls that reorder
+// what a terminal shows (a "Trojan source" line). Tab and newline too: a value is one cell.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is matched
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]|\p{Cs}/gu;
+
+function shown(char: string): string {
+  const code = char.charCodeAt(0);
+  if (code < 0x20) return `^${String.fromCharCode(code + 0x40)}`;
+  if (code === 0x7f) return '^?';
+  return `<U+${code.toString(16).toUpperCase().padStart(4, '0')}>`;
+}
+
+/**
+ * Text from the upstream as a terminal should show it: control characters drawn visibly, as `less`
+ * and `git log` do (`^[` for ESC, `^?` for DEL, `<U+0085>` for C1, `<U+2028>`), so a hostile value
+ * cannot clear the screen, retitle the window, recolour the output or reorder a line.
+ */
+export function visible(text: string): string {
+  return text.replace(UNSAFE, shown);
 }
 
 const two = (n: number) => String(n).padStart(2, '0');

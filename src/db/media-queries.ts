@@ -12,3 +12,10 @@ export function mediaRunsByIds(store: MirrorDatabase, runIds: readonly number[])
     .all(JSON.stringify(runIds)) as MediaRunRow[];
   return new Map(rows.map((row) => [row.runId, row]));
 }
+
+/** Whether any mirrored file is recorded as stored (so the media folder must hold it). */
+export function hasStoredMedia(store: MirrorDatabase): boolean {
+  return (
+    store.sqlite.prepare('select 1 from media_blobs where dropped_at is null limit 1').get() !== undefined
+  );
+}

@@ -18,6 +18,15 @@ function readOnlyOnDisk(file: string): boolean {
   return false;
 }
 
+function folderWritable(folder: string): boolean {
+  try {
+    accessSync(folder, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Opens the database of a read command (`runs`, `history`, `changes`, `serve`): it must exist (a
  * mistyped --db must not create an empty one that then answers "no runs yet"), and a read-only file
@@ -32,7 +41,10 @@ export function openExistingDatabase(file: string): MirrorDatabase {
     );
   }
   if (!readOnlyOnDisk(file)) return openDatabase(file);
-  const store = openDatabase(file, { readonly: true, migrate: false });
+  // A WAL database is read through its -shm file; where that is missing and the folder cannot be
+  // written (a read-only mount), SQLite can only read the file as immutable.
+  const immutable = !folderWritable(dirname(file)) && !existsSync(`${file}-shm`);
+  const store = openDatabase(file, { readonly: true, migrate: false, immutable });
   if (schemaStanding(store.sqlite).pending > 0) {
     store.close();
     throw new MirrorError(

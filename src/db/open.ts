@@ -1,8 +1,9 @@
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
+import { makeFolder } from '../fs/make-folder.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
@@ -17,6 +18,8 @@ export interface SqliteHandle {
   /** The raw handle, for pragmas, the backup API and hot-path prepared statements. */
   readonly sqlite: Database.Database;
   readonly file: string;
+  /** Opened `immutable` (a WAL file in a folder this process cannot write): SQLite reads it as is. */
+  readonly immutable: boolean;
   /**
    * Null while the path still names the file this handle opened; otherwise what happened to it
    * (deleted, or replaced by another file): this handle keeps reading the old, unlinked one.
@@ -32,6 +35,20 @@ export interface OpenOptions {
   /** Apply pending migrations (default true). Read-only replicas of `serve` still migrate first. */
   migrate?: boolean;
   readonly?: boolean;
+  /**
+   * Read the file as unchanging, without the -shm file a WAL database needs (and cannot create in a
+   * folder it cannot write, as on a read-only mount). Implies readonly.
+   */
+  immutable?: boolean;
+}
+
+// `immutable` exists only as a URI parameter; better-sqlite3 reads this when it first loads SQLite
+// (on the first open), and an explicit SQLITE_USE_URI=0 still wins.
+process.env.SQLITE_USE_URI ??= '1';
+
+/** `file:` URI of a path, every segment percent-encoded (a `?` or `#` in a folder name stays a name). */
+export function immutableUri(file: string): string {
+  return `file:${file.split('/').map(encodeURIComponent).join('/')}?immutable=1`;
 }
 
 /**
@@ -65,8 +82,10 @@ function isBusy(error: unknown): boolean {
 function openOnce(file: string, options: OpenOptions): MirrorDatabase {
   let sqlite: Database.Database;
   try {
-    if (file !== ':memory:' && !options.readonly) createPrivately(file);
-    sqlite = new Database(file, { readonly: options.readonly ?? false });
+    if (file !== ':memory:' && !options.readonly && !options.immutable) createPrivately(file);
+    sqlite = options.immutable
+      ? new Database(immutableUri(file), { readonly: true })
+      : new Database(file, { readonly: options.readonly ?? false });
   } catch (cause) {
     throw new MirrorError(
       'DB_ERROR',
@@ -82,22 +101,24 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     sqlite.pragma('busy_timeout = 5000');
     // WAL lets `serve` read while a sync commits in another process; NORMAL is durable at each
     // checkpoint and never corrupts on a crash, which is the promise here.
-    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+    const readonly = options.readonly === true || options.immutable === true;
+    if (!readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
-    if (options.migrate ?? !options.readonly) migrate(db);
+    if (options.migrate ?? !readonly) migrate(db);
     const identity = fileIdentity(file);
     const store: MirrorDatabase = new SqliteStore({
       db,
       sqlite,
       file,
+      immutable: options.immutable === true,
       fileProblem: () => fileProblem(file, identity),
       close: () => sqlite.close(),
     });
     // Any process that opens the database tells the truth about runs whose holder died.
-    if (!options.readonly) recoverDeadRuns(store);
+    if (!readonly) recoverDeadRuns(store);
     return store;
   } catch (cause) {
     sqlite.close();
@@ -122,7 +143,7 @@ function dbAdvice(cause: unknown): string {
  * file keeps the mode it has.
  */
 function createPrivately(file: string): void {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  makeFolder(dirname(file), 0o700);
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
 }
 

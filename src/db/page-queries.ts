@@ -78,7 +78,7 @@ export interface ChangeSubject {
 
 /**
  * For each change, the name of its coworker at that run: read from the stored entry of an
- * added/returned/removed change, from the version the run wrote for a field change. One indexed
+ * added/returned/removed change, from the version the run wrote for a field or media change. One indexed
  * seek per change; the name is cut to DIRECTORY_TEXT_CHARS so a 1 MB name costs nothing here.
  */
 export function changeSubjects(
@@ -99,7 +99,14 @@ export function changeSubjects(
   );
   const out = new Map<number, ChangeSubject>();
   for (const row of rows) {
-    const body = row.kind === 'removed' ? row.oldValue : row.kind === 'changed' ? null : row.newValue;
+    // Only these changes store a whole entry; a field or media change stores a value, and its
+    // coworker's name is in the version its run wrote.
+    const body =
+      row.kind === 'removed'
+        ? row.oldValue
+        : row.kind === 'added' || row.kind === 'returned'
+          ? row.newValue
+          : null;
     let found: unknown[] | undefined;
     try {
       found =

@@ -89,6 +89,7 @@ export function pageBody(view: ViewContext, content: PageContent, links: PageLin
         next,
         previous,
         entries: content.values(),
+        request: { method: view.req.method, url: view.req.url },
       }),
     ];
   }

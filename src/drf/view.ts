@@ -179,7 +179,9 @@ function computeIndent(acceptedMediaType: string): number | null {
 
 /** The view's renderer applied to `data`. */
 export function render(view: ViewContext, status: number, data: JsonValue): Buffer {
-  if (view.renderer.format === 'api') return renderDataHtml(status, data);
+  if (view.renderer.format === 'api') {
+    return renderDataHtml(status, data, { method: view.req.method, url: view.req.url });
+  }
   return Buffer.from(pyJsonDumps(data, indentOf(view.acceptedMediaType)));
 }
 

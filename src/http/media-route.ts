@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs';
+import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
@@ -68,29 +68,57 @@ export function createMediaHandler(
   const findStoredFile = storedFileFinder(deps);
   const record = mediaRecorder(deps.metrics);
   return (req, res) => {
+    const started = performance.now();
     const file = findStoredFile(req.url ?? '/');
     if (!file) return false;
-    answerStoredFile(req, res, file, { record, logger: deps.logger });
+    if (file === 'missing') {
+      // The mirror recorded the file and lost it: a fault of this server, not a resource that
+      // never existed; caches must not remember it as gone.
+      const body = 'Media file unavailable: the media folder is missing or unreadable.\n';
+      res
+        .writeHead(
+          503,
+          [
+            ['Content-Type', 'text/plain; charset=utf-8'],
+            ['Content-Length', String(Buffer.byteLength(body))],
+            ['Cache-Control', 'no-store'],
+            ['Retry-After', '60'],
+          ].flat(),
+        )
+        .end(req.method === 'HEAD' ? undefined : body);
+      record(req.method ?? 'GET', 503, started);
+      return true;
+    }
+    try {
+      answerStoredFile(req, res, file, { record, logger: deps.logger });
+    } catch (err) {
+      closeSync(file.fd);
+      throw err;
+    }
     return true;
   };
 }
 
-/** A committed media object that is on disk. */
+/** A committed media object, opened: its descriptor is closed by whoever answers. */
 interface StoredFile {
   sha256: string;
-  path: string;
+  fd: number;
   size: number;
   contentType: string;
 }
 
 type RecordRequest = (method: string, status: number, started: number) => void;
 
-/** Resolves a request URL to a committed, present file, or null for "not ours: answer as before". */
-function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | null {
+/**
+ * Resolves a request URL to a committed file opened for reading, `missing` when its row says it is
+ * stored but the file cannot be opened (the media folder moved or deleted under the server), or
+ * null for "not ours: answer as before". Opened on every request, never remembered as present: an
+ * open is as cheap as the stat it replaces, and a file seen once may be gone the next time.
+ */
+function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | 'missing' | null {
   const lookup = keptBlobReader(deps.store);
-  // Objects never change once written and leave only when their row is dropped (checked per
-  // request), so a file seen once need not be stat'ed again.
-  const present = new Set<string>();
+  // One line per outage, not one per request: reset once a file opens again.
+  let reported = false;
   return (url) => {
     if (!url.startsWith('/media/')) return null;
     const match = MEDIA_PATH.exec(url.split('?', 1)[0] ?? '');
@@ -99,17 +127,20 @@ function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | n
     const blob = lookup(sha256);
     if (!blob) return null;
     const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
-    if (!present.has(sha256)) {
-      try {
-        statSync(path);
-      } catch (err) {
-        deps.logger.error({ err, sha256 }, 'a committed media file is missing; answering 404');
-        return null;
+    try {
+      const fd = openSync(path, 'r');
+      reported = false;
+      return { sha256, fd, size: blob.size, contentType: blob.contentType };
+    } catch (err) {
+      if (!reported) {
+        deps.logger.error(
+          { err, sha256, dir: deps.dir },
+          'a committed media file cannot be opened; answering 503',
+        );
       }
-      if (present.size >= 100_000) present.clear();
-      present.add(sha256);
+      reported = true;
+      return 'missing';
     }
-    return { sha256, path, size: blob.size, contentType: blob.contentType };
   };
 }
 
@@ -145,6 +176,7 @@ function answerStoredFile(
     ['Accept-Ranges', 'bytes'],
   ];
   if (method !== 'GET' && method !== 'HEAD') {
+    closeSync(file.fd);
     res
       .writeHead(405, [
         ['Allow', 'GET, HEAD'],
@@ -155,6 +187,7 @@ function answerStoredFile(
     return;
   }
   if (matchesNoneMatch(req.headers['if-none-match'], etag)) {
+    closeSync(file.fd);
     res.writeHead(304, common.flat()).end();
     record(method, 304, started);
     return;
@@ -165,6 +198,7 @@ function answerStoredFile(
   const range =
     ifRange === undefined || ifRange.trim() === etag ? resolveRange(req.headers.range, size) : null;
   if (range === 'unsatisfiable') {
+    closeSync(file.fd);
     res
       .writeHead(416, [...common, ['Content-Range', `bytes */${size}`], ['Content-Length', '0']].flat())
       .end();
@@ -203,10 +237,12 @@ function sendStoredBytes(
   if (range) headers.push(['Content-Range', `bytes ${start}-${end}/${size}`]);
   res.writeHead(status, headers.flat());
   if (method === 'HEAD' || size === 0) {
+    closeSync(file.fd);
     res.end();
     return status;
   }
-  pipeline(createReadStream(file.path, { start, end, highWaterMark: 256 * 1024 }), res, (err) => {
+  const stream = createReadStream('', { fd: file.fd, start, end, highWaterMark: 256 * 1024 });
+  pipeline(stream, res, (err) => {
     // A client that hangs up mid-file is routine for video; anything else is worth a line.
     if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') {
       logger.warn({ err, sha256: file.sha256 }, 'media stream failed');

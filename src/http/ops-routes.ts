@@ -12,6 +12,8 @@ export function registerOpsRoutes(
     metrics: Metrics;
     staleAfterMs: number;
     metricsToken?: string | null;
+    /** What keeps mirrored media from being served (MEDIA_DIR gone), when media is served. */
+    mediaProblem?: () => string | null;
     now?: () => number;
   },
 ): void {
@@ -19,7 +21,7 @@ export function registerOpsRoutes(
   app.get('/healthz', () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const database = await deps.snapshots.databaseProblem();
+    const database = (await deps.snapshots.databaseProblem()) ?? deps.mediaProblem?.() ?? null;
     if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });

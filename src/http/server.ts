@@ -17,7 +17,8 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
-import { mirroredMedia } from '../web/media-source.js';
+import { mirroredMedia, type MediaResolver } from '../web/media-source.js';
+import { mediaFolderProblem } from './media-folder.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
 
@@ -70,6 +71,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       metrics,
       staleAfterMs: deps.config.server.staleAfterMs,
       metricsToken: deps.config.server.metricsToken,
+      ...(deps.config.media ? { mediaProblem: mediaProblemOf(deps.store, deps.config.media.dir) } : {}),
     }),
   (app, { deps }) =>
     registerHistoryRoutes(app, deps.store, {
@@ -94,11 +96,22 @@ const ROUTES: readonly RouteRegistrar[] = [
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??
-        (deps.config.media
-          ? mirroredMedia(mediaPathLookup(deps.store, () => snapshots.info?.runId ?? null))
-          : undefined),
+        (deps.config.media ? pageMedia(deps.store, deps.config.media.dir, snapshots) : undefined),
     }),
 ];
+
+function mediaProblemOf(store: MirrorDatabase, dir: string): () => string | null {
+  return () => mediaFolderProblem(store, dir);
+}
+
+/**
+ * Thumbnails of mirrored media come from the mirror itself, as of the served run; while the media
+ * folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
+ */
+function pageMedia(store: MirrorDatabase, dir: string, snapshots: SnapshotHolder): MediaResolver {
+  const lookup = mediaPathLookup(store, () => snapshots.info?.runId ?? null);
+  return mirroredMedia((url) => (mediaFolderProblem(store, dir) === null ? lookup(url) : null));
+}
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */
 function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
@@ -221,6 +234,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   };
 }
 
+const HOST_UNKNOWN = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAFNOSUPPORT', 'EINVAL']);
+
 async function listenOrExplain(app: FastifyInstance, port: number, host: string): Promise<void> {
   try {
     await app.listen({ port, host });
@@ -231,6 +246,17 @@ async function listenOrExplain(app: FastifyInstance, port: number, host: string)
         {
           name: 'PORT / HOST',
           problem: `cannot listen on ${host}:${port} (${code}); choose another PORT or HOST`,
+        },
+      ]);
+    }
+    // A HOST that names no address (a typo, a name the resolver does not know) is a setting to fix.
+    if (code !== undefined && HOST_UNKNOWN.has(code)) {
+      throw new ConfigError([
+        {
+          name: 'HOST',
+          problem:
+            `cannot listen on ${JSON.stringify(host)} (${code}): it is not an address of this machine; ` +
+            'use an IP address such as 127.0.0.1, 0.0.0.0 or ::, or a name that resolves to one',
         },
       ]);
     }

@@ -1,10 +1,11 @@
-import type { MirrorDatabase } from '../db/open.js';
+import { immutableUri, type MirrorDatabase } from '../db/open.js';
 import { defaultOf } from '../config/settings.js';
 import { latestSucceededRun } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
+import { IntegrityWatch } from './integrity-watch.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
@@ -35,9 +36,13 @@ export class SnapshotHolder {
   readonly #logger: Logger;
   readonly #asOfCacheBytes: number;
 
+  /** The periodic whole-file check readiness also reports (started with the polling). */
+  readonly integrity: IntegrityWatch;
+
   constructor(store: MirrorDatabase, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
     this.#store = store;
     this.#logger = logger;
+    this.integrity = new IntegrityWatch(store.immutable ? immutableUri(store.file) : store.file, logger);
     this.#asOfCacheBytes = asOfCacheBytes;
   }
 
@@ -162,13 +167,14 @@ export class SnapshotHolder {
    * What is wrong with the database right now (a cheap read of every table, and whether the file
    * on disk is still the one opened), or null. For readiness.
    */
-  databaseProblem(): Promise<string | null> {
-    return this.#store.databaseProblem();
+  async databaseProblem(): Promise<string | null> {
+    return (await this.#store.databaseProblem()) ?? this.integrity.problem();
   }
 
   /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
   startPolling(intervalMs: number): void {
     this.stopPolling();
+    this.integrity.start();
     let reported: string | null = null;
     this.#timer = setInterval(() => {
       const fileProblem = this.#store.fileProblem();
@@ -190,6 +196,7 @@ export class SnapshotHolder {
   }
 
   stopPolling(): void {
+    this.integrity.stop();
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
   }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeFolder } from '../fs/make-folder.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -39,7 +40,7 @@ export class MediaStore {
 
   /** A fresh temp file for one download. */
   async createTemp(): Promise<{ path: string; handle: FileHandle }> {
-    if (!this.#tmpReady) mkdirSync(this.#tmp, { recursive: true });
+    if (!this.#tmpReady) makeFolder(this.#tmp);
     this.#tmpReady = true;
     const path = join(this.#tmp, `${randomBytes(12).toString('hex')}.part`);
     return { path, handle: await open(path, 'wx') };
@@ -59,7 +60,7 @@ export class MediaStore {
     }
     const folder = join(this.#objects, sha256.slice(0, 2));
     if (!existsSync(folder)) {
-      mkdirSync(folder, { recursive: true });
+      makeFolder(folder);
       this.#dirty.add(this.#objects);
     }
     await rename(tempPath, target);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
-import type { Store } from '../db/store.js';
+import type { MirrorDatabase } from '../db/open.js';
+import { recordFailedRun } from '../db/run-records.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { endRunWithoutData } from './run-lock.js';
@@ -50,7 +51,10 @@ export interface IsolatedSyncOptions {
   maxDurationMs: number;
   /** That grace; 30 s unless a test needs a watchdog it can wait for. */
   watchdogGraceMs?: number;
-  store: Store;
+  /** The database itself: a child that dies before its run row is recorded in it directly. */
+  store: MirrorDatabase;
+  /** The upstream as runs name it: a child that dies before its run row is recorded under it. */
+  upstream: string;
   logger: Logger;
   /** Where the child's log lines go (the parent's stdout and stderr). */
   stdout: NodeJS.WritableStream;
@@ -82,6 +86,7 @@ export async function runIsolatedSync(
   signal: AbortSignal,
   onRunStarted: (runId: number) => void,
 ): Promise<void> {
+  const startedAt = new Date();
   const child = spawn(
     options.execPath,
     [
@@ -100,20 +105,37 @@ export async function runIsolatedSync(
     throw new MirrorError(code, message, details);
   }
   const error = deathError(outcome, options);
-  if (outcome.runId !== null) {
-    try {
-      // Guarded by status = 'running': a row the child did end keeps its own story.
-      const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
-      await endRunWithoutData(options.store, outcome.runId, status, error);
-    } catch (cause) {
-      options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
-    }
-  }
+  await recordDeath(options, outcome, error, startedAt);
   options.logger.error(
     { err: error, runId: outcome.runId, exitCode: outcome.code, signal: outcome.signal },
     'sync process died',
   );
   throw error;
+}
+
+/**
+ * Ends the dead child's run row; a child that died before writing one (killed at start-up, a crash
+ * while opening the database) gets a failed row of its own, so the attempt is not only a log line.
+ * A shutdown that stopped a child before its run began leaves nothing to record.
+ */
+async function recordDeath(
+  options: IsolatedSyncOptions,
+  outcome: ChildOutcome,
+  error: MirrorError,
+  startedAt: Date,
+): Promise<void> {
+  try {
+    if (outcome.runId !== null) {
+      // Guarded by status = 'running': a row the child did end keeps its own story.
+      const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
+      await endRunWithoutData(options.store, outcome.runId, status, error);
+    } else if (outcome.killedBy !== 'abort') {
+      outcome.runId = recordFailedRun(options.store, { upstream: options.upstream, startedAt, error });
+      error.details.runId = outcome.runId;
+    }
+  } catch (cause) {
+    options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
+  }
 }
 
 function watch(

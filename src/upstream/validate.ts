@@ -98,12 +98,35 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): { present: boolea
   return { present: true, value: current };
 }
 
+/** A number kept as the text the upstream wrote (lossless-json's LosslessNumber, duck-typed). */
+function numberText(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { isLosslessNumber, value: text } = value as { isLosslessNumber?: unknown; value?: unknown };
+  return isLosslessNumber === true && typeof text === 'string' ? text : null;
+}
+
+/**
+ * The value the upstream sent, for a message. JSON.stringify writes a number past a double's range
+ * (`1e400`, parsed as Infinity) as `null`, which names a value nobody sent: such a number is named
+ * by its text when the parser kept it, else said to be out of range.
+ */
+function shownValue(value: unknown): string {
+  const text = numberText(value);
+  if (text !== null) return text.length > 120 ? `${text.slice(0, 120)}… (${text.length} chars)` : text;
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    return `a number too large for a double (read as ${value})`;
+  }
+  return truncateForMessage(value);
+}
+
 /** "field "show_image": expected boolean, received "yes"" — our words, the upstream's value. */
 function describeIssue(issue: Issue, root: unknown): { field: string; text: string; received: string } {
   const field = formatPath(issue.path);
   const { present, value } = valueAt(root, issue.path);
-  const expectation = issue.code === 'invalid_type' ? `expected ${issue.expected}` : issue.message;
-  const received = present ? truncateForMessage(value) : 'nothing (field missing)';
+  const overflow = typeof value === 'number' && !Number.isFinite(value);
+  const expected = overflow ? 'a finite number' : issue.code === 'invalid_type' ? issue.expected : null;
+  const expectation = expected !== null ? `expected ${expected}` : issue.message;
+  const received = present ? shownValue(value) : 'nothing (field missing)';
   const subject = field === '' ? '' : `field "${field}": `;
   return { field, text: `${subject}${expectation}, received ${received}`, received };
 }

@@ -39,23 +39,23 @@ export interface DirectoryFailure {
 
 /**
  * The coworker directory, sorted by name. Building it reads every current version (~50 ms of CPU
- * at 10,000 coworkers), so it is built once when the server starts and then again only when a new
- * successful run exists, after the request that noticed it: that one request is answered from the
- * directory of the previous run (the page names the run it shows), every later one from the new.
+ * at 10,000 coworkers), so it is built once when the server starts and then once per new successful
+ * run, by the first request that sees one. That request waits for it: answered from the previous
+ * run's directory instead, a page asked for rarely lagged the served snapshot by several runs.
+ * The run id and the rows are read in one transaction, so "as of run N" is the run shown.
  * Bounded by the number of coworkers × 2 × DIRECTORY_TEXT_CHARS characters.
  */
 export class DirectoryCache {
-  #runId: number | null;
-  #entries: FoldedEntry[];
-  #rebuilding = false;
+  #runId: number | null = null;
+  #entries: FoldedEntry[] = [];
+  #failedRunId: number | null = null;
   readonly #store: MirrorDatabase;
   readonly #onError: (failure: DirectoryFailure) => void;
 
   constructor(store: MirrorDatabase, onError: (failure: DirectoryFailure) => void) {
     this.#store = store;
     this.#onError = onError;
-    this.#runId = latestSucceededRunId(store);
-    this.#entries = build(store);
+    this.#rebuild();
   }
 
   /** The run whose listing the directory shows. */
@@ -63,23 +63,24 @@ export class DirectoryCache {
     return this.#runId;
   }
 
+  #rebuild(): void {
+    const read = this.#store.sqlite.transaction(() => ({
+      runId: latestSucceededRunId(this.#store),
+      entries: build(this.#store),
+    }));
+    ({ runId: this.#runId, entries: this.#entries } = read());
+  }
+
   entries(): FoldedEntry[] {
     const runId = latestSucceededRunId(this.#store);
-    if (runId !== this.#runId && !this.#rebuilding) {
-      this.#rebuilding = true;
-      setImmediate(() => {
-        try {
-          // The server may have closed the database in between (shutdown): nothing to rebuild.
-          if (this.#store.sqlite.open) {
-            this.#entries = build(this.#store);
-            this.#runId = runId;
-          }
-        } catch (error) {
-          this.#onError({ runId, error });
-        } finally {
-          this.#rebuilding = false;
-        }
-      }).unref();
+    if (runId !== this.#runId && runId !== this.#failedRunId) {
+      try {
+        this.#rebuild();
+      } catch (error) {
+        // The previous directory still answers, naming its own run; the next run tries again.
+        this.#failedRunId = runId;
+        this.#onError({ runId, error });
+      }
     }
     return this.#entries;
   }

@@ -14,12 +14,31 @@ const IMAGE_PATH = /\.(png|jpe?g|gif|webp|avif|svg)$/i;
 /** Longest URL put into a page: a URL is not a place for a megabyte. */
 const MAX_IMAGE_URL_BYTES = 2048;
 
-/** Shows http(s) image URLs as they are; refuses other schemes (javascript:, data:) and non-images. */
+/**
+ * A host a CSP source can name: dot-separated letters, digits and hyphens (URL has already turned
+ * a Unicode name into punycode). WHATWG URL lets `;`, `,`, `'` and more through in a host, and a
+ * `;` in an `img-src` starts a new directive (`http://x;sandbox/y.png` sandboxed the page).
+ */
+const POLICY_HOST = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/;
+
+/** The `scheme://host[:port]` of an http(s) URL for a CSP source list, or null when it cannot be one. */
+export function policyOrigin(url: string): string | null {
+  if (!URL.canParse(url)) return null;
+  const { protocol, hostname, port } = new URL(url);
+  if (protocol !== 'http:' && protocol !== 'https:') return null;
+  if (!POLICY_HOST.test(hostname) || !/^\d*$/.test(port)) return null;
+  return `${protocol}//${hostname}${port === '' ? '' : `:${port}`}`;
+}
+
+/**
+ * Shows http(s) image URLs as they are; refuses other schemes (javascript:, data:), non-images, and
+ * hosts a page's CSP cannot name (the browser would block them anyway).
+ */
 export const upstreamMedia: MediaResolver = {
   imageSrc(url) {
     if (Buffer.byteLength(url) > MAX_IMAGE_URL_BYTES || !URL.canParse(url)) return null;
     const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    if (policyOrigin(parsed.href) === null) return null;
     if (parsed.username || parsed.password) return null;
     return IMAGE_PATH.test(parsed.pathname) ? parsed.toString() : null;
   },
@@ -42,5 +61,5 @@ export function mirroredMedia(mirrorPath: (url: string) => string | null): Media
 /** The origin an image source loads from, for the page's `img-src`; null for the mirror's own paths. */
 export function imageOrigin(src: string): string | null {
   if (src.startsWith('/')) return null;
-  return URL.canParse(src) ? new URL(src).origin : null;
+  return policyOrigin(src);
 }

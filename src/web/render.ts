@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { h, type ComponentChild } from 'preact';
 import { renderToString } from 'preact-render-to-string';
-import type { MediaResolver } from './media-source.js';
+import { policyOrigin, type MediaResolver } from './media-source.js';
 import { PageContextValue, type PageContext } from './page-context.js';
 
 /**
@@ -9,7 +9,9 @@ import { PageContextValue, type PageContext } from './page-context.js';
  * images from the mirror and from exactly the origins of the images this page shows.
  */
 export function contentSecurityPolicy(imageOrigins: Iterable<string>): string {
-  const images = ["'self'", ...[...imageOrigins].sort()].join(' ');
+  // Each origin is parsed again and rebuilt from its parts: a source list is never given text as it came.
+  const sources = new Set([...imageOrigins].map(policyOrigin).filter((o) => o !== null));
+  const images = ["'self'", ...[...sources].sort()].join(' ');
   return [
     "default-src 'none'",
     "script-src 'self'",

@@ -105,6 +105,7 @@ describe('start runs each sync in its own process', () => {
         maxDurationMs: 10_000,
         watchdogGraceMs: 1_000,
         store,
+        upstream: upstream.baseUrl,
         logger: silentLogger(),
         stdout: new PassThrough().resume(),
         stderr: new PassThrough().resume(),

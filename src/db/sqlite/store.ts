@@ -28,6 +28,7 @@ export class SqliteStore implements MirrorDatabase {
   readonly db: SqliteHandle['db'];
   readonly sqlite: SqliteHandle['sqlite'];
   readonly file: string;
+  readonly immutable: boolean;
   readonly fileProblem: () => string | null;
   readonly close: () => void;
 
@@ -35,6 +36,7 @@ export class SqliteStore implements MirrorDatabase {
     this.db = handle.db;
     this.sqlite = handle.sqlite;
     this.file = handle.file;
+    this.immutable = handle.immutable;
     this.fileProblem = handle.fileProblem;
     this.close = handle.close;
   }

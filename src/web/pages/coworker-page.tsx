@@ -3,6 +3,7 @@ import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
 import { FieldDiff, FieldValue, fieldLabel, mediaChangedText, Time } from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
+import { ByteBudget, jsonBytes, PAGE_DATA_BYTES } from '../byte-budget.js';
 
 export interface CoworkerData {
   coworker: CoworkerRow;
@@ -42,16 +43,33 @@ function VersionChange(props: { change: ChangeRow }) {
   }
 }
 
-function VersionChanges(props: { changes: ChangeRow[] }) {
+function changeBytes(change: ChangeRow): number {
+  return (change.field?.length ?? 0) + (change.oldValue?.length ?? 0) + (change.newValue?.length ?? 0);
+}
+
+function VersionChanges(props: { changes: ChangeRow[]; budget: ByteBudget }) {
   if (props.changes.length === 0) return null;
+  const shown = props.changes.filter((change) => props.budget.take(changeBytes(change)));
   return (
     <ul class="diff">
-      {props.changes.map((change) => (
+      {shown.map((change) => (
         <li key={change.id}>
           <VersionChange change={change} />
         </li>
       ))}
+      <NotShown count={props.changes.length - shown.length} what="changes" />
     </ul>
+  );
+}
+
+/** Where the page's budget ran out: what was left out, and where it is in full. */
+function NotShown(props: { count: number; what: string }) {
+  if (props.count === 0) return null;
+  return (
+    <li class="muted">
+      … {props.count.toLocaleString('en-US')} more {props.what} not shown (a page shows at most{' '}
+      {PAGE_DATA_BYTES / 1024} KiB of them); the history API has them all.
+    </li>
   );
 }
 
@@ -116,6 +134,7 @@ function ListedNow(props: { coworker: CoworkerRow; current: VersionRow[] }) {
 
 function VersionHistory(props: CoworkerData) {
   const at = (run: number | null) => (run === null ? null : (props.runTimes.get(run) ?? null));
+  const budget = new ByteBudget(PAGE_DATA_BYTES);
   return (
     <>
       {props.totalVersions > props.versions.length ? (
@@ -127,8 +146,8 @@ function VersionHistory(props: CoworkerData) {
         {props.versions.map((version) => (
           <li key={version.id}>
             <VersionSpan version={version} at={at} />
-            <VersionChanges changes={changesOf(version, props.changes)} />
-            <EntryAsServed version={version} />
+            <VersionChanges changes={changesOf(version, props.changes)} budget={budget} />
+            <EntryAsServed version={version} budget={budget} />
           </li>
         ))}
       </ol>
@@ -157,12 +176,15 @@ function VersionSpan(props: { version: VersionRow; at: (run: number | null) => s
   );
 }
 
-function EntryAsServed(props: { version: VersionRow }) {
+function EntryAsServed(props: { version: VersionRow; budget: ByteBudget }) {
+  const fields = Object.entries(entryOf(props.version.body));
+  const shown = fields.filter(([field, value]) => props.budget.take(field.length + jsonBytes(value)));
+  const left = fields.length - shown.length;
   return (
     <details>
       <summary>The entry as served</summary>
       <dl class="facts">
-        {Object.entries(entryOf(props.version.body)).map(([field, value]) => (
+        {shown.map(([field, value]) => (
           <Fragment key={field}>
             <dt>{fieldLabel(field)}</dt>
             <dd>
@@ -171,6 +193,12 @@ function EntryAsServed(props: { version: VersionRow }) {
           </Fragment>
         ))}
       </dl>
+      {left > 0 ? (
+        <p class="muted">
+          … {left.toLocaleString('en-US')} more fields not shown (a page shows at most{' '}
+          {PAGE_DATA_BYTES / 1024} KiB of them); the history API has them all.
+        </p>
+      ) : null}
     </details>
   );
 }

@@ -1,0 +1,24 @@
+import type { MirrorDatabase } from './open.js';
+import { runs } from './schema.js';
+
+/**
+ * A run that failed before it could record itself (its process died before taking the lock): one
+ * finished `failed` row, so `runs`, `/runs/` and the API show the attempt and why. Returns its id.
+ */
+export function recordFailedRun(
+  store: MirrorDatabase,
+  run: { upstream: string; startedAt: Date; error: { code: string; message: string } },
+): number {
+  return store.db
+    .insert(runs)
+    .values({
+      status: 'failed',
+      startedAt: run.startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      upstream: run.upstream,
+      errorCode: run.error.code,
+      errorMessage: run.error.message,
+    })
+    .returning({ id: runs.id })
+    .get().id;
+}

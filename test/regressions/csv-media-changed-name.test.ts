@@ -1,0 +1,28 @@
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import { startMirror } from '../helpers/mirror-server.js';
+import { listedMediaUrls, mediaRig } from '../media/harness.js';
+
+// Regression: `media_changed` rows of the CSV feed had an empty `name` (it was read from the change's
+// new value, which holds a URL and a hash, not an entry), and their sentence named the uuid.
+describe('media_changed rows of the CSV feed', () => {
+  it('name the coworker, in the name column and in the sentence', async () => {
+    const rig = await mediaRig({ count: 4 });
+    await rig.sync();
+    const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
+    rig.host.bump(bumped);
+    await rig.sync();
+    const mirror = await startMirror(rig.store);
+    const csv = await (await fetch(`${mirror.url}/api/mirror/changes.csv?kind=media_changed`)).text();
+    const rows = parse<Record<string, string>>(csv.replace(/^\uFEFF/, ''), { columns: true });
+    const names = new Map(
+      rig.upstream.data.entries().map((e) => [String(e.uuid), String((e as { name?: unknown }).name)]),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(row.kind).toBe('media_changed');
+      expect(row.name).toBe(names.get(row.uuid ?? ''));
+      expect(row.sentence?.startsWith(`${row.name}:`), row.sentence).toBe(true);
+    }
+  });
+});
