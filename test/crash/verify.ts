@@ -193,8 +193,9 @@ function applyChange(state: Map<string, Fields>, change: ChangeRow): void {
 /**
  * Per uuid, the events a diff of the two listings calls for, computed here independently of
  * src/sync/diff.ts: `added` / `returned` / `removed` per appearance, `changed:<field>` per field.
- * A uuid listed more than once on both sides with a changed set of appearances is left to the replay
- * (which appearance matches which is the diff's own choice); its value here is null.
+ * A uuid listed more than once on both sides with a changed set of appearances, or back with several,
+ * is left to the replay (which appearance matches which is the diff's own choice); its value here is
+ * null.
  */
 export function expectedEvents(
   before: readonly string[],
@@ -208,7 +209,10 @@ export function expectedEvents(
     const o = old.get(uuid) ?? [];
     const n = next.get(uuid) ?? [];
     if (JSON.stringify([...o].sort()) === JSON.stringify([...n].sort())) continue;
-    if (o.length === 0)
+    // A coworker back with several appearances: each identical to one removed before returned, the
+    // others are new (or the first returned): that takes the removed bodies, which are the replay's.
+    if (o.length === 0 && everSeen.has(uuid) && n.length > 1) out.set(uuid, null);
+    else if (o.length === 0)
       out.set(
         uuid,
         n.map((_, i) => (i === 0 && everSeen.has(uuid) ? 'returned' : 'added')),

@@ -130,7 +130,10 @@ describe('the CLI at the front door (built CLI, real processes)', () => {
     expect(refused.code).toBe(EXIT.usage);
     expect(refused.output).toContain(`database ${db} mirrors ${first}, not ${other.url}.`);
     expect(refused.output).toContain('--rebind');
-    const rebound = await cli(['sync', '--upstream', other.url, '--db', db, '--rebind']);
+    // Another upstream replaces every entry: a drop held for confirmation but for SYNC_CONFIRM_DROP=0.
+    const rebound = await cli(['sync', '--upstream', other.url, '--db', db, '--rebind'], {
+      SYNC_CONFIRM_DROP: '0',
+    });
     expect(rebound.code, rebound.output).toBe(EXIT.ok);
     const again = await cli(['sync', '--upstream', other.url, '--db', db]);
     expect(again.code, again.output).toBe(EXIT.ok);
