@@ -148,10 +148,10 @@ export default tseslint.config(
               message: 'the pages read db through named queries; http registers them, never the reverse.',
             },
             {
-              target: ['./src/time', './src/json'],
+              target: ['./src/time', './src/json', './src/fs'],
               from: './src',
-              except: ['./time', './json', './errors.ts'],
-              message: 'time and json are leaves: pure functions every floor may use.',
+              except: ['./time', './json', './fs', './errors.ts'],
+              message: 'time, json and fs are leaves: functions every floor may use.',
             },
             {
               target: './src/http',
