@@ -18,30 +18,52 @@ function parseNumber(text: string): number | LosslessNumber {
   return String(value) === text ? value : new LosslessNumber(text);
 }
 
-/** Whether any number sits in `value`, and how deep it nests; iterative, for any depth. */
-function scan(value: unknown): { numbers: boolean; depth: number } {
-  let numbers = false;
-  let depth = 0;
+/**
+ * Whether any number sits in `value` (but under the top-level key `skip`). Iterative, for any depth,
+ * and it stops at the first number: most pages of the listing hold none.
+ */
+function hasNumber(value: unknown, skip: string | undefined): boolean {
+  if (typeof value === 'number') return true;
+  if (value === null || typeof value !== 'object') return false;
+  const stack: object[] = [];
+  const visit = (node: object, skipKey: string | undefined): boolean => {
+    for (const key in node) {
+      if (key === skipKey) continue;
+      const child: unknown = (node as Record<string, unknown>)[key];
+      if (typeof child === 'number') return true;
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+    return false;
+  };
+  if (visit(value, Array.isArray(value) ? undefined : skip)) return true;
+  for (let node = stack.pop(); node !== undefined; node = stack.pop())
+    if (visit(node, undefined)) return true;
+  return false;
+}
+
+/** How deep arrays and objects nest in `value`, iteratively (asked only of texts with a number). */
+function depthOf(value: unknown): number {
+  let deepest = 0;
   const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, level] = stack.pop() ?? [null, 0];
-    if (typeof node === 'number') numbers = true;
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, level] = item;
     if (node === null || typeof node !== 'object') continue;
-    if (level > depth) depth = level;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, level + 1]);
+    if (level > deepest) deepest = level;
+    for (const child of Object.values(node)) stack.push([child, level + 1]);
   }
-  return { numbers, depth };
+  return deepest;
 }
 
 /**
  * JSON.parse that keeps every number's text: a number JSON.stringify would not write back as it
  * was received comes back as a `LosslessNumber`. Most texts hold no number at all (the contract's
  * fields are strings, booleans and lists), so they pay only for the native parse and one walk.
+ * `skipTopLevel` names a top-level key whose numbers need no text (a page's `count`, read as a
+ * number): a page whose only number it is pays for no second parse.
  */
-export function parseJson(text: string): unknown {
+export function parseJson(text: string, skipTopLevel?: string): unknown {
   const value: unknown = JSON.parse(text);
-  const { numbers, depth } = scan(value);
-  if (!numbers || depth > LOSSLESS_MAX_DEPTH) return value;
+  if (!hasNumber(value, skipTopLevel) || depthOf(value) > LOSSLESS_MAX_DEPTH) return value;
   try {
     return parseLossless(text, null, parseNumber);
   } catch {

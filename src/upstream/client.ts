@@ -340,7 +340,7 @@ function decodeJson(url: string, status: number, bytes: Buffer, page?: number): 
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid UTF-8`, details, { cause });
   }
   try {
-    return { status, text, byteLength: bytes.length, body: parseJson(text) };
+    return { status, text, byteLength: bytes.length, body: parseJson(text, 'count') };
   } catch (cause) {
     const excerpt = truncateForMessage(text, 200);
     throw new MirrorError('UPSTREAM_INVALID_JSON', `body of ${url} is not valid JSON: ${excerpt}`, details, {
