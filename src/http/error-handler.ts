@@ -1,10 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
  * Fastify's side answers a failure itself and says so in the log: a client error (bad JSON, a
  * schema refusal) is a 4xx with its message, anything else a logged 500 that names no internals.
  */
-export function registerErrorHandlers(app: FastifyInstance): void {
+export function registerErrorHandlers(
+  app: FastifyInstance,
+  /** Who answers a path (or a method) no route has: the DRF site, in the server. */
+  notFound?: (req: IncomingMessage, res: ServerResponse) => void,
+): void {
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) {
@@ -14,5 +19,12 @@ export function registerErrorHandlers(app: FastifyInstance): void {
     request.log.info({ err: error, url: request.url, status }, 'request refused');
     return reply.code(status).send({ detail: error.message });
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  // A path no route of Fastify's answers is the DRF site's, as over the socket where the front
+  // router hands it on: Django's 404 byte for byte, inject() included.
+  app.setNotFoundHandler((request, reply) => {
+    if (!notFound) return reply.code(404).send({ detail: 'Not found.' });
+    void reply.hijack();
+    notFound(request.raw, reply.raw);
+    return reply;
+  });
 }

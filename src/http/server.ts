@@ -135,6 +135,7 @@ function createApp(
     handler: (req: IncomingMessage, res: ServerResponse) => void,
     isAppPath: (path: string) => boolean,
   ) => Server,
+  notFound: (req: IncomingMessage, res: ServerResponse) => void,
 ): { app: FastifyInstance; routes: RouteTable } {
   const routes = createRouteTable();
   // Typed as Fastify's base logger so the instance keeps Fastify's default generics.
@@ -161,7 +162,7 @@ function createApp(
     metrics.latency.observe({ route }, reply.elapsedTime / 1000);
     done();
   });
-  registerErrorHandlers(app);
+  registerErrorHandlers(app, notFound);
   routes.collectFrom(app);
   return { app, routes };
 }
@@ -198,6 +199,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
         ...(mediaFiles ? { media: mediaFiles } : {}),
         isAppPath,
       })),
+    drf,
   );
   for (const register of ROUTES) register(app, { deps, snapshots, metrics });
   await app.ready();
