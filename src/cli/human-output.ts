@@ -2,6 +2,7 @@ import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/histo
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
+import { describeChange } from '../notify/describe-change.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -82,15 +83,24 @@ function mediaNote(m: NonNullable<RunView['media']>): string {
   return `media: ${m.fetched} fetched, ${m.revalidated} unchanged${failed} (${m.bytes} B)`;
 }
 
+/** The change without the name (a column of its own): the words of `describeChange`. */
 function changeText(c: ChangeView, style: Style): string {
   const mark = paint(style, KIND_COLOUR[c.kind], MARK[c.kind]);
-  if (c.kind === 'media_changed') {
-    const [before, after] = [c.old, c.new] as ({ url?: string; sha256?: string } | undefined)[];
-    const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
-    return `${mark} ${c.field ?? ''}: new bytes at ${after?.url ?? '?'} (${short(before?.sha256)} → ${short(after?.sha256)})`;
-  }
-  if (c.kind !== 'changed') return `${mark} ${c.kind}`;
-  return `${mark} ${c.field ?? ''}: ${showValue(c.old)} → ${showValue(c.new)}`;
+  const words = describeChange({
+    kind: c.kind,
+    field: c.field ?? null,
+    old: c.old,
+    new: c.new,
+    uuid: c.uuid,
+    slot: c.appearance,
+    name: '',
+    post: '',
+  });
+  if (c.kind !== 'media_changed') return `${mark} ${words.what}`;
+  // Operators compare files by hash: the CLI adds both to the shared words.
+  const [before, after] = [c.old, c.new] as ({ sha256?: string } | undefined)[];
+  const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
+  return `${mark} ${words.what} ${short(before?.sha256)} → ${short(after?.sha256)}`;
 }
 
 export function renderChanges(
