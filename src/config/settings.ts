@@ -489,14 +489,6 @@ export const settings = {
       doc: 'One message per run with changes (`run`), or one per `hourly` / `daily` / `daily@HH:MM` digest in `TZ`.',
       echo: 'plain',
     },
-    publicBaseUrl: {
-      env: 'PUBLIC_BASE_URL',
-      flag: null,
-      default: null,
-      schema: httpUrl.nullable(),
-      doc: "The mirror's address as people reach it, for links in messages and feeds (unset: no links).",
-      echo: 'plain',
-    },
     timeoutMs: {
       env: 'NOTIFY_TIMEOUT',
       flag: null,

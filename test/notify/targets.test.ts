@@ -65,7 +65,7 @@ describe('NOTIFY_URLS', () => {
     expect(targetId(SLACK)).toMatch(/^[0-9a-f]{24}$/);
   });
 
-  it('is parsed into the Config with its events, digest and base URL', () => {
+  it('is parsed into the Config with its events and digest; links use PUBLIC_BASE_URL', () => {
     const config = loadConfig({
       NOTIFY_URLS: `${SLACK},ntfy+https://ntfy.sh/t`,
       NOTIFY_EVENTS: 'changes,failures',
@@ -78,7 +78,7 @@ describe('NOTIFY_URLS', () => {
     ]);
     expect(config.notify.events).toEqual(['changes', 'failures']);
     expect(config.notify.digest).toEqual({ every: 'day', at: '08:30' });
-    expect(config.notify.publicBaseUrl).toBe('https://mirror.example.com');
+    expect(config.server.publicBaseUrl).toBe('https://mirror.example.com');
   });
 
   it('defaults to no targets, every event, one message per run', () => {
