@@ -126,7 +126,8 @@ const services: [ChatTarget['kind'], Contract, string][] = [
 async function targetAt(kind: ChatTarget['kind'], contract: Contract, path: string) {
   const standIn = await chatStandIn(contract);
   const target = parseTarget(`${kind}+${standIn.url}${path}`);
-  if (typeof target === 'string' || target.kind === 'email') throw new Error(String(target));
+  if (typeof target === 'string') throw new Error(target);
+  if (target.kind === 'email') throw new Error('expected a chat target');
   return { standIn, target };
 }
 
