@@ -144,7 +144,7 @@ describe('each service takes the message as its documentation says (issue 22)', 
       expect(standIn.requests).toHaveLength(1);
       const body = standIn.requests[0]?.body ?? '';
       expect(body).toContain('José Álvarez');
-      },
+    },
   );
 
   it('Slack: names link to their page, data escaped, 20 sentences then "and 23 more"', async () => {
