@@ -73,8 +73,11 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
 }
 
+/** People count appearances from 1, as the pages do ("listed a second time" is #2); JSON keeps the 0-based slot. */
+const appearanceNumber = (slot: number): number => slot + 1;
+
 function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
-  const uuid = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
+  const uuid = c.appearance > 0 ? `${c.uuid}#${appearanceNumber(c.appearance)}` : c.uuid;
   return [names.get(c.uuid) ?? '?', uuid];
 }
 
@@ -167,7 +170,8 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const appearances = [...new Set(versions.map((v) => v.appearance))];
   for (const appearance of appearances) {
     const mine = versions.filter((v) => v.appearance === appearance);
-    if (appearances.length > 1) lines.push(paint(style, 'bold', `appearance ${appearance}`));
+    if (appearances.length > 1)
+      lines.push(paint(style, 'bold', `appearance ${appearanceNumber(appearance)}`));
     mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
   }
   lines.push('', paint(style, 'bold', 'changes'));
@@ -175,7 +179,7 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const rows = changes.map((c) => [
     localTime(c.at),
     `run ${c.run}`,
-    ...(repeated ? [`#${c.appearance}`] : []),
+    ...(repeated ? [`#${appearanceNumber(c.appearance)}`] : []),
     changeText(c, style),
   ]);
   lines.push(...table(rows, ['left', 'right']).map((line) => `  ${line}`));

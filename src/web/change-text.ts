@@ -1,20 +1,11 @@
 import type { ChangeRow } from '../db/schema.js';
 import type { ChangeSubject } from '../db/page-queries.js';
 import { describeChange, type ChangeWords } from '../notify/describe-change.js';
-import { parseStored } from './format.js';
+import { factsOfChange } from '../notify/run-message.js';
 
 /** A stored change in words, through the one `describeChange` every surface uses. */
 export function changeWords(change: ChangeRow, subject: ChangeSubject | undefined): ChangeWords {
-  return describeChange({
-    kind: change.kind,
-    field: change.field,
-    old: parseStored(change.oldValue),
-    new: parseStored(change.newValue),
-    uuid: change.uuid,
-    slot: change.slot,
-    name: subject?.name ?? '',
-    post: subject?.post ?? '',
-  });
+  return describeChange(factsOfChange(change, subject));
 }
 
 /**

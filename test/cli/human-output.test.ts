@@ -94,7 +94,7 @@ describe('human output', () => {
     expect(renderChanges(CHANGES, NAMES, plain)).toEqual([
       'WHEN                              RUN  NAME        UUID                                CHANGE',
       "2026-11-23 11:58:00 (2 min. ago)   12  王雨桐      a30dql4rhg445q660a3hq0xmtdctzgtn    ~ post 'QA' → 'qa lead'",
-      '2026-11-20 09:00:00 (3 days ago)    3  Zoë Dvořák  fajzlasz8nqsai6525cfh4wk90vxdyg2#1  + joined',
+      '2026-11-20 09:00:00 (3 days ago)    3  Zoë Dvořák  fajzlasz8nqsai6525cfh4wk90vxdyg2#2  + joined',
       '',
       'legend: + added  ~ changed  - removed  ↺ returned',
     ]);
