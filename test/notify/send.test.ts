@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeFacts } from '../../src/notify/describe-change.js';
-import { changesMessage, type NotifyMessage } from '../../src/notify/message.js';
+import {
+  changesMessage,
+  failureMessage,
+  recoveryMessage,
+  sampleMessage,
+  type NotifyMessage,
+} from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { parseTarget, type ChatTarget } from '../../src/notify/targets.js';
 import { chatStandIn, type ChatRequest, type Contract } from '../helpers/chat-stand-in.js';
@@ -144,6 +150,29 @@ describe('each service takes the message as its documentation says (issue 22)', 
       expect(standIn.requests).toHaveLength(1);
       const body = standIn.requests[0]?.body ?? '';
       expect(body).toContain('José Álvarez');
+    },
+  );
+
+  it.each(services)(
+    '%s: failures, recoveries and the sample, with and without links, as well',
+    async (kind, contract, path) => {
+      const { standIn, target } = await targetAt(kind, contract, path);
+      const failure = {
+        failedRuns: 3,
+        since: '2026-11-24T08:10:00Z',
+        reason: `upstream answered 503: ${HOSTILE}`,
+        servingSince: null,
+      };
+      const messages = [
+        failureMessage(failure, ctx),
+        failureMessage(failure, { ...ctx, baseUrl: null }),
+        recoveryMessage({ at: '2026-11-24T09:00:00Z', failedRuns: 1 }, ctx),
+        sampleMessage(new Date('2026-11-24T09:00:00Z'), { ...ctx, baseUrl: null }),
+      ];
+      for (const message of messages) {
+        const outcome = await sendMessage(message, target, { timeoutMs: 5000 });
+        expect(outcome, standIn.requests.at(-1)?.body.slice(0, 300)).toMatchObject({ status: 'ok' });
+      }
     },
   );
 

@@ -121,10 +121,12 @@ function markdownBody(message: NotifyMessage): string[] {
 /** Discord: one embed (title ≤ 256, description ≤ 4096, 6000 in all) and no mention ever parsed. */
 export function discordPayload(message: NotifyMessage): ChatPayload {
   const image = message.lines.find((l) => l.imageUrl !== null)?.imageUrl ?? null;
+  const description = markdownBody(message).join('\n');
   const embed = {
     title: fit(message.title, 256),
     ...(message.link !== null ? { url: message.link.url } : {}),
-    description: fit(markdownBody(message).join('\n'), 4096),
+    // Discord refuses an empty description: a message of a title alone leaves it out.
+    ...(description !== '' ? { description: fit(description, 4096) } : {}),
     color: message.event === 'failures' ? 0xd92d20 : message.event === 'recoveries' ? 0x12b76a : 0x2e90fa,
     footer: { text: fit(message.footer, 1024) },
     ...(image !== null ? { thumbnail: { url: image } } : {}),
