@@ -110,13 +110,24 @@ function chatTarget(entry: string): ChatTarget | string {
   return { kind: kind as ChatTarget['kind'], id: targetId(url), label: `${kind} ${maskTargetUrl(url)}`, url };
 }
 
+/**
+ * A target serialised (a log line, the config in JSON, an API answer) shows its kind, id and label
+ * only: the URL and password stay in memory, where the sender needs them.
+ */
+function masked<T extends NotifyTarget>(target: T): T {
+  const { kind, id, label } = target;
+  return Object.defineProperty(target, 'toJSON', { value: () => ({ kind, id, label }), enumerable: false });
+}
+
 /** One entry of NOTIFY_URLS as a target, or why it is not one (the entry itself is not quoted). */
 export function parseTarget(entry: string): NotifyTarget | string {
+  let target: NotifyTarget | string;
   if (/^smtps?:\/\//i.test(entry)) {
-    if (!URL.canParse(entry)) return 'is not a valid smtp:// URL';
-    return emailTarget(entry, new URL(entry));
+    target = URL.canParse(entry) ? emailTarget(entry, new URL(entry)) : 'is not a valid smtp:// URL';
+  } else {
+    target = chatTarget(entry);
   }
-  return chatTarget(entry);
+  return typeof target === 'string' ? target : masked(target);
 }
 
 /**

@@ -59,6 +59,20 @@ describe('NOTIFY_URLS', () => {
     expect(maskTargetUrl('http://relay.internal:8080')).toBe('http://relay.internal:8080');
   });
 
+  it('serialises without its URL or password (a log line, the config as JSON)', () => {
+    const config = loadConfig({
+      NOTIFY_URLS: `${SLACK},smtp://user:SECRETPW@mail.example.com/?from=m@example.com&to=a@example.com`,
+    });
+    const json = JSON.stringify(config);
+    expect(json).not.toContain('SlackSecretToken123');
+    expect(json).not.toContain('SECRETPW');
+    expect(JSON.parse(JSON.stringify(config.notify.urls[0]))).toEqual({
+      kind: 'slack',
+      id: targetId(SLACK),
+      label: 'slack https://hooks.slack.com/…',
+    });
+  });
+
   it('gives a stable id that does not contain the URL', () => {
     expect(targetId(SLACK)).toBe(targetId(SLACK));
     expect(targetId(SLACK)).not.toBe(targetId(`${SLACK}x`));
