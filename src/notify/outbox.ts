@@ -2,7 +2,7 @@ import { defaultOf } from '../config/settings.js';
 import { retryDelayMs } from '../webhooks/retry-delay.js';
 import type { NotifyMessage } from './message.js';
 import type { SendOptions, SendOutcome } from './send.js';
-import type { NotifyEventType, NotifyTarget } from './targets.js';
+import type { NotifyEventType, NotifyKind, NotifyTarget } from './targets.js';
 
 /** One message for one target, as the outbox keeps it: the target by its id, never its URL. */
 export interface OutboxNotification {
@@ -63,7 +63,26 @@ export interface DeliverDeps {
   retryScheduleMs?: readonly number[];
   now?: () => Date;
   random?: () => number;
+  /** Waits between two sends to one target (a timer by default; tests record it). */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/**
+ * The least time between two messages to one target, from each service's documented webhook
+ * limits: Slack one a second, Discord five per two seconds, Google Chat one write a second per
+ * space; the others answer 429 with Retry-After when pressed, which the retry honours.
+ */
+export const PACE_MS: Record<NotifyKind, number> = {
+  slack: 1000,
+  discord: 400,
+  gchat: 1000,
+  teams: 250,
+  mattermost: 0,
+  ntfy: 0,
+  email: 0,
+};
+
+const timer = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** An outcome as the row's next state: a retry waits the schedule's delay, or Retry-After if longer. */
 export function resultOf(
@@ -82,11 +101,12 @@ export function resultOf(
   return { status: 'pending', nextAttemptAt: new Date(now.getTime() + wait), detail: outcome.detail };
 }
 
-/** One pass of the worker: claims what is due, sends each once, records each result. */
+/** One pass of the worker: claims what is due, sends each once (paced per target), records each result. */
 export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number> {
   const now = deps.now ?? (() => new Date());
   const claimed = await deps.outbox.claim(now(), limit);
   const byId = new Map(deps.targets.map((t) => [t.id, t]));
+  const lastSent = new Map<string, number>();
   for (const row of claimed) {
     const target = byId.get(row.targetId);
     if (target === undefined) {
@@ -96,6 +116,9 @@ export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number>
       });
       continue;
     }
+    const wait = (lastSent.get(target.id) ?? -Infinity) + PACE_MS[target.kind] - now().getTime();
+    if (wait > 0) await (deps.sleep ?? timer)(wait);
+    lastSent.set(target.id, now().getTime());
     const outcome = await deps.send(row.message, target, { timeoutMs: deps.timeoutMs });
     const result = resultOf(outcome, row.attempts + 1, deps, now());
     if (result.status === 'target_disabled') {

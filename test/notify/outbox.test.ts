@@ -115,4 +115,30 @@ describe('notifications through an outbox (issue 22)', () => {
     expect(outbox.rows[1]).toMatchObject({ status: 'delivered', attempts: 2 });
     expect([ok.requests.length, limited.requests.length, gone.requests.length]).toEqual([1, 2, 1]);
   });
+
+  it("paces a backlog to one target by the service's limit, without waiting between targets", async () => {
+    const slack = await chatStandIn(() => null);
+    const ntfy = await chatStandIn(() => null);
+    const targets = [chat(`slack+${slack.url}/a`), chat(`ntfy+${ntfy.url}/topic`)];
+    const outbox = new MemoryOutbox();
+    for (let run = 1; run <= 3; run++) await outbox.enqueue(run, outboxRows([changes], targets, ['changes']));
+    let clock = Date.parse('2026-11-24T08:00:00Z');
+    const waits: number[] = [];
+    const deps = {
+      outbox,
+      targets,
+      send: sendMessage,
+      timeoutMs: 5000,
+      now: () => new Date(clock),
+      sleep: (ms: number) => {
+        waits.push(ms);
+        clock += ms;
+        return Promise.resolve();
+      },
+    };
+    expect(await deliverDue(deps)).toBe(6);
+    expect(waits).toEqual([1000, 1000]);
+    expect(outbox.rows.every((r) => r.status === 'delivered')).toBe(true);
+    expect([slack.requests.length, ntfy.requests.length]).toEqual([3, 3]);
+  });
 });
