@@ -135,6 +135,27 @@ export default tseslint.config(
               message: 'webhooks read and write their outbox in db; the sync calls them, never the reverse.',
             },
             {
+              target: './src/notify',
+              from: [
+                './src/http',
+                './src/web',
+                './src/sync',
+                './src/upstream',
+                './src/media',
+                './src/simulated-upstream',
+                './src/cli',
+                './src/demo',
+                './src/request',
+              ],
+              message:
+                'notify words changes and sends messages; the sync, pages and CLI call it, never the reverse.',
+            },
+            {
+              target: './src/notify/targets.ts',
+              from: './src',
+              message: 'notify/targets.ts parses NOTIFY_URLS for the settings table: a leaf.',
+            },
+            {
               target: './src/web',
               from: [
                 './src/http',
@@ -178,7 +199,7 @@ export default tseslint.config(
             {
               target: './src/config',
               from: './src',
-              except: ['./config', './errors.ts', './time', './upstream/contract.ts'],
+              except: ['./config', './errors.ts', './time', './upstream/contract.ts', './notify/targets.ts'],
               message: 'config is a leaf every floor reads: the settings table, its values and the loader.',
             },
             {

@@ -2,6 +2,7 @@ import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/histo
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
+import { describeChange } from '../notify/describe-change.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -75,8 +76,11 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
 }
 
+/** People count appearances from 1, as the pages do ("listed a second time" is #2); JSON keeps the 0-based slot. */
+const appearanceNumber = (slot: number): number => slot + 1;
+
 function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
-  const uuid = c.appearance > 0 ? `${c.uuid}#${c.appearance}` : c.uuid;
+  const uuid = c.appearance > 0 ? `${c.uuid}#${appearanceNumber(c.appearance)}` : c.uuid;
   return [visible(names.get(c.uuid) ?? '?'), visible(uuid)];
 }
 
@@ -85,16 +89,24 @@ function mediaNote(m: NonNullable<RunView['media']>): string {
   return `media: ${m.fetched} fetched, ${m.revalidated} unchanged${failed} (${m.bytes} B)`;
 }
 
+/** The change without the name (a column of its own): the words of `describeChange`. */
 function changeText(c: ChangeView, style: Style): string {
   const mark = paint(style, KIND_COLOUR[c.kind], MARK[c.kind]);
-  if (c.kind === 'media_changed') {
-    const [before, after] = [c.old, c.new] as ({ url?: string; sha256?: string } | undefined)[];
-    const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
-    const at = visible(after?.url ?? '?');
-    return `${mark} ${visible(c.field ?? '')}: new bytes at ${at} (${short(before?.sha256)} → ${short(after?.sha256)})`;
-  }
-  if (c.kind !== 'changed') return `${mark} ${c.kind}`;
-  return `${mark} ${visible(c.field ?? '')}: ${showValue(c.old)} → ${showValue(c.new)}`;
+  const words = describeChange({
+    kind: c.kind,
+    field: c.field ?? null,
+    old: c.old,
+    new: c.new,
+    uuid: c.uuid,
+    slot: c.appearance,
+    name: '',
+    post: '',
+  });
+  if (c.kind !== 'media_changed') return `${mark} ${visible(words.what)}`;
+  // Operators compare files by hash: the CLI adds both to the shared words.
+  const [before, after] = [c.old, c.new] as ({ sha256?: string } | undefined)[];
+  const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
+  return `${mark} ${visible(words.what)} ${short(before?.sha256)} → ${short(after?.sha256)}`;
 }
 
 export function renderChanges(
@@ -161,7 +173,8 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const appearances = [...new Set(versions.map((v) => v.appearance))];
   for (const appearance of appearances) {
     const mine = versions.filter((v) => v.appearance === appearance);
-    if (appearances.length > 1) lines.push(paint(style, 'bold', `appearance ${appearance}`));
+    if (appearances.length > 1)
+      lines.push(paint(style, 'bold', `appearance ${appearanceNumber(appearance)}`));
     mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
   }
   lines.push('', paint(style, 'bold', 'changes'));
@@ -169,7 +182,7 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const rows = changes.map((c) => [
     localTime(c.at),
     `run ${c.run}`,
-    ...(repeated ? [`#${c.appearance}`] : []),
+    ...(repeated ? [`#${appearanceNumber(c.appearance)}`] : []),
     changeText(c, style),
   ]);
   lines.push(...table(rows, ['left', 'right']).map((line) => `  ${line}`));

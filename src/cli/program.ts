@@ -21,6 +21,7 @@ import { runSyncCommand } from './sync-command.js';
 import { parseWhen } from './parse-when.js';
 import { runServeCommand, runStartCommand } from '../main.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
+import { registerNotifyCommand } from './notify-command.js';
 import { changeKinds, type ChangeKind } from '../db/schema.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */
@@ -84,6 +85,7 @@ export function buildProgram(): Command {
   addServerCommands(program);
   addSimulateCommand(program);
   registerDeliveriesCommand(program, { withSettings, configFrom });
+  registerNotifyCommand(program, { withSettings, configFrom });
   return program;
 }
 

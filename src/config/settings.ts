@@ -16,6 +16,7 @@ import {
   webhookSecret,
   webhookUrlList,
 } from './values.js';
+import { notifyDigest, notifyEventList, notifyEventTypes, notifyTargetList } from '../notify/targets.js';
 
 /** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */
 export type Echo = 'plain' | 'secret' | 'url';
@@ -460,6 +461,40 @@ export const settings = {
       default: '15s',
       schema: duration,
       doc: "Total deadline of one delivery attempt (connect, headers and the answer's first KB).",
+      echo: 'plain',
+    },
+  },
+  notify: {
+    urls: {
+      env: 'NOTIFY_URLS',
+      flag: null,
+      default: null,
+      schema: notifyTargetList.readonly(),
+      doc: 'Comma-separated chat and e-mail targets told of changes in words: `slack+https://…`, `discord+https://…`, `teams+https://…`, `gchat+https://…`, `mattermost+https://…`, `ntfy+https://ntfy.sh/<topic>`, `smtp(s)://user:pass@host:587/?from=…&to=a@x,b@y` (unset: none). For now only `notify test` sends to them: runs do not yet (docs/notifications.md).',
+      echo: 'secret',
+    },
+    events: {
+      env: 'NOTIFY_EVENTS',
+      flag: null,
+      default: notifyEventTypes.join(','),
+      schema: notifyEventList.readonly(),
+      doc: 'What people are told of (comma-separated).',
+      echo: 'plain',
+    },
+    digest: {
+      env: 'NOTIFY_DIGEST',
+      flag: null,
+      default: 'run',
+      schema: notifyDigest,
+      doc: 'One message per run with changes (`run`), or one per `hourly` / `daily` / `daily@HH:MM` digest in `TZ`.',
+      echo: 'plain',
+    },
+    timeoutMs: {
+      env: 'NOTIFY_TIMEOUT',
+      flag: null,
+      default: '15s',
+      schema: duration,
+      doc: 'Total deadline of one message delivery attempt (chat POST or SMTP session).',
       echo: 'plain',
     },
   },

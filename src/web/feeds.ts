@@ -52,13 +52,16 @@ export function changesAtom(input: FeedInput): string {
         h(ChangeSentence, { change, name: subject?.name ?? '', post: subject?.post ?? '' }),
       ),
     );
+    // Readers show entries away from the mirror (mail digests, chat bots): every link absolute.
+    // Only the page's own attributes can hold `="/` — upstream text is escaped (`"` is &quot;).
+    const absolute = content.replace(/ (href|src)="\//g, ` $1="${input.origin}/`);
     feed.addItem({
       // The title is declared as HTML by the library: escape the sentence as text.
       title: cdataSafe(renderToString(h(Fragment, null, changeSentence(change, subject)))),
       id: `${input.origin}/coworkers/${change.uuid}/#change-${change.id}`,
       link: `${input.origin}/coworkers/${change.uuid}/`,
       date: new Date(change.at),
-      content: cdataSafe(content),
+      content: cdataSafe(absolute),
     });
   }
   return feed.atom1();

@@ -1,5 +1,4 @@
 import { stringifyJson } from '../json/safe-json.js';
-import { parseJson } from '../json/lossless.js';
 /** Pure text helpers for the pages: bounded values, ages and durations in words. */
 
 /** The most of one upstream value a page shows; the rest is cut with a note of the full size. */
@@ -35,15 +34,8 @@ export function valueText(value: unknown): string {
   return stringifyJson(value);
 }
 
-/** Parses a stored JSON value, keeping text that does not parse as it is. */
-export function parseStored(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return parseJson(text);
-  } catch {
-    return text;
-  }
-}
+// One parser of stored values for the pages and the messages.
+export { parseStored } from '../notify/run-message.js';
 
 const UNITS: [number, string][] = [
   [86_400_000, 'day'],

@@ -93,8 +93,8 @@ describe('human output', () => {
   it('changes: the name beside every uuid, aligned whatever the display width of names', () => {
     expect(renderChanges(CHANGES, NAMES, plain)).toEqual([
       'WHEN                              RUN  NAME        UUID                                CHANGE',
-      '2026-11-23 11:58:00 (2 min. ago)   12  王雨桐      a30dql4rhg445q660a3hq0xmtdctzgtn    ~ post: QA → qa lead',
-      '2026-11-20 09:00:00 (3 days ago)    3  Zoë Dvořák  fajzlasz8nqsai6525cfh4wk90vxdyg2#1  + added',
+      "2026-11-23 11:58:00 (2 min. ago)   12  王雨桐      a30dql4rhg445q660a3hq0xmtdctzgtn    ~ post 'QA' → 'qa lead'",
+      '2026-11-20 09:00:00 (3 days ago)    3  Zoë Dvořák  fajzlasz8nqsai6525cfh4wk90vxdyg2#2  + joined',
       '',
       'legend: + added  ~ changed  - removed  ↺ returned',
     ]);
@@ -160,7 +160,7 @@ describe('human output', () => {
       '       images           (empty list)',
       '',
       'changes',
-      '  2026-11-23 11:58:00  run 12  ~ post: QA → qa lead',
+      "  2026-11-23 11:58:00  run 12  ~ post 'QA' → 'qa lead'",
       '',
       'legend: + added  ~ changed  - removed  ↺ returned; versions: ~ differs from the version before',
     ]);

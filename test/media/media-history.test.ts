@@ -74,7 +74,9 @@ describe('media counts and media_changed in the CLI, the API and the metrics', (
       },
       plainOutput(lines),
     );
-    expect(lines[1]).toContain(`: new bytes at ${bumped} (${oldSha.slice(0, 12)} → ${newSha.slice(0, 12)})`);
+    expect(lines[1]).toContain(
+      `▣ new images bytes at the same address (${bumped.split('/').pop() ?? ''}) ${oldSha.slice(0, 12)} → ${newSha.slice(0, 12)}`,
+    );
   });
 
   it('/metrics exports the media figures', async () => {

@@ -216,7 +216,11 @@ describe('feeds', () => {
       expect(Object.keys(entry)).toEqual(
         expect.arrayContaining(['title', 'id', 'link', 'updated', 'content']),
       );
+      // Regression (issue 22): links in entry content were relative, dead in mail digests and chat.
+      const content = String((entry.content as { '#text'?: string })['#text'] ?? entry.content);
+      expect(content).not.toMatch(/ (href|src)="\//);
     }
+    expect(atom.text).toContain(`href="${mirror.url}/coworkers/`);
   });
 
   it('Atom and CSV take the API filters; a bad one answers 400 naming it', async () => {

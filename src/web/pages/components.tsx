@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import type { ChangeRow } from '../../db/schema.js';
 import { clip, parseStored, relativeWords, utcText, valueText } from '../format.js';
+import { changeWords } from '../change-text.js';
 import { useImageSrc, usePage } from '../page-context.js';
 
 /** A time as `<time datetime>`: UTC text the page script rewrites in the reader's time zone. */
@@ -92,73 +93,40 @@ export function FieldDiff(props: { change: ChangeRow }) {
   );
 }
 
-/** What a media_changed change says: the URL stayed, the bytes behind it did not. */
+/** What a media_changed change says: the URL stayed, the bytes behind it did not, and which file. */
 export function mediaChangedText(change: ChangeRow): string {
-  return `new ${fieldLabel(change.field ?? 'media')} bytes at the same address`;
+  return changeWords(change, undefined).what;
 }
 
-function AsPost(props: { post: string }) {
-  if (!props.post) return null;
+/**
+ * "Zoë joined as QA engineer", "José: post 'qa engineer' → 'QA lead'", "Kate left", "Seán
+ * returned": the words of `describeChange`, the name a link, a field change with its values shown.
+ */
+export function ChangeSentence(props: { change: ChangeRow; name: string; post: string }) {
+  const { change } = props;
+  const words = changeWords(change, { name: props.name, post: props.post });
+  const who = <NameLink uuid={change.uuid} name={props.name} />;
+  const appearance = words.appearance ? <span class="muted">{words.appearance}</span> : null;
+  if (change.kind === 'changed') {
+    return (
+      <span class="diff">
+        {who}
+        {appearance}: {fieldLabel(change.field ?? '')} <FieldDiff change={change} />
+      </span>
+    );
+  }
   return (
     <>
-      {' '}
-      as <Text value={props.post} max={120} brief />
+      {who}
+      {appearance}
+      {change.kind === 'media_changed' ? ': ' : ' '}
+      {words.what}
     </>
   );
 }
 
-/** "Zoë joined as QA engineer", "José: post 'qa engineer' → 'QA lead'", "Kate left", "Seán returned". */
-export function ChangeSentence(props: { change: ChangeRow; name: string; post: string }) {
-  const { change } = props;
-  const who = <NameLink uuid={change.uuid} name={props.name} />;
-  const appearance =
-    change.slot > 0 ? <span class="muted"> (listed a {ordinal(change.slot + 1)} time)</span> : null;
-  switch (change.kind) {
-    case 'added':
-      return (
-        <>
-          {who} joined
-          <AsPost post={props.post} />
-          {appearance}
-        </>
-      );
-    case 'removed':
-      return (
-        <>
-          {who} left{appearance}
-        </>
-      );
-    case 'returned':
-      return (
-        <>
-          {who} returned
-          <AsPost post={props.post} />
-          {appearance}
-        </>
-      );
-    case 'changed':
-      return (
-        <span class="diff">
-          {who}
-          {appearance}: {fieldLabel(change.field ?? '')} <FieldDiff change={change} />
-        </span>
-      );
-    case 'media_changed':
-      return (
-        <>
-          {who}
-          {appearance}: {mediaChangedText(change)}
-        </>
-      );
-  }
-}
-
 export function fieldLabel(field: string): string {
   return field.replaceAll('_', ' ');
-}
-
-function ordinal(n: number): string {
-  return n === 2 ? 'second' : n === 3 ? 'third' : `${n}th`;
 }
 
 export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildren }) {

@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import type { Config } from '../config/load-config.js';
+import { sampleMessage } from '../notify/message.js';
+import { sendMessage, type SendOutcome } from '../notify/send.js';
+import type { CliHelpers } from './deliveries-command.js';
+import { EXIT } from './exit-codes.js';
+
+type Write = (line: string) => void;
+const stdout: Write = (line) => process.stdout.write(`${line}\n`);
+
+/** What each outcome is called in the command's answer. */
+const VERDICT: Record<SendOutcome['status'], string> = {
+  ok: 'delivered',
+  retry: 'not delivered, would be retried',
+  refused: 'refused for good (the target would be disabled)',
+  failed: 'refused this message',
+};
+
+/**
+ * Sends the sample message to every target of NOTIFY_URLS and says what each answered, one
+ * line per target by its masked label; exit 0 only when every target took it.
+ */
+export async function runNotifyTest(config: Config, timeZone: string, write: Write): Promise<number> {
+  const targets = config.notify.urls;
+  if (targets.length === 0) {
+    write('NOTIFY_URLS names no target: nothing to test');
+    return EXIT.usage;
+  }
+  const message = sampleMessage(new Date(), { baseUrl: config.server.publicBaseUrl, timeZone });
+  const outcomes = await Promise.all(
+    targets.map((target) => sendMessage(message, target, { timeoutMs: config.notify.timeoutMs })),
+  );
+  outcomes.forEach((outcome, i) => {
+    const target = targets[i];
+    if (target === undefined) return;
+    const wait =
+      outcome.retryAfterMs !== null ? ` (Retry-After ${Math.ceil(outcome.retryAfterMs / 1000)} s)` : '';
+    write(`${target.label}: ${VERDICT[outcome.status]}, ${outcome.detail}${wait}, ${outcome.durationMs} ms`);
+  });
+  return outcomes.every((o) => o.status === 'ok') ? EXIT.ok : EXIT.unexpected;
+}
+
+/** `notify test`: a sample message to every target, as urlwatch's `--test-reporter` does. */
+export function registerNotifyCommand(program: Command, cli: CliHelpers, write: Write = stdout): void {
+  const notify = program.command('notify').description('Chat and e-mail notifications');
+  cli
+    .withSettings(
+      notify
+        .command('test')
+        .description('Send a sample message to every NOTIFY_URLS target and say what each answered'),
+      ['server.publicBaseUrl', 'log.level'],
+    )
+    .action(async (flags: Record<string, unknown>) => {
+      const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+      process.exitCode = await runNotifyTest(cli.configFrom(flags), timeZone, write);
+    });
+}

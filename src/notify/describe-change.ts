@@ -1,0 +1,161 @@
+import { stringifyJson } from '../json/safe-json.js';
+
+/** The kinds of change a run records (the `changes.kind` column). */
+export type ChangeKind = 'added' | 'removed' | 'returned' | 'changed' | 'media_changed';
+
+/** What a sentence needs of a change: its row's facts, values parsed, and who it concerns. */
+export interface ChangeFacts {
+  kind: ChangeKind;
+  field: string | null;
+  /** The parsed old and new values; for media_changed, `{ url, sha256 }`. */
+  old: unknown;
+  new: unknown;
+  uuid: string;
+  /** 0 for the first appearance of the uuid in the listing, 1 for the second… */
+  slot: number;
+  /** The coworker's name and post at that run ('' when unknown). */
+  name: string;
+  post: string;
+}
+
+/** A change in words, in parts, so each medium can link the name and escape each part its way. */
+export interface ChangeWords {
+  /** The name (or the uuid when the name is empty), bounded. */
+  who: string;
+  /** " (listed a second time)" for a repeated uuid's later appearances, else ''. */
+  appearance: string;
+  /** What happened, without the name: "joined as QA engineer", "post 'a' → 'b'". */
+  what: string;
+  /** The whole sentence: "Zoë joined as QA engineer", "José Álvarez: post 'a' → 'b'". */
+  sentence: string;
+}
+
+/** The longest name, post or value a one-line sentence quotes, in UTF-8 bytes. */
+const QUOTE_BYTES = 200;
+
+/** Cuts `text` to at most `maxBytes` of UTF-8 without splitting a character. */
+export function clipText(text: string, maxBytes: number): { text: string; cut: boolean } {
+  // Cheap exit: a string of n UTF-16 units is at most 3n bytes.
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text) <= maxBytes) return { text, cut: false };
+  let end = Math.min(text.length, maxBytes);
+  while (end > 0 && Buffer.byteLength(text.slice(0, end)) > maxBytes) end = Math.floor(end * 0.9);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return { text: text.slice(0, end), cut: true };
+}
+
+/** An absolute http(s) URL's file name ("photo.jpg"), or null when `text` is no such URL. */
+export function fileNameOf(text: string): string | null {
+  if (!/^https?:\/\//i.test(text) || !URL.canParse(text)) return null;
+  const last = new URL(text).pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .pop();
+  if (last === undefined) return null;
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/** A field's value as a person reads it: files by name, yes/no, none; other JSON as JSON. */
+export function valueWords(value: unknown): string {
+  if (value === null || value === undefined) return 'none';
+  if (typeof value === 'string') return fileNameOf(value) ?? value;
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return 'none';
+    if (value.every((v) => typeof v === 'string')) return value.map((v) => valueWords(v)).join(', ');
+  }
+  // Iterative: a stored value nested thousands deep must not overflow the stack.
+  return stringifyJson(value);
+}
+
+const bounded = (text: string): string => {
+  const clipped = clipText(text, QUOTE_BYTES);
+  return clipped.cut ? `${clipped.text}…` : clipped.text;
+};
+
+const quote = (value: unknown): string => `'${bounded(valueWords(value))}'`;
+
+export const fieldWords = (field: string | null): string => (field ?? 'media').replaceAll('_', ' ');
+
+function ordinal(n: number): string {
+  return n === 2 ? 'second' : n === 3 ? 'third' : `${n}th`;
+}
+
+/** The file a media_changed change concerns, from its new (else old) `{ url }`. */
+function mediaFile(facts: ChangeFacts): string | null {
+  for (const side of [facts.new, facts.old]) {
+    if (side !== null && typeof side === 'object' && 'url' in side && typeof side.url === 'string') {
+      return fileNameOf(side.url) ?? side.url;
+    }
+  }
+  return null;
+}
+
+function whatOf(facts: ChangeFacts): string {
+  const post = facts.post.trim() === '' ? '' : ` as ${bounded(facts.post.trim())}`;
+  switch (facts.kind) {
+    case 'added':
+      return `joined${post}`;
+    case 'removed':
+      return 'left';
+    case 'returned':
+      return `returned${post}`;
+    case 'changed':
+      return `${fieldWords(facts.field)} ${quote(facts.old)} → ${quote(facts.new)}`;
+    case 'media_changed': {
+      const file = mediaFile(facts);
+      const named = file === null ? '' : ` (${bounded(file)})`;
+      return `new ${fieldWords(facts.field)} bytes at the same address${named}`;
+    }
+  }
+}
+
+/**
+ * A change in words: the one wording of pages, feeds, the CSV, the CLI and chat and e-mail
+ * messages ("Zoë joined as QA engineer", "José Álvarez: post 'qa engineer' → 'QA lead'",
+ * "Kate left", "Ada: new emoji file bytes at the same address (party.gif)").
+ */
+export function describeChange(facts: ChangeFacts): ChangeWords {
+  const who = bounded(facts.name.trim() || facts.uuid);
+  const appearance = facts.slot > 0 ? ` (listed a ${ordinal(facts.slot + 1)} time)` : '';
+  const what = whatOf(facts);
+  const colon = facts.kind === 'changed' || facts.kind === 'media_changed';
+  return { who, appearance, what, sentence: `${who}${appearance}${colon ? ': ' : ' '}${what}` };
+}
+
+export interface RunCounts {
+  joined: number;
+  left: number;
+  returned: number;
+  /** People (appearances) with at least one changed field or file. */
+  changed: number;
+}
+
+/** How many people a run's changes concern, by what happened to them. */
+export function countChanges(changes: readonly ChangeFacts[]): RunCounts {
+  const changed = new Set<string>();
+  const counts: RunCounts = { joined: 0, left: 0, returned: 0, changed: 0 };
+  for (const c of changes) {
+    if (c.kind === 'added') counts.joined++;
+    else if (c.kind === 'removed') counts.left++;
+    else if (c.kind === 'returned') counts.returned++;
+    else changed.add(`${c.uuid}#${c.slot}`);
+  }
+  counts.changed = changed.size;
+  return counts;
+}
+
+/** A run's title: "Team page: 2 joined, 1 left, 3 changed" (only the parts that happened). */
+export function runTitle(counts: RunCounts): string {
+  const parts = [
+    counts.joined > 0 ? `${counts.joined} joined` : '',
+    counts.left > 0 ? `${counts.left} left` : '',
+    counts.returned > 0 ? `${counts.returned} returned` : '',
+    counts.changed > 0 ? `${counts.changed} changed` : '',
+  ].filter((p) => p !== '');
+  return `Team page: ${parts.length > 0 ? parts.join(', ') : 'no changes'}`;
+}

@@ -1,0 +1,91 @@
+import {
+  changesMessage,
+  localClock,
+  type MessageContext,
+  type NotifyMessage,
+  type RunChanges,
+} from './message.js';
+import type { NotifyDigest } from './targets.js';
+
+/** The zone's offset from UTC at `instant`, in ms (wall clock minus UTC). */
+function offsetMs(instant: Date, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(instant);
+  const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
+  const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
+  return wall - Math.floor(instant.getTime() / 1000) * 1000;
+}
+
+/** The instant the zone's wall clock reads `wall` (given as UTC fields); across a DST gap, the later one. */
+function instantOfWall(wall: number, timeZone: string): Date {
+  let guess = new Date(wall - offsetMs(new Date(wall), timeZone));
+  // A second pass settles a guess that crossed an offset change.
+  guess = new Date(wall - offsetMs(guess, timeZone));
+  return guess;
+}
+
+/**
+ * When the digest that `after` falls in is sent: the next full hour, or the next `at` of the
+ * zone's wall clock (today's if still ahead, else tomorrow's); null for one message per run.
+ */
+export function nextDigestAt(after: Date, digest: NotifyDigest, timeZone: string): Date | null {
+  if (digest.every === 'run') return null;
+  const local = new Date(after.getTime() + offsetMs(after, timeZone));
+  if (digest.every === 'hour') {
+    const wall = Date.UTC(
+      local.getUTCFullYear(),
+      local.getUTCMonth(),
+      local.getUTCDate(),
+      local.getUTCHours() + 1,
+    );
+    return instantOfWall(wall, timeZone);
+  }
+  const [hour = 0, minute = 0] = digest.at.split(':').map(Number);
+  for (let day = 0; day < 3; day++) {
+    const wall = Date.UTC(
+      local.getUTCFullYear(),
+      local.getUTCMonth(),
+      local.getUTCDate() + day,
+      hour,
+      minute,
+    );
+    const at = instantOfWall(wall, timeZone);
+    if (at.getTime() > after.getTime()) return at;
+  }
+  return null;
+}
+
+/**
+ * One message for the runs a digest covers: their changes together, titled with the period
+ * ("Team page since 2026-11-24 09:00: 2 joined, 1 left"), the link to the timeline of the period.
+ */
+export function digestMessage(
+  runs: readonly RunChanges[],
+  period: { from: string; to: string },
+  ctx: MessageContext,
+): NotifyMessage | null {
+  const changes = runs.flatMap((r) => r.changes);
+  const last = runs.at(-1);
+  if (last === undefined || changes.length === 0) return null;
+  const imageOf = (c: (typeof changes)[number]) =>
+    runs.find((r) => r.changes.includes(c))?.imageOf?.(c) ?? null;
+  const message = changesMessage({ runId: last.runId, finishedAt: period.to, changes, imageOf }, ctx);
+  const since = localClock(period.from, ctx.timeZone);
+  const timeline =
+    ctx.baseUrl === null ? null : `${ctx.baseUrl}/changes/?since=${encodeURIComponent(period.from)}`;
+  return {
+    ...message,
+    title: message.title.replace(/^Team page: /, `Team page since ${since}: `),
+    more: message.more === null ? null : { count: message.more.count, url: timeline },
+    link: timeline === null ? null : { label: 'Every change of the period', url: timeline },
+    footer: `${runs.length} run${runs.length === 1 ? '' : 's'} up to ${localClock(period.to, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
+  };
+}

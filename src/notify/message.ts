@@ -1,0 +1,173 @@
+import { countChanges, describeChange, runTitle, type ChangeFacts } from './describe-change.js';
+
+/** One sentence of a message: the name (a link to the coworker's page) and what happened. */
+export interface MessageLine {
+  who: string;
+  whoUrl: string | null;
+  /** After the name: " joined as QA engineer", ": post 'a' → 'b'". */
+  rest: string;
+  /** A thumbnail the mirror holds, for services that show images. */
+  imageUrl: string | null;
+}
+
+export type MessageEvent = 'changes' | 'failures' | 'recoveries' | 'test';
+
+/**
+ * A message written for people, before any service's format: every format renders this, escaping
+ * each part for its own markup. Upstream text lives only in `lines` (and never in the title).
+ */
+export interface NotifyMessage {
+  event: MessageEvent;
+  title: string;
+  /** A sentence that is not about one coworker (failures, recoveries, the test). */
+  summary: string | null;
+  lines: MessageLine[];
+  /** "and 37 more", with a link to where they are all listed. */
+  more: { count: number; url: string | null } | null;
+  link: { label: string; url: string } | null;
+  /** "Times in Europe/Paris." */
+  footer: string;
+}
+
+/** At most this many sentences in one message; the rest is "and N more". */
+export const MAX_LINES = 20;
+
+export interface MessageContext {
+  /** PUBLIC_BASE_URL without its trailing slash, or null: then no links. */
+  baseUrl: string | null;
+  timeZone: string;
+}
+
+const link = (ctx: MessageContext, path: string): string | null =>
+  ctx.baseUrl === null ? null : `${ctx.baseUrl}${path}`;
+
+/** "2026-11-24 09:10" in the configured zone. */
+export function localClock(iso: string, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(iso));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}`;
+}
+
+export interface RunChanges {
+  runId: number;
+  finishedAt: string;
+  changes: readonly ChangeFacts[];
+  /** The mirror's thumbnail of a coworker (its own media URL), when it holds one. */
+  imageOf?: (change: ChangeFacts) => string | null;
+}
+
+/** One message for one run's changes: a title, a sentence per change, "and N more". */
+export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMessage {
+  const shown = run.changes.slice(0, MAX_LINES);
+  const rest = run.changes.length - shown.length;
+  const runUrl = link(ctx, `/runs/${run.runId}/`);
+  return {
+    event: 'changes',
+    title: runTitle(countChanges(run.changes)),
+    summary: null,
+    lines: shown.map((facts) => {
+      const words = describeChange(facts);
+      return {
+        who: words.who,
+        whoUrl: link(ctx, `/coworkers/${encodeURIComponent(facts.uuid)}/`),
+        rest: words.sentence.slice(words.who.length),
+        imageUrl: run.imageOf?.(facts) ?? null,
+      };
+    }),
+    more: rest > 0 ? { count: rest, url: runUrl } : null,
+    link: runUrl === null ? null : { label: `Run ${run.runId}`, url: runUrl },
+    footer: `Run ${run.runId} finished ${localClock(run.finishedAt, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
+  };
+}
+
+export interface FailureFacts {
+  failedRuns: number;
+  since: string;
+  /** The error of the last failed run, as a person reads it ("upstream answered 503"). */
+  reason: string;
+  /** When the snapshot still served was taken, or null when there is none. */
+  servingSince: string | null;
+}
+
+/** "The mirror has failed 3 runs in a row since 09:10: upstream answered 503. It keeps serving…" */
+export function failureMessage(facts: FailureFacts, ctx: MessageContext): NotifyMessage {
+  const serving =
+    facts.servingSince === null
+      ? 'It has no snapshot to serve yet.'
+      : `It keeps serving the snapshot of ${localClock(facts.servingSince, ctx.timeZone)}.`;
+  const runs = facts.failedRuns === 1 ? '1 run' : `${facts.failedRuns} runs in a row`;
+  const statusUrl = link(ctx, '/');
+  return {
+    event: 'failures',
+    title: 'Team page mirror: syncs failing',
+    summary: `The mirror has failed ${runs} since ${localClock(facts.since, ctx.timeZone)}: ${facts.reason}. ${serving}`,
+    lines: [],
+    more: null,
+    link: statusUrl === null ? null : { label: 'Status', url: statusUrl },
+    footer: `Times in ${ctx.timeZone}.`,
+  };
+}
+
+/** "The mirror syncs again since 10:05 after 3 failed runs." */
+export function recoveryMessage(
+  facts: { at: string; failedRuns: number },
+  ctx: MessageContext,
+): NotifyMessage {
+  const statusUrl = link(ctx, '/');
+  return {
+    event: 'recoveries',
+    title: 'Team page mirror: syncing again',
+    summary: `The mirror syncs again since ${localClock(facts.at, ctx.timeZone)}, after ${facts.failedRuns} failed run${facts.failedRuns === 1 ? '' : 's'}.`,
+    lines: [],
+    more: null,
+    link: statusUrl === null ? null : { label: 'Status', url: statusUrl },
+    footer: `Times in ${ctx.timeZone}.`,
+  };
+}
+
+/** What `notify test` sends: invented people, every kind of sentence, a link per person. */
+export function sampleMessage(now: Date, ctx: MessageContext): NotifyMessage {
+  const person = (uuid: string, name: string, post: string) => ({ uuid, slot: 0, name, post, field: null });
+  const changes: ChangeFacts[] = [
+    { ...person('sample-1', 'Zoë Dvořák', 'QA engineer'), kind: 'added', old: null, new: null },
+    {
+      ...person('sample-2', 'José Álvarez', 'QA lead'),
+      kind: 'changed',
+      field: 'post',
+      old: 'qa engineer',
+      new: 'QA lead',
+    },
+    { ...person('sample-3', 'Kate', ''), kind: 'removed', old: null, new: null },
+  ];
+  const message = changesMessage({ runId: 0, finishedAt: now.toISOString(), changes }, ctx);
+  return {
+    ...message,
+    event: 'test',
+    title: `Test from the coworker mirror: ${message.title}`,
+    summary: 'A sample of what this target will receive; the people below are invented.',
+    link: null,
+    footer: `Sent by coworker-mirror notify test at ${localClock(now.toISOString(), ctx.timeZone)}. Times in ${ctx.timeZone}.`,
+  };
+}
+
+/** The message as plain text: the e-mail's text part, ntfy's body, the fallback of chat formats. */
+export function plainText(message: NotifyMessage): string {
+  const lines = [
+    ...(message.summary !== null ? [message.summary] : []),
+    ...message.lines.map((l) => `• ${l.who}${l.rest}${l.whoUrl !== null ? ` <${l.whoUrl}>` : ''}`),
+    ...(message.more !== null
+      ? [`and ${message.more.count} more${message.more.url !== null ? `: ${message.more.url}` : ''}`]
+      : []),
+    ...(message.link !== null ? [`${message.link.label}: ${message.link.url}`] : []),
+    message.footer,
+  ];
+  return lines.join('\n');
+}

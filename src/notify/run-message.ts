@@ -1,0 +1,104 @@
+import type { ChangeSubject } from '../db/page-queries.js';
+import type { ChangeRow } from '../db/schema.js';
+import { parseJson } from '../json/lossless.js';
+import type { ChangeFacts } from './describe-change.js';
+import {
+  changesMessage,
+  failureMessage,
+  recoveryMessage,
+  type MessageContext,
+  type NotifyMessage,
+} from './message.js';
+
+/** A stored JSON value parsed (numbers as the upstream wrote them); text that does not parse is kept as it is. */
+export function parseStored(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return parseJson(text);
+  } catch {
+    return text;
+  }
+}
+
+/** A stored change and its subject as the facts `describeChange` words: the one adapter of rows. */
+export function factsOfChange(change: ChangeRow, subject: ChangeSubject | undefined): ChangeFacts {
+  return {
+    kind: change.kind,
+    field: change.field,
+    old: parseStored(change.oldValue),
+    new: parseStored(change.newValue),
+    uuid: change.uuid,
+    slot: change.slot,
+    name: subject?.name ?? '',
+    post: subject?.post ?? '',
+  };
+}
+
+/**
+ * The message of a succeeded run from its stored changes (by id order, as the run wrote them) and
+ * their subjects (`changeSubjects` of db/page-queries): what the run's transaction enqueues.
+ */
+export function runChangesMessage(
+  run: { id: number; finishedAt: string },
+  changes: readonly ChangeRow[],
+  subjects: ReadonlyMap<number, ChangeSubject>,
+  ctx: MessageContext,
+): NotifyMessage {
+  return changesMessage(
+    {
+      runId: run.id,
+      finishedAt: run.finishedAt,
+      changes: changes.map((c) => factsOfChange(c, subjects.get(c.id))),
+    },
+    ctx,
+  );
+}
+
+/** What decides a run's messages, read in the run's own transaction. */
+export interface RunOutcome {
+  run: { id: number; status: 'succeeded' | 'failed'; finishedAt: string; errorMessage: string | null };
+  /** The run's changes, in the order it wrote them (empty for a failed run). */
+  changes: readonly ChangeFacts[];
+  /** Failed runs in a row ending with this run (failed) or just before it (succeeded). */
+  failedStreak: number;
+  /** When the streak's first failed run started. */
+  streakSince: string | null;
+  /** When the snapshot still served was taken (the latest succeeded run), or null. */
+  servingSince: string | null;
+  /** Failed runs in a row that make a failure worth telling (WEBHOOK_FAILURE_THRESHOLD). */
+  failureThreshold: number;
+}
+
+/**
+ * The messages one run calls for: a failure once per streak (when it reaches the threshold), a
+ * recovery after such a streak, and the changes of a run that has any. The events setting filters
+ * them when they are written to the outbox.
+ */
+export function runMessages(outcome: RunOutcome, ctx: MessageContext): NotifyMessage[] {
+  const { run, failedStreak, failureThreshold } = outcome;
+  if (run.status === 'failed') {
+    if (failedStreak !== failureThreshold) return [];
+    const reason = run.errorMessage ?? 'the run failed';
+    return [
+      failureMessage(
+        {
+          failedRuns: failedStreak,
+          since: outcome.streakSince ?? run.finishedAt,
+          reason,
+          servingSince: outcome.servingSince,
+        },
+        ctx,
+      ),
+    ];
+  }
+  const messages: NotifyMessage[] = [];
+  if (failedStreak >= failureThreshold) {
+    messages.push(recoveryMessage({ at: run.finishedAt, failedRuns: failedStreak }, ctx));
+  }
+  if (outcome.changes.length > 0) {
+    messages.push(
+      changesMessage({ runId: run.id, finishedAt: run.finishedAt, changes: outcome.changes }, ctx),
+    );
+  }
+  return messages;
+}

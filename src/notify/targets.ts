@@ -1,0 +1,192 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+// A leaf the settings table reads (NOTIFY_URLS is parsed here): it imports nothing of src.
+
+/** The services a message can go to; e-mail covers `smtp://` and `smtps://`. */
+export const notifyKinds = ['slack', 'discord', 'teams', 'gchat', 'mattermost', 'ntfy', 'email'] as const;
+export type NotifyKind = (typeof notifyKinds)[number];
+
+const CHAT_KINDS = new Set<string>(notifyKinds.filter((k) => k !== 'email'));
+
+/** Hosts whose webhooks need no `kind+` prefix: the host says which service it is. */
+const WELL_KNOWN_HOSTS: Record<string, NotifyKind> = {
+  'hooks.slack.com': 'slack',
+  'discord.com': 'discord',
+  'discordapp.com': 'discord',
+  'chat.googleapis.com': 'gchat',
+};
+
+interface TargetBase {
+  /** A stable identifier derived from the URL: what the database keeps in the URL's place. */
+  id: string;
+  /** The URL with its secret parts hidden: what logs, pages, errors and the CLI show. */
+  label: string;
+}
+
+export interface ChatTarget extends TargetBase {
+  kind: Exclude<NotifyKind, 'email'>;
+  /** The URL to POST to (the `kind+` prefix removed). A secret: never logged or stored. */
+  url: string;
+}
+
+export interface EmailTarget extends TargetBase {
+  kind: 'email';
+  secure: boolean;
+  host: string;
+  port: number;
+  user: string | null;
+  /** A secret: never logged or stored. */
+  password: string | null;
+  from: string;
+  to: string[];
+}
+
+export type NotifyTarget = ChatTarget | EmailTarget;
+
+/**
+ * The identifier stored in place of a target URL: a domain-separated SHA-256, so two settings
+ * naming the same URL agree, and the database file alone does not hand out the webhook's token.
+ */
+export function targetId(url: string): string {
+  return createHash('sha256').update('coworker-mirror target\0').update(url).digest('hex').slice(0, 24);
+}
+
+/**
+ * A URL as shown to people: scheme, host and port; the path (where webhook tokens live), the
+ * query and any user:password hidden, with a short form of the id so two targets on one host differ.
+ */
+export function maskTargetUrl(text: string): string {
+  const [, prefix = '', rest = text] = /^([a-z][a-z0-9]*\+)?(.*)$/is.exec(text) ?? [];
+  if (!URL.canParse(rest)) return `not a URL, ${text.length} characters`;
+  const url = new URL(rest);
+  const credentials = url.username !== '' || url.password !== '' ? '…@' : '';
+  const hidden = url.pathname.replace(/\/+$/, '') !== '' || url.search !== '' ? '/…' : '';
+  return `${prefix}${url.protocol}//${credentials}${url.host}${hidden}`;
+}
+
+const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+$/;
+
+function emailTarget(entry: string, url: URL): EmailTarget | string {
+  const from = url.searchParams.get('from') ?? '';
+  const to = (url.searchParams.get('to') ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter((a) => a !== '');
+  if (url.hostname === '') return 'names no mail server host';
+  if (!EMAIL.test(from)) return 'needs ?from=<address>';
+  if (to.length === 0 || !to.every((a) => EMAIL.test(a))) return 'needs &to=<address>[,<address>…]';
+  const secure = url.protocol === 'smtps:';
+  return {
+    kind: 'email',
+    id: targetId(entry),
+    label: `${maskTargetUrl(entry)} to ${to.join(', ')}`,
+    secure,
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port === '' ? (secure ? 465 : 587) : Number(url.port),
+    user: url.username === '' ? null : decodeURIComponent(url.username),
+    password: url.password === '' ? null : decodeURIComponent(url.password),
+    from,
+    to,
+  };
+}
+
+function chatTarget(entry: string): ChatTarget | string {
+  const prefixed = /^([a-z][a-z0-9]*)\+(https?:\/\/.*)$/is.exec(entry);
+  const url = prefixed?.[2] ?? entry;
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return 'is not an http(s) URL';
+  const parsed = new URL(url);
+  const named = prefixed?.[1]?.toLowerCase();
+  const kind = named ?? WELL_KNOWN_HOSTS[parsed.hostname.toLowerCase()];
+  if (kind === undefined) {
+    return `does not say which service it is: prefix it with one of ${[...CHAT_KINDS].map((k) => `${k}+`).join(', ')}`;
+  }
+  if (!CHAT_KINDS.has(kind)) {
+    return `names an unknown kind "${kind}": expected one of ${[...CHAT_KINDS].join(', ')}, or smtp:// / smtps://`;
+  }
+  if (kind === 'ntfy' && parsed.pathname.replace(/\/+$/, '').split('/').length < 2) {
+    return 'needs a topic: ntfy+https://ntfy.sh/<topic>';
+  }
+  return { kind: kind as ChatTarget['kind'], id: targetId(url), label: `${kind} ${maskTargetUrl(url)}`, url };
+}
+
+/**
+ * A target serialised (a log line, the config in JSON, an API answer) shows its kind, id and label
+ * only: the URL and password stay in memory, where the sender needs them.
+ */
+function masked<T extends NotifyTarget>(target: T): T {
+  const { kind, id, label } = target;
+  return Object.defineProperty(target, 'toJSON', { value: () => ({ kind, id, label }), enumerable: false });
+}
+
+/** One entry of NOTIFY_URLS as a target, or why it is not one (the entry itself is not quoted). */
+export function parseTarget(entry: string): NotifyTarget | string {
+  let target: NotifyTarget | string;
+  if (/^smtps?:\/\//i.test(entry)) {
+    target = URL.canParse(entry) ? emailTarget(entry, new URL(entry)) : 'is not a valid smtp:// URL';
+  } else {
+    target = chatTarget(entry);
+  }
+  return typeof target === 'string' ? target : masked(target);
+}
+
+/**
+ * NOTIFY_URLS into entries: commas separate targets, but an e-mail target's `to=a@x,b@y` holds
+ * commas too, so an entry ends only at a comma followed by the next `scheme://`.
+ */
+export function splitTargets(text: string): string[] {
+  return text
+    .split(/,(?=\s*[a-z][a-z0-9+.-]*:\/\/)/i)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+/** NOTIFY_URLS: comma-separated targets; a bad entry is named by position and masked URL. */
+export const notifyTargetList = z
+  .string()
+  .nullable()
+  .transform((text, ctx) => {
+    const targets: NotifyTarget[] = [];
+    for (const [i, entry] of (text === null ? [] : splitTargets(text)).entries()) {
+      const target = parseTarget(entry);
+      if (typeof target === 'string') {
+        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} (${maskTargetUrl(entry)}) ${target}` });
+        continue;
+      }
+      if (!targets.some((t) => t.id === target.id)) targets.push(target);
+    }
+    return ctx.issues.length > 0 ? z.NEVER : targets;
+  });
+
+/** The events a person can be told of; NOTIFY_EVENTS filters them. */
+export const notifyEventTypes = ['changes', 'failures', 'recoveries'] as const;
+export type NotifyEventType = (typeof notifyEventTypes)[number];
+
+export const notifyEventList = z.string().transform((text, ctx) => {
+  const events = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  const unknown = events.filter((e) => !(notifyEventTypes as readonly string[]).includes(e));
+  if (unknown.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown event ${unknown.join(', ')}; expected some of ${notifyEventTypes.join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(events)] as NotifyEventType[];
+});
+
+export type NotifyDigest = { every: 'run' } | { every: 'hour' } | { every: 'day'; at: string };
+
+/** NOTIFY_DIGEST: `run`, `hourly`, `daily` (at 09:00) or `daily@HH:MM`, in the configured TZ. */
+export const notifyDigest = z.string().transform((text, ctx): NotifyDigest => {
+  const value = text.trim().toLowerCase();
+  if (value === 'run') return { every: 'run' };
+  if (value === 'hourly') return { every: 'hour' };
+  const daily = /^daily(?:@([01]\d|2[0-3]):([0-5]\d))?$/.exec(value);
+  if (daily) return { every: 'day', at: daily[1] ? `${daily[1]}:${daily[2]}` : '09:00' };
+  ctx.addIssue({ code: 'custom', message: 'expected run, hourly, daily or daily@HH:MM' });
+  return z.NEVER;
+});

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load-config.js';
+import { ConfigError } from '../../src/errors.js';
+import { maskTargetUrl, parseTarget, splitTargets, targetId } from '../../src/notify/targets.js';
+
+const SLACK = 'https://hooks.slack.com/services/T0000/B0000/SlackSecretToken123';
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).message;
+  }
+  throw new Error('loadConfig accepted the configuration');
+}
+
+describe('NOTIFY_URLS', () => {
+  it.each([
+    [SLACK, 'slack'],
+    ['https://discord.com/api/webhooks/1/tok', 'discord'],
+    ['https://chat.googleapis.com/v1/spaces/AAA/messages?key=k&token=t', 'gchat'],
+    ['teams+https://prod-01.westeurope.logic.azure.com/workflows/abc?sig=s', 'teams'],
+    ['mattermost+http://chat.internal:8065/hooks/xyz', 'mattermost'],
+    ['ntfy+https://ntfy.sh/team-page-changes', 'ntfy'],
+    ['slack+http://127.0.0.1:9999/relay', 'slack'],
+    ['smtp://user:pw@mail.example.com:587/?from=mirror@example.com&to=a@example.com,b@example.com', 'email'],
+  ])('%s is a %s target', (entry, kind) => {
+    const target = parseTarget(entry);
+    expect(typeof target === 'string' ? target : target.kind).toBe(kind);
+  });
+
+  it('reads an e-mail target whole, its port defaulting by scheme', () => {
+    expect(parseTarget('smtps://u%40x:p%2Cw@mail.example.com/?from=m@example.com&to=a@example.com')).toEqual({
+      kind: 'email',
+      id: targetId('smtps://u%40x:p%2Cw@mail.example.com/?from=m@example.com&to=a@example.com'),
+      label: 'smtps://…@mail.example.com/… to a@example.com',
+      secure: true,
+      host: 'mail.example.com',
+      port: 465,
+      user: 'u@x',
+      password: 'p,w',
+      from: 'm@example.com',
+      to: ['a@example.com'],
+    });
+  });
+
+  it('splits on commas that start a new target, not those between recipients', () => {
+    expect(
+      splitTargets(`${SLACK}, smtp://h:25/?from=m@x.io&to=a@x.io,b@x.io ,ntfy+https://ntfy.sh/t`),
+    ).toEqual([SLACK, 'smtp://h:25/?from=m@x.io&to=a@x.io,b@x.io', 'ntfy+https://ntfy.sh/t']);
+  });
+
+  it('masks the path, query and credentials, where the secrets of a webhook live', () => {
+    expect(maskTargetUrl(SLACK)).toBe('https://hooks.slack.com/…');
+    expect(maskTargetUrl('smtp://user:pw@mail.example.com:587/?from=a@b.c')).toBe(
+      'smtp://…@mail.example.com:587/…',
+    );
+    expect(maskTargetUrl('http://relay.internal:8080')).toBe('http://relay.internal:8080');
+  });
+
+  it('serialises without its URL or password (a log line, the config as JSON)', () => {
+    const config = loadConfig({
+      NOTIFY_URLS: `${SLACK},smtp://user:SECRETPW@mail.example.com/?from=m@example.com&to=a@example.com`,
+    });
+    const json = JSON.stringify(config);
+    expect(json).not.toContain('SlackSecretToken123');
+    expect(json).not.toContain('SECRETPW');
+    expect(JSON.parse(JSON.stringify(config.notify.urls[0]))).toEqual({
+      kind: 'slack',
+      id: targetId(SLACK),
+      label: 'slack https://hooks.slack.com/…',
+    });
+  });
+
+  it('gives a stable id that does not contain the URL', () => {
+    expect(targetId(SLACK)).toBe(targetId(SLACK));
+    expect(targetId(SLACK)).not.toBe(targetId(`${SLACK}x`));
+    expect(targetId(SLACK)).toMatch(/^[0-9a-f]{24}$/);
+  });
+
+  it('is parsed into the Config with its events and digest; links use PUBLIC_BASE_URL', () => {
+    const config = loadConfig({
+      NOTIFY_URLS: `${SLACK},ntfy+https://ntfy.sh/t`,
+      NOTIFY_EVENTS: 'changes,failures',
+      NOTIFY_DIGEST: 'daily@08:30',
+      PUBLIC_BASE_URL: 'https://mirror.example.com/',
+    });
+    expect(config.notify.urls.map((t) => [t.kind, t.label])).toEqual([
+      ['slack', 'slack https://hooks.slack.com/…'],
+      ['ntfy', 'ntfy https://ntfy.sh/…'],
+    ]);
+    expect(config.notify.events).toEqual(['changes', 'failures']);
+    expect(config.notify.digest).toEqual({ every: 'day', at: '08:30' });
+    expect(config.server.publicBaseUrl).toBe('https://mirror.example.com');
+  });
+
+  it('defaults to no targets, every event, one message per run', () => {
+    const config = loadConfig({});
+    expect(config.notify.urls).toEqual([]);
+    expect(config.notify.events).toEqual(['changes', 'failures', 'recoveries']);
+    expect(config.notify.digest).toEqual({ every: 'run' });
+  });
+
+  it.each([
+    [
+      'foo+https://example.com/hook/SECRET',
+      'entry 1 (foo+https://example.com/…) names an unknown kind "foo"',
+    ],
+    ['https://example.com/hook/SECRET', 'entry 1 (https://example.com/…) does not say which service it is'],
+    [
+      'smtp://u:SECRET@mail.example.com/?to=a@example.com',
+      'entry 1 (smtp://…@mail.example.com/…) needs ?from=',
+    ],
+    [`${SLACK},ntfy+https://ntfy.sh/`, 'entry 2 (ntfy+https://ntfy.sh) needs a topic'],
+    ['not a url SECRET', 'entry 1 (not a URL, 16 characters) is not an http(s) URL'],
+  ])('refuses %s naming the entry, masked', (value, problem) => {
+    const message = configError({ NOTIFY_URLS: value });
+    expect(message).toContain('NOTIFY_URLS');
+    expect(message).toContain(problem);
+    expect(message).not.toContain('SECRET');
+    expect(message).not.toContain('SlackSecretToken123');
+  });
+});
