@@ -22,7 +22,9 @@ describe('media_changed rows of the CSV feed', () => {
     for (const row of rows) {
       expect(row.kind).toBe('media_changed');
       expect(row.name).toBe(names.get(row.uuid ?? ''));
-      expect(row.sentence?.startsWith(`${row.name}:`), row.sentence).toBe(true);
+      // The name first, then (for a later appearance) which one, then what changed.
+      expect(row.sentence?.startsWith(row.name ?? '?'), row.sentence).toBe(true);
+      expect(row.sentence, row.sentence).toMatch(/^[^:]+: new /);
     }
   });
 });

@@ -27,15 +27,15 @@ describe('find with a uuid listed twice', () => {
     const config = testConfig({ DATABASE_PATH: file });
     const lines: string[] = [];
     const out = { write: (line: string) => lines.push(line), style: plain };
-    expect(runFindCommand(config, 'Ada Second', true, out)).toBe(0);
+    expect(await runFindCommand(config, 'Ada Second', true, out)).toBe(0);
     expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual([
       { uuid, name: 'Ada Second', post: 'Second post', removed: false },
     ]);
     lines.length = 0;
-    expect(runFindCommand(config, 'Ada', true, out)).toBe(0);
+    expect(await runFindCommand(config, 'Ada', true, out)).toBe(0);
     expect(lines.map((l) => (JSON.parse(l) as { uuid: string }).uuid)).toEqual([uuid]);
     lines.length = 0;
-    expect(runHistoryCommand(config, { name: 'Ada Second' }, true, out)).toBe(0);
+    expect(await runHistoryCommand(config, { name: 'Ada Second' }, true, out)).toBe(0);
     expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ type: 'coworker', uuid });
   });
 });
