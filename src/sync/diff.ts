@@ -1,16 +1,11 @@
+import type { ChangeInput, RunCounts, StoredAppearance } from '../db/run-commit.js';
 import type { ChangeKind } from '../db/schema.js';
 import { parseJson } from '../json/lossless.js';
 import { canonicalJson, canonicalValue, stringifyJson } from '../json/safe-json.js';
 import { pairByFewestChanges, type FieldMap } from './pair-appearances.js';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
-export interface CurrentAppearance {
-  versionId: number;
-  uuid: string;
-  slot: number;
-  /** `bodyHash` of the stored entry text. */
-  hash: string;
-}
+export type CurrentAppearance = StoredAppearance;
 
 /** One entry of the freshly crawled listing, in listing order. */
 export interface ListingEntry {
@@ -23,22 +18,10 @@ export type Placement =
   | { kind: 'keep'; versionId: number }
   | { kind: 'new'; uuid: string; slot: number; body: string; hash: string; replaces: number | null };
 
-export interface ChangeEvent {
-  uuid: string;
-  slot: number;
-  kind: ChangeKind;
-  field: string | null;
-  oldValue: string | null;
-  newValue: string | null;
-}
+/** One recorded change, as the store writes it. */
+export type ChangeEvent = ChangeInput;
 
-export interface DiffCounts {
-  added: number;
-  changed: number;
-  removed: number;
-  returned: number;
-  unchanged: number;
-}
+export type DiffCounts = RunCounts;
 
 export interface DiffResult {
   /** One per listing entry, in listing order. */
