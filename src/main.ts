@@ -181,7 +181,13 @@ async function startParts(
   await checkUpstreamBinding(store, label, options);
   await recoverCrashedRuns(store);
   parts.demo = demo
-    ? await startDemo(config, store, logger, () => void parts.scheduler?.trigger('scheduled'))
+    ? await startDemo(
+        config,
+        store,
+        logger,
+        () => void parts.scheduler?.trigger('scheduled'),
+        () => parts.scheduler?.running === true,
+      )
     : null;
   const child = childSync(config, databasePath, parts.demo);
   const scheduler = (parts.scheduler = createScheduler({

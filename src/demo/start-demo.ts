@@ -38,6 +38,45 @@ function portRefused(error: unknown, name: string, port: number): unknown {
   ]);
 }
 
+/** How soon a change held by a running sync is tried again. */
+const HOLD_RETRY_MS = 500;
+
+/**
+ * Changes the demo's data every `everyMs`, then asks for a sync. The data never changes under a
+ * sync's crawl: a crawl that saw the listing move would be retried or refused (drift, unstable
+ * order), which in real life is the upstream's doing, not something the demo should show.
+ */
+function changeEvery(
+  everyMs: number,
+  upstream: SimulatedUpstream,
+  logger: Logger,
+  onMutation: () => void,
+  syncing: () => boolean,
+): { stop(): void } {
+  let held: NodeJS.Timeout | null = null;
+  const mutate = (): void => {
+    held = null;
+    if (syncing()) {
+      held = setTimeout(mutate, HOLD_RETRY_MS);
+      held.unref();
+      return;
+    }
+    const change = upstream.data.mutateRandomly();
+    logger.info({ change }, 'demo upstream changed its data; syncing');
+    onMutation();
+  };
+  const timer = setInterval(() => {
+    if (held === null) mutate();
+  }, everyMs);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      if (held) clearTimeout(held);
+    },
+  };
+}
+
 /**
  * Starts the simulated upstream of the demo. It resumes from the listing the demo database last
  * stored, so a restart is not mistaken for everyone's data changing back to the seed's; its data
@@ -48,6 +87,8 @@ export async function startDemo(
   store: MirrorDatabase,
   logger: Logger,
   onMutation: () => void,
+  /** True while a sync runs: a change of the data waits for it to end. */
+  syncing: () => boolean = () => false,
 ): Promise<Demo> {
   const latest = latestSucceededRun(store);
   const entries = latest
@@ -70,12 +111,7 @@ export async function startDemo(
     await media.close();
     throw portRefused(error, 'DEMO_UPSTREAM_PORT', config.demo.port);
   }
-  const timer = setInterval(() => {
-    const change = upstream.data.mutateRandomly();
-    logger.info({ change }, 'demo upstream changed its data; syncing');
-    onMutation();
-  }, config.demo.mutateEveryMs);
-  timer.unref();
+  const changes = changeEvery(config.demo.mutateEveryMs, upstream, logger, onMutation, syncing);
   logger.warn(
     {
       demoUpstream: upstream.url,
@@ -92,7 +128,7 @@ export async function startDemo(
     upstream,
     media,
     stop: async () => {
-      clearInterval(timer);
+      changes.stop();
       await upstream.close();
       await media.close();
     },
