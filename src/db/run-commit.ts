@@ -1,3 +1,4 @@
+import type { ChangeSubject } from './page-queries.js';
 import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
 
 /**
@@ -99,6 +100,10 @@ export interface OutboxFacts {
   changes: () => Iterable<ChangeRow>;
   /** This run's changes with ids in [fromId, toId], oldest first. */
   changesBetween: (fromId: number, toId: number) => ChangeRow[];
+  /** The name and post of each change's coworker, by change id. */
+  subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
+  /** When the snapshot still served was taken (the latest succeeded run before this one), or null. */
+  servingSince: string | null;
 }
 
 /** The notifications a run calls for, and where they go (one pending delivery per URL). */
@@ -121,6 +126,8 @@ export interface RunCommit {
   unknownFields: readonly { field: string; page: number; index: number }[];
   media: MediaCommit | null;
   outbox: OutboxPlan | null;
+  /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
+  notify?: OutboxPlan | null;
 }
 
 /** A run's end without data: failed or aborted, with a code and a reason a person can act on. */
@@ -130,4 +137,5 @@ export interface RunEnd {
   error: { code: string; message: string };
   stats?: { pages?: number | null; entries?: number | null };
   outbox?: OutboxPlan | null;
+  notify?: OutboxPlan | null;
 }

@@ -7,6 +7,7 @@ import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '
 import { crawl, driftSummary, type CrawlBounds, type CrawlResult } from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { failedRunOutbox, succeededRunOutbox } from '../webhooks/outbox.js';
+import { notifyOutboxSettings, notifyRunOutbox } from '../notify/run-outbox.js';
 import { mediaCommit } from '../media/commit-media.js';
 import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
@@ -18,7 +19,8 @@ import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
 import { loadCurrentState, type CurrentState } from './store-run.js';
 
 /** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
-export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> & { upstream: NamedUpstream };
+export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> &
+  Partial<Pick<Config, 'notify' | 'server'>> & { upstream: NamedUpstream };
 
 export interface SyncSummary {
   runId: number;
@@ -134,6 +136,7 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
     unknownFields: first.unknownFields.slice(0, 100),
     media: mediaCommit(media),
     outbox: succeededRunOutbox(config.webhooks),
+    notify: notifyRunOutbox(notifyOutboxSettings(config)),
   });
   if (mediaSettings) await applyMediaRetention(deps.store, mediaSettings, log);
   const summary: SyncSummary = {
@@ -196,7 +199,13 @@ async function recordFailure(config: SyncConfig, run: Run, error: MirrorError): 
   Object.assign(error.details, { runId: run.id });
   try {
     // The failure and its `sync.failed` notification (the outbox) land together or not at all.
-    await deps.store.endRun({ runId: run.id, status, error, outbox: failedRunOutbox(config.webhooks) });
+    await deps.store.endRun({
+      runId: run.id,
+      status,
+      error,
+      outbox: failedRunOutbox(config.webhooks),
+      notify: notifyRunOutbox(notifyOutboxSettings(config)),
+    });
   } catch (endError) {
     // The row stays `running`; the next start of any process (this one included) marks it
     // aborted, since no live holder claims it.

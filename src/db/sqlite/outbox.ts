@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { MirrorDatabase } from '../open.js';
+import { changeSubjects } from '../page-queries.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
@@ -26,8 +27,19 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
       store.sqlite
         .prepare(`${CHANGE_COLUMNS} where id between ? and ? order by id`)
         .all(fromId, toId) as ChangeRow[],
+    subjectsOf: (rows) => changeSubjects(store, rows),
+    servingSince: servingSince(store, runId),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
+}
+
+/** When the latest succeeded run before `runId` finished: the snapshot still served. */
+function servingSince(store: MirrorDatabase, runId: number): string | null {
+  const at = store.sqlite
+    .prepare(`select finished_at from runs where id < ? and status = 'succeeded' order by id desc limit 1`)
+    .pluck()
+    .get(runId) as string | null | undefined;
+  return at ?? null;
 }
 
 /**

@@ -93,6 +93,7 @@ export function commitRun(store: MirrorDatabase, input: RunCommit): void {
       writeChanges(store, input);
       markSucceeded(store, input);
       if (input.outbox) writeOutbox(store, input.runId, input.outbox);
+      if (input.notify) writeOutbox(store, input.runId, input.notify);
       if (input.media) writeMediaRows(store, input.runId, input.media);
     })
     .immediate();
@@ -223,6 +224,7 @@ export function endRun(store: MirrorDatabase, end: RunEnd): void {
         .where(and(eq(runs.id, end.runId), eq(runs.status, 'running')))
         .run();
       if (end.outbox) writeOutbox(store, end.runId, end.outbox);
+      if (end.notify) writeOutbox(store, end.runId, end.notify);
     })
     .immediate();
 }

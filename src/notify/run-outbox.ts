@@ -1,0 +1,79 @@
+import type { Config } from '../config/load-config.js';
+import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
+import type { MessageContext, NotifyMessage } from './message.js';
+import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
+import type { NotifyEventType } from './targets.js';
+
+/**
+ * Notifications share the webhook outbox: each target is an endpoint keyed `notify:<targetId>`, so
+ * the URL (and its secret) never reaches the database, and the webhook worker, which claims only
+ * the URLs of WEBHOOK_URLS, never sends them.
+ */
+export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
+
+/** A notification message row's `type`: `notify.changes`, `notify.failures`, `notify.recoveries`. */
+export const NOTIFY_TYPE_PREFIX = 'notify.';
+
+/** What the run's transaction needs to write notification rows: plain data, no URLs. */
+export interface NotifyOutboxSettings {
+  targetIds: readonly string[];
+  events: readonly NotifyEventType[];
+  failureThreshold: number;
+  context: MessageContext;
+}
+
+/**
+ * The settings of per-run notification rows, or undefined when nothing is to be written: no
+ * targets, or a digest (hourly and daily digests are not written by runs).
+ */
+export function notifyOutboxSettings(
+  config: Partial<Pick<Config, 'notify' | 'server'>> & Pick<Config, 'webhooks'>,
+  timeZone: string = Intl.DateTimeFormat().resolvedOptions().timeZone,
+): NotifyOutboxSettings | undefined {
+  const notify = config.notify;
+  if (!notify || notify.urls === null || notify.urls.length === 0) return undefined;
+  if (notify.digest.every !== 'run') return undefined;
+  return {
+    targetIds: notify.urls.map((t) => t.id),
+    events: notify.events,
+    failureThreshold: config.webhooks.failureThreshold,
+    context: { baseUrl: config.server?.publicBaseUrl ?? null, timeZone },
+  };
+}
+
+/** The notification rows a run calls for, written in its own transaction; null when none can be. */
+export function notifyRunOutbox(settings: NotifyOutboxSettings | undefined): OutboxPlan | null {
+  if (!settings || settings.targetIds.length === 0) return null;
+  return {
+    urls: settings.targetIds.map((id) => `${NOTIFY_ENDPOINT_PREFIX}${id}`),
+    messages: (facts) => notifyMessages(settings, facts),
+  };
+}
+
+function notifyMessages(settings: NotifyOutboxSettings, facts: OutboxFacts): OutboxMessage[] {
+  const outcome = runOutcome(settings, facts);
+  if (outcome === null) return [];
+  const messages = runMessages(outcome, settings.context);
+  // One row per message; the plan's endpoints give each target its own delivery of it.
+  return messages.filter((m) => m.event !== 'test' && settings.events.includes(m.event)).map(messageRow);
+}
+
+function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutcome | null {
+  const { run } = facts;
+  if (run.status !== 'succeeded' && run.status !== 'failed') return null;
+  const finishedAt = run.finishedAt ?? new Date().toISOString();
+  const rows = run.status === 'succeeded' ? [...facts.changes()] : [];
+  const subjects = facts.subjectsOf(rows);
+  return {
+    run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
+    changes: rows.map((row) => factsOfChange(row, subjects.get(row.id))),
+    failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
+    streakSince: null,
+    servingSince: facts.servingSince,
+    failureThreshold: settings.failureThreshold,
+  };
+}
+
+function messageRow(message: NotifyMessage): OutboxMessage {
+  return { type: `${NOTIFY_TYPE_PREFIX}${message.event}`, body: JSON.stringify(message) };
+}
