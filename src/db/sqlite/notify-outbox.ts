@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import type { NotifyMessage } from '../../notify/message.js';
+import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../../notify/run-outbox.js';
+import type { MirrorDatabase } from '../open.js';
+
+/** How long a claimed row stays out of other workers' reach: longer than any one send. */
+const LEASE_MS = 5 * 60_000;
+
+interface DueRow {
+  id: number;
+  url: string;
+  body: string;
+  tries: number;
+}
+
+/**
+ * The notification rows of the webhook outbox (endpoints keyed `notify:<targetId>`): the rows are
+ * written by the run's own transaction (`notifyRunOutbox`), so `enqueue` has nothing to do here.
+ */
+export class SqliteNotificationOutbox implements NotificationOutbox {
+  readonly #store: MirrorDatabase;
+  readonly #token = randomBytes(8).toString('hex');
+
+  constructor(store: MirrorDatabase) {
+    this.#store = store;
+  }
+
+  enqueue(): Promise<void> {
+    return Promise.reject(new Error('notification rows are written by the run commit'));
+  }
+
+  /** Leases the due rows of enabled targets, oldest first. */
+  claim(now: Date, limit: number): Promise<OutboxNotification[]> {
+    const at = now.toISOString();
+    const rows = this.#store.sqlite
+      .transaction((): DueRow[] => {
+        const due = this.#store.sqlite
+          .prepare(
+            `select d.id, e.url, m.body, d.tries
+               from webhook_deliveries d
+               join webhook_endpoints e on e.id = d.endpoint_id
+               join webhook_messages m on m.id = d.message_id
+              where d.status = 'pending' and e.disabled_at is null and substr(e.url, 1, ?) = ?
+                and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
+              order by d.id limit ?`,
+          )
+          .all(NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX, at, at, limit) as DueRow[];
+        const lease = this.#store.sqlite.prepare(
+          'update webhook_deliveries set lease_until = ?, lease_token = ? where id = ?',
+        );
+        const until = new Date(now.getTime() + LEASE_MS).toISOString();
+        for (const row of due) lease.run(until, this.#token, row.id);
+        return due;
+      })
+      .immediate();
+    return Promise.resolve(
+      rows.map((row) => ({
+        id: row.id,
+        targetId: row.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
+        message: JSON.parse(row.body) as NotifyMessage,
+        attempts: row.tries,
+      })),
+    );
+  }
+
+  complete(id: number, result: NotificationResult): Promise<void> {
+    const now = new Date().toISOString();
+    const base =
+      'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
+    const sqlite = this.#store.sqlite;
+    if (result.status === 'delivered') {
+      sqlite.prepare(`${base}, status = 'succeeded', finished_at = ? where id = ?`).run(now, id);
+    } else if (result.status === 'pending') {
+      sqlite
+        .prepare(`${base}, tries = tries + 1, next_attempt_at = ? where id = ?`)
+        .run(result.nextAttemptAt.toISOString(), id);
+    } else {
+      sqlite
+        .prepare(`${base}, tries = tries + 1, status = 'failed', finished_at = ? where id = ?`)
+        .run(now, id);
+    }
+    return Promise.resolve();
+  }
+
+  disableTarget(targetId: string, reason: string): Promise<void> {
+    this.#store.sqlite
+      .prepare(
+        `update webhook_endpoints set disabled_at = ?, disabled_reason = ?
+          where url = ? and disabled_at is null`,
+      )
+      .run(new Date().toISOString(), reason, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`);
+    return Promise.resolve();
+  }
+}

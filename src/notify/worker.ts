@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import { deliverDue, type DeliverDeps, type NotificationOutbox } from './outbox.js';
+
+export interface NotifyWorkerDeps extends DeliverDeps {
+  logger: Logger;
+  /** How often due rows are looked for. */
+  pollMs: number;
+}
+
+/**
+ * Delivers the notification rows runs wrote, at least once: a pass every `pollMs`, one pass at a
+ * time; stop() waits for the pass in flight, so a shutdown never leaves a row half recorded.
+ */
+export class NotifyWorker {
+  readonly #deps: NotifyWorkerDeps;
+  #timer: NodeJS.Timeout | null = null;
+  #pass: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(deps: NotifyWorkerDeps) {
+    const { outbox, logger } = deps;
+    // A permanent refusal is a person's to fix (a revoked webhook): say so once, where it happens.
+    const disableTarget = async (targetId: string, reason: string) => {
+      await outbox.disableTarget(targetId, reason);
+      logger.warn({ target: targetId, reason }, 'notification target refused for good: disabled');
+    };
+    this.#deps = { ...deps, outbox: { ...bind(outbox), disableTarget } };
+  }
+
+  start(): void {
+    if (this.#timer || this.#stopped) return;
+    this.#timer = setInterval(() => void this.poke(), this.#deps.pollMs);
+    this.#timer.unref();
+    void this.poke();
+  }
+
+  /** Runs one pass after the one in flight; resolves when it is done. */
+  poke(): Promise<void> {
+    this.#pass = this.#pass.then(() => this.#drain());
+    return this.#pass;
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      while (!this.#stopped && (await deliverDue(this.#deps)) > 0);
+    } catch (error) {
+      this.#deps.logger.error({ err: error }, 'cannot deliver notifications; retrying at the next poll');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#pass;
+  }
+}
+
+/** The outbox's operations as plain functions (a class instance's methods do not spread). */
+function bind(outbox: NotificationOutbox): NotificationOutbox {
+  return {
+    enqueue: (runId, rows) => outbox.enqueue(runId, rows),
+    claim: (now, limit) => outbox.claim(now, limit),
+    complete: (id, result) => outbox.complete(id, result),
+    disableTarget: (targetId, reason) => outbox.disableTarget(targetId, reason),
+  };
+}

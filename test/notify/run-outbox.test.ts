@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { silentLogger } from '../../src/logger.js';
+import { sendMessage } from '../../src/notify/send.js';
+import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { NotifyWorker } from '../../src/notify/worker.js';
+import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tableRows, tempDatabase } from '../helpers/temp-db.js';
+import type { MirrorDatabase } from '../../src/db/open.js';
+
+const accept = () => null;
+
+async function twoTargets(): Promise<{ standIn: StandIn; urls: string; targets: NotifyTarget[] }> {
+  const standIn = await chatStandIn(accept);
+  const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
+  const targets = entries.map((entry) => {
+    const target = parseTarget(entry);
+    if (typeof target === 'string') throw new Error(target);
+    return target;
+  });
+  return { standIn, urls: entries.join(','), targets };
+}
+
+function worker(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorker {
+  return new NotifyWorker({
+    outbox: new SqliteNotificationOutbox(store),
+    targets,
+    send: sendMessage,
+    timeoutMs: 5000,
+    // Pacing is the services' limit, not what this test checks.
+    sleep: () => Promise.resolve(),
+    logger: silentLogger(),
+    pollMs: 60_000,
+  });
+}
+
+describe('notifications sent by runs (issue 22)', () => {
+  it('a run with changes writes one row per target in its transaction; the worker delivers each once', async () => {
+    const store = tempDatabase();
+    const { standIn, urls, targets } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 7, count: 12 });
+    await sync(store, upstream);
+    upstream.data.edit(2, 'post');
+    upstream.data.remove(1);
+    const second = await sync(store, upstream, { NOTIFY_URLS: urls });
+
+    const endpoints = tableRows(store, 'webhook_endpoints', 'url') as { url: string }[];
+    expect(endpoints.map((e) => e.url)).toEqual(targets.map((t) => `notify:${t.id}`));
+    const rows = tableRows(store, 'webhook_messages', 'type, run_id');
+    expect(rows).toEqual([{ type: 'notify.changes', run_id: second.runId }]);
+
+    const w = worker(store, targets);
+    await w.poke();
+    await w.poke();
+    await w.stop();
+    expect(standIn.requests).toHaveLength(2);
+    const names = changedNames(store, second.runId);
+    expect(names.length).toBeGreaterThan(0);
+    for (const request of standIn.requests) {
+      for (const name of names) expect(request.body).toContain(jsonText(name));
+    }
+    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+      { status: 'succeeded' },
+      { status: 'succeeded' },
+    ]);
+  });
+
+  it('a failed run writes no changes message, though its listing changed upstream', async () => {
+    const store = tempDatabase();
+    const { urls } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 9, count: 5 });
+    await sync(store, upstream);
+    upstream.data.add(1);
+    upstream.faults.set({ invalidJson: { page: 1 } });
+    await expect(sync(store, upstream, { NOTIFY_URLS: urls })).rejects.toThrow();
+    const types = tableRows(store, 'webhook_messages', 'type') as { type: string }[];
+    expect(types.filter((t) => t.type === 'notify.changes')).toEqual([]);
+  });
+
+  it('a permanent refusal fails the row and disables the target; its later rows wait', async () => {
+    const store = tempDatabase();
+    const { standIn, urls, targets } = await twoTargets();
+    standIn.answer(404, {}, 'no_service');
+    const upstream = await simulatedUpstream({ seed: 5, count: 6 });
+    await sync(store, upstream, { NOTIFY_URLS: urls });
+    const w = worker(store, targets);
+    await w.poke();
+    expect(standIn.requests).toHaveLength(2);
+    upstream.data.edit(1, 'post');
+    await sync(store, upstream, { NOTIFY_URLS: urls });
+    await w.poke();
+    await w.stop();
+    expect(standIn.requests).toHaveLength(2);
+    const endpoints = tableRows(store, 'webhook_endpoints', 'disabled_reason') as {
+      disabled_reason: string | null;
+    }[];
+    expect(endpoints.map((e) => e.disabled_reason)).toEqual([
+      expect.stringContaining('404'),
+      expect.stringContaining('404'),
+    ]);
+    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+      { status: 'failed' },
+      { status: 'failed' },
+      { status: 'pending' },
+      { status: 'pending' },
+    ]);
+  });
+});
+
+/** The names of the coworkers a run changed, as its stored versions say. */
+function changedNames(store: MirrorDatabase, runId: number): string[] {
+  const uuids = store.sqlite
+    .prepare('select distinct uuid from changes where run_id = ?')
+    .pluck()
+    .all(runId) as string[];
+  return uuids.map(
+    (uuid) =>
+      store.sqlite
+        .prepare(`select json_extract(body, '$.name') from versions where uuid = ? order by id desc limit 1`)
+        .pluck()
+        .get(uuid) as string,
+  );
+}
+
+/** A name as it appears inside a JSON string (quotes and backslashes escaped). */
+function jsonText(name: string): string {
+  return JSON.stringify(name).slice(1, -1);
+}
