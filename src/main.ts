@@ -1,6 +1,8 @@
 import type { Config } from './config/load-config.js';
 import { openExistingDatabase } from './db/open-existing.js';
 import { openDatabase, type MirrorDatabase } from './db/open.js';
+import { SqliteNotificationOutbox } from './db/sqlite/notify-outbox.js';
+import { startNotifyWorker, type NotifyWorker } from './notify/worker.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo/start-demo.js';
 import { EXIT } from './cli/exit-codes.js';
 import { buildServer, type MirrorServer } from './http/server.js';
@@ -145,6 +147,7 @@ interface Parts {
   server: MirrorServer;
   scheduler: Scheduler;
   webhooks: WebhookService | null;
+  notify: NotifyWorker | null;
 }
 
 /**
@@ -212,6 +215,7 @@ async function startParts(
     logger,
     registry: server.metrics.registry,
   });
+  parts.notify = startNotifyWorker(config, new SqliteNotificationOutbox(store), logger);
   const url = await server.listen(config.server.port, config.server.host);
   logger.info(
     { url, upstream: label, db: databasePath, cron: config.sync.cron, ...(demo ? { demo: true } : {}) },
@@ -290,6 +294,7 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   await parts.scheduler?.stop(SHUTDOWN_GRACE_MS);
   await closing;
   await parts.webhooks?.stop();
+  await parts.notify?.stop();
   parts.store?.close();
   await parts.demo?.stop();
 }

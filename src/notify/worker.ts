@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import type { Config } from '../config/load-config.js';
+import { sendMessage } from './send.js';
 import { deliverDue, type DeliverDeps, type NotificationOutbox } from './outbox.js';
 
 export interface NotifyWorkerDeps extends DeliverDeps {
@@ -65,4 +67,27 @@ function bind(outbox: NotificationOutbox): NotificationOutbox {
     complete: (id, result) => outbox.complete(id, result),
     disableTarget: (targetId, reason) => outbox.disableTarget(targetId, reason),
   };
+}
+
+/** How often `start` looks for due notifications: a run's message goes out within this. */
+export const NOTIFY_POLL_MS = 5000;
+
+/** The worker `start` runs, or null when NOTIFY_URLS names no target. */
+export function startNotifyWorker(
+  config: Pick<Config, 'notify'>,
+  outbox: NotificationOutbox,
+  logger: Logger,
+): NotifyWorker | null {
+  const targets = config.notify.urls ?? [];
+  if (targets.length === 0) return null;
+  const worker = new NotifyWorker({
+    outbox,
+    targets,
+    send: sendMessage,
+    timeoutMs: config.notify.timeoutMs,
+    logger: logger.child({ module: 'notify' }),
+    pollMs: NOTIFY_POLL_MS,
+  });
+  worker.start();
+  return worker;
 }
