@@ -470,7 +470,7 @@ export const settings = {
       flag: null,
       default: null,
       schema: notifyTargetList.readonly(),
-      doc: 'Comma-separated chat and e-mail targets told of changes in words: `slack+https://…`, `discord+https://…`, `teams+https://…`, `gchat+https://…`, `mattermost+https://…`, `ntfy+https://ntfy.sh/<topic>`, `smtp(s)://user:pass@host:587/?from=…&to=a@x,b@y` (unset: none). For now only `notify test` sends to them: runs do not yet (docs/notifications.md).',
+      doc: 'Comma-separated chat and e-mail targets told of changes in words: `slack+https://…`, `discord+https://…`, `teams+https://…`, `gchat+https://…`, `mattermost+https://…`, `ntfy+https://ntfy.sh/<topic>`, `smtp(s)://user:pass@host:587/?from=…&to=a@x,b@y` (unset: none). Each run writes the messages it calls for in its own transaction; `start` delivers them (docs/notifications.md).',
       echo: 'secret',
     },
     events: {
