@@ -1,6 +1,8 @@
 import type { Config } from '../config/load-config.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
-import type { MessageContext, NotifyMessage } from './message.js';
+import type { ChangeRow } from '../db/schema.js';
+import type { ChangeFacts } from './describe-change.js';
+import { MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
 import type { NotifyEventType } from './targets.js';
 
@@ -63,15 +65,24 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   if (run.status !== 'succeeded' && run.status !== 'failed') return null;
   const finishedAt = run.finishedAt ?? new Date().toISOString();
   const rows = run.status === 'succeeded' ? [...facts.changes()] : [];
-  const subjects = facts.subjectsOf(rows);
+  // Only the first MAX_LINES changes are worded; the others are only counted, so a first sync of
+  // 100,000 entries neither looks up nor parses them inside the run's transaction.
+  const worded = rows.slice(0, MAX_LINES);
+  const subjects = facts.subjectsOf(worded);
   return {
     run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
-    changes: rows.map((row) => factsOfChange(row, subjects.get(row.id))),
+    changes: rows.map((row, i) => (i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row))),
     failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
     streakSince: null,
     servingSince: facts.servingSince,
     failureThreshold: settings.failureThreshold,
   };
+}
+
+/** A change as `countChanges` needs it: its kind and appearance, nothing to word. */
+function counted(row: ChangeRow): ChangeFacts {
+  const { kind, field, uuid, slot } = row;
+  return { kind, field, uuid, slot, old: null, new: null, name: '', post: '' };
 }
 
 function messageRow(message: NotifyMessage): OutboxMessage {

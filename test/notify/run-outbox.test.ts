@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
@@ -64,6 +65,19 @@ describe('notifications sent by runs (issue 22)', () => {
       { status: 'succeeded' },
       { status: 'succeeded' },
     ]);
+  });
+
+  it('a run of more changes than lines counts them all and words the first ones by name', async () => {
+    const store = tempDatabase();
+    const { urls } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 3, count: 25 });
+    await sync(store, upstream, { NOTIFY_URLS: urls });
+    const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+    const message = JSON.parse(body) as NotifyMessage;
+    expect(message.title).toContain('25 joined');
+    expect(message.lines).toHaveLength(MAX_LINES);
+    expect(message.more?.count).toBe(25 - MAX_LINES);
+    for (const line of message.lines) expect(line.who).not.toBe('');
   });
 
   it('a failed run writes no changes message, though its listing changed upstream', async () => {
