@@ -30,6 +30,8 @@ export interface NotificationOutbox {
   claim(now: Date, limit: number): Promise<OutboxNotification[]>;
   complete(id: number, result: NotificationResult): Promise<void>;
   disableTarget(targetId: string, reason: string): Promise<void>;
+  /** Hands back the leases this outbox holds, so rows a shutdown did not send go out at once later. */
+  release?(): Promise<void>;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {

@@ -26,7 +26,11 @@ export class NotifyWorker {
       await outbox.disableTarget(targetId, reason);
       logger.warn({ target: targetId, reason }, 'notification target refused for good: disabled');
     };
-    this.#deps = { ...deps, outbox: { ...bind(outbox), disableTarget } };
+    // Once stopped, the rest of a pass is not sent: its rows keep their lease until stop() hands
+    // them back, so a shutdown waits for one send at most.
+    const send: DeliverDeps['send'] = (message, target, options) =>
+      this.#stopped ? Promise.reject(new StoppedError()) : deps.send(message, target, options);
+    this.#deps = { ...deps, send, outbox: { ...bind(outbox), disableTarget } };
   }
 
   start(): void {
@@ -47,6 +51,7 @@ export class NotifyWorker {
     try {
       while (!this.#stopped && (await deliverDue(this.#deps)) > 0);
     } catch (error) {
+      if (error instanceof StoppedError) return;
       this.#deps.logger.error({ err: error }, 'cannot deliver notifications; retrying at the next poll');
     }
   }
@@ -56,8 +61,11 @@ export class NotifyWorker {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     await this.#pass;
+    await this.#deps.outbox.release?.();
   }
 }
+
+class StoppedError extends Error {}
 
 /** The outbox's operations as plain functions (a class instance's methods do not spread). */
 function bind(outbox: NotificationOutbox): NotificationOutbox {
@@ -66,6 +74,7 @@ function bind(outbox: NotificationOutbox): NotificationOutbox {
     claim: (now, limit) => outbox.claim(now, limit),
     complete: (id, result) => outbox.complete(id, result),
     disableTarget: (targetId, reason) => outbox.disableTarget(targetId, reason),
+    release: () => outbox.release?.() ?? Promise.resolve(),
   };
 }
 

@@ -4,7 +4,7 @@ import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
-import { NotifyWorker } from '../../src/notify/worker.js';
+import { NotifyWorker, type NotifyWorkerDeps } from '../../src/notify/worker.js';
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';
@@ -24,7 +24,11 @@ async function twoTargets(): Promise<{ standIn: StandIn; urls: string; targets: 
 }
 
 function worker(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorker {
-  return new NotifyWorker({
+  return new NotifyWorker(workerDeps(store, targets));
+}
+
+function workerDeps(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorkerDeps {
+  return {
     outbox: new SqliteNotificationOutbox(store),
     targets,
     send: sendMessage,
@@ -33,7 +37,7 @@ function worker(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorker {
     sleep: () => Promise.resolve(),
     logger: silentLogger(),
     pollMs: 60_000,
-  });
+  };
 }
 
 describe('notifications sent by runs (issue 22)', () => {
@@ -47,7 +51,7 @@ describe('notifications sent by runs (issue 22)', () => {
     const second = await sync(store, upstream, { NOTIFY_URLS: urls });
 
     const endpoints = tableRows(store, 'webhook_endpoints', 'url') as { url: string }[];
-    expect(endpoints.map((e) => e.url)).toEqual(targets.map((t) => `notify:${t.id}`));
+    expect(endpoints.map((e) => e.url).sort()).toEqual(targets.map((t) => `notify:${t.id}`).sort());
     const rows = tableRows(store, 'webhook_messages', 'type, run_id');
     expect(rows).toEqual([{ type: 'notify.changes', run_id: second.runId }]);
 
@@ -78,6 +82,32 @@ describe('notifications sent by runs (issue 22)', () => {
     expect(message.lines).toHaveLength(MAX_LINES);
     expect(message.more?.count).toBe(25 - MAX_LINES);
     for (const line of message.lines) expect(line.who).not.toBe('');
+  });
+
+  it('a stop mid-pass sends no more and hands the rest back, which the next worker sends at once', async () => {
+    const store = tempDatabase();
+    const { standIn, urls, targets } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 4, count: 3 });
+    await sync(store, upstream, { NOTIFY_URLS: urls });
+    let stopping: Promise<void> | null = null;
+    const first: NotifyWorker = new NotifyWorker({
+      ...workerDeps(store, targets),
+      send: (message, target, options) => {
+        stopping ??= first.stop();
+        return sendMessage(message, target, options);
+      },
+    });
+    await first.poke();
+    await (stopping as Promise<void> | null);
+    expect(standIn.requests).toHaveLength(1);
+    expect(tableRows(store, 'webhook_deliveries', 'id, status, lease_until')).toEqual([
+      { id: 1, status: 'succeeded', lease_until: null },
+      { id: 2, status: 'pending', lease_until: null },
+    ]);
+    const next = worker(store, targets);
+    await next.poke();
+    await next.stop();
+    expect(standIn.requests).toHaveLength(2);
   });
 
   it('a failed run writes no changes message, though its listing changed upstream', async () => {
@@ -113,11 +143,11 @@ describe('notifications sent by runs (issue 22)', () => {
       expect.stringContaining('404'),
       expect.stringContaining('404'),
     ]);
-    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
-      { status: 'failed' },
-      { status: 'failed' },
-      { status: 'pending' },
-      { status: 'pending' },
+    expect(tableRows(store, 'webhook_deliveries', 'id, status')).toEqual([
+      { id: 1, status: 'failed' },
+      { id: 2, status: 'failed' },
+      { id: 3, status: 'pending' },
+      { id: 4, status: 'pending' },
     ]);
   });
 });

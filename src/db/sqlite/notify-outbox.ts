@@ -92,4 +92,14 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
       .run(new Date().toISOString(), reason, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`);
     return Promise.resolve();
   }
+
+  release(): Promise<void> {
+    this.#store.sqlite
+      .prepare(
+        `update webhook_deliveries set lease_until = null, lease_token = null
+          where lease_token = ? and status = 'pending'`,
+      )
+      .run(this.#token);
+    return Promise.resolve();
+  }
 }
