@@ -6,6 +6,12 @@ import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
  * diff, the media phase, the webhook composer); the store writes it in one transaction.
  */
 
+/**
+ * The key of a notification target among the webhook outbox's endpoints (`notify:<targetId>`):
+ * notifications share the outbox, and the webhook views leave them out by this prefix.
+ */
+export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
+
 /** One appearance of a coworker in the listing currently stored, in listing order. */
 export interface StoredAppearance {
   versionId: number;

@@ -11,7 +11,8 @@ import type { NotifyEventType } from './targets.js';
  * the URL (and its secret) never reaches the database, and the webhook worker, which claims only
  * the URLs of WEBHOOK_URLS, never sends them.
  */
-export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
+export { NOTIFY_ENDPOINT_PREFIX } from '../db/run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../db/run-commit.js';
 
 /** A notification message row's `type`: `notify.changes`, `notify.failures`, `notify.recoveries`. */
 export const NOTIFY_TYPE_PREFIX = 'notify.';

@@ -54,6 +54,11 @@ describe('notifications sent by runs (issue 22)', () => {
     expect(endpoints.map((e) => e.url).sort()).toEqual(targets.map((t) => `notify:${t.id}`).sort());
     const rows = tableRows(store, 'webhook_messages', 'type, run_id');
     expect(rows).toEqual([{ type: 'notify.changes', run_id: second.runId }]);
+    // The rows share the webhook outbox, but the webhook views (deliveries, status page, metrics)
+    // are the webhooks' alone.
+    expect(tableRows(store, 'webhook_deliveries', 'status')).toHaveLength(targets.length);
+    expect(await store.listDeliveries({ limit: 10 })).toEqual([]);
+    expect(await store.countDeliveries({})).toBe(0);
 
     const w = worker(store, targets);
     await w.poke();

@@ -1,5 +1,6 @@
 import type { MirrorDatabase } from '../open.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
 
 /** A delivery this process has leased for one attempt. */
 export interface Claim {
@@ -259,8 +260,11 @@ const ATTEMPT = `select id, delivery_id as deliveryId, at, duration_ms as durati
 type AttemptColumns = Omit<WebhookAttemptRow, 'ok'> & { ok: number };
 const attemptRow = (row: AttemptColumns): WebhookAttemptRow => ({ ...row, ok: row.ok === 1 });
 
+/** Webhook deliveries only: the notification rows that share the outbox are not the webhooks'. */
+const WEBHOOKS_ONLY = `d.endpoint_id not in (select id from webhook_endpoints where substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}')`;
+
 function where(filter: Omit<DeliveryFilter, 'limit' | 'offset'>): { sql: string; params: unknown[] } {
-  const clauses: string[] = [];
+  const clauses: string[] = [WEBHOOKS_ONLY];
   const params: unknown[] = [];
   if (filter.status !== undefined) {
     clauses.push('d.status = ?');
@@ -270,7 +274,7 @@ function where(filter: Omit<DeliveryFilter, 'limit' | 'offset'>): { sql: string;
     clauses.push('d.endpoint_id = ?');
     params.push(filter.endpoint);
   }
-  return { sql: clauses.length > 0 ? ` where ${clauses.join(' and ')}` : '', params };
+  return { sql: ` where ${clauses.join(' and ')}`, params };
 }
 
 function withLastAttempt(store: MirrorDatabase, row: Omit<DeliveryRow, 'lastAttempt'>): DeliveryRow {
@@ -317,10 +321,13 @@ export function deliveryFigures(store: MirrorDatabase): {
   disabledEndpoints: number;
 } {
   const rows = store.sqlite
-    .prepare('select status, count(*) as n from webhook_deliveries group by status')
+    .prepare(`select status, count(*) as n from webhook_deliveries d where ${WEBHOOKS_ONLY} group by status`)
     .all() as { status: DeliveryStatus; n: number }[];
   const disabledEndpoints = store.sqlite
-    .prepare('select count(*) from webhook_endpoints where disabled_at is not null')
+    .prepare(
+      `select count(*) from webhook_endpoints
+        where disabled_at is not null and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`,
+    )
     .pluck()
     .get() as number;
   return { byStatus: new Map(rows.map((r) => [r.status, r.n])), disabledEndpoints };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
-import { NOTIFY_ENDPOINT_PREFIX } from '../../notify/run-outbox.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
 import type { MirrorDatabase } from '../open.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
