@@ -109,3 +109,13 @@ export function tempLeftovers(dir: string): string[] {
   const tmp = join(dir, 'tmp');
   return existsSync(tmp) ? readdirSync(tmp) : [];
 }
+
+/** A rig of `count` coworkers synced twice, new bytes behind one PNG's URL in between: one media_changed. */
+export async function rigWithMediaChange(count: number): Promise<MediaRig> {
+  const rig = await mediaRig({ count });
+  await rig.sync();
+  const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
+  rig.host.bump(bumped);
+  await rig.sync();
+  return rig;
+}

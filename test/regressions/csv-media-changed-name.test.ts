@@ -1,17 +1,13 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
-import { listedMediaUrls, mediaRig } from '../media/harness.js';
+import { rigWithMediaChange } from '../media/harness.js';
 
 // Regression: `media_changed` rows of the CSV feed had an empty `name` (it was read from the change's
 // new value, which holds a URL and a hash, not an entry), and their sentence named the uuid.
 describe('media_changed rows of the CSV feed', () => {
   it('name the coworker, in the name column and in the sentence', async () => {
-    const rig = await mediaRig({ count: 4 });
-    await rig.sync();
-    const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
-    rig.host.bump(bumped);
-    await rig.sync();
+    const rig = await rigWithMediaChange(4);
     const mirror = await startMirror(rig.store);
     const csv = await (await fetch(`${mirror.url}/api/mirror/changes.csv?kind=media_changed`)).text();
     const rows = parse<Record<string, string>>(csv.replace(/^\uFEFF/, ''), { columns: true });

@@ -3,7 +3,7 @@ import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { join } from 'node:path';
 import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
-import { listedMediaUrls, mediaRig } from '../media/harness.js';
+import { mediaRig, rigWithMediaChange } from '../media/harness.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';
@@ -93,11 +93,7 @@ describe('thumbnails of mirrored media', () => {
 
 describe('the timeline with media', () => {
   it('says in words when new bytes appear behind the same media URL (media_changed)', async () => {
-    const rig = await mediaRig({ count: 4 });
-    await rig.sync();
-    const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
-    rig.host.bump(bumped);
-    await rig.sync();
+    const rig = await rigWithMediaChange(4);
     const mirror = await startMirror(rig.store);
     const items = [
       ...(await (await fetch(`${mirror.url}/changes/?kind=media_changed`)).text()).matchAll(
