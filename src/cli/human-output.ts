@@ -1,4 +1,5 @@
 import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/history-views.js';
+import type { DeliveryView } from '../webhooks/delivery-queries.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
@@ -202,4 +203,46 @@ export function renderFound(found: readonly NamedCoworker[], style: Style): stri
     c.removed ? paint(style, 'red', 'removed') : paint(style, 'green', 'present'),
   ]);
   return table([['NAME', 'UUID', 'POST', 'STATUS'].map((h) => paint(style, 'bold', h)), ...rows]);
+}
+
+const DELIVERY_COLOUR = { succeeded: 'green', failed: 'red', pending: 'cyan' } as const;
+
+/** What a delivery's last attempt got: an HTTP status, an error code, or '-'. */
+function answerOf(d: DeliveryView): string {
+  const last = d.last_attempt;
+  if (!last) return '';
+  return `${last.http_status ?? last.error?.code ?? '-'} in ${last.duration_ms} ms`;
+}
+
+/** Deliveries as `runs` prints runs: a header row, local times (TZ), one row each. */
+export function renderDeliveries(deliveries: readonly DeliveryView[], style: Style): string[] {
+  if (deliveries.length === 0) return ['no deliveries'];
+  const header = [
+    'DELIVERY',
+    'STATUS',
+    'TYPE',
+    'RUN',
+    'WEBHOOK-ID',
+    'ENDPOINT',
+    'TRIES',
+    'LAST TRY',
+    'ANSWER',
+    'NEXT TRY',
+  ];
+  const rows = deliveries.map((d) => [
+    String(d.id),
+    paint(style, DELIVERY_COLOUR[d.status], d.status),
+    visible(d.type),
+    String(d.run),
+    visible(d.webhook_id),
+    `${d.endpoint.id} ${visible(d.endpoint.url)}${d.endpoint.disabled ? ' (disabled)' : ''}`,
+    String(d.attempts),
+    d.last_attempt ? when(d.last_attempt.at, style) : '',
+    answerOf(d),
+    d.next_attempt_at ? localTime(d.next_attempt_at) : '',
+  ]);
+  return table(
+    [header.map((h) => paint(style, 'bold', h)), ...rows],
+    ['right', 'left', 'left', 'right', 'left', 'left', 'right'],
+  );
 }
