@@ -3,7 +3,7 @@ import type { DeliveryView } from '../webhooks/delivery-queries.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
-import { describeChange } from '../notify/describe-change.js';
+import { appearanceLabel, describeChange } from '../notify/describe-change.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -77,7 +77,7 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
 }
 
-/** People count appearances from 1, as the pages do ("listed a second time" is #2); JSON keeps the 0-based slot. */
+/** People count appearances from 1, as `appearanceLabel` does everywhere; JSON keeps the 0-based slot. */
 const appearanceNumber = (slot: number): number => slot + 1;
 
 function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
@@ -174,8 +174,7 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const appearances = [...new Set(versions.map((v) => v.appearance))];
   for (const appearance of appearances) {
     const mine = versions.filter((v) => v.appearance === appearance);
-    if (appearances.length > 1)
-      lines.push(paint(style, 'bold', `appearance ${appearanceNumber(appearance)}`));
+    if (appearances.length > 1) lines.push(paint(style, 'bold', appearanceLabel(appearance)));
     mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
   }
   lines.push('', paint(style, 'bold', 'changes'));
