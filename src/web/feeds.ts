@@ -20,7 +20,10 @@ function cdataSafe(html: string): string {
 }
 
 export interface FeedInput {
-  /** Absolute origin of the mirror, e.g. https://mirror.example.com. */
+  /**
+   * The mirror's absolute base URL without a trailing slash: PUBLIC_BASE_URL (which may carry a
+   * path, https://example.com/mirror) or the request's origin.
+   */
   origin: string;
   /** Absolute URL of this feed request. */
   selfUrl: string;
@@ -64,7 +67,18 @@ export function changesAtom(input: FeedInput): string {
       content: cdataSafe(absolute),
     });
   }
-  return feed.atom1();
+  return withXmlBase(feed.atom1(), `${input.origin}/`);
+}
+
+const ATOM_ROOT = '<feed xmlns="http://www.w3.org/2005/Atom">';
+
+/**
+ * `xml:base` on the root, so a reader resolves any relative reference against the mirror even when
+ * the feed travels without its address (a mail digest, a chat bot); every link is absolute as well.
+ */
+function withXmlBase(atom: string, base: string): string {
+  const attribute = base.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
+  return atom.replace(ATOM_ROOT, `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="${attribute}">`);
 }
 
 /** A spreadsheet shows at most 32,767 characters in a cell; longer values are cut, and say so. */

@@ -1,4 +1,5 @@
 import { parse as parseCsv } from 'csv-parse/sync';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -44,6 +45,62 @@ async function listedTwice() {
   return { store, mirror: await startMirror(store) };
 }
 
+interface AtomLink {
+  '@_href': string;
+  '@_rel'?: string;
+}
+interface AtomEntry {
+  id: string;
+  title: { '#text': string; '@_type': string };
+  updated: string;
+  link: AtomLink;
+  content: { '#text': string; '@_type': string };
+}
+interface AtomFeed {
+  '@_xmlns': string;
+  '@_xml:base': string;
+  id: string;
+  title: string;
+  updated: string;
+  author: { name: string };
+  link: AtomLink[];
+  entry: AtomEntry[];
+}
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/** The shape RFC 4287 asks of a feed and its entries, every address absolute under `base`. */
+function expectAtomShape(xml: string, base: string): AtomFeed {
+  expect(XMLValidator.validate(xml)).toBe(true);
+  const { feed } = new XMLParser({ ignoreAttributes: false, isArray: (n) => n === 'entry' }).parse(xml) as {
+    feed: AtomFeed;
+  };
+  expect(feed['@_xmlns']).toBe('http://www.w3.org/2005/Atom');
+  expect(feed['@_xml:base']).toBe(`${base}/`);
+  expect(feed.id).toBe(`${base}/changes/`);
+  expect(feed.updated).toMatch(ISO);
+  expect(feed.author.name).not.toBe('');
+  expect(feed.link.map((l) => [l['@_rel'], l['@_href'].split('?')[0]])).toEqual([
+    ['alternate', `${base}/changes/`],
+    ['self', `${base}/api/mirror/changes.atom`],
+  ]);
+  expect(feed.entry.length).toBeGreaterThan(0);
+  for (const entry of feed.entry) {
+    expect(entry.id.startsWith(`${base}/coworkers/`)).toBe(true);
+    expect(entry.link['@_href']).toMatch(
+      new RegExp(`^${base.replaceAll('.', '\\.')}/coworkers/[a-z0-9]{32}/$`),
+    );
+    expect(entry.updated).toMatch(ISO);
+    expect(entry.title['@_type']).toBe('html');
+    expect(entry.title['#text']).not.toBe('');
+    expect(entry.content['@_type']).toBe('html');
+    for (const [, url] of entry.content['#text'].matchAll(/ (?:href|src)="([^"]*)"/g)) {
+      expect(url).toMatch(/^https?:\/\//);
+    }
+  }
+  return feed;
+}
+
 describe('appearances of a uuid listed twice', () => {
   it('are numbered from 1 on the timeline, the coworker page, the CSV and the feed', async () => {
     const { mirror } = await listedTwice();
@@ -80,5 +137,24 @@ describe('appearances of a uuid listed twice', () => {
     expect(second).toMatch(/^Appearance 2 Removed in run 4 \(.+\)\. From run 3 /);
     expect(second?.match(/From run \d/g)).toEqual(['From run 3', 'From run 1']);
     expect(second).toContain('post: Translator → Lead translator');
+  });
+});
+
+describe('the Atom feed', () => {
+  it('has an xml:base and absolute links from the request origin, in the shape RFC 4287 asks', async () => {
+    const { mirror } = await listedTwice();
+    const atom = await (await fetch(`${mirror.url}/api/mirror/changes.atom`)).text();
+    const feed = expectAtomShape(atom, mirror.url);
+    expect(feed.entry).toHaveLength(5);
+    expect(feed.entry[0]?.content['#text']).toContain(`href="${mirror.url}/coworkers/${TWICE}/"`);
+  });
+
+  it('takes PUBLIC_BASE_URL, its path included, for every address', async () => {
+    const { store } = await listedTwice();
+    const base = 'https://mirror.example.com/team-mirror';
+    const mirror = await startMirror(store, { publicBaseUrl: base });
+    const atom = await (await fetch(`${mirror.url}/api/mirror/changes.atom`)).text();
+    expectAtomShape(atom, base);
+    expect(atom).not.toContain(mirror.url);
   });
 });
