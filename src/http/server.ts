@@ -33,7 +33,7 @@ export interface ServerDeps {
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
-  web?: Pick<WebDeps, 'status' | 'media'>;
+  web?: Pick<WebDeps, 'status' | 'media' | 'timeZone'>;
   /** How long `close` lets answers in flight finish before it cuts their connections; 10 s by default. */
   closeGraceMs?: number;
 }
@@ -93,6 +93,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       staleAfterMs: deps.config.server.staleAfterMs,
       links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
+      timeZone: deps.web?.timeZone,
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??

@@ -57,17 +57,20 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);v
 nav.pager{display:flex;gap:1rem;margin:1rem 0}
 .day{margin-top:1.5rem}
 .run-head{font-weight:600;margin:.75rem 0 .25rem}
+footer.site{max-width:72rem;margin:0 auto;padding:1rem;font-size:.9rem}
 `;
 
 const LOCAL_TIME = `
-// Shows every <time datetime> in the reader's own time zone; without script the UTC text stays.
+// Every time on a page is in the mirror's one zone (TZ), which the page names; a reader elsewhere
+// gets their own clock's reading as the tooltip, never a second zone in the text.
 (function () {
-  var format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  document.querySelectorAll('time[datetime]:not([data-utc-day])').forEach(function (el) {
+  var format = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short'
+  });
+  document.querySelectorAll('time[datetime*="T"]').forEach(function (el) {
     var at = new Date(el.getAttribute('datetime'));
     if (isNaN(at.getTime())) return;
-    el.title = at.toISOString();
-    el.textContent = format.format(at);
+    el.title = format.format(at);
   });
 })();
 `;

@@ -8,6 +8,7 @@ import { changeSentence } from './change-text.js';
 import { parseStored } from './format.js';
 import type { MediaResolver } from './media-source.js';
 import { PageContextValue, type PageContext } from './page-context.js';
+import { configuredTimeZone } from './time-zone.js';
 import { ChangeSentence } from './pages/components.js';
 import { stringifyJson } from '../json/safe-json.js';
 
@@ -45,7 +46,13 @@ export function changesAtom(input: FeedInput): string {
     author: { name: 'coworker mirror' },
     generator: false,
   });
-  const context: PageContext = { now: input.now, media: input.media, imageOrigins: new Set(), demo: false };
+  const context: PageContext = {
+    now: input.now,
+    media: input.media,
+    imageOrigins: new Set(),
+    demo: false,
+    timeZone: configuredTimeZone(),
+  };
   for (const change of input.changes) {
     const subject = input.subjects.get(change.id);
     const content = renderToString(

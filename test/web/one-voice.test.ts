@@ -1,7 +1,10 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { describe, expect, it } from 'vitest';
-import { startMirror } from '../helpers/mirror-server.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { MirrorDatabase } from '../../src/db/open.js';
+import { buildServer } from '../../src/http/server.js';
+import { silentLogger } from '../../src/logger.js';
+import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
@@ -156,5 +159,72 @@ describe('the Atom feed', () => {
     const atom = await (await fetch(`${mirror.url}/api/mirror/changes.atom`)).text();
     expectAtomShape(atom, base);
     expect(atom).not.toContain(mirror.url);
+  });
+});
+
+/** Runs 1–4 moved to fixed instants around midnight UTC: 22:30, 23:30 on 2 March, 00:30, 01:30 on 3 March. */
+const RUN_AT = [
+  '2026-03-02T22:30:00.000Z',
+  '2026-03-02T23:30:00.000Z',
+  '2026-03-03T00:30:00.000Z',
+  '2026-03-03T01:30:00.000Z',
+];
+
+function pinRunTimes(store: MirrorDatabase): void {
+  RUN_AT.forEach((at, i) => {
+    store.sqlite.prepare('update runs set started_at = ?, finished_at = ? where id = ?').run(at, at, i + 1);
+    store.sqlite.prepare('update changes set at = ? where run_id = ?').run(at, i + 1);
+  });
+}
+
+async function pagesIn(store: MirrorDatabase, timeZone: string): Promise<(path: string) => Promise<string>> {
+  const server = await buildServer({
+    store,
+    logger: silentLogger(),
+    config: { server: defaultServerConfig },
+    web: { timeZone },
+  });
+  onTestFinished(() => server.close());
+  const url = await server.listen(0, '127.0.0.1');
+  return async (path) => (await fetch(`${url}${path}`)).text();
+}
+
+describe('one zone on one screen', () => {
+  it('the timeline groups by the day in TZ, says the zone, and shows times in it', async () => {
+    const { store } = await listedTwice();
+    pinRunTimes(store);
+    const page = await pagesIn(store, 'Europe/Berlin');
+    const html = await page('/changes/');
+    const days = [...html.matchAll(/<section class="day" aria-label="([^"]+)">([\s\S]*?)<\/section>/g)].map(
+      (m) => [m[1], [...(m[2] ?? '').matchAll(/>Run (\d)</g)].map((r) => Number(r[1]))] as const,
+    );
+    // In Berlin (UTC+1) run 2 at 23:30 UTC is already 3 March: one day, one zone.
+    expect(days).toEqual([
+      ['Tuesday, 3 March 2026 (Europe/Berlin)', [4, 3, 2]],
+      ['Monday, 2 March 2026 (Europe/Berlin)', [1]],
+    ]);
+    expect(html).toContain('<time datetime="2026-03-02T23:30:00.000Z">2026-03-03 00:30</time>');
+    expect(text(html)).toContain('Times are in Europe/Berlin.');
+    expect(html).not.toContain('UTC');
+    // The From/To filters take days of the zone too: 3 March in Berlin starts at 23:00 UTC on 2 March.
+    const filtered = await page('/changes/?from=2026-03-03&to=2026-03-03');
+    expect([...filtered.matchAll(/>Run (\d)</g)].map((r) => Number(r[1]))).toEqual([4, 3, 2]);
+  });
+
+  it("the team page's run picker, the sentence under it and the as-of picker use that zone", async () => {
+    const { store } = await listedTwice();
+    pinRunTimes(store);
+    const page = await pagesIn(store, 'Europe/Berlin');
+    // 01:00 in Berlin is 00:00 UTC: after run 2 (23:30 UTC), before run 3 (00:30 UTC).
+    const html = await page('/team/?as_of=2026-03-03T01:00');
+    expect(html).toContain('<input type="datetime-local" name="as_of" value="2026-03-03T01:00"/>');
+    expect(text(html)).toContain('As of (date and time in Europe/Berlin)');
+    expect(text(html)).toContain('run 2, 2026-03-03 00:30 (2 entries)');
+    expect(text(html)).toContain('Or after run (times in Europe/Berlin)');
+    expect(text(html)).toMatch(/as served after run 2, fetched 2026-03-03 00:30: 2 cards/);
+    expect(html).not.toContain('UTC');
+    // A date alone is the whole day in the zone; an ISO time with an offset is that instant.
+    expect(text(await page('/team/?as_of=2026-03-02'))).toContain('as served after run 1,');
+    expect(await page('/team/?as_of=2026-03-02T23:45:00Z')).toContain('value="2026-03-03T00:45"');
   });
 });

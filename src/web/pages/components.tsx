@@ -1,14 +1,15 @@
 import type { ComponentChildren } from 'preact';
 import type { ChangeRow } from '../../db/schema.js';
-import { clip, parseStored, relativeWords, utcText, valueText } from '../format.js';
+import { clip, parseStored, relativeWords, valueText } from '../format.js';
+import { localClock } from '../time-zone.js';
 import { changeWords } from '../change-text.js';
 import { useImageSrc, usePage } from '../page-context.js';
 
-/** A time as `<time datetime>`: UTC text the page script rewrites in the reader's time zone. */
+/** A time as `<time datetime>`, in the page's one zone (`TZ`), which the page names. */
 export function Time(props: { at: string | null; relative?: boolean }) {
-  const { now } = usePage();
+  const { now, timeZone } = usePage();
   if (props.at === null) return <span class="muted">never</span>;
-  const time = <time datetime={props.at}>{utcText(props.at)}</time>;
+  const time = <time datetime={props.at}>{localClock(props.at, timeZone)}</time>;
   if (!props.relative) return time;
   return (
     <>
