@@ -12,7 +12,8 @@ import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
-import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
+import { createMediaRewriter, mirrorPathOf, pageMediaPathLookup } from './media-rewrite.js';
+import { keptBlobReader } from '../db/sqlite/media.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
@@ -110,8 +111,13 @@ function mediaProblemOf(store: MirrorDatabase, dir: string): () => string | null
  * folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
  */
 function pageMedia(store: MirrorDatabase, dir: string, snapshots: SnapshotHolder): MediaResolver {
-  const lookup = mediaPathLookup(store, () => snapshots.info?.runId ?? null);
-  return mirroredMedia((url) => (mediaFolderProblem(store, dir) === null ? lookup(url) : null));
+  const lookup = pageMediaPathLookup(store, () => snapshots.info?.runId ?? null);
+  const kept = keptBlobReader(store);
+  const usable = () => mediaFolderProblem(store, dir) === null;
+  return mirroredMedia(
+    (url) => (usable() ? lookup(url) : null),
+    (url, sha256) => (usable() && kept(sha256) !== undefined ? mirrorPathOf(url, sha256) : null),
+  );
 }
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */

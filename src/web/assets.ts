@@ -39,7 +39,9 @@ ol.changes>li{border-bottom:1px solid var(--line);padding:.5rem 0;overflow-wrap:
 .diff ins{background:var(--new);color:var(--fg);text-decoration:none}
 .diff del,.diff ins{padding:0 .2rem;border-radius:.2rem}
 .thumbs{display:inline-flex;gap:.3rem;vertical-align:middle;flex-wrap:wrap}
-.thumbs img{width:48px;height:48px;object-fit:cover;border-radius:.3rem;border:1px solid var(--line)}
+.thumbs img,.thumb img{width:48px;height:48px;object-fit:cover;border-radius:.3rem;border:1px solid var(--line)}
+.thumb{display:inline-flex;flex-direction:column;align-items:center;gap:.1rem;max-width:7rem;vertical-align:top}
+.thumb-name{font-size:.75rem;line-height:1.2;color:var(--muted);overflow-wrap:anywhere;text-align:center}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end;margin:0 0 1rem;padding:.75rem;
 background:var(--card);border-radius:.4rem}
 form.filters label{display:flex;flex-direction:column;font-size:.9rem;gap:.15rem}

@@ -1,6 +1,13 @@
 import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
-import { FieldDiff, FieldValue, fieldLabel, mediaChangedText, Time } from './components.js';
+import {
+  FieldDiff,
+  FieldValue,
+  fieldLabel,
+  MediaChangeThumbs,
+  mediaChangedText,
+  Time,
+} from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
 import { appearanceLabel } from '../../notify/describe-change.js';
@@ -35,7 +42,11 @@ function VersionChange(props: { change: ChangeRow }) {
         </>
       );
     case 'media_changed':
-      return <>{mediaChangedText(change)}</>;
+      return (
+        <>
+          {mediaChangedText(change)} <MediaChangeThumbs change={change} />
+        </>
+      );
     case 'added':
       return <>first listed</>;
     case 'removed':
