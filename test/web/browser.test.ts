@@ -67,7 +67,7 @@ const CASES: PageCase[] = [
   {
     name: 'coworker-twice',
     path: `/coworkers/${UUID.ada}/`,
-    reads: ['listed 2 times', 'Engineer (second listing)'],
+    reads: ['listed 2 times', 'Engineer (second listing)', 'Appearance 2'],
     thumbnails: true,
   },
   {

@@ -133,6 +133,10 @@ describe('appearances of a uuid listed twice', () => {
       (m) => [m[1], text((m[2] ?? '').replace(/<\/(p|h3|li|dd|dt)>/g, ' '))] as const,
     );
     expect(sections.map(([label]) => label)).toEqual(['Appearance 1', 'Appearance 2']);
+    // Listed once now: its card needs no number.
+    expect(text(html.slice(html.indexOf('As listed now'), html.indexOf('Every version')))).not.toContain(
+      'Appearance',
+    );
     const [first, second] = sections.map(([, body]) => body);
     expect(first).not.toContain('Removed');
     expect(first?.match(/From run \d/g)).toEqual(['From run 2', 'From run 1']);

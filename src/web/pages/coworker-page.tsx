@@ -137,6 +137,9 @@ function ListedNow(props: { coworker: CoworkerRow; current: VersionRow[] }) {
     <ul class="cards">
       {props.current.map((version) => (
         <li key={version.id}>
+          {props.current.length > 1 ? (
+            <p class="muted">{capitalised(appearanceLabel(version.slot))}</p>
+          ) : null}
           <Card entry={entryOf(version.body)} uuid={props.coworker.uuid} headingLevel={3} />
         </li>
       ))}
