@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { defaultServerConfig, startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
+import { instantOfLocal, localDay, localInputValue } from '../../src/web/time-zone.js';
 
 /** Issue 22, section 5: one numbering, one zone, one wording on every surface. Every name is invented. */
 
@@ -230,5 +231,27 @@ describe('one zone on one screen', () => {
     // A date alone is the whole day in the zone; an ISO time with an offset is that instant.
     expect(text(await page('/team/?as_of=2026-03-02'))).toContain('as served after run 1,');
     expect(await page('/team/?as_of=2026-03-02T23:45:00Z')).toContain('value="2026-03-03T00:45"');
+  });
+});
+
+describe('wall times of a zone', () => {
+  it.each([
+    ['2026-03-03', 'start', 'Europe/Berlin', '2026-03-02T23:00:00.000Z'],
+    ['2026-03-03', 'end', 'Europe/Berlin', '2026-03-03T22:59:59.999Z'],
+    ['2026-03-03T09:10', 'end', 'Europe/Berlin', '2026-03-03T08:10:00.000Z'],
+    ['2026-07-01T09:10:05', 'start', 'Europe/Berlin', '2026-07-01T07:10:05.000Z'],
+    ['2026-03-03T09:10', 'start', 'America/Los_Angeles', '2026-03-03T17:10:00.000Z'],
+    // 02:30 on 29 March does not exist in Berlin (clocks jump 02:00 → 03:00): the later instant.
+    ['2026-03-29T02:30', 'start', 'Europe/Berlin', '2026-03-29T01:30:00.000Z'],
+    ['2026-02-31', 'start', 'Europe/Berlin', null],
+    ['2026-03-03T09:10Z', 'start', 'Europe/Berlin', null],
+  ] as const)('%s (%s of the day) in %s is %s', (text, edge, zone, expected) => {
+    expect(instantOfLocal(text, zone, edge)?.toISOString() ?? null).toBe(expected);
+  });
+
+  it('an instant reads back as the wall time the picker sent', () => {
+    const instant = instantOfLocal('2026-10-25T02:30', 'Europe/Berlin', 'start');
+    expect(localInputValue(instant?.toISOString() ?? '', 'Europe/Berlin')).toBe('2026-10-25T02:30');
+    expect(localDay('2026-03-02T23:30:00Z', 'Europe/Berlin')).toBe('2026-03-03');
   });
 });
