@@ -78,7 +78,7 @@ export function NamedThumb(props: { url: string; src?: string | null }) {
   }
   return (
     <span class="thumb">
-      <img src={src} alt="" width={48} height={48} decoding="async" />
+      <img src={src} alt="" width={48} height={48} loading="lazy" decoding="async" />
       <bdi class="thumb-name">{name}</bdi>
     </span>
   );
