@@ -4,7 +4,9 @@ import type { Config, SettingKey } from '../config/load-config.js';
 import { deliveryStatuses, type DeliveryStatus } from '../db/schema.js';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
-import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
+import { getDelivery, listDeliveries, type AttemptView } from '../webhooks/delivery-queries.js';
+import { renderDeliveries } from './human-output.js';
+import { localTime, paint, styleFor, table, visible, type Style } from './terminal.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
 import { withExistingStoreAsync } from './with-store.js';
 
@@ -17,17 +19,18 @@ export interface CliHelpers {
   configFrom: (options: Record<string, unknown>) => Config;
 }
 
-function deliveryLine(d: DeliveryView): string {
-  const last = d.last_attempt;
-  const answer = last
-    ? `  last ${last.at} ${last.http_status ?? last.error?.code ?? '-'} ${last.duration_ms} ms`
-    : '';
-  const next = d.next_attempt_at ? `  next ${d.next_attempt_at}` : '';
-  const disabled = d.endpoint.disabled ? ' (disabled)' : '';
-  return (
-    `delivery ${d.id}  ${d.status.padEnd(9)}  ${d.type}  run ${d.run}  ${d.webhook_id}  ` +
-    `→ ${d.endpoint.url}${disabled}  ${d.attempts} attempt(s)${answer}${next}`
-  );
+/** One delivery's attempts, oldest first, in local time (TZ) under a header row. */
+function attemptLines(attempts: readonly AttemptView[], style: Style): string[] {
+  const header = ['ATTEMPT', 'AT', 'ANSWER', 'TOOK', 'ERROR', 'RESPONSE'].map((h) => paint(style, 'bold', h));
+  const rows = attempts.map((a, i) => [
+    String(i + 1),
+    localTime(a.at),
+    String(a.http_status ?? a.error?.code ?? '-'),
+    `${a.duration_ms} ms`,
+    visible(a.error?.message ?? ''),
+    visible(JSON.stringify(a.response_excerpt ?? '')),
+  ]);
+  return table([header, ...rows], ['right', 'left', 'left', 'right']);
 }
 
 function positiveId(name: string, value: string): number {
@@ -78,8 +81,8 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
           endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
           limit: positiveId('--limit', flags.limit ?? '50'),
         });
-        for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
-        if (flags.json !== true && rows.length === 0) write('no deliveries');
+        if (flags.json === true) for (const d of rows) write(JSON.stringify(d));
+        else for (const line of renderDeliveries(rows, styleFor(process.stdout))) write(line);
         return EXIT.ok;
       });
     });
@@ -107,13 +110,10 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
           write(JSON.stringify(delivery));
           return EXIT.ok;
         }
-        write(deliveryLine(delivery));
-        for (const a of delivery.attempt_log) {
-          const answer = a.http_status ?? a.error?.code ?? '-';
-          write(
-            `  ${a.at}  ${answer}  ${a.duration_ms} ms  ${a.error?.message ?? ''}  ${JSON.stringify(a.response_excerpt ?? '')}`,
-          );
-        }
+        const style = styleFor(process.stdout);
+        for (const line of renderDeliveries([delivery], style)) write(line);
+        write('');
+        for (const line of attemptLines(delivery.attempt_log, style)) write(line);
         return EXIT.ok;
       });
     });

@@ -1,8 +1,9 @@
 import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/history-views.js';
+import type { DeliveryView } from '../webhooks/delivery-queries.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
-import { describeChange } from '../notify/describe-change.js';
+import { appearanceLabel, describeChange } from '../notify/describe-change.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -76,7 +77,7 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
 }
 
-/** People count appearances from 1, as the pages do ("listed a second time" is #2); JSON keeps the 0-based slot. */
+/** People count appearances from 1, as `appearanceLabel` does everywhere; JSON keeps the 0-based slot. */
 const appearanceNumber = (slot: number): number => slot + 1;
 
 function who(c: { uuid: string; appearance: number }, names: ReadonlyMap<string, string>): [string, string] {
@@ -173,8 +174,7 @@ export function renderHistory(input: HistoryInput, style: Style): string[] {
   const appearances = [...new Set(versions.map((v) => v.appearance))];
   for (const appearance of appearances) {
     const mine = versions.filter((v) => v.appearance === appearance);
-    if (appearances.length > 1)
-      lines.push(paint(style, 'bold', `appearance ${appearanceNumber(appearance)}`));
+    if (appearances.length > 1) lines.push(paint(style, 'bold', appearanceLabel(appearance)));
     mine.forEach((v, i) => lines.push(...versionLines(v, i + 1, mine[i - 1], style)));
   }
   lines.push('', paint(style, 'bold', 'changes'));
@@ -202,4 +202,46 @@ export function renderFound(found: readonly NamedCoworker[], style: Style): stri
     c.removed ? paint(style, 'red', 'removed') : paint(style, 'green', 'present'),
   ]);
   return table([['NAME', 'UUID', 'POST', 'STATUS'].map((h) => paint(style, 'bold', h)), ...rows]);
+}
+
+const DELIVERY_COLOUR = { succeeded: 'green', failed: 'red', pending: 'cyan' } as const;
+
+/** What a delivery's last attempt got: an HTTP status, an error code, or '-'. */
+function answerOf(d: DeliveryView): string {
+  const last = d.last_attempt;
+  if (!last) return '';
+  return `${last.http_status ?? last.error?.code ?? '-'} in ${last.duration_ms} ms`;
+}
+
+/** Deliveries as `runs` prints runs: a header row, local times (TZ), one row each. */
+export function renderDeliveries(deliveries: readonly DeliveryView[], style: Style): string[] {
+  if (deliveries.length === 0) return ['no deliveries'];
+  const header = [
+    'DELIVERY',
+    'STATUS',
+    'TYPE',
+    'RUN',
+    'WEBHOOK-ID',
+    'ENDPOINT',
+    'TRIES',
+    'LAST TRY',
+    'ANSWER',
+    'NEXT TRY',
+  ];
+  const rows = deliveries.map((d) => [
+    String(d.id),
+    paint(style, DELIVERY_COLOUR[d.status], d.status),
+    visible(d.type),
+    String(d.run),
+    visible(d.webhook_id),
+    `${d.endpoint.id} ${visible(d.endpoint.url)}${d.endpoint.disabled ? ' (disabled)' : ''}`,
+    String(d.attempts),
+    d.last_attempt ? when(d.last_attempt.at, style) : '',
+    answerOf(d),
+    d.next_attempt_at ? localTime(d.next_attempt_at) : '',
+  ]);
+  return table(
+    [header.map((h) => paint(style, 'bold', h)), ...rows],
+    ['right', 'left', 'left', 'right', 'left', 'left', 'right'],
+  );
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MirrorDatabase } from '../db/open.js';
-import { mediaShasAt } from '../db/sqlite/media.js';
+import { heldMedia, mediaShasAt } from '../db/sqlite/media.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
@@ -37,9 +37,7 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
 function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
-  return new Map(
-    mediaShasAt(store, runId).map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]),
-  );
+  return new Map(mediaShasAt(store, runId).map(([url, sha256]) => [url, mirrorPathOf(url, sha256)]));
 }
 
 /** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */
@@ -54,6 +52,38 @@ export function mediaPathLookup(
     if (cached?.runId !== id) cached = { runId: id, map: mediaUrlMapAt(store, id) };
     return cached.map.get(url) ?? null;
   };
+}
+
+/**
+ * For the pages: the mirror's path for an upstream media URL as of run `runId()`, else for the
+ * newest bytes it still holds of that URL. The "before" side of a change names a URL the served
+ * run no longer lists; its thumbnail must still come from the mirror when the upstream is down.
+ * The list endpoint's rewrite stays `mediaPathLookup` (as of its run, nothing else).
+ */
+export function pageMediaPathLookup(
+  store: MirrorDatabase,
+  runId: () => number | null,
+): (url: string) => string | null {
+  const asOfRun = mediaPathLookup(store, runId);
+  let cached: { runId: number | null; map: Map<string, string> } | null = null;
+  return (url) => {
+    const found = asOfRun(url);
+    if (found !== null) return found;
+    const id = runId();
+    // Held media change only with a run: one map per run, as `mediaPathLookup` keeps.
+    if (cached?.runId !== id) {
+      cached = {
+        runId: id,
+        map: new Map(heldMedia(store).map((m) => [m.url, mirrorPathOf(m.url, m.sha256)])),
+      };
+    }
+    return cached.map.get(url) ?? null;
+  };
+}
+
+/** `/media/<sha256>/<file name>`: the mirror's address of one held file. */
+export function mirrorPathOf(url: string, sha256: string): string {
+  return `/media/${sha256}/${fileNameOf(url)}`;
 }
 
 export interface MediaBaseOptions {

@@ -12,7 +12,8 @@ import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
-import { createMediaRewriter, mediaPathLookup } from './media-rewrite.js';
+import { createMediaRewriter, mirrorPathOf, pageMediaPathLookup } from './media-rewrite.js';
+import { keptBlobReader } from '../db/sqlite/media.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
@@ -33,7 +34,7 @@ export interface ServerDeps {
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
-  web?: Pick<WebDeps, 'status' | 'media'>;
+  web?: Pick<WebDeps, 'status' | 'media' | 'timeZone'>;
   /** How long `close` lets answers in flight finish before it cuts their connections; 10 s by default. */
   closeGraceMs?: number;
 }
@@ -93,6 +94,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       staleAfterMs: deps.config.server.staleAfterMs,
       links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
+      timeZone: deps.web?.timeZone,
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??
@@ -109,8 +111,13 @@ function mediaProblemOf(store: MirrorDatabase, dir: string): () => string | null
  * folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
  */
 function pageMedia(store: MirrorDatabase, dir: string, snapshots: SnapshotHolder): MediaResolver {
-  const lookup = mediaPathLookup(store, () => snapshots.info?.runId ?? null);
-  return mirroredMedia((url) => (mediaFolderProblem(store, dir) === null ? lookup(url) : null));
+  const lookup = pageMediaPathLookup(store, () => snapshots.info?.runId ?? null);
+  const kept = keptBlobReader(store);
+  const usable = () => mediaFolderProblem(store, dir) === null;
+  return mirroredMedia(
+    (url) => (usable() ? lookup(url) : null),
+    (url, sha256) => (usable() && kept(sha256) !== undefined ? mirrorPathOf(url, sha256) : null),
+  );
 }
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */

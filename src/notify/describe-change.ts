@@ -22,7 +22,7 @@ export interface ChangeFacts {
 export interface ChangeWords {
   /** The name (or the uuid when the name is empty), bounded. */
   who: string;
-  /** " (listed a second time)" for a repeated uuid's later appearances, else ''. */
+  /** " (appearance 2)" for a repeated uuid's later appearances, else ''. */
   appearance: string;
   /** What happened, without the name: "joined as QA engineer", "post 'a' → 'b'". */
   what: string;
@@ -81,8 +81,12 @@ const quote = (value: unknown): string => `'${bounded(valueWords(value))}'`;
 
 export const fieldWords = (field: string | null): string => (field ?? 'media').replaceAll('_', ' ');
 
-function ordinal(n: number): string {
-  return n === 2 ? 'second' : n === 3 ? 'third' : `${n}th`;
+/**
+ * The one numbering of a uuid's appearances for people, 1-based: "appearance 2" is the uuid's
+ * second listing (slot 1) on every surface; the API's JSON keeps the 0-based `slot` as data.
+ */
+export function appearanceLabel(slot: number): string {
+  return `appearance ${slot + 1}`;
 }
 
 /** The file a media_changed change concerns, from its new (else old) `{ url }`. */
@@ -121,7 +125,7 @@ function whatOf(facts: ChangeFacts): string {
  */
 export function describeChange(facts: ChangeFacts): ChangeWords {
   const who = bounded(facts.name.trim() || facts.uuid);
-  const appearance = facts.slot > 0 ? ` (listed a ${ordinal(facts.slot + 1)} time)` : '';
+  const appearance = facts.slot > 0 ? ` (${appearanceLabel(facts.slot)})` : '';
   const what = whatOf(facts);
   const colon = facts.kind === 'changed' || facts.kind === 'media_changed';
   return { who, appearance, what, sentence: `${who}${appearance}${colon ? ': ' : ' '}${what}` };

@@ -39,7 +39,9 @@ ol.changes>li{border-bottom:1px solid var(--line);padding:.5rem 0;overflow-wrap:
 .diff ins{background:var(--new);color:var(--fg);text-decoration:none}
 .diff del,.diff ins{padding:0 .2rem;border-radius:.2rem}
 .thumbs{display:inline-flex;gap:.3rem;vertical-align:middle;flex-wrap:wrap}
-.thumbs img{width:48px;height:48px;object-fit:cover;border-radius:.3rem;border:1px solid var(--line)}
+.thumbs img,.thumb img{width:48px;height:48px;object-fit:cover;border-radius:.3rem;border:1px solid var(--line)}
+.thumb{display:inline-flex;flex-direction:column;align-items:center;gap:.1rem;max-width:7rem;vertical-align:top}
+.thumb-name{font-size:.75rem;line-height:1.2;color:var(--muted);overflow-wrap:anywhere;text-align:center}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:end;margin:0 0 1rem;padding:.75rem;
 background:var(--card);border-radius:.4rem}
 form.filters label{display:flex;flex-direction:column;font-size:.9rem;gap:.15rem}
@@ -57,17 +59,20 @@ th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);v
 nav.pager{display:flex;gap:1rem;margin:1rem 0}
 .day{margin-top:1.5rem}
 .run-head{font-weight:600;margin:.75rem 0 .25rem}
+footer.site{max-width:72rem;margin:0 auto;padding:1rem;font-size:.9rem}
 `;
 
 const LOCAL_TIME = `
-// Shows every <time datetime> in the reader's own time zone; without script the UTC text stays.
+// Every time on a page is in the mirror's one zone (TZ), which the page names; a reader elsewhere
+// gets their own clock's reading as the tooltip, never a second zone in the text.
 (function () {
-  var format = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-  document.querySelectorAll('time[datetime]:not([data-utc-day])').forEach(function (el) {
+  var format = new Intl.DateTimeFormat(undefined, {
+    year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short'
+  });
+  document.querySelectorAll('time[datetime*="T"]').forEach(function (el) {
     var at = new Date(el.getAttribute('datetime'));
     if (isNaN(at.getTime())) return;
-    el.title = at.toISOString();
-    el.textContent = format.format(at);
+    el.title = format.format(at);
   });
 })();
 `;

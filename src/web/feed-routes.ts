@@ -17,8 +17,12 @@ const DEFAULT_FEED_SIZE = 50;
 /** A feed opened in a browser runs and loads nothing. */
 const FEED_HEADERS = { ...PAGE_HEADERS, 'Content-Security-Policy': "default-src 'none'" };
 
-function origin(request: FastifyRequest, links: LinkBase): string {
-  return new URL(selfUrl(request, {}, links)).origin;
+/** The mirror's base URL as this request sees it: PUBLIC_BASE_URL with its path, else the request's origin. */
+function baseUrl(request: FastifyRequest, links: LinkBase): string {
+  const self = selfUrl(request, {}, links);
+  const path = request.url.split('?')[0] ?? '/';
+  const base = self.endsWith(path) ? self.slice(0, self.length - path.length) : new URL(self).origin;
+  return base.replace(/\/+$/, '');
 }
 
 /**
@@ -42,7 +46,7 @@ export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
     const { rows, subjects } = await read(query);
     const params = Object.fromEntries(Object.entries(request.query as Record<string, string>));
     const body = changesAtom({
-      origin: origin(request, deps.links),
+      origin: baseUrl(request, deps.links),
       selfUrl: selfUrl(request, params, deps.links),
       changes: rows,
       subjects,

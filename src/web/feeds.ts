@@ -8,6 +8,7 @@ import { changeSentence } from './change-text.js';
 import { parseStored } from './format.js';
 import type { MediaResolver } from './media-source.js';
 import { PageContextValue, type PageContext } from './page-context.js';
+import { configuredTimeZone } from './time-zone.js';
 import { ChangeSentence } from './pages/components.js';
 import { stringifyJson } from '../json/safe-json.js';
 
@@ -20,7 +21,10 @@ function cdataSafe(html: string): string {
 }
 
 export interface FeedInput {
-  /** Absolute origin of the mirror, e.g. https://mirror.example.com. */
+  /**
+   * The mirror's absolute base URL without a trailing slash: PUBLIC_BASE_URL (which may carry a
+   * path, https://example.com/mirror) or the request's origin.
+   */
   origin: string;
   /** Absolute URL of this feed request. */
   selfUrl: string;
@@ -42,7 +46,13 @@ export function changesAtom(input: FeedInput): string {
     author: { name: 'coworker mirror' },
     generator: false,
   });
-  const context: PageContext = { now: input.now, media: input.media, imageOrigins: new Set(), demo: false };
+  const context: PageContext = {
+    now: input.now,
+    media: input.media,
+    imageOrigins: new Set(),
+    demo: false,
+    timeZone: configuredTimeZone(),
+  };
   for (const change of input.changes) {
     const subject = input.subjects.get(change.id);
     const content = renderToString(
@@ -64,7 +74,18 @@ export function changesAtom(input: FeedInput): string {
       content: cdataSafe(absolute),
     });
   }
-  return feed.atom1();
+  return withXmlBase(feed.atom1(), `${input.origin}/`);
+}
+
+const ATOM_ROOT = '<feed xmlns="http://www.w3.org/2005/Atom">';
+
+/**
+ * `xml:base` on the root, so a reader resolves any relative reference against the mirror even when
+ * the feed travels without its address (a mail digest, a chat bot); every link is absolute as well.
+ */
+function withXmlBase(atom: string, base: string): string {
+  const attribute = base.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;');
+  return atom.replace(ATOM_ROOT, `<feed xmlns="http://www.w3.org/2005/Atom" xml:base="${attribute}">`);
 }
 
 /** A spreadsheet shows at most 32,767 characters in a cell; longer values are cut, and say so. */
@@ -105,7 +126,8 @@ export function changesCsv(changes: readonly ChangeRow[], subjects: Map<number, 
       String(change.runId),
       change.at,
       change.uuid,
-      String(change.slot),
+      // 1-based, as every surface numbers appearances for people (`appearanceLabel`).
+      String(change.slot + 1),
       cell(subject?.name ?? ''),
       change.kind,
       change.field ?? '',

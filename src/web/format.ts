@@ -66,10 +66,3 @@ export function relativeWords(at: Date, now: Date): string {
   const words = durationWords(Math.abs(delta));
   return delta > 0 ? `in ${words}` : `${words} ago`;
 }
-
-/** A stable, readable UTC rendering; the page script rewrites it in the reader's time zone. */
-export function utcText(iso: string): string {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}

@@ -6,6 +6,11 @@
 export interface MediaResolver {
   /** The `src` to show, or null when the URL must not be shown as an image. */
   imageSrc(url: string): string | null;
+  /**
+   * The `src` of the very bytes `sha256` once behind `url` (the old side of a media_changed change),
+   * when the mirror still holds them; null otherwise: the URL itself now serves other bytes.
+   */
+  heldImageSrc(url: string, sha256: string): string | null;
 }
 
 /** File kinds a browser shows in an `<img>`; anything else (the .mp4 emoji) is named, not loaded. */
@@ -42,18 +47,28 @@ export const upstreamMedia: MediaResolver = {
     if (parsed.username || parsed.password) return null;
     return IMAGE_PATH.test(parsed.pathname) ? parsed.toString() : null;
   },
+  heldImageSrc: () => null,
 };
+
+const SHA256 = /^[0-9a-f]{64}$/;
 
 /**
  * Shows the mirror's own copy (`/media/<sha256>/<name>`) of an image it mirrored, else the upstream
  * URL as `upstreamMedia` would: the pages then work offline too, and their CSP needs no foreign
  * origin for what was mirrored.
  */
-export function mirroredMedia(mirrorPath: (url: string) => string | null): MediaResolver {
+export function mirroredMedia(
+  mirrorPath: (url: string) => string | null,
+  heldPath: (url: string, sha256: string) => string | null = () => null,
+): MediaResolver {
   return {
     imageSrc(url) {
       const src = upstreamMedia.imageSrc(url);
       return src === null ? null : (mirrorPath(url) ?? src);
+    },
+    heldImageSrc(url, sha256) {
+      if (!SHA256.test(sha256) || upstreamMedia.imageSrc(url) === null) return null;
+      return heldPath(url, sha256);
     },
   };
 }

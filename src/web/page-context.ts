@@ -10,6 +10,8 @@ export interface PageContext {
   imageOrigins: Set<string>;
   /** True when the mirror copies the built-in simulated upstream: every page says so. */
   demo: boolean;
+  /** The one zone every time on the page is shown in (`TZ`), and named. */
+  timeZone: string;
 }
 
 export const PageContextValue = createContext<PageContext | null>(null);

@@ -1,22 +1,28 @@
 import { z } from 'zod';
 import { changeKinds } from '../db/schema.js';
+import { instantOfLocal } from './time-zone.js';
 
 /** Query parameters of the pages, parsed once; a bad one answers 400 naming it. */
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-/** A date (a whole UTC day: its start for `from`, its end for `to`) or an ISO 8601 time. */
-const when = (edge: 'start' | 'end') =>
+/**
+ * A moment in the pages' zone: a date (its first or last millisecond there, by `edge`), a wall time
+ * as a `datetime-local` input sends it ("2026-03-03T09:10"), or an ISO 8601 time with its offset.
+ */
+const when = (edge: 'start' | 'end', timeZone: string) =>
   z
     .string()
     .max(64)
     .transform((value, ctx) => {
       const text = value.trim();
       if (text === '') return undefined;
-      const iso = DAY.test(text) ? `${text}T${edge === 'start' ? '00:00:00.000' : '23:59:59.999'}Z` : text;
-      const time = Date.parse(iso);
-      if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
-        ctx.addIssue({ code: 'custom', message: 'expected a date like 2026-03-03 or an ISO 8601 time' });
+      const local = instantOfLocal(text, timeZone, edge);
+      if (local !== null) return local.toISOString();
+      const time = Date.parse(text);
+      if (Number.isNaN(time) || !/^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:?\d{2})$/i.test(text)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'expected a date like 2026-03-03, a time like 2026-03-03T09:10, or an ISO 8601 time',
+        });
         return z.NEVER;
       }
       return new Date(time).toISOString();
@@ -31,16 +37,18 @@ const id = z
   .transform(Number)
   .pipe(z.number().int().min(1, 'expected at least 1'));
 
-export const changesPageQuery = z.object({
-  kind: blankable(z.enum(changeKinds)),
-  field: blankable(z.string().max(200)),
-  name: blankable(z.string().max(200)),
-  uuid: blankable(z.string().regex(/^[a-z0-9]{32}$/, 'expected 32 lowercase letters or digits')),
-  from: blankable(when('start')),
-  to: blankable(when('end')),
-  before: blankable(id),
-});
-export type ChangesPageQuery = z.output<typeof changesPageQuery>;
+/** The timeline's filters; `from` and `to` are days (or times) of the pages' zone. */
+export const changesPageQuery = (timeZone: string) =>
+  z.object({
+    kind: blankable(z.enum(changeKinds)),
+    field: blankable(z.string().max(200)),
+    name: blankable(z.string().max(200)),
+    uuid: blankable(z.string().regex(/^[a-z0-9]{32}$/, 'expected 32 lowercase letters or digits')),
+    from: blankable(when('start', timeZone)),
+    to: blankable(when('end', timeZone)),
+    before: blankable(id),
+  });
+export type ChangesPageQuery = z.output<ReturnType<typeof changesPageQuery>>;
 
 export const coworkersPageQuery = z.object({
   q: blankable(z.string().max(200)),
@@ -48,11 +56,13 @@ export const coworkersPageQuery = z.object({
   page: blankable(id),
 });
 
-export const teamPageQuery = z.object({
-  as_of: blankable(when('end')),
-  run: blankable(id),
-  page: blankable(id),
-});
+/** The team as it was: `as_of` a day or a time of the pages' zone. */
+export const teamPageQuery = (timeZone: string) =>
+  z.object({
+    as_of: blankable(when('end', timeZone)),
+    run: blankable(id),
+    page: blankable(id),
+  });
 
 export const runsPageQuery = z.object({ page: blankable(id) });
 

@@ -22,6 +22,7 @@ import { ErrorPage } from './pages/error-page.js';
 import { RunPage, RunsPage } from './pages/runs-page.js';
 import { StatusPage, type StatusData } from './pages/status-page.js';
 import { TeamPage } from './pages/team-page.js';
+import { configuredTimeZone, localInputValue } from './time-zone.js';
 import { sendPage, type PageDeps } from './render.js';
 import type { StatusSource } from './status-source.js';
 import type { Logger } from '../logger.js';
@@ -119,8 +120,9 @@ function statusPage(deps: WebPageDeps) {
 }
 
 function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
+  const schema = changesPageQuery(deps.timeZone ?? configuredTimeZone());
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const query = parseOrAnswer(deps, reply, changesPageQuery, request.query);
+    const query = parseOrAnswer(deps, reply, schema, request.query);
     if (!query) return reply;
     let uuids: string[] | undefined;
     let nameMatches: number | null = null;
@@ -219,8 +221,10 @@ function coworkerPage(deps: WebPageDeps) {
 }
 
 function teamPage(deps: WebPageDeps) {
+  const timeZone = deps.timeZone ?? configuredTimeZone();
+  const schema = teamPageQuery(timeZone);
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    const query = parseOrAnswer(deps, reply, teamPageQuery, request.query);
+    const query = parseOrAnswer(deps, reply, schema, request.query);
     if (!query) return reply;
     const run =
       query.run !== undefined
@@ -243,7 +247,8 @@ function teamPage(deps: WebPageDeps) {
       h(TeamPage, {
         run,
         asOf: query.as_of,
-        asOfInput: form.as_of ?? '',
+        // The asked moment as the picker shows it, so it keeps its value after `?as_of=`.
+        asOfInput: query.as_of === undefined ? '' : localInputValue(query.as_of, timeZone),
         entries,
         total: run?.entries ?? 0,
         page,

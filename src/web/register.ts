@@ -16,6 +16,8 @@ export interface WebDeps {
   links: LinkBase;
   status?: StatusSource | undefined;
   media?: MediaResolver | undefined;
+  /** The pages' one zone; the configured `TZ` (the process's zone) when not given. */
+  timeZone?: string | undefined;
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */
@@ -38,6 +40,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
     staleAfterMs: deps.staleAfterMs,
     media,
     demo: () => deps.status?.upstream().mode === 'demo',
+    ...(deps.timeZone !== undefined ? { timeZone: deps.timeZone } : {}),
   });
   registerFeedRoutes(app, { store: deps.store, media, links: deps.links });
 }

@@ -3,6 +3,7 @@ import { h, type ComponentChild } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { policyOrigin, type MediaResolver } from './media-source.js';
 import { PageContextValue, type PageContext } from './page-context.js';
+import { configuredTimeZone } from './time-zone.js';
 
 /**
  * The Content-Security-Policy of a page: nothing inline, scripts and styles from the mirror only,
@@ -37,6 +38,8 @@ export interface PageDeps {
   now?: () => Date;
   /** True in the demo (invented data): every page then says so. */
   demo?: () => boolean;
+  /** The zone of every time on the pages; the configured `TZ` (the process's zone) by default. */
+  timeZone?: string;
 }
 
 /** Renders a page tree (escaped by construction) and sends it with its headers. */
@@ -51,6 +54,7 @@ export function sendPage(
     media: deps.media,
     imageOrigins: new Set(),
     demo: deps.demo?.() ?? false,
+    timeZone: deps.timeZone ?? configuredTimeZone(),
   };
   const html = '<!DOCTYPE html>\n' + renderToString(h(PageContextValue.Provider, { value: context }, page));
   return reply

@@ -1,6 +1,12 @@
 import { WriteStream } from 'node:tty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderChanges, renderFound, renderHistory, renderRuns } from '../../src/cli/human-output.js';
+import {
+  renderChanges,
+  renderDeliveries,
+  renderFound,
+  renderHistory,
+  renderRuns,
+} from '../../src/cli/human-output.js';
 import { styleFor, type Style } from '../../src/cli/terminal.js';
 import type { ChangeView, RunView } from '../../src/db/history-views.js';
 
@@ -199,5 +205,40 @@ describe('human output', () => {
     expect(styleFor({ isTTY: false, hasColors: () => true } as unknown as NodeJS.WriteStream).color).toBe(
       false,
     );
+  });
+});
+
+describe('deliveries', () => {
+  it('print like runs: a header row, local times without a Z, the answer in words', () => {
+    const lines = renderDeliveries(
+      [
+        {
+          id: 12,
+          webhook_id: 'msg_abc',
+          type: 'coworkers.changed',
+          run: 7,
+          endpoint: { id: 2, url: 'https://hooks.example.com/…', disabled: true, disabled_reason: '410' },
+          status: 'failed',
+          attempts: 3,
+          next_attempt_at: null,
+          created_at: '2026-11-23T11:50:00.000Z',
+          finished_at: '2026-11-23T11:55:00.000Z',
+          last_attempt: {
+            at: '2026-11-23T11:55:00.123Z',
+            duration_ms: 41,
+            http_status: 410,
+            ok: false,
+            error: null,
+            response_excerpt: null,
+          },
+        },
+      ],
+      plain,
+    );
+    expect(lines).toEqual([
+      'DELIVERY  STATUS  TYPE               RUN  WEBHOOK-ID  ENDPOINT                                  TRIES  LAST TRY                          ANSWER        NEXT TRY',
+      '      12  failed  coworkers.changed    7  msg_abc     2 https://hooks.example.com/… (disabled)      3  2026-11-23 11:55:00 (5 min. ago)  410 in 41 ms',
+    ]);
+    expect(renderDeliveries([], plain)).toEqual(['no deliveries']);
   });
 });

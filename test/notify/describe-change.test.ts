@@ -47,7 +47,7 @@ describe('describeChange: one wording for every surface (issue 22)', () => {
       'Zoë Dvořák: new emoji file webm bytes at the same address (party.webm)',
     ],
     [{ name: '  ', post: '' }, 'u1 joined'],
-    [{ slot: 1, kind: 'removed' }, 'Zoë Dvořák (listed a second time) left'],
+    [{ slot: 1, kind: 'removed' }, 'Zoë Dvořák (appearance 2) left'],
   ])('%o → %s', (facts, sentence) => {
     expect(describeChange({ ...base, ...facts }).sentence).toBe(sentence);
   });

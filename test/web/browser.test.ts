@@ -7,6 +7,7 @@ import { startMirror } from '../helpers/mirror-server.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { chromiumBrowser, missing } from '../helpers/requirements.js';
 import { oncePerFile, untilTestEnds, type Defer } from '../helpers/scope.js';
+import { configuredTimeZone, localClock } from '../../src/web/time-zone.js';
 import { buildPageHistory, HOSTILE_NAME, RTL_NAME, UUID } from './page-history.js';
 
 /**
@@ -66,7 +67,7 @@ const CASES: PageCase[] = [
   {
     name: 'coworker-twice',
     path: `/coworkers/${UUID.ada}/`,
-    reads: ['listed 2 times', 'Engineer (second listing)'],
+    reads: ['listed 2 times', 'Engineer (second listing)', 'Appearance 2'],
     thumbnails: true,
   },
   {
@@ -173,18 +174,24 @@ describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
     );
   });
 
-  it("times are shown in the reader's time zone", async () => {
+  it("times are shown in the mirror's one zone (TZ), named on the page; the reader's own clock is the tooltip", async () => {
     const context = await newContext({ timezoneId: 'Asia/Tokyo', locale: 'en-US' }, untilTestEnds);
     const page = await context.newPage();
     await page.goto(`${rig().mirror.url}/runs/`);
     const time = page.locator('td time').first();
     const iso = await time.getAttribute('datetime');
     expect(iso).toMatch(/^\d{4}-\d\d-\d\dT/);
-    const expected = new Intl.DateTimeFormat('en-US', {
-      dateStyle: 'medium',
-      timeStyle: 'short',
+    expect(await time.innerText()).toBe(localClock(iso ?? '', configuredTimeZone()));
+    expect(await page.locator('footer').innerText()).toBe(`Times are in ${configuredTimeZone()}.`);
+    const reader = new Intl.DateTimeFormat('en-US', {
+      year: 'numeric',
+      month: 'short',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: '2-digit',
+      timeZoneName: 'short',
       timeZone: 'Asia/Tokyo',
     }).format(new Date(iso ?? ''));
-    expect(await time.innerText()).toBe(expected);
+    expect(await time.getAttribute('title')).toBe(reader);
   });
 });

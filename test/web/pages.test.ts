@@ -158,6 +158,7 @@ describe('the status page with a schedule', () => {
           randomDelayMs: 60_000,
           syncRunning: () => true,
         },
+        timeZone: 'Asia/Kolkata',
       },
     });
     const url = await server.listen(0, '127.0.0.1');
@@ -167,7 +168,9 @@ describe('the status page with a schedule', () => {
     expect(text).toContain('mirroring the upstream');
     expect(text).toContain('https://***:***@team.example.com');
     expect(text).toContain('a run is in progress now');
-    expect(html).toContain('<time datetime="2030-01-01T10:20:00.000Z">2030-01-01 10:20 UTC</time>');
+    // In the pages' one zone, which the page names.
+    expect(html).toContain('<time datetime="2030-01-01T10:20:00.000Z">2030-01-01 15:50</time>');
+    expect(text).toContain('Times are in Asia/Kolkata.');
     expect(text).toContain('may start up to 1 minute later');
   });
 

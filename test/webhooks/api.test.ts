@@ -134,10 +134,19 @@ describe('the delivery log over HTTP', () => {
       return lines.join('\n');
     };
     const listed = await run('--status', 'pending');
-    expect(listed.split('\n')).toHaveLength(2);
-    expect(listed).toMatch(
-      /^delivery 4 {2}pending +coworkers\.changed {2}run 2 {2}msg_\S+ {2}→ http:\/\/127\.0\.0\.1:\d+\/… \(disabled\) {2}0 attempt\(s\)/,
+    const [header, row, ...rest] = listed.split('\n');
+    expect(rest).toHaveLength(1);
+    expect(header).toMatch(
+      /^DELIVERY +STATUS +TYPE +RUN +WEBHOOK-ID +ENDPOINT +TRIES +LAST TRY +ANSWER +NEXT TRY$/,
     );
+    expect(row).toMatch(
+      /^ {7}4 +pending +coworkers\.changed +2 +msg_\S+ +2 http:\/\/127\.0\.0\.1:\d+\/… \(disabled\) +0\b/,
+    );
+    const shown = (await run('show', '2')).split('\n');
+    expect(shown[0]).toMatch(/^DELIVERY +STATUS/);
+    expect(shown[3]).toMatch(/^ATTEMPT +AT +ANSWER +TOOK/);
+    // Local time (TZ) without milliseconds or a Z, as `runs` prints it.
+    expect(shown[4]).toMatch(/^ {6}1 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +\S+ +\d+ ms/);
     const json = JSON.parse(await run('show', '2', '--json')) as { attempt_log: unknown[] };
     expect(json.attempt_log).toHaveLength(1);
     expect(await run('enable', '2')).toBe('endpoint 2 enabled; its pending deliveries resume in order');

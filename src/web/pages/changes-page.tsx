@@ -3,6 +3,8 @@ import type { ChangeSubject } from '../../db/page-queries.js';
 import type { ChangesPageQuery } from '../page-params.js';
 import { ChangeSentence, Notice, Pager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
+import { usePage } from '../page-context.js';
+import { localDay } from '../time-zone.js';
 
 export interface ChangesData {
   query: ChangesPageQuery;
@@ -27,11 +29,11 @@ interface DayGroup {
   runs: RunGroup[];
 }
 
-/** Newest first, by UTC day, then by run within the day. */
-function groupByDayAndRun(rows: readonly ChangeRow[]): DayGroup[] {
+/** Newest first, by the day in the pages' zone, then by run within the day. */
+function groupByDayAndRun(rows: readonly ChangeRow[], timeZone: string): DayGroup[] {
   const days: DayGroup[] = [];
   for (const row of rows) {
-    const day = row.at.slice(0, 10);
+    const day = localDay(row.at, timeZone);
     let dayGroup = days.at(-1);
     if (dayGroup?.day !== day) days.push((dayGroup = { day, runs: [] }));
     let run = dayGroup.runs.at(-1);
@@ -41,12 +43,21 @@ function groupByDayAndRun(rows: readonly ChangeRow[]): DayGroup[] {
   return days;
 }
 
-function dayTitle(day: string): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  return `${date.toLocaleDateString('en-GB', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })} (UTC)`;
+/** "Tuesday, 24 November 2026 (Europe/Berlin)": a calendar day of the zone, named with it. */
+function dayTitle(day: string, timeZone: string): string {
+  // The day is already the zone's: name it at noon UTC of that date, where no offset moves it.
+  const date = new Date(`${day}T12:00:00Z`);
+  const words = date.toLocaleDateString('en-GB', {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
+  return `${words} (${timeZone})`;
 }
 
-function Filters(props: { form: Record<string, string>; fields: string[] }) {
+function Filters(props: { form: Record<string, string>; fields: string[]; timeZone: string }) {
   const value = (name: string) => props.form[name] ?? '';
   return (
     <form class="filters" method="get" action="/changes/" role="search" aria-label="Filter changes">
@@ -77,11 +88,11 @@ function Filters(props: { form: Record<string, string>; fields: string[] }) {
         <input type="search" name="name" value={value('name')} maxLength={200} />
       </label>
       <label>
-        From
+        From (day in {props.timeZone})
         <input type="date" name="from" value={value('from')} />
       </label>
       <label>
-        To
+        To (day in {props.timeZone})
         <input type="date" name="to" value={value('to')} />
       </label>
       <button type="submit">Filter</button>
@@ -90,10 +101,11 @@ function Filters(props: { form: Record<string, string>; fields: string[] }) {
 }
 
 export function ChangesPage(props: ChangesData) {
-  const days = groupByDayAndRun(props.changes);
+  const { timeZone } = usePage();
+  const days = groupByDayAndRun(props.changes, timeZone);
   return (
     <Layout title="What changed, and when" section="changes">
-      <Filters form={props.form} fields={props.fields} />
+      <Filters form={props.form} fields={props.fields} timeZone={timeZone} />
       {props.nameMatches !== null ? (
         <Notice kind="warn">
           “<Text value={props.form.name ?? ''} max={200} />” matches {props.nameMatches} coworkers; only the
@@ -102,11 +114,9 @@ export function ChangesPage(props: ChangesData) {
       ) : null}
       {days.length === 0 ? <p>No change matches.</p> : null}
       {days.map((day) => (
-        <section class="day" key={day.day} aria-label={dayTitle(day.day)}>
+        <section class="day" key={day.day} aria-label={dayTitle(day.day, timeZone)}>
           <h2>
-            <time datetime={day.day} data-utc-day="">
-              {dayTitle(day.day)}
-            </time>
+            <time datetime={day.day}>{dayTitle(day.day, timeZone)}</time>
           </h2>
           {day.runs.map((run) => (
             <div key={run.runId}>

@@ -1,14 +1,16 @@
 import type { ComponentChildren } from 'preact';
 import type { ChangeRow } from '../../db/schema.js';
-import { clip, parseStored, relativeWords, utcText, valueText } from '../format.js';
+import { clip, parseStored, relativeWords, valueText } from '../format.js';
+import { localClock } from '../time-zone.js';
 import { changeWords } from '../change-text.js';
+import { fileNameOf } from '../../notify/describe-change.js';
 import { useImageSrc, usePage } from '../page-context.js';
 
-/** A time as `<time datetime>`: UTC text the page script rewrites in the reader's time zone. */
+/** A time as `<time datetime>`, in the page's one zone (`TZ`), which the page names. */
 export function Time(props: { at: string | null; relative?: boolean }) {
-  const { now } = usePage();
+  const { now, timeZone } = usePage();
   if (props.at === null) return <span class="muted">never</span>;
-  const time = <time datetime={props.at}>{utcText(props.at)}</time>;
+  const time = <time datetime={props.at}>{localClock(props.at, timeZone)}</time>;
   if (!props.relative) return time;
   return (
     <>
@@ -43,24 +45,53 @@ export function NameLink(props: { uuid: string; name: string }) {
   );
 }
 
-/** Image thumbnails for a list of upstream URLs; non-images are named, never loaded. */
-function Thumbs(props: { urls: unknown; label: string }) {
+/** Image thumbnails for a list of upstream URLs, each captioned with its file; non-images are named, never loaded. */
+function Thumbs(props: { urls: unknown }) {
   const urls: unknown[] = Array.isArray(props.urls) ? props.urls : [props.urls];
   return (
     <span class="thumbs">
-      {urls.slice(0, 8).map((url, i) => (
-        <Thumb key={i} url={url} alt={`${props.label} ${i + 1}`} />
-      ))}
+      {urls.slice(0, 8).map((url, i) => (typeof url === 'string' ? <NamedThumb key={i} url={url} /> : null))}
     </span>
   );
 }
 
+/** The file an upstream URL names, as a caption: "photo 1.png", never the whole URL. */
+export function fileCaption(url: string): string {
+  return clip(fileNameOf(url) ?? url, 120).text;
+}
+
+/**
+ * A small thumbnail captioned with its file name, visible whether or not the image loads (a 48 px
+ * box cannot show an alt text); `src` overrides the resolver's choice (held bytes of a media change).
+ */
+export function NamedThumb(props: { url: string; src?: string | null }) {
+  const resolved = useImageSrc(props.url);
+  const src = props.src === undefined ? resolved : props.src;
+  const name = fileCaption(props.url);
+  if (src === null) {
+    const kind = /\.(mp4|webm|mov)$/i.test(props.url) ? 'video' : IMAGE_NAME.test(name) ? 'image' : 'file';
+    return (
+      <span class="thumb-missing">
+        <bdi>{name}</bdi> <span class="muted">({kind}, not shown)</span>
+      </span>
+    );
+  }
+  return (
+    <span class="thumb">
+      <img src={src} alt="" width={48} height={48} loading="lazy" decoding="async" />
+      <bdi class="thumb-name">{name}</bdi>
+    </span>
+  );
+}
+
+const IMAGE_NAME = /\.(png|jpe?g|gif|webp|avif|svg)$/i;
+
+/** A card's picture: large, with the person's name as its alt text. */
 export function Thumb(props: { url: unknown; alt: string; size?: number }) {
   const src = useImageSrc(props.url);
   if (src === null) {
     if (typeof props.url !== 'string') return null;
-    const kind = /\.(mp4|webm|mov)$/i.test(props.url) ? 'a video' : 'a file';
-    return <span class="muted">({kind}, not shown)</span>;
+    return <NamedThumb url={props.url} src={null} />;
   }
   const size = props.size ?? 48;
   return <img src={src} alt={props.alt} width={size} height={size} loading="lazy" decoding="async" />;
@@ -72,7 +103,7 @@ const IMAGE_FIELDS = new Set(['images', 'emoji_file', 'emoji_file_webm']);
 export function FieldValue(props: { field: string; value: unknown; label: string }) {
   if (IMAGE_FIELDS.has(props.field) && props.value !== null) {
     const list = Array.isArray(props.value) ? props.value : [props.value];
-    if (list.length > 0) return <Thumbs urls={list} label={props.label} />;
+    if (list.length > 0) return <Thumbs urls={list} />;
   }
   return <Text value={valueText(props.value)} />;
 }
@@ -98,6 +129,37 @@ export function mediaChangedText(change: ChangeRow): string {
   return changeWords(change, undefined).what;
 }
 
+/** One side of a media_changed change: `{ url, sha256 }`, or null when the stored value is not that. */
+function mediaSide(stored: string | null): { url: string; sha256: string } | null {
+  const value = parseStored(stored);
+  if (value === null || typeof value !== 'object' || !('url' in value) || !('sha256' in value)) return null;
+  return typeof value.url === 'string' && typeof value.sha256 === 'string'
+    ? { url: value.url, sha256: value.sha256 }
+    : null;
+}
+
+/**
+ * The old and new bytes of a media_changed change, each from the mirror when it holds them: the URL
+ * is the same on both sides, so only the mirror can still show what was there before.
+ */
+export function MediaChangeThumbs(props: { change: ChangeRow }) {
+  const { media } = usePage();
+  const before = mediaSide(props.change.oldValue);
+  const after = mediaSide(props.change.newValue);
+  if (before === null || after === null) return null;
+  return (
+    <span class="diff">
+      <del>
+        <NamedThumb url={before.url} src={media.heldImageSrc(before.url, before.sha256)} />
+      </del>{' '}
+      →{' '}
+      <ins>
+        <NamedThumb url={after.url} src={media.heldImageSrc(after.url, after.sha256) ?? undefined} />
+      </ins>
+    </span>
+  );
+}
+
 /**
  * "Zoë joined as QA engineer", "José: post 'qa engineer' → 'QA lead'", "Kate left", "Seán
  * returned": the words of `describeChange`, the name a link, a field change with its values shown.
@@ -121,6 +183,12 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
       {appearance}
       {change.kind === 'media_changed' ? ': ' : ' '}
       {words.what}
+      {change.kind === 'media_changed' ? (
+        <>
+          {' '}
+          <MediaChangeThumbs change={change} />
+        </>
+      ) : null}
     </>
   );
 }

@@ -1,8 +1,16 @@
 import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
-import { FieldDiff, FieldValue, fieldLabel, mediaChangedText, Time } from './components.js';
+import {
+  FieldDiff,
+  FieldValue,
+  fieldLabel,
+  MediaChangeThumbs,
+  mediaChangedText,
+  Time,
+} from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
+import { appearanceLabel } from '../../notify/describe-change.js';
 import { ByteBudget, jsonBytes, PAGE_DATA_BYTES } from '../byte-budget.js';
 
 export interface CoworkerData {
@@ -34,7 +42,11 @@ function VersionChange(props: { change: ChangeRow }) {
         </>
       );
     case 'media_changed':
-      return <>{mediaChangedText(change)}</>;
+      return (
+        <>
+          {mediaChangedText(change)} <MediaChangeThumbs change={change} />
+        </>
+      );
     case 'added':
       return <>first listed</>;
     case 'removed':
@@ -125,6 +137,9 @@ function ListedNow(props: { coworker: CoworkerRow; current: VersionRow[] }) {
     <ul class="cards">
       {props.current.map((version) => (
         <li key={version.id}>
+          {props.current.length > 1 ? (
+            <p class="muted">{capitalised(appearanceLabel(version.slot))}</p>
+          ) : null}
           <Card entry={entryOf(version.body)} uuid={props.coworker.uuid} headingLevel={3} />
         </li>
       ))}
@@ -132,9 +147,23 @@ function ListedNow(props: { coworker: CoworkerRow; current: VersionRow[] }) {
   );
 }
 
+/** A uuid's versions by appearance (slot), each appearance's newest first, appearances in order. */
+function byAppearance(versions: readonly VersionRow[]): [slot: number, versions: VersionRow[]][] {
+  const groups = new Map<number, VersionRow[]>();
+  for (const version of versions) {
+    const group = groups.get(version.slot);
+    if (group) group.push(version);
+    else groups.set(version.slot, [version]);
+  }
+  return [...groups].sort(([a], [b]) => a - b);
+}
+
+type RunTime = (run: number | null) => string | null;
+
 function VersionHistory(props: CoworkerData) {
-  const at = (run: number | null) => (run === null ? null : (props.runTimes.get(run) ?? null));
+  const at: RunTime = (run) => (run === null ? null : (props.runTimes.get(run) ?? null));
   const budget = new ByteBudget(PAGE_DATA_BYTES);
+  const groups = byAppearance(props.versions);
   return (
     <>
       {props.totalVersions > props.versions.length ? (
@@ -142,26 +171,45 @@ function VersionHistory(props: CoworkerData) {
           The newest {props.versions.length} of {props.totalVersions} versions; the history API has them all.
         </p>
       ) : null}
-      <ol class="changes">
-        {props.versions.map((version) => (
-          <li key={version.id}>
-            <VersionSpan version={version} at={at} />
-            <VersionChanges changes={changesOf(version, props.changes)} budget={budget} />
-            <EntryAsServed version={version} budget={budget} />
-          </li>
-        ))}
-      </ol>
+      {groups.map(([slot, versions]) => (
+        <section key={slot} aria-label={groups.length > 1 ? capitalised(appearanceLabel(slot)) : 'Versions'}>
+          {groups.length > 1 ? <h3>{capitalised(appearanceLabel(slot))}</h3> : null}
+          <AppearanceEnd newest={versions[0]} at={at} />
+          <ol class="changes">
+            {versions.map((version) => (
+              <li key={version.id}>
+                <VersionSpan version={version} at={at} />
+                <VersionChanges changes={changesOf(version, props.changes)} budget={budget} />
+                <EntryAsServed version={version} budget={budget} />
+              </li>
+            ))}
+          </ol>
+        </section>
+      ))}
     </>
   );
 }
 
+const capitalised = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** An appearance whose newest version was closed is no longer listed: it says so, when and in which run. */
+function AppearanceEnd(props: { newest: VersionRow | undefined; at: RunTime }) {
+  const run = props.newest?.validToRun ?? null;
+  if (run === null) return null;
+  return (
+    <p class="removed">
+      Removed in <a href={`/runs/${run}/`}>run {run}</a> (<Time at={props.at(run)} />
+      ).
+    </p>
+  );
+}
+
 /** The runs a version was listed from and until, with their times. */
-function VersionSpan(props: { version: VersionRow; at: (run: number | null) => string | null }) {
+function VersionSpan(props: { version: VersionRow; at: RunTime }) {
   const { version, at } = props;
   return (
     <p class="run-head">
-      {version.slot > 0 ? `Appearance ${version.slot + 1}, from ` : 'From '}
-      <a href={`/runs/${version.validFromRun}/`}>run {version.validFromRun}</a> (
+      From <a href={`/runs/${version.validFromRun}/`}>run {version.validFromRun}</a> (
       <Time at={at(version.validFromRun)} />)
       {version.validToRun !== null ? (
         <>

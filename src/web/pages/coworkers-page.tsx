@@ -1,3 +1,4 @@
+import { appearanceLabel } from '../../notify/describe-change.js';
 import type { DirectoryEntry } from '../../db/page-queries.js';
 import { NameLink, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
@@ -103,7 +104,7 @@ function DirectoryRow(props: { row: DirectoryEntry }) {
     <tr>
       <td>
         <NameLink uuid={row.uuid} name={row.name} />
-        {row.appearance > 0 ? <span class="muted"> (listed again)</span> : null}
+        {row.appearance > 0 ? <span class="muted"> ({appearanceLabel(row.appearance)})</span> : null}
       </td>
       <td>
         <Text value={row.post} max={300} brief />

@@ -13,7 +13,7 @@ const NAV: [Section, string, string][] = [
 ];
 
 export function Layout(props: { title: string; section: Section | null; children: ComponentChildren }) {
-  const { demo } = usePage();
+  const { demo, timeZone } = usePage();
   return (
     <html lang="en">
       <head>
@@ -52,6 +52,7 @@ export function Layout(props: { title: string; section: Section | null; children
           <h1>{props.title}</h1>
           {props.children}
         </main>
+        <footer class="site muted">Times are in {timeZone}.</footer>
       </body>
     </html>
   );

@@ -3,11 +3,13 @@ import type { RunRow } from '../../db/schema.js';
 import { NumberedPager, Time } from './components.js';
 import { Card, entryOf } from './card.js';
 import { Layout } from './layout.js';
+import { usePage } from '../page-context.js';
+import { localClock } from '../time-zone.js';
 
 export interface TeamData {
   run: RunRow | undefined;
   asOf: string | undefined;
-  /** The date input's value as typed. */
+  /** The "as of" input's value: the asked moment as a wall time of the pages' zone, or ''. */
   asOfInput: string;
   entries: ListedEntry[];
   total: number;
@@ -22,26 +24,7 @@ export function TeamPage(props: TeamData) {
   const first = (props.page - 1) * props.pageSize;
   return (
     <Layout title="The team as it was" section="team">
-      <form class="filters" method="get" action="/team/" aria-label="Choose a moment">
-        <label>
-          As of date
-          <input type="date" name="as_of" value={props.asOfInput} />
-        </label>
-        <button type="submit">Show</button>
-      </form>
-      <form class="filters" method="get" action="/team/" aria-label="Choose a run">
-        <label>
-          Or after run
-          <select name="run">
-            {props.runChoices.map((choice) => (
-              <option key={choice.id} value={String(choice.id)} selected={props.run?.id === choice.id}>
-                {`run ${choice.id}, ${choice.finishedAt.slice(0, 16).replace('T', ' ')} UTC (${choice.entries ?? 0} entries)`}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit">Show</button>
-      </form>
+      <MomentPickers {...props} />
       {props.run ? (
         <p>
           The &ldquo;Our team&rdquo; block as served after{' '}
@@ -75,5 +58,34 @@ export function TeamPage(props: TeamData) {
         olderLabel="Next"
       />
     </Layout>
+  );
+}
+
+/** The "as of" and run pickers, both in the pages' one zone, and saying so. */
+function MomentPickers(props: TeamData) {
+  const { timeZone } = usePage();
+  return (
+    <>
+      <form class="filters" method="get" action="/team/" aria-label="Choose a moment">
+        <label>
+          As of (date and time in {timeZone})
+          <input type="datetime-local" name="as_of" value={props.asOfInput} />
+        </label>
+        <button type="submit">Show</button>
+      </form>
+      <form class="filters" method="get" action="/team/" aria-label="Choose a run">
+        <label>
+          Or after run (times in {timeZone})
+          <select name="run">
+            {props.runChoices.map((choice) => (
+              <option key={choice.id} value={String(choice.id)} selected={props.run?.id === choice.id}>
+                {`run ${choice.id}, ${localClock(choice.finishedAt, timeZone)} (${choice.entries ?? 0} entries)`}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Show</button>
+      </form>
+    </>
   );
 }
