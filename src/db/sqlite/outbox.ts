@@ -7,7 +7,7 @@ import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
-function newWebhookId(): string {
+export function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 

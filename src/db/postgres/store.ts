@@ -1,0 +1,147 @@
+import type { PostgresTarget } from '../../config/database-url.js';
+import { silentLogger, type Logger } from '../../logger.js';
+import type { Store } from '../store.js';
+import type { PgContext } from './context.js';
+import * as deliveries from './deliveries.js';
+import { connectionError } from './errors.js';
+import * as history from './history.js';
+import * as listing from './listing.js';
+import * as media from './media.js';
+import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
+import * as pages from './pages.js';
+import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
+import * as runs from './runs.js';
+import type { HeldRunLock } from './run-lock.js';
+import { one } from './sql.js';
+
+type Op<K extends keyof Store> = Store[K];
+
+/**
+ * The PostgreSQL store: the named operations over a pooled connection, each one query or one
+ * transaction. Answers are those of the SQLite store, row for row and byte for byte.
+ */
+export class PgStore implements Store {
+  /** The database as it may be shown: its URL with the password masked. */
+  readonly file: string;
+  readonly instanceId: string;
+  readonly #database: PostgresDatabase;
+  readonly #ctx: PgContext;
+
+  constructor(database: PostgresDatabase, target: PostgresTarget) {
+    this.#database = database;
+    this.file = database.label;
+    this.instanceId = database.instanceId;
+    this.#ctx = {
+      pool: database.pool,
+      db: database.db,
+      target,
+      instanceId: database.instanceId,
+      locks: new Map<number, HeldRunLock>(),
+    };
+  }
+
+  /** Frees any run lock still held and closes the pool. */
+  async close(): Promise<void> {
+    const held = [...this.#ctx.locks.values()];
+    this.#ctx.locks.clear();
+    await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
+    await this.#database.close();
+  }
+
+  // Runs
+  beginRun: Op<'beginRun'> = (upstream, now = new Date()) => runs.beginRun(this.#ctx, upstream, now);
+  heartbeat: Op<'heartbeat'> = (runId, at) => runs.heartbeat(this.#ctx, runId, at);
+  commitRun: Op<'commitRun'> = (commit) => commitRun(this.#ctx, commit);
+  endRun: Op<'endRun'> = (end) => endRun(this.#ctx, end);
+  releaseRun: Op<'releaseRun'> = (runId) => runs.releaseRun(this.#ctx, runId);
+  recordRebind: Op<'recordRebind'> = (runId, from) => runs.recordRebind(this.#ctx, runId, from);
+  recoverDeadRuns: Op<'recoverDeadRuns'> = () => runs.recoverDeadRuns(this.#ctx);
+  listRuns: Op<'listRuns'> = (options) => runs.listRuns(this.#ctx, options);
+  countRuns: Op<'countRuns'> = () => runs.countRuns(this.#ctx);
+  runCounts: Op<'runCounts'> = () => runs.runCounts(this.#ctx);
+  getRun: Op<'getRun'> = (id) => runs.getRun(this.#ctx, id);
+  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) => runs.latestSucceededRun(this.#ctx.db, asOf);
+  latestSucceededRunId: Op<'latestSucceededRunId'> = () => runs.latestSucceededRunId(this.#ctx);
+  previousRun: Op<'previousRun'> = (runId) => runs.previousRun(this.#ctx, runId);
+  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => runs.succeededRunTimes(this.#ctx, limit);
+  runFinishTimes: Op<'runFinishTimes'> = (ids) => runs.runFinishTimes(this.#ctx, ids);
+
+  // Listing
+  currentListing: Op<'currentListing'> = (hashOf) => currentListing(this.#ctx, hashOf);
+  removedAppearances: Op<'removedAppearances'> = (uuids, hashOf) =>
+    removedAppearances(this.#ctx, uuids, hashOf);
+  listingAt: Op<'listingAt'> = (run) => listing.listingAt(this.#ctx, run);
+  listedVersionIds: Op<'listedVersionIds'> = (runId) => listing.listedVersionIds(this.#ctx, runId);
+  versionBodies: Op<'versionBodies'> = (ids) => listing.versionBodies(this.#ctx, ids);
+  optionsBody: Op<'optionsBody'> = (id) => listing.optionsBody(this.#ctx, id);
+  listingPage: Op<'listingPage'> = (runId, offset, limit) =>
+    listing.listingPage(this.#ctx, runId, offset, limit);
+
+  // History
+  listChanges: Op<'listChanges'> = (filter) => history.listChanges(this.#ctx, filter);
+  changedFields: Op<'changedFields'> = () => history.changedFields(this.#ctx);
+  getCoworker: Op<'getCoworker'> = (uuid) => history.getCoworker(this.#ctx, uuid);
+  coworkerHistory: Op<'coworkerHistory'> = (uuid) => history.coworkerHistory(this.#ctx, uuid);
+  currentVersions: Op<'currentVersions'> = (uuid) => history.currentVersions(this.#ctx, uuid);
+  listCoworkers: Op<'listCoworkers'> = (options) => history.listCoworkers(this.#ctx, options);
+  countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
+    history.countCoworkers(this.#ctx, includeRemoved);
+  namesOf: Op<'namesOf'> = (uuids) => history.namesOf(this.#ctx, uuids);
+  findByName: Op<'findByName'> = (text, limit) => history.findByName(this.#ctx, text, limit);
+
+  // Pages
+  coworkerDirectory: Op<'coworkerDirectory'> = () => pages.coworkerDirectory(this.#ctx);
+  changeSubjects: Op<'changeSubjects'> = (rows) => pages.changeSubjects(this.#ctx, rows);
+
+  // Media
+  liveMediaObjects: Op<'liveMediaObjects'> = () => media.liveMediaObjects(this.#ctx);
+  heldMedia: Op<'heldMedia'> = () => media.heldMedia(this.#ctx);
+  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
+    media.dropMediaUnusedSince(this.#ctx, cutoff);
+  mediaShasAt: Op<'mediaShasAt'> = (runId) => media.mediaShasAt(this.#ctx, runId);
+  keptBlob: Op<'keptBlob'> = (sha256) => media.keptBlob(this.#ctx, sha256);
+  mediaFigures: Op<'mediaFigures'> = () => media.mediaFigures(this.#ctx);
+  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => media.mediaRunsByIds(this.#ctx, runIds);
+
+  // Deliveries
+  claimDue: Op<'claimDue'> = (options) => deliveries.claimDue(this.#ctx, options);
+  recordAttempt: Op<'recordAttempt'> = (claim, result, outcome) =>
+    deliveries.recordAttempt(this.#ctx, claim, result, outcome);
+  releaseLease: Op<'releaseLease'> = (claim, token) => deliveries.releaseLease(this.#ctx, claim, token);
+  redeliver: Op<'redeliver'> = (id) => deliveries.redeliver(this.#ctx, id);
+  enableEndpoint: Op<'enableEndpoint'> = (endpointId) => deliveries.enableEndpoint(this.#ctx, endpointId);
+  pendingDeliveries: Op<'pendingDeliveries'> = (urls) => deliveries.pendingDeliveries(this.#ctx, urls);
+  commitsSeen: Op<'commitsSeen'> = () => deliveries.commitsSeen(this.#ctx);
+  listDeliveries: Op<'listDeliveries'> = (filter) => deliveries.listDeliveries(this.#ctx, filter);
+  countDeliveries: Op<'countDeliveries'> = (filter) => deliveries.countDeliveries(this.#ctx, filter);
+  getDelivery: Op<'getDelivery'> = (id) => deliveries.getDelivery(this.#ctx, id);
+  deliveryFigures: Op<'deliveryFigures'> = () => deliveries.deliveryFigures(this.#ctx);
+
+  // Health
+  /** Null when the database answers, else one line saying what to check (never the password). */
+  databaseProblem: Op<'databaseProblem'> = async () => {
+    try {
+      await one(this.#ctx.pool, 'select 1 from runs limit 1');
+      return null;
+    } catch (error) {
+      return connectionError(error, this.#ctx.target).message;
+    }
+  };
+}
+
+/**
+ * Opens the PostgreSQL store: a bounded pool, the committed migrations applied (serialised across
+ * instances). A database that cannot be reached is a DB_ERROR (exit 8) naming the masked URL.
+ */
+export async function openPgStore(
+  target: PostgresTarget,
+  options: { poolMax?: number; instanceId?: string; logger?: Logger },
+): Promise<PgStore> {
+  const database = await openPostgres({
+    target,
+    ...(options.poolMax === undefined ? {} : { poolMax: options.poolMax }),
+    instanceId: options.instanceId ?? newInstanceId(),
+    logger: options.logger ?? silentLogger(),
+  });
+  return new PgStore(database, target);
+}
