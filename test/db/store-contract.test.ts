@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
 import type { RunCommit } from '../../src/db/run-commit.js';
@@ -17,19 +16,13 @@ import {
 import { bodyHash } from '../../src/sync/body-hash.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
 import { syncConfig, type TestEnv } from '../helpers/config.js';
-import { describePostgres, usePostgres } from '../helpers/postgres.js';
+import { describePostgres, pgTarget, usePostgres } from '../helpers/postgres.js';
 import { cleanupScope } from '../helpers/scope.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { listedMediaUrls } from '../media/harness.js';
 
 // The store contract: the SQLite store and the PostgreSQL store, driven through the same real syncs
 // at the same (frozen) instants, answer every operation alike — same rows, same order, same texts.
-
-export function pgTarget(url: string): PostgresTarget {
-  const parsed = parsePostgresUrl(url);
-  if (!parsed.ok) throw new Error(parsed.problem);
-  return parsed.value;
-}
 
 const HOOKS = 'http://127.0.0.1:9/a,http://127.0.0.1:9/b';
 const HOOK_URLS = HOOKS.split(',');

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
 // port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
@@ -263,4 +264,11 @@ export function usePostgres(): PostgresFixture {
       return started().url(database);
     },
   };
+}
+
+/** The target of a postgres:// URL, as the mirror parses DATABASE_URL. */
+export function pgTarget(url: string): PostgresTarget {
+  const parsed = parsePostgresUrl(url);
+  if (!parsed.ok) throw new Error(parsed.problem);
+  return parsed.value;
 }
