@@ -7,6 +7,7 @@ import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
+import { rows } from '../../src/db/postgres/sql.js';
 import {
   startSimulatedMediaHost,
   startSimulatedUpstream,
@@ -26,6 +27,7 @@ import { listedMediaUrls } from '../media/harness.js';
 
 const HOOKS = 'http://127.0.0.1:9/a,http://127.0.0.1:9/b';
 const HOOK_URLS = HOOKS.split(',');
+const NOTIFY = 'slack+http://127.0.0.1:9/services/T0/B0/secret,ntfy+http://127.0.0.1:9/team-topic';
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
 
 /** What two stores may differ in by design: random webhook ids and the holder's token. */
@@ -52,6 +54,35 @@ async function same<T>(pair: Pair, ask: (store: Store) => Promise<T>, sorted = f
   const order = (v: unknown) => (sorted && Array.isArray(v) ? [...(v as unknown[])].sort(byJson) : v);
   expect(comparable(order(b))).toStrictEqual(comparable(order(a)));
   return a;
+}
+
+const TABLES = [
+  'runs',
+  'options_bodies',
+  'coworkers',
+  'versions',
+  'listing_positions',
+  'changes',
+  'media_blobs',
+  'media_versions',
+  'media_urls',
+  'media_runs',
+  'webhook_endpoints',
+  'webhook_messages',
+  'webhook_deliveries',
+  'webhook_attempts',
+];
+
+/** Rows as both stores may differ in by design: random ids and tokens, a boolean stored as 0/1. */
+function tableComparable(list: unknown[]): unknown[] {
+  return list.map((row) =>
+    Object.fromEntries(
+      Object.entries(row as Record<string, unknown>).map(([k, v]) => [
+        k,
+        k === 'webhook_id' || k === 'holder_token' ? v !== null : typeof v === 'boolean' ? Number(v) : v,
+      ]),
+    ),
+  );
 }
 
 const byJson = (x: unknown, y: unknown): number => {
@@ -101,6 +132,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     for (const kind of ['sqlite', 'pg'] as const) {
       const config = syncConfig(url, {
         WEBHOOK_URLS: HOOKS,
+        NOTIFY_URLS: NOTIFY,
         MEDIA_ORIGINS: host.url,
         MEDIA_DIR: join(dirs[kind], 'media'),
         MEDIA_TIMEOUT: '5s',
@@ -351,6 +383,56 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       expect(await before()).toStrictEqual(state);
     }
     await everyReadAlike();
+  });
+
+  it('holds the same rows in every table, notifications included', async () => {
+    const sqliteDb = pair.sqlite as ReturnType<typeof openDatabase>;
+    const admin = pgFixture.server.admin(pgFixture.database);
+    const notifyRows = sqliteDb.sqlite
+      .prepare("select count(*) from webhook_endpoints where url like 'notify:%'")
+      .pluck()
+      .get() as number;
+    expect(notifyRows).toBe(2);
+    for (const table of TABLES) {
+      const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? 1 : 'id';
+      const fromSqlite = sqliteDb.sqlite.prepare(`select * from ${table} order by ${order}`).all();
+      const fromPg = await rows<Record<string, unknown>>(admin, `select * from ${table} order by ${order}`);
+      expect(tableComparable(fromPg), table).toStrictEqual(tableComparable(fromSqlite));
+    }
+  });
+
+  it('two instances claiming at once never lease one delivery twice', async () => {
+    const other = await openPgStore(pgTarget(pgFixture.url), { poolMax: 4, instanceId: 'other' });
+    try {
+      const admin = pgFixture.server.admin(pgFixture.database);
+      // Every webhook delivery pending and due, each endpoint its own queue: many heads to race for.
+      await admin.query(
+        "update webhook_deliveries set status = 'pending', lease_until = null, lease_token = null",
+      );
+      const endpoints = await rows<{ n: number }>(
+        admin,
+        "select count(*)::int as n from webhook_endpoints where url not like 'notify:%'",
+      );
+      const now = Date.now();
+      for (let round = 0; round < 5; round++) {
+        await admin.query('update webhook_deliveries set lease_until = null, lease_token = null');
+        const ask = (store: Store, token: string) =>
+          store.claimDue({ urls: HOOK_URLS, busyEndpoints: new Set(), leaseMs: 60_000, token, now });
+        const [a, b] = await Promise.all([ask(pair.pg, 'a'), ask(other, 'b')]);
+        const ids = [...a.claims, ...b.claims].map((c) => c.deliveryId);
+        expect(new Set(ids).size).toBe(ids.length);
+        // Between them every queue's head was leased once (a head one skipped, the other took or
+        // found leased).
+        expect(ids.length).toBeLessThanOrEqual(endpoints[0]?.n ?? 0);
+        const leased = await rows<{ id: number; lease_token: string }>(
+          admin,
+          'select id, lease_token from webhook_deliveries where lease_token is not null order by id',
+        );
+        expect(leased.map((r) => r.id)).toStrictEqual([...ids].sort((x, y) => x - y));
+      }
+    } finally {
+      await other.close();
+    }
   });
 });
 
