@@ -70,7 +70,9 @@ describePostgres('PostgreSQL: a SIGKILL at any instant of a commit', () => {
       // The child's run, if it never finished, reads aborted (its lock died with its session)...
       const [last] = await store.listRuns({ limit: 1 });
       expect(last?.status).toMatch(/^(succeeded|aborted)$/);
-      // ...and the next sync to take the lock records it so.
+      // ...and is recorded so by the next instance that looks, or the next sync to take the lock.
+      if (last?.status === 'aborted') expect(await store.recoverDeadRuns()).toBe(1);
+      expect(await store.recoverDeadRuns()).toBe(0);
       const next = await store.beginRun('http://next.example/');
       const dead = await store.getRun(next.id - 1);
       expect(dead?.status).toMatch(/^(succeeded|aborted)$/);
