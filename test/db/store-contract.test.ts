@@ -5,7 +5,7 @@ import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
 import type { RunCommit } from '../../src/db/run-commit.js';
 import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
-import { MirrorError } from '../../src/errors.js';
+import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
@@ -376,7 +376,12 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     for (const poison of ['outbox', 'duplicate'] as const) {
       for (const store of [pair.sqlite, pair.pg]) {
         const run = await store.beginRun('http://poison.example/');
-        await expect(store.commitRun(commitOf(run, poison))).rejects.toThrow();
+        const error = await store.commitRun(commitOf(run, poison)).then(
+          () => new Error('the poisoned commit was stored'),
+          (e: unknown) => e,
+        );
+        // A constraint violation is a database error on both stores (exit 8 through the CLI).
+        expect(toMirrorError(error).code).toBe(poison === 'duplicate' ? 'DB_ERROR' : 'UNEXPECTED');
         await store.endRun({ runId: run.id, status: 'failed', error: { code: 'TEST', message: 'poisoned' } });
         await store.releaseRun(run.id);
       }
