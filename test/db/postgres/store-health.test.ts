@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { openPgStore } from '../../../src/db/postgres/store.js';
 import { describePostgres, pgTarget, usePostgres } from '../../helpers/postgres.js';
+import { eventually } from '../../helpers/process.js';
 
 describePostgres('the PostgreSQL store’s health', () => {
   const pg = usePostgres();
@@ -18,6 +19,59 @@ describePostgres('the PostgreSQL store’s health', () => {
       expect(problem?.split('\n')).toHaveLength(1);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describePostgres('a PostgreSQL run whose lock connection is lost', () => {
+  const pg = usePostgres();
+
+  it('commits nothing: RUN_ABORTED, and another instance may take the lock at once', async () => {
+    const store = await openPgStore(pgTarget(pg.url), { instanceId: 'loser' });
+    const other = await openPgStore(pgTarget(pg.url), { instanceId: 'taker' });
+    try {
+      const run = await store.beginRun('http://up.example/');
+      // The lock's own session, ended by the server (a failover, an operator, a network cut).
+      await pg.server
+        .admin(pg.database)
+        .query(
+          "select pg_terminate_backend(l.pid) from pg_locks l where l.locktype = 'advisory' and l.objid = 2",
+        );
+      const taken = await eventually(() => other.beginRun('http://up.example/').catch(() => undefined));
+      expect(taken.id).toBe(run.id + 1);
+      await expect(store.getRun(run.id)).resolves.toMatchObject({
+        status: 'aborted',
+        errorCode: 'RUN_ABORTED',
+      });
+      const refused = await store
+        .commitRun({
+          runId: run.id,
+          finishedAt: new Date().toISOString(),
+          diff: {
+            placements: [],
+            closedVersionIds: [],
+            events: [],
+            newCoworkers: [],
+            removedCoworkers: [],
+            returnedCoworkers: [],
+            counts: { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 },
+          },
+          positions: [],
+          pages: 1,
+          pageSize: 8,
+          optionsBody: null,
+          unknownFields: [],
+          media: null,
+          outbox: null,
+        })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'RUN_ABORTED' });
+      expect(await other.latestSucceededRun()).toBeUndefined();
+      await other.releaseRun(taken.id);
+      await store.releaseRun(run.id);
+    } finally {
+      await store.close();
+      await other.close();
     }
   });
 });
