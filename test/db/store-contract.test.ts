@@ -7,6 +7,8 @@ import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
+import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import type { NotificationOutbox, OutboxNotification } from '../../src/notify/outbox.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
   startSimulatedMediaHost,
@@ -79,7 +81,11 @@ function tableComparable(list: unknown[]): unknown[] {
     Object.fromEntries(
       Object.entries(row as Record<string, unknown>).map(([k, v]) => [
         k,
-        k === 'webhook_id' || k === 'holder_token' ? v !== null : typeof v === 'boolean' ? Number(v) : v,
+        k === 'webhook_id' || k === 'holder_token' || k === 'lease_token'
+          ? v !== null
+          : typeof v === 'boolean'
+            ? Number(v)
+            : v,
       ]),
     ),
   );
@@ -388,6 +394,34 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       expect(await before()).toStrictEqual(state);
     }
     await everyReadAlike();
+  });
+
+  it('the notification rows are claimed, completed and released alike', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const outboxes = [
+      new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>),
+      pair.pg.notificationOutbox(),
+    ];
+    const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
+      const [a, b] = [
+        await act(outboxes[0] as NotificationOutbox),
+        await act(outboxes[1] as NotificationOutbox),
+      ];
+      expect(b).toStrictEqual(a);
+      return a;
+    };
+    const claimed = await both((o) => o.claim(new Date(), 3));
+    expect(claimed.length).toBe(3);
+    const [first, second, third] = claimed as [OutboxNotification, OutboxNotification, OutboxNotification];
+    await both((o) => o.complete(first.id, { status: 'delivered', detail: 'ok' }));
+    await both((o) =>
+      o.complete(second.id, { status: 'pending', nextAttemptAt: new Date(Date.now() + 1), detail: '503' }),
+    );
+    await both((o) => o.complete(third.id, { status: 'failed', detail: 'gone' }));
+    await both((o) => o.disableTarget(first.targetId, 'test'));
+    await both((o) => o.claim(new Date(Date.now() + 10), 100));
+    await both(async (o) => o.release?.());
+    await both((o) => o.claim(new Date(Date.now() + 10), 2));
   });
 
   it('holds the same rows in every table, notifications included', async () => {

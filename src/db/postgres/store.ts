@@ -1,5 +1,6 @@
 import type { PostgresTarget } from '../../config/database-url.js';
 import { silentLogger, type Logger } from '../../logger.js';
+import type { NotificationOutbox } from '../../notify/outbox.js';
 import type { Store } from '../store.js';
 import type { PgContext } from './context.js';
 import * as deliveries from './deliveries.js';
@@ -8,6 +9,7 @@ import * as history from './history.js';
 import * as listing from './listing.js';
 import * as media from './media.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
+import { PgNotificationOutbox } from './notify-outbox.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import * as runs from './runs.js';
@@ -38,6 +40,11 @@ export class PgStore implements Store {
       instanceId: database.instanceId,
       locks: new Map<number, HeldRunLock>(),
     };
+  }
+
+  /** The notification rows of the outbox, for the notification worker. */
+  notificationOutbox(): NotificationOutbox {
+    return new PgNotificationOutbox(this.#ctx);
   }
 
   /** Frees any run lock still held and closes the pool. */
