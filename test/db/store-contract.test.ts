@@ -19,7 +19,7 @@ import {
 import { bodyHash } from '../../src/sync/body-hash.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
 import { syncConfig, type TestEnv } from '../helpers/config.js';
-import { describePostgres, pgTarget, usePostgres } from '../helpers/postgres.js';
+import { describePostgres, pgTarget, STORE_KINDS, storeOpener, usePostgres } from '../helpers/postgres.js';
 import { cleanupScope } from '../helpers/scope.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { listedMediaUrls } from '../media/harness.js';
@@ -475,35 +475,27 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   });
 });
 
-describe.each(['sqlite', 'postgres'] as const)('the run lock on %s', (kind) => {
+describe.each(STORE_KINDS)('the run lock on %s', (kind) => {
   // Each store's lock refuses a second holder with SYNC_LOCKED naming the run that holds it.
-  const pgFixture = kind === 'postgres' ? usePostgres() : null;
-  it.skipIf(kind === 'postgres' && pgFixture === null)(
-    'refuses a second sync naming the holder',
-    async () => {
-      const open = async (): Promise<Store & { close(): unknown }> =>
-        pgFixture
-          ? openPgStore(pgTarget(pgFixture.url), { instanceId: `host-${Math.random()}` })
-          : openDatabase(join(tempDir(), 'mirror.db'));
-      const first = await open();
-      const run = await first.beginRun('http://up.example/');
-      const second = pgFixture ? await open() : first;
-      const refused = await second.beginRun('http://up.example/').then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(refused).toBeInstanceOf(MirrorError);
-      expect((refused as MirrorError).code).toBe('SYNC_LOCKED');
-      expect((refused as MirrorError).message).toMatch(
-        new RegExp(`^another sync holds the lock: run ${run.id} \\(pid ${process.pid} on `),
-      );
-      await first.endRun({ runId: run.id, status: 'aborted', error: { code: 'TEST', message: 'done' } });
-      await first.releaseRun(run.id);
-      const next = await second.beginRun('http://up.example/');
-      expect(next.id).toBe(run.id + 1);
-      await second.releaseRun(next.id);
-      await first.close();
-      if (second !== first) await second.close();
-    },
-  );
+  const stores = storeOpener(kind);
+  it('refuses a second sync naming the holder', async () => {
+    const first = await stores.open();
+    const run = await first.beginRun('http://up.example/');
+    // Another instance's handle on the same database.
+    const second = await stores.another(first);
+    const refused = await second.beginRun('http://up.example/').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(MirrorError);
+    expect((refused as MirrorError).code).toBe('SYNC_LOCKED');
+    expect((refused as MirrorError).message).toMatch(
+      new RegExp(`^another sync holds the lock: run ${run.id} \\(pid ${process.pid} on `),
+    );
+    await first.endRun({ runId: run.id, status: 'aborted', error: { code: 'TEST', message: 'done' } });
+    await first.releaseRun(run.id);
+    const next = await second.beginRun('http://up.example/');
+    expect(next.id).toBe(run.id + 1);
+    await second.releaseRun(next.id);
+  });
 });
