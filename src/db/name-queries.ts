@@ -20,7 +20,7 @@ const LATEST_EACH = `select v.uuid as uuid, v.slot as slot, ${NAME} as name,
    where v.id = (select max(id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
      and (v.valid_to_run is null or c.removed_run is not null)`;
 
-function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
+export function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
   // ->> gives text for strings; anything else (a drifted upstream) is shown as JSON.
   const text = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
   return { uuid: row.uuid, name: text(row.name), post: text(row.post), removed: row.removed === 1 };

@@ -1,5 +1,6 @@
 import type { MirrorDatabase } from './open.js';
 import type { ChangeRow } from './schema.js';
+import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
 import { LISTED_AT_RUN } from './sqlite/listing.js';
 
@@ -9,9 +10,6 @@ import { LISTED_AT_RUN } from './sqlite/listing.js';
  * listing, a directory to search), each bounded so a page stays well under 100 ms at 10,000
  * coworkers and 1,000,000 changes.
  */
-
-/** Names and posts longer than this are cut in the directory: it is held in memory per run. */
-const DIRECTORY_TEXT_CHARS = 300;
 
 export interface DirectoryEntry {
   uuid: string;
@@ -24,13 +22,6 @@ export interface DirectoryEntry {
   removedAt: string | null;
   firstSeenAt: string;
 }
-
-// SQLite hands back text, numbers or null (json_extract gives an object or array as JSON text).
-// Reads take one character more than they keep, to know when to mark a cut.
-const asText = (value: unknown): string => {
-  const text = typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-  return text.length > DIRECTORY_TEXT_CHARS ? `${text.slice(0, DIRECTORY_TEXT_CHARS)}…` : text;
-};
 
 /**
  * Every coworker by its latest name and post: present ones by their current appearances, departed

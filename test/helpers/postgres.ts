@@ -13,7 +13,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, onTestFinished } from 'vitest';
+import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
+import { openDatabase } from '../../src/db/open.js';
+import { openPgStore } from '../../src/db/postgres/store.js';
+import type { Store } from '../../src/db/store.js';
+import { tempDatabase } from './temp-db.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
 // port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
@@ -261,6 +266,55 @@ export function usePostgres(): PostgresFixture {
     },
     get url() {
       return started().url(database);
+    },
+  };
+}
+
+/** The target of a postgres:// URL, as the mirror parses DATABASE_URL. */
+export function pgTarget(url: string): PostgresTarget {
+  const parsed = parsePostgresUrl(url);
+  if (!parsed.ok) throw new Error(parsed.problem);
+  return parsed.value;
+}
+
+/** The stores a store-level test runs on: `describe.each(STORE_KINDS)('… on %s', (kind) => …)`. */
+export type StoreKind = 'sqlite' | 'postgres';
+/** Without PostgreSQL here, SQLite alone (CI sets REQUIRE_REFERENCE=1: there a missing one fails). */
+export const STORE_KINDS: readonly StoreKind[] =
+  postgresMissing === null ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export interface StoreOpener {
+  /** A fresh, migrated store, closed when the test ends. */
+  open(): Promise<Store & { file: string }>;
+  /** Another handle on the same database (another instance's connection), closed when the test ends. */
+  another(store: Store): Promise<Store>;
+}
+
+/**
+ * Opens stores of `kind`: SQLite files in temp folders, or new databases on this describe block's
+ * PostgreSQL (started by `usePostgres`, so call this at the top of the block; tests read it).
+ */
+export function storeOpener(kind: StoreKind): StoreOpener {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+  const urls = new WeakMap<Store, string>();
+  const openPg = async (url: string): Promise<Store & { file: string }> => {
+    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
+    urls.set(store, url);
+    onTestFinished(() => store.close());
+    return store;
+  };
+  return {
+    open: async () =>
+      pg === null ? tempDatabase() : openPg(pg.server.url(await pg.server.createDatabase())),
+    another: async (store) => {
+      if (pg === null) {
+        const handle = openDatabase(store.file);
+        onTestFinished(() => handle.close());
+        return handle;
+      }
+      const url = urls.get(store);
+      if (url === undefined) throw new Error('another(): not a store this opener opened');
+      return openPg(url);
     },
   };
 }

@@ -92,3 +92,44 @@ export function connectionError(
     { cause },
   );
 }
+
+/** SQLSTATE classes of a session that failed or ended, rather than of a statement it ran. */
+const CONNECTION_CLASSES = ['08', '57', '53'];
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+/** What pg says when a connection ends or cannot be had, without a code. */
+const CONNECTION_MESSAGE =
+  /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused/i;
+
+/**
+ * A failure of a store operation, as callers branch on it: a lost or refused connection is a
+ * DB_ERROR saying what to check (as at open); another PostgreSQL error is a DB_ERROR naming its
+ * SQLSTATE; anything else (a MirrorError, a bug) is handed on as it is. Messages name the masked
+ * URL, never the password.
+ */
+export function operationError(cause: unknown, at: PostgresPlace): unknown {
+  if (cause instanceof MirrorError) return cause;
+  const code = errorCode(cause);
+  const message = messageOf(cause);
+  const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code);
+  const lost =
+    (sqlState && CONNECTION_CLASSES.includes(code.slice(0, 2))) ||
+    (code !== undefined && SOCKET_CODES.has(code)) ||
+    CONNECTION_MESSAGE.test(message);
+  if (lost) return connectionError(cause, at, `lost PostgreSQL at ${at.label}`);
+  if (!sqlState) return cause;
+  return new MirrorError(
+    'DB_ERROR',
+    `database error (${code}) on ${at.label}: ${message}`,
+    { database: at.label, code },
+    { cause },
+  );
+}

@@ -1,3 +1,4 @@
+import { dueHeads, type QueueHead } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
 import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
@@ -13,21 +14,20 @@ export interface Claim {
   tries: number;
 }
 
+/** The claim of a queue head this process leased. */
+export const claimOf = (head: QueueHead): Claim => ({
+  deliveryId: head.deliveryId,
+  endpointId: head.endpointId,
+  url: head.url,
+  webhookId: head.webhookId,
+  body: head.body,
+  tries: head.tries,
+});
+
 export interface ClaimResult {
   claims: Claim[];
   /** When the next delivery becomes due (a retry, or a lease another process holds ends); null: none. */
   nextWakeAt: number | null;
-}
-
-interface HeadRow {
-  endpointId: number;
-  url: string;
-  deliveryId: number;
-  nextAttemptAt: string;
-  leaseUntil: string | null;
-  tries: number;
-  webhookId: string;
-  body: string;
 }
 
 /**
@@ -57,31 +57,14 @@ export function claimDue(
              join webhook_messages m on m.id = d.message_id
             where e.disabled_at is null and e.url in (select value from json_each(?))`,
         )
-        .all(JSON.stringify(options.urls)) as HeadRow[];
+        .all(JSON.stringify(options.urls)) as QueueHead[];
       const lease = store.sqlite.prepare(
         'update webhook_deliveries set lease_until = ?, lease_token = ? where id = ?',
       );
-      const claims: Claim[] = [];
-      let nextWakeAt: number | null = null;
-      const wakeAt = (at: number) => (nextWakeAt = nextWakeAt === null ? at : Math.min(nextWakeAt, at));
-      for (const head of heads) {
-        if (options.busyEndpoints.has(head.endpointId)) continue;
-        const dueAt = Date.parse(head.nextAttemptAt);
-        const leasedUntil = head.leaseUntil === null ? 0 : Date.parse(head.leaseUntil);
-        if (dueAt > options.now || leasedUntil > options.now) {
-          wakeAt(Math.max(dueAt, leasedUntil));
-          continue;
-        }
-        lease.run(new Date(options.now + options.leaseMs).toISOString(), options.token, head.deliveryId);
-        claims.push({
-          deliveryId: head.deliveryId,
-          endpointId: head.endpointId,
-          url: head.url,
-          webhookId: head.webhookId,
-          body: head.body,
-          tries: head.tries,
-        });
-      }
+      const { due, nextWakeAt } = dueHeads(heads, options);
+      const until = new Date(options.now + options.leaseMs).toISOString();
+      for (const head of due) lease.run(until, options.token, head.deliveryId);
+      const claims = due.map(claimOf);
       return { claims, nextWakeAt };
     })
     .immediate();

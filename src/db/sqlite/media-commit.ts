@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../open.js';
+import { mediaChangeRows, mediaVersionWrites, type MediaChange } from '../commit-plans.js';
 import type { MediaCommit } from '../run-commit.js';
 
 /**
@@ -30,12 +31,6 @@ function writeBlobs(store: MirrorDatabase, runId: number, { items }: MediaCommit
   }
 }
 
-interface MediaChange {
-  url: string;
-  oldSha256: string;
-  newSha256: string;
-}
-
 /** Opens a version where the bytes behind a URL are new, closes those of URLs no longer listed. */
 function writeVersions(store: MirrorDatabase, runId: number, media: MediaCommit): MediaChange[] {
   const open = new Map(
@@ -50,20 +45,10 @@ function writeVersions(store: MirrorDatabase, runId: number, media: MediaCommit)
   const insert = store.sqlite.prepare(
     'insert into media_versions (url, sha256, valid_from_run) values (?, ?, ?)',
   );
-  const changes: MediaChange[] = [];
-  for (const { url, heldSha256, result } of media.items) {
-    const current = open.get(url);
-    const sha256 =
-      result.kind === 'fetched' ? result.sha256 : result.kind === 'revalidated' ? heldSha256 : null;
-    // A failure keeps whatever version is open: the last good bytes stay served.
-    if (sha256 === null || current?.sha256 === sha256) continue;
-    if (current) close.run(runId, current.id);
-    insert.run(url, sha256, runId);
-    const before = current?.sha256 ?? heldSha256;
-    if (before !== null && before !== sha256) changes.push({ url, oldSha256: before, newSha256: sha256 });
-  }
-  for (const [url, version] of open) if (!media.listed.has(url)) close.run(runId, version.id);
-  return changes;
+  const writes = mediaVersionWrites(open, media);
+  for (const id of writes.close) close.run(runId, id);
+  for (const [url, sha256] of writes.open) insert.run(url, sha256, runId);
+  return writes.changed;
 }
 
 function writeUrlStates(store: MirrorDatabase, runId: number, { items }: MediaCommit): void {
@@ -94,7 +79,6 @@ function writeMediaChanges(
   refsOf: MediaCommit['refsOf'],
 ): void {
   if (changed.length === 0) return;
-  const byUrl = new Map(changed.map((c) => [c.url, c]));
   const rows = store.sqlite
     .prepare(
       `select v.uuid, v.slot, v.body from listing_positions lp join versions v on v.id = lp.version_id
@@ -102,30 +86,11 @@ function writeMediaChanges(
     )
     .raw()
     .iterate() as IterableIterator<[string, number, string]>;
+  // Collected before inserting: better-sqlite3 refuses writes while an iterator is open.
+  const pending = mediaChangeRows(rows, changed, refsOf);
   const insert = store.sqlite.prepare(
     `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value)
      values (?, ?, ?, ?, 'media_changed', ?, ?, ?)`,
   );
-  const pending: unknown[][] = [];
-  for (const [uuid, slot, body] of rows) {
-    if (![...byUrl.keys()].some((url) => body.includes(JSON.stringify(url).slice(1, -1)))) continue;
-    const seen = new Set<string>();
-    for (const ref of refsOf(JSON.parse(body))) {
-      const change = byUrl.get(ref.url);
-      const key = `${ref.field} ${ref.url}`;
-      if (!change || seen.has(key)) continue;
-      seen.add(key);
-      pending.push([
-        runId,
-        at,
-        uuid,
-        slot,
-        ref.field,
-        JSON.stringify({ url: ref.url, sha256: change.oldSha256 }),
-        JSON.stringify({ url: ref.url, sha256: change.newSha256 }),
-      ]);
-    }
-  }
-  // Inserted after the read ends: better-sqlite3 refuses writes while an iterator is open.
-  for (const row of pending) insert.run(...row);
+  for (const row of pending) insert.run(runId, at, ...row);
 }

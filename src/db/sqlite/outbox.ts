@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { failedStreakOf } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
-function newWebhookId(): string {
+export function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
@@ -42,21 +43,14 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
   return at ?? null;
 }
 
-/**
- * Failed runs in a row ending at `lastRunId`. Aborted runs (a shutdown, a crash) neither extend nor
- * break a streak: they say nothing about the upstream.
- */
+/** Failed runs in a row ending at `lastRunId`. */
 function failedStreak(store: MirrorDatabase, lastRunId: number): number {
-  const statuses = store.sqlite
-    .prepare(`select status from runs where id <= ? and status in ('failed', 'succeeded') order by id desc`)
-    .pluck()
-    .iterate(lastRunId) as IterableIterator<string>;
-  let streak = 0;
-  for (const status of statuses) {
-    if (status !== 'failed') break;
-    streak++;
-  }
-  return streak;
+  return failedStreakOf(
+    store.sqlite
+      .prepare(`select status from runs where id <= ? and status in ('failed', 'succeeded') order by id desc`)
+      .pluck()
+      .iterate(lastRunId) as IterableIterator<string>,
+  );
 }
 
 const CHANGE_COLUMNS = `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,

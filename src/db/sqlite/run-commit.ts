@@ -1,5 +1,6 @@
 import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
+import { listingWrites } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { latestSucceededRun } from '../queries.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
@@ -166,14 +167,9 @@ function writeListing(
   const insert = store.sqlite.prepare(
     'insert into listing_positions (position, version_id, valid_from_run) values (?, ?, ?)',
   );
-  const length = Math.max(versionIds.length, positions.length);
-  for (let position = 0; position < length; position++) {
-    const before = positions[position];
-    const after = versionIds[position];
-    if (before && before.versionId === after) continue;
-    if (before) close.run(runId, before.id);
-    if (after !== undefined) insert.run(position, after, runId);
-  }
+  const writes = listingWrites(positions, versionIds);
+  for (const id of writes.close) close.run(runId, id);
+  for (const [position, versionId] of writes.open) insert.run(position, versionId, runId);
 }
 
 function writeChanges(store: MirrorDatabase, { runId, finishedAt, diff }: RunCommit): void {

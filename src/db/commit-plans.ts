@@ -1,0 +1,155 @@
+import type { MediaCommit } from './run-commit.js';
+
+// The parts of a run's commit and of a delivery claim that are decisions over rows already read,
+// not SQL: one implementation that every dialect's store writes out with its own statements.
+
+/** The listing spans a commit closes and opens. */
+export interface ListingWrites {
+  /** listing_positions ids whose span ends at this run. */
+  close: number[];
+  /** New spans, in position order: [position, versionId]. */
+  open: [position: number, versionId: number][];
+}
+
+/** Only the positions whose version changed are rewritten, so an unchanged run writes nothing. */
+export function listingWrites(
+  positions: readonly { id: number; versionId: number }[],
+  versionIds: readonly number[],
+): ListingWrites {
+  const writes: ListingWrites = { close: [], open: [] };
+  const length = Math.max(versionIds.length, positions.length);
+  for (let position = 0; position < length; position++) {
+    const before = positions[position];
+    const after = versionIds[position];
+    if (before && before.versionId === after) continue;
+    if (before) writes.close.push(before.id);
+    if (after !== undefined) writes.open.push([position, after]);
+  }
+  return writes;
+}
+
+export interface MediaChange {
+  url: string;
+  oldSha256: string;
+  newSha256: string;
+}
+
+export interface MediaVersionWrites {
+  /** media_versions ids whose span ends at this run. */
+  close: number[];
+  /** New versions, in the order the items came: [url, sha256]. */
+  open: [url: string, sha256: string][];
+  /** URLs whose bytes changed, for the `media_changed` changes. */
+  changed: MediaChange[];
+}
+
+/**
+ * A version opens where the bytes behind a URL are new; the versions of URLs no longer listed
+ * close. `open` is each URL's open version before this run.
+ */
+export function mediaVersionWrites(
+  open: ReadonlyMap<string, { id: number; sha256: string }>,
+  media: Pick<MediaCommit, 'items' | 'listed'>,
+): MediaVersionWrites {
+  const writes: MediaVersionWrites = { close: [], open: [], changed: [] };
+  for (const { url, heldSha256, result } of media.items) {
+    const current = open.get(url);
+    const sha256 =
+      result.kind === 'fetched' ? result.sha256 : result.kind === 'revalidated' ? heldSha256 : null;
+    // A failure keeps whatever version is open: the last good bytes stay served.
+    if (sha256 === null || current?.sha256 === sha256) continue;
+    if (current) writes.close.push(current.id);
+    writes.open.push([url, sha256]);
+    const before = current?.sha256 ?? heldSha256;
+    if (before !== null && before !== sha256)
+      writes.changed.push({ url, oldSha256: before, newSha256: sha256 });
+  }
+  for (const [url, version] of open) if (!media.listed.has(url)) writes.close.push(version.id);
+  return writes;
+}
+
+/** A `media_changed` change as written: [uuid, slot, field, oldValue, newValue]. */
+export type MediaChangeRow = [uuid: string, slot: number, field: string, oldValue: string, newValue: string];
+
+/** Whether an entry text may name one of these URLs (a cheap test before parsing it). */
+export function mayNameUrl(body: string, urls: Iterable<string>): boolean {
+  for (const url of urls) if (body.includes(JSON.stringify(url).slice(1, -1))) return true;
+  return false;
+}
+
+/**
+ * One `media_changed` change per appearance and field that names a URL whose bytes changed,
+ * from the current listing's entries in listing order.
+ */
+export function mediaChangeRows(
+  entries: Iterable<[uuid: string, slot: number, body: string]>,
+  changed: readonly MediaChange[],
+  refsOf: MediaCommit['refsOf'],
+): MediaChangeRow[] {
+  const byUrl = new Map(changed.map((c) => [c.url, c]));
+  const out: MediaChangeRow[] = [];
+  for (const [uuid, slot, body] of entries) {
+    if (!mayNameUrl(body, byUrl.keys())) continue;
+    const seen = new Set<string>();
+    for (const ref of refsOf(JSON.parse(body))) {
+      const change = byUrl.get(ref.url);
+      const key = `${ref.field} ${ref.url}`;
+      if (!change || seen.has(key)) continue;
+      seen.add(key);
+      out.push([
+        uuid,
+        slot,
+        ref.field,
+        JSON.stringify({ url: ref.url, sha256: change.oldSha256 }),
+        JSON.stringify({ url: ref.url, sha256: change.newSha256 }),
+      ]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Failed runs in a row, newest first over the statuses of failed and succeeded runs. Aborted runs
+ * (a shutdown, a crash) neither extend nor break a streak: they say nothing about the upstream.
+ */
+export function failedStreakOf(statuses: Iterable<string>): number {
+  let streak = 0;
+  for (const status of statuses) {
+    if (status !== 'failed') break;
+    streak++;
+  }
+  return streak;
+}
+
+/** The head of one endpoint's queue, as a claim reads it. */
+export interface QueueHead {
+  endpointId: number;
+  url: string;
+  deliveryId: number;
+  nextAttemptAt: string;
+  leaseUntil: string | null;
+  tries: number;
+  webhookId: string;
+  body: string;
+}
+
+/** Which heads to lease now, and when the first of the others becomes due. */
+export function dueHeads(
+  heads: readonly QueueHead[],
+  options: { busyEndpoints: ReadonlySet<number>; now: number },
+): { due: QueueHead[]; nextWakeAt: number | null } {
+  const due: QueueHead[] = [];
+  let nextWakeAt: number | null = null;
+  for (const head of heads) {
+    if (options.busyEndpoints.has(head.endpointId)) continue;
+    const dueAt = Date.parse(head.nextAttemptAt);
+    const leasedUntil = head.leaseUntil === null ? 0 : Date.parse(head.leaseUntil);
+    if (dueAt > options.now || leasedUntil > options.now) {
+      const at = Math.max(dueAt, leasedUntil);
+      nextWakeAt = nextWakeAt === null ? at : Math.min(nextWakeAt, at);
+      continue;
+    }
+    due.push(head);
+  }
+  return { due, nextWakeAt };
+}

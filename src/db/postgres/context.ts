@@ -1,0 +1,14 @@
+import type pg from 'pg';
+import type { PostgresTarget } from '../../config/database-url.js';
+import type { PostgresDb } from './open.js';
+import type { HeldRunLock } from './run-lock.js';
+
+/** What every PostgreSQL operation works with: the pool, drizzle over it, and this instance. */
+export interface PgContext {
+  readonly pool: pg.Pool;
+  readonly db: PostgresDb;
+  readonly target: PostgresTarget;
+  readonly instanceId: string;
+  /** The run lock of each run this instance holds, by run id. */
+  readonly locks: Map<number, HeldRunLock>;
+}

@@ -1,0 +1,177 @@
+import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, type SQL } from 'drizzle-orm';
+import { entryField } from '../entry-fields.js';
+import { named, type NamedCoworker } from '../name-queries.js';
+import type { ChangeFilter, CoworkerHistory } from '../queries.js';
+import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
+import type { PgContext } from './context.js';
+import { changes, coworkers, versions } from './schema.js';
+import { one, rows, tuples } from './sql.js';
+
+// Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
+// src/db/name-queries.ts, with the same orders.
+
+/** `at` grows with `id`, so a time bound is an id bound found with one seek on (at, id). */
+async function changeIdBound(
+  ctx: PgContext,
+  side: 'since' | 'until',
+  at: string,
+): Promise<number | undefined> {
+  const text =
+    side === 'since'
+      ? 'select id from changes where at >= $1 order by at, id limit 1'
+      : 'select id from changes where at <= $1 order by at desc, id desc limit 1';
+  return (await one<{ id: number }>(ctx.pool, text, [at]))?.id;
+}
+
+/** Newest first. */
+export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise<ChangeRow[]> {
+  const conditions: SQL[] = [];
+  if (filter.since !== undefined) {
+    const first = await changeIdBound(ctx, 'since', filter.since);
+    if (first === undefined) return [];
+    conditions.push(gte(changes.id, first));
+  }
+  if (filter.until !== undefined) {
+    const last = await changeIdBound(ctx, 'until', filter.until);
+    if (last === undefined) return [];
+    conditions.push(lte(changes.id, last));
+  }
+  if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
+  if (filter.uuids !== undefined) {
+    if (filter.uuids.length === 0) return [];
+    conditions.push(inArray(changes.uuid, [...filter.uuids]));
+  }
+  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
+  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
+  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
+  return ctx.db
+    .select()
+    .from(changes)
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(changes.id))
+    .limit(filter.limit);
+}
+
+export async function changedFields(ctx: PgContext): Promise<string[]> {
+  const found = await tuples<[string]>(
+    ctx.pool,
+    'select distinct field from changes where field is not null order by field',
+  );
+  return found.map(([field]) => field);
+}
+
+export async function getCoworker(ctx: PgContext, uuid: string): Promise<CoworkerRow | undefined> {
+  return (await ctx.db.select().from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
+}
+
+export async function coworkerHistory(ctx: PgContext, uuid: string): Promise<CoworkerHistory | undefined> {
+  const coworker = await getCoworker(ctx, uuid);
+  if (!coworker) return undefined;
+  const [versionRows, changeRows] = await Promise.all([
+    ctx.db
+      .select()
+      .from(versions)
+      .where(eq(versions.uuid, uuid))
+      .orderBy(asc(versions.validFromRun), asc(versions.slot), asc(versions.id)),
+    ctx.db.select().from(changes).where(eq(changes.uuid, uuid)).orderBy(asc(changes.id)),
+  ]);
+  return { coworker, versions: versionRows, changes: changeRows };
+}
+
+export async function currentVersions(ctx: PgContext, uuid: string): Promise<VersionRow[]> {
+  return ctx.db
+    .select()
+    .from(versions)
+    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
+    .orderBy(asc(versions.slot), asc(versions.id));
+}
+
+export async function listCoworkers(
+  ctx: PgContext,
+  options: { limit: number; offset: number; includeRemoved: boolean },
+): Promise<CoworkerRow[]> {
+  return ctx.db
+    .select()
+    .from(coworkers)
+    .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
+    .orderBy(asc(coworkers.firstSeenRun), asc(coworkers.uuid))
+    .limit(options.limit)
+    .offset(options.offset);
+}
+
+export async function countCoworkers(ctx: PgContext, includeRemoved: boolean): Promise<number> {
+  const text = includeRemoved
+    ? 'select count(*) as n from coworkers'
+    : 'select count(*) as n from coworkers where removed_run is null';
+  return (await one<{ n: number }>(ctx.pool, text))?.n ?? 0;
+}
+
+/**
+ * The latest version of each appearance of each uuid, as name-queries.ts's LATEST_EACH: an
+ * appearance that left a listing still showing its coworker is no longer its name.
+ */
+const LATEST_EACH = `select v.uuid, v.slot, v.body, c.removed_run is not null as removed
+    from versions v join coworkers c on c.uuid = v.uuid
+   where v.id = (select max(w.id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
+     and (v.valid_to_run is null or c.removed_run is not null)`;
+
+interface Appearance {
+  uuid: string;
+  slot: number;
+  body: string;
+  removed: boolean;
+}
+
+const namedOf = (a: Appearance): NamedCoworker =>
+  named({
+    uuid: a.uuid,
+    name: entryField(a.body, 'name'),
+    post: entryField(a.body, 'post'),
+    removed: a.removed ? 1 : 0,
+  });
+
+export async function namesOf(ctx: PgContext, uuids: Iterable<string>): Promise<Map<string, string>> {
+  const wanted = [...new Set(uuids)];
+  if (wanted.length === 0) return new Map();
+  const found = await rows<Appearance>(
+    ctx.pool,
+    `${LATEST_EACH} and v.uuid = any($1::text[]) order by v.slot`,
+    [wanted],
+  );
+  // The first appearance names the uuid.
+  const first = new Map<string, Appearance>();
+  for (const a of found) if (!first.has(a.uuid)) first.set(a.uuid, a);
+  const names = new Map<string, string>();
+  for (const uuid of wanted) {
+    const a = first.get(uuid);
+    if (a) names.set(uuid, namedOf(a).name);
+  }
+  return names;
+}
+
+/** SQLite's LIKE: case-insensitive for ASCII letters only. */
+const asciiLower = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+/** SQLite compares text by its UTF-8 bytes. */
+const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+/**
+ * Coworkers whose latest name (of any appearance) contains `text`, case-insensitively (ASCII),
+ * present ones first, then by name; the names are read from the entry texts here, as the SQLite
+ * store's `->>` reads them.
+ */
+export async function findByName(ctx: PgContext, text: string, limit = 50): Promise<NamedCoworker[]> {
+  const needle = asciiLower(text);
+  const found = await rows<Appearance>(ctx.pool, `${LATEST_EACH} order by v.uuid, v.slot`);
+  const byUuid = new Map<string, NamedCoworker>();
+  for (const a of found) {
+    if (byUuid.has(a.uuid)) continue;
+    const name = entryField(a.body, 'name');
+    if (name === null || !asciiLower(String(name)).includes(needle)) continue;
+    byUuid.set(a.uuid, namedOf(a));
+  }
+  return [...byUuid.values()]
+    .sort(
+      (a, b) => Number(a.removed) - Number(b.removed) || byBytes(a.name, b.name) || byBytes(a.uuid, b.uuid),
+    )
+    .slice(0, limit);
+}

@@ -1,0 +1,67 @@
+import { shownField } from '../entry-fields.js';
+import type { ChangeSubject, DirectoryEntry } from '../page-queries.js';
+import type { ChangeRow } from '../schema.js';
+import type { PgContext } from './context.js';
+import { tuples } from './sql.js';
+
+// Reads for the people-facing pages on PostgreSQL (the twin of src/db/page-queries.ts's); names
+// and posts are read from the entry texts in TypeScript, as src/db/entry-fields.ts says why.
+
+/** Every coworker by its latest name and post, one row per appearance (in uuid, appearance order). */
+export async function coworkerDirectory(ctx: PgContext): Promise<DirectoryEntry[]> {
+  const found = await tuples<[string, number, string, number | null, string | null, string]>(
+    ctx.pool,
+    `select v.uuid, v.slot, v.body, c.removed_run, c.removed_at, c.first_seen_at
+       from versions v join coworkers c on c.uuid = v.uuid
+      where v.valid_to_run is null
+     union all
+     select v.uuid, v.slot, v.body, c.removed_run, c.removed_at, c.first_seen_at
+       from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
+      where c.removed_run is not null
+     order by 1, 2`,
+  );
+  return found.map(([uuid, appearance, body, removedRun, removedAt, firstSeenAt]) => ({
+    uuid,
+    appearance,
+    name: shownField(body, 'name'),
+    post: shownField(body, 'post'),
+    removedRun,
+    removedAt,
+    firstSeenAt,
+  }));
+}
+
+/** Only these changes store a whole entry; a field or media change stores a value. */
+export function entryOfChange(row: ChangeRow): string | null {
+  if (row.kind === 'removed') return row.oldValue;
+  if (row.kind === 'added' || row.kind === 'returned') return row.newValue;
+  return null;
+}
+
+export const subjectOf = (body: string | null): ChangeSubject => ({
+  name: shownField(body, 'name'),
+  post: shownField(body, 'post'),
+});
+
+/** The name of each change's coworker at its run: from its stored entry, or the version its run wrote. */
+export async function changeSubjects(
+  ctx: PgContext,
+  changeRows: readonly ChangeRow[],
+): Promise<Map<number, ChangeSubject>> {
+  const asked = changeRows.filter((row) => entryOfChange(row) === null);
+  const bodies = new Map<number, string>();
+  if (asked.length > 0) {
+    const found = await tuples<[number, string]>(
+      ctx.pool,
+      `select a.id, (select v.body from versions v
+                      where v.uuid = a.uuid and v.slot = a.slot and v.valid_from_run <= a.run_id
+                      order by v.valid_from_run desc limit 1)
+         from unnest($1::bigint[], $2::text[], $3::int[], $4::bigint[]) as a(id, uuid, slot, run_id)`,
+      [asked.map((r) => r.id), asked.map((r) => r.uuid), asked.map((r) => r.slot), asked.map((r) => r.runId)],
+    );
+    for (const [id, body] of found) if (body !== null) bodies.set(id, body);
+  }
+  const out = new Map<number, ChangeSubject>();
+  for (const row of changeRows) out.set(row.id, subjectOf(entryOfChange(row) ?? bodies.get(row.id) ?? null));
+  return out;
+}

@@ -1,0 +1,247 @@
+import { hostname } from 'node:os';
+import { and, desc, eq, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { MirrorError } from '../../errors.js';
+import { runStatuses, type RunRow } from '../schema.js';
+import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
+import type { PgContext } from './context.js';
+import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';
+import { runs } from './schema.js';
+import { one, rows, run, transaction, type Queryable } from './sql.js';
+
+// Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
+// freed the instant its holder's session ends; a `running` row is then only a record, and it is
+// dead exactly when nobody holds the lock.
+
+type RunStatus = RunRow['status'];
+
+/** The reason recorded on a run whose holder's session ended. */
+function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
+  return (
+    `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress ` +
+    '(crash, kill, or lost connection to PostgreSQL); nothing it fetched was stored'
+  );
+}
+
+const asAborted = (run: RunRow): RunRow => ({
+  ...run,
+  status: 'aborted',
+  errorCode: 'RUN_ABORTED',
+  errorMessage: deadHolderMessage(run),
+});
+
+/** Marks every `running` row aborted; call only while holding the run lock (its holder is gone). */
+async function abortRunning(db: Queryable, at: string): Promise<number> {
+  const running = await rows<{ id: number; holder_pid: number | null; holder_host: string | null }>(
+    db,
+    `select id, holder_pid, holder_host from runs where status = 'running'`,
+  );
+  for (const r of running) {
+    await run(
+      db,
+      `update runs set status = 'aborted', finished_at = $1, error_code = 'RUN_ABORTED', error_message = $2
+        where id = $3`,
+      [at, deadHolderMessage({ holderPid: r.holder_pid, holderHost: r.holder_host }), r.id],
+    );
+  }
+  return running.length;
+}
+
+/** SYNC_LOCKED in the SQLite store's shape, naming the run and the instance that holds the lock. */
+async function lockedError(ctx: PgContext, refused: MirrorError): Promise<MirrorError> {
+  const holder = (await ctx.db.select().from(runs).where(eq(runs.status, 'running')).limit(1))[0];
+  if (holder === undefined) return refused;
+  const instance = holder.holderToken ?? 'unknown instance';
+  return new MirrorError(
+    'SYNC_LOCKED',
+    `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, ` +
+      `started ${holder.startedAt}, instance ${instance})`,
+    {
+      runId: holder.id,
+      pid: holder.holderPid,
+      host: holder.holderHost,
+      startedAt: holder.startedAt,
+      instance,
+    },
+  );
+}
+
+async function takeLock(ctx: PgContext): Promise<HeldRunLock> {
+  try {
+    return await takeRunLock(ctx.target, ctx.instanceId);
+  } catch (error) {
+    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(ctx, error);
+    throw error;
+  }
+}
+
+/**
+ * Takes the run lock and records a `running` run, after marking aborted the run a dead holder
+ * left (its death freed the lock). The lock is kept until `releaseRun`.
+ */
+export async function beginRun(ctx: PgContext, upstream: string, now: Date): Promise<RunRow> {
+  const lock = await takeLock(ctx);
+  try {
+    const startedAt = now.toISOString();
+    const inserted = await transaction(ctx.pool, async (tx) => {
+      await abortRunning(tx.client, startedAt);
+      return tx.db
+        .insert(runs)
+        .values({
+          status: 'running',
+          startedAt,
+          upstream,
+          holderPid: process.pid,
+          holderHost: hostname(),
+          holderToken: ctx.instanceId,
+          heartbeatAt: startedAt,
+        })
+        .returning();
+    });
+    const row = inserted[0];
+    if (row === undefined) throw new Error('insert into runs returned no row');
+    ctx.locks.set(row.id, lock);
+    return row;
+  } catch (error) {
+    await lock.release().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Frees the lock of a run this instance held. */
+export async function releaseRun(ctx: PgContext, runId: number): Promise<void> {
+  const lock = ctx.locks.get(runId);
+  ctx.locks.delete(runId);
+  await lock?.release();
+}
+
+/** Throws RUN_ABORTED when this instance no longer holds run `runId`'s lock (its connection was lost). */
+export function assertHeld(ctx: PgContext, runId: number): void {
+  const lock = ctx.locks.get(runId);
+  if (lock === undefined || lock.lost.aborted) {
+    throw new MirrorError(
+      'RUN_ABORTED',
+      `run ${runId} no longer holds the sync lock on ${ctx.target.label}; nothing stored`,
+      { runId },
+      { cause: lock?.lost.reason },
+    );
+  }
+}
+
+export async function heartbeat(ctx: PgContext, runId: number, at: string): Promise<void> {
+  await run(ctx.pool, `update runs set heartbeat_at = $1 where id = $2 and status = 'running'`, [at, runId]);
+}
+
+export async function recordRebind(ctx: PgContext, runId: number, from: string): Promise<void> {
+  await ctx.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId));
+}
+
+/**
+ * Marks aborted the `running` runs nobody holds the lock of; how many. A transaction-level try of
+ * the same lock makes it race-free: while it is held no instance can begin a run.
+ */
+export async function recoverDeadRuns(ctx: PgContext): Promise<number> {
+  const running = await one<{ id: number }>(ctx.pool, `select id from runs where status = 'running' limit 1`);
+  if (running === undefined) return 0;
+  return transaction(ctx.pool, async (tx) => {
+    const free = await one<{ taken: boolean }>(
+      tx.client,
+      'select pg_try_advisory_xact_lock($1, $2) as taken',
+      [ADVISORY_NAMESPACE, RUN_LOCK],
+    );
+    if (free?.taken !== true) return 0;
+    return abortRunning(tx.client, new Date().toISOString());
+  });
+}
+
+/** Runs as a reader should see them: `running` with nobody holding the lock reads as aborted. */
+async function asSeen(ctx: PgContext, list: RunRow[]): Promise<RunRow[]> {
+  if (!list.some((r) => r.status === 'running')) return list;
+  if ((await runLockHolder(ctx.pool)) !== null) return list;
+  return list.map((r) => (r.status === 'running' ? asAborted(r) : r));
+}
+
+export async function listRuns(
+  ctx: PgContext,
+  options: { limit: number; offset?: number },
+): Promise<RunRow[]> {
+  const list = await ctx.db
+    .select()
+    .from(runs)
+    .orderBy(desc(runs.id))
+    .limit(options.limit)
+    .offset(options.offset ?? 0);
+  return asSeen(ctx, list);
+}
+
+export async function countRuns(ctx: PgContext): Promise<number> {
+  return (await one<{ n: number }>(ctx.pool, 'select count(*) as n from runs'))?.n ?? 0;
+}
+
+/** How many runs are recorded in each status (every status present, 0 when none). */
+export async function runCounts(ctx: PgContext): Promise<Map<RunStatus, number>> {
+  const counted = await rows<{ status: RunStatus; n: number }>(
+    ctx.pool,
+    'select status, count(*) as n from runs group by status',
+  );
+  const counts = new Map(counted.map((r) => [r.status, r.n]));
+  return new Map(runStatuses.map((status) => [status, counts.get(status) ?? 0]));
+}
+
+export async function getRun(ctx: PgContext, id: number): Promise<RunRow | undefined> {
+  const found = await ctx.db.select().from(runs).where(eq(runs.id, id));
+  return (await asSeen(ctx, found))[0];
+}
+
+/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
+export async function latestSucceededRun(db: PgContext['db'], asOf?: string): Promise<RunRow | undefined> {
+  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
+  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
+  const found = await db
+    .select()
+    .from(runs)
+    .where(and(...conditions))
+    .orderBy(desc(runs.finishedAt), desc(runs.id))
+    .limit(1);
+  return found[0];
+}
+
+export async function latestSucceededRunId(ctx: PgContext): Promise<number | null> {
+  const row = await one<{ id: number }>(
+    ctx.pool,
+    `select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1`,
+  );
+  return row?.id ?? null;
+}
+
+export async function previousRun(ctx: PgContext, runId: number): Promise<RunRow | undefined> {
+  return (await ctx.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1))[0];
+}
+
+export async function succeededRunTimes(
+  ctx: PgContext,
+  limit: number,
+): Promise<{ id: number; finishedAt: string; entries: number | null }[]> {
+  return rows(
+    ctx.pool,
+    `select id, finished_at as "finishedAt", entries from runs
+      where status = 'succeeded' and finished_at is not null order by id desc limit $1`,
+    [limit],
+  );
+}
+
+export async function runFinishTimes(ctx: PgContext, ids: readonly number[]): Promise<Map<number, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const found = await ctx.db
+    .select({ id: runs.id, finishedAt: runs.finishedAt, startedAt: runs.startedAt })
+    .from(runs)
+    .where(inArray(runs.id, unique));
+  const byId = new Map(found.map((r) => [r.id, r.finishedAt ?? r.startedAt]));
+  // In the order asked, as the SQLite store fills its map.
+  const out = new Map<number, string>();
+  for (const id of unique) {
+    const at = byId.get(id);
+    if (at !== undefined) out.set(id, at);
+  }
+  return out;
+}

@@ -1,0 +1,185 @@
+import type { PostgresTarget } from '../../config/database-url.js';
+import { silentLogger, type Logger } from '../../logger.js';
+import type { NotificationOutbox } from '../../notify/outbox.js';
+import type { Store } from '../store.js';
+import type { PgContext } from './context.js';
+import * as deliveries from './deliveries.js';
+import { connectionError, operationError } from './errors.js';
+import * as history from './history.js';
+import * as listing from './listing.js';
+import * as media from './media.js';
+import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
+import { PgNotificationOutbox } from './notify-outbox.js';
+import * as pages from './pages.js';
+import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
+import * as runs from './runs.js';
+import type { HeldRunLock } from './run-lock.js';
+import { one } from './sql.js';
+
+type Op<K extends keyof Store> = Store[K];
+
+/**
+ * The PostgreSQL store: the named operations over a pooled connection, each one query or one
+ * transaction. Answers are those of the SQLite store, row for row and byte for byte.
+ */
+export class PgStore implements Store {
+  /** The database as it may be shown: its URL with the password masked. */
+  readonly file: string;
+  readonly instanceId: string;
+  readonly #database: PostgresDatabase;
+  readonly #ctx: PgContext;
+
+  constructor(database: PostgresDatabase, target: PostgresTarget) {
+    this.#database = database;
+    this.file = database.label;
+    this.instanceId = database.instanceId;
+    this.#ctx = {
+      pool: database.pool,
+      db: database.db,
+      target,
+      instanceId: database.instanceId,
+      locks: new Map<number, HeldRunLock>(),
+    };
+  }
+
+  /** The notification rows of the outbox, for the notification worker. */
+  notificationOutbox(): NotificationOutbox {
+    return new PgNotificationOutbox(this.#ctx);
+  }
+
+  /** Frees any run lock still held and closes the pool. */
+  async close(): Promise<void> {
+    const held = [...this.#ctx.locks.values()];
+    this.#ctx.locks.clear();
+    await Promise.all(held.map((lock) => lock.release().catch(() => undefined)));
+    await this.#database.close();
+  }
+
+  /** Every failure of an operation as a MirrorError (DB_ERROR saying what to check, never the password). */
+  #guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+    return (...args) =>
+      operation(...args).catch((error: unknown) => {
+        throw operationError(error, this.#ctx.target);
+      });
+  }
+
+  // Runs
+  beginRun: Op<'beginRun'> = this.#guard((upstream: string, now: Date = new Date()) =>
+    runs.beginRun(this.#ctx, upstream, now),
+  );
+  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
+  commitRun: Op<'commitRun'> = this.#guard((commit) => commitRun(this.#ctx, commit));
+  endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
+  releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
+  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
+  recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
+  listRuns: Op<'listRuns'> = this.#guard((options) => runs.listRuns(this.#ctx, options));
+  countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#ctx));
+  runCounts: Op<'runCounts'> = this.#guard(() => runs.runCounts(this.#ctx));
+  getRun: Op<'getRun'> = this.#guard((id) => runs.getRun(this.#ctx, id));
+  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
+    runs.latestSucceededRun(this.#ctx.db, asOf),
+  );
+  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
+  previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
+  succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
+    runs.succeededRunTimes(this.#ctx, limit),
+  );
+  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runs.runFinishTimes(this.#ctx, ids));
+
+  // Listing
+  currentListing: Op<'currentListing'> = this.#guard((hashOf) => currentListing(this.#ctx, hashOf));
+  removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
+    removedAppearances(this.#ctx, uuids, hashOf),
+  );
+  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#ctx, run));
+  listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>
+    listing.listedVersionIds(this.#ctx, runId),
+  );
+  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#ctx, ids));
+  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#ctx, id));
+  listingPage: Op<'listingPage'> = this.#guard((runId, offset, limit) =>
+    listing.listingPage(this.#ctx, runId, offset, limit),
+  );
+
+  // History
+  listChanges: Op<'listChanges'> = this.#guard((filter) => history.listChanges(this.#ctx, filter));
+  changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
+  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
+  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
+  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => history.currentVersions(this.#ctx, uuid));
+  listCoworkers: Op<'listCoworkers'> = this.#guard((options) => history.listCoworkers(this.#ctx, options));
+  countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
+    history.countCoworkers(this.#ctx, includeRemoved),
+  );
+  namesOf: Op<'namesOf'> = this.#guard((uuids) => history.namesOf(this.#ctx, uuids));
+  findByName: Op<'findByName'> = this.#guard((text, limit) => history.findByName(this.#ctx, text, limit));
+
+  // Pages
+  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
+  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx, rows));
+
+  // Media
+  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => media.liveMediaObjects(this.#ctx));
+  heldMedia: Op<'heldMedia'> = this.#guard(() => media.heldMedia(this.#ctx));
+  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
+    media.dropMediaUnusedSince(this.#ctx, cutoff),
+  );
+  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx, runId));
+  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => media.keptBlob(this.#ctx, sha256));
+  mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
+  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+
+  // Deliveries
+  claimDue: Op<'claimDue'> = this.#guard((options) => deliveries.claimDue(this.#ctx, options));
+  recordAttempt: Op<'recordAttempt'> = this.#guard((claim, result, outcome) =>
+    deliveries.recordAttempt(this.#ctx, claim, result, outcome),
+  );
+  releaseLease: Op<'releaseLease'> = this.#guard((claim, token) =>
+    deliveries.releaseLease(this.#ctx, claim, token),
+  );
+  redeliver: Op<'redeliver'> = this.#guard((id) => deliveries.redeliver(this.#ctx, id));
+  enableEndpoint: Op<'enableEndpoint'> = this.#guard((endpointId) =>
+    deliveries.enableEndpoint(this.#ctx, endpointId),
+  );
+  pendingDeliveries: Op<'pendingDeliveries'> = this.#guard((urls) =>
+    deliveries.pendingDeliveries(this.#ctx, urls),
+  );
+  commitsSeen: Op<'commitsSeen'> = this.#guard(() => deliveries.commitsSeen(this.#ctx));
+  listDeliveries: Op<'listDeliveries'> = this.#guard((filter) =>
+    deliveries.listDeliveries(this.#ctx, filter),
+  );
+  countDeliveries: Op<'countDeliveries'> = this.#guard((filter) =>
+    deliveries.countDeliveries(this.#ctx, filter),
+  );
+  getDelivery: Op<'getDelivery'> = this.#guard((id) => deliveries.getDelivery(this.#ctx, id));
+  deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => deliveries.deliveryFigures(this.#ctx));
+
+  // Health
+  /** Null when the database answers, else one line saying what to check (never the password). */
+  databaseProblem: Op<'databaseProblem'> = async () => {
+    try {
+      await one(this.#ctx.pool, 'select 1 from runs limit 1');
+      return null;
+    } catch (error) {
+      return connectionError(error, this.#ctx.target).message;
+    }
+  };
+}
+
+/**
+ * Opens the PostgreSQL store: a bounded pool, the committed migrations applied (serialised across
+ * instances). A database that cannot be reached is a DB_ERROR (exit 8) naming the masked URL.
+ */
+export async function openPgStore(
+  target: PostgresTarget,
+  options: { poolMax?: number; instanceId?: string; logger?: Logger },
+): Promise<PgStore> {
+  const database = await openPostgres({
+    target,
+    ...(options.poolMax === undefined ? {} : { poolMax: options.poolMax }),
+    instanceId: options.instanceId ?? newInstanceId(),
+    logger: options.logger ?? silentLogger(),
+  });
+  return new PgStore(database, target);
+}

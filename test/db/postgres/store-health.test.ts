@@ -1,0 +1,77 @@
+import { expect, it } from 'vitest';
+import { openPgStore } from '../../../src/db/postgres/store.js';
+import { describePostgres, pgTarget, usePostgres } from '../../helpers/postgres.js';
+import { eventually } from '../../helpers/process.js';
+
+describePostgres('the PostgreSQL store’s health', () => {
+  const pg = usePostgres();
+
+  it('is null while the database answers, then one line without the password once it is gone', async () => {
+    const name = await pg.server.createDatabase('health');
+    const store = await openPgStore(pgTarget(pg.server.url(name)), { poolMax: 2 });
+    try {
+      expect(store.file).toBe(`postgres://${pg.server.superuser}:***@127.0.0.1:${pg.server.port}/${name}`);
+      expect(await store.databaseProblem()).toBeNull();
+      await pg.server.admin().query(`drop database ${name} with (force)`);
+      const problem = await store.databaseProblem();
+      expect(problem).toMatch(new RegExp(`^cannot connect to PostgreSQL at postgres://postgres:\\*\\*\\*@`));
+      expect(problem).not.toContain(pg.server.password);
+      expect(problem?.split('\n')).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describePostgres('a PostgreSQL run whose lock connection is lost', () => {
+  const pg = usePostgres();
+
+  it('commits nothing: RUN_ABORTED, and another instance may take the lock at once', async () => {
+    const store = await openPgStore(pgTarget(pg.url), { instanceId: 'loser' });
+    const other = await openPgStore(pgTarget(pg.url), { instanceId: 'taker' });
+    try {
+      const run = await store.beginRun('http://up.example/');
+      // The lock's own session, ended by the server (a failover, an operator, a network cut).
+      await pg.server
+        .admin(pg.database)
+        .query(
+          "select pg_terminate_backend(l.pid) from pg_locks l where l.locktype = 'advisory' and l.objid = 2",
+        );
+      const taken = await eventually(() => other.beginRun('http://up.example/').catch(() => undefined));
+      expect(taken.id).toBe(run.id + 1);
+      await expect(store.getRun(run.id)).resolves.toMatchObject({
+        status: 'aborted',
+        errorCode: 'RUN_ABORTED',
+      });
+      const refused = await store
+        .commitRun({
+          runId: run.id,
+          finishedAt: new Date().toISOString(),
+          diff: {
+            placements: [],
+            closedVersionIds: [],
+            events: [],
+            newCoworkers: [],
+            removedCoworkers: [],
+            returnedCoworkers: [],
+            counts: { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 },
+          },
+          positions: [],
+          pages: 1,
+          pageSize: 8,
+          optionsBody: null,
+          unknownFields: [],
+          media: null,
+          outbox: null,
+        })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'RUN_ABORTED' });
+      expect(await other.latestSucceededRun()).toBeUndefined();
+      await other.releaseRun(taken.id);
+      await store.releaseRun(run.id);
+    } finally {
+      await store.close();
+      await other.close();
+    }
+  });
+});

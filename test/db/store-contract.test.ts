@@ -1,0 +1,501 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
+import type { RunCommit } from '../../src/db/run-commit.js';
+import type { RunRow } from '../../src/db/schema.js';
+import type { Store } from '../../src/db/store.js';
+import { MirrorError, toMirrorError } from '../../src/errors.js';
+import { silentLogger } from '../../src/logger.js';
+import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import type { NotificationOutbox, OutboxNotification } from '../../src/notify/outbox.js';
+import { rows } from '../../src/db/postgres/sql.js';
+import {
+  startSimulatedMediaHost,
+  startSimulatedUpstream,
+  type SimulatedMediaHost,
+  type SimulatedUpstream,
+} from '../../src/simulated-upstream/index.js';
+import { bodyHash } from '../../src/sync/body-hash.js';
+import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
+import { syncConfig, type TestEnv } from '../helpers/config.js';
+import { describePostgres, pgTarget, STORE_KINDS, storeOpener, usePostgres } from '../helpers/postgres.js';
+import { cleanupScope } from '../helpers/scope.js';
+import { tempDir } from '../helpers/temp-db.js';
+import { listedMediaUrls } from '../media/harness.js';
+
+// The store contract: the SQLite store and the PostgreSQL store, driven through the same real syncs
+// at the same (frozen) instants, answer every operation alike — same rows, same order, same texts.
+
+const HOOKS = 'http://127.0.0.1:9/a,http://127.0.0.1:9/b';
+const HOOK_URLS = HOOKS.split(',');
+const NOTIFY = 'slack+http://127.0.0.1:9/services/T0/B0/secret,ntfy+http://127.0.0.1:9/team-topic';
+const T0 = Date.parse('2026-03-02T09:00:00.000Z');
+
+/** What two stores may differ in by design: random webhook ids and the holder's token. */
+function comparable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(comparable);
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, comparable(v)]));
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      k === 'webhookId' || k === 'holderToken' ? (v === null ? null : '<random>') : comparable(v),
+    ]),
+  );
+}
+
+interface Pair {
+  sqlite: Store;
+  pg: PgStore;
+}
+
+/** Asks both stores the same question; expects the same answer; returns it. */
+async function same<T>(pair: Pair, ask: (store: Store) => Promise<T>, sorted = false): Promise<T> {
+  const [a, b] = [await ask(pair.sqlite), await ask(pair.pg)];
+  const order = (v: unknown) => (sorted && Array.isArray(v) ? [...(v as unknown[])].sort(byJson) : v);
+  expect(comparable(order(b))).toStrictEqual(comparable(order(a)));
+  return a;
+}
+
+const TABLES = [
+  'runs',
+  'options_bodies',
+  'coworkers',
+  'versions',
+  'listing_positions',
+  'changes',
+  'media_blobs',
+  'media_versions',
+  'media_urls',
+  'media_runs',
+  'webhook_endpoints',
+  'webhook_messages',
+  'webhook_deliveries',
+  'webhook_attempts',
+];
+
+/** Rows as both stores may differ in by design: random ids and tokens, a boolean stored as 0/1. */
+function tableComparable(list: unknown[]): unknown[] {
+  return list.map((row) =>
+    Object.fromEntries(
+      Object.entries(row as Record<string, unknown>).map(([k, v]) => [
+        k,
+        k === 'webhook_id' || k === 'holder_token' || k === 'lease_token'
+          ? v !== null
+          : typeof v === 'boolean'
+            ? Number(v)
+            : v,
+      ]),
+    ),
+  );
+}
+
+const byJson = (x: unknown, y: unknown): number => {
+  const [a, b] = [JSON.stringify(x), JSON.stringify(y)];
+  return a < b ? -1 : a > b ? 1 : 0;
+};
+
+describePostgres('the store contract: SQLite and PostgreSQL answer alike', () => {
+  const pgFixture = usePostgres();
+  let pair: Pair;
+  let upstream: SimulatedUpstream;
+  let host: SimulatedMediaHost;
+  const dirs = { sqlite: '', pg: '' };
+  let step = 0;
+  const scope = cleanupScope();
+
+  beforeAll(async () => {
+    host = await startSimulatedMediaHost();
+    upstream = await startSimulatedUpstream({
+      seed: 11,
+      count: 24,
+      pageSize: 7,
+      mediaBaseUrl: host.mediaBaseUrl,
+    });
+    dirs.sqlite = tempDir(scope.defer);
+    dirs.pg = tempDir(scope.defer);
+    pair = {
+      sqlite: openDatabase(join(dirs.sqlite, 'mirror.db')),
+      pg: await openPgStore(pgTarget(pgFixture.url), { poolMax: 4 }),
+    };
+    vi.useFakeTimers({ toFake: ['Date'] });
+  }, 60_000);
+
+  afterAll(async () => {
+    vi.useRealTimers();
+    (pair.sqlite as ReturnType<typeof openDatabase>).close();
+    await pair.pg.close();
+    await upstream.close();
+    await host.close();
+    await scope.close();
+  });
+
+  /** One sync of each store at the same frozen instant; both summaries, less their durations. */
+  async function syncBoth(env: TestEnv = {}, url = upstream.url): Promise<(SyncSummary | MirrorError)[]> {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const out: (SyncSummary | MirrorError)[] = [];
+    for (const kind of ['sqlite', 'pg'] as const) {
+      const config = syncConfig(url, {
+        WEBHOOK_URLS: HOOKS,
+        NOTIFY_URLS: NOTIFY,
+        MEDIA_ORIGINS: host.url,
+        MEDIA_DIR: join(dirs[kind], 'media'),
+        MEDIA_TIMEOUT: '5s',
+        ...env,
+      });
+      const result = await runSync(config, { store: pair[kind], logger: silentLogger() }).catch(
+        (error: unknown) => error as MirrorError,
+      );
+      out.push(result instanceof Error ? result : { ...result, durationMs: 0 });
+    }
+    if (out[0] instanceof Error) expect((out[1] as MirrorError).code).toBe(out[0].code);
+    else expect(out[1]).toStrictEqual(out[0]);
+    return out;
+  }
+
+  /** Every read operation of the store, asked of both. */
+  async function everyReadAlike(): Promise<void> {
+    const runs = await same(pair, (s) => s.listRuns({ limit: 100 }));
+    await same(pair, (s) => s.listRuns({ limit: 2, offset: 1 }));
+    await same(pair, (s) => s.countRuns());
+    await same(pair, (s) => s.runCounts());
+    await same(pair, (s) => s.latestSucceededRun());
+    await same(pair, (s) => s.latestSucceededRunId());
+    await same(pair, (s) => s.succeededRunTimes(10));
+    await same(pair, (s) => s.runFinishTimes(runs.map((r) => r.id).concat([999])));
+    for (const run of runs) {
+      await same(pair, (s) => s.getRun(run.id));
+      await same(pair, (s) => s.previousRun(run.id));
+      await same(pair, (s) => s.latestSucceededRun(run.finishedAt ?? run.startedAt));
+      if (run.status !== 'succeeded') continue;
+      await same(pair, (s) => s.listingAt(run));
+      const ids = await same(pair, (s) => s.listedVersionIds(run.id));
+      await same(pair, (s) => s.versionBodies([...ids, 0, ids[0] ?? 0]));
+      await same(pair, (s) => s.listingPage(run.id, 5, 10));
+      await same(pair, (s) => s.mediaShasAt(run.id), true);
+      if (run.optionsBodyId !== null) await same(pair, (s) => s.optionsBody(run.optionsBodyId ?? 0));
+    }
+    await historyAlike();
+    await mediaAlike(runs);
+    await deliveriesReadAlike();
+    await same(pair, (s) => s.databaseProblem());
+  }
+
+  async function historyAlike(): Promise<void> {
+    const hash = (body: string) => bodyHash(body);
+    const current = await same(pair, (s) => s.currentListing(hash));
+    const uuids = [...current.known.keys()];
+    await same(pair, (s) => s.removedAppearances(uuids, hash));
+    const all = await same(pair, (s) => s.listChanges({ limit: 1000 }));
+    const at = all[Math.floor(all.length / 2)]?.at ?? new Date(T0).toISOString();
+    await same(pair, (s) => s.listChanges({ limit: 5, since: at }));
+    await same(pair, (s) => s.listChanges({ limit: 5, until: at }));
+    await same(pair, (s) => s.listChanges({ limit: 50, kind: 'changed' }));
+    await same(pair, (s) => s.listChanges({ limit: 50, field: 'post' }));
+    await same(pair, (s) => s.listChanges({ limit: 50, uuids: uuids.slice(0, 3) }));
+    await same(pair, (s) => s.listChanges({ limit: 50, uuids: [] }));
+    await same(pair, (s) => s.listChanges({ limit: 3, beforeId: all[4]?.id ?? 1 }));
+    await same(pair, (s) => s.changedFields());
+    await same(pair, (s) => s.changeSubjects(all));
+    for (const uuid of uuids) {
+      await same(pair, (s) => s.coworkerHistory(uuid));
+      await same(pair, (s) => s.currentVersions(uuid));
+      await same(pair, (s) => s.getCoworker(uuid));
+    }
+    await same(pair, (s) => s.getCoworker('f'.repeat(32)));
+    for (const includeRemoved of [true, false]) {
+      await same(pair, (s) => s.listCoworkers({ limit: 100, offset: 0, includeRemoved }));
+      await same(pair, (s) => s.listCoworkers({ limit: 5, offset: 3, includeRemoved }));
+      await same(pair, (s) => s.countCoworkers(includeRemoved));
+    }
+    await same(pair, (s) => s.namesOf([...uuids].reverse().concat(['nobody'])));
+    for (const text of ['a', 'E', 'zz', '%', '']) await same(pair, (s) => s.findByName(text, 7));
+    await same(pair, (s) => s.coworkerDirectory(), true);
+  }
+
+  async function mediaAlike(runs: RunRow[]): Promise<void> {
+    await same(pair, (s) => s.liveMediaObjects());
+    const held = await same(pair, (s) => s.heldMedia(), true);
+    await same(pair, (s) => s.mediaFigures());
+    await same(pair, (s) => s.mediaRunsByIds(runs.map((r) => r.id)));
+    for (const { sha256 } of held.slice(0, 3)) await same(pair, (s) => s.keptBlob(sha256));
+    await same(pair, (s) => s.keptBlob('0'.repeat(64)));
+  }
+
+  async function deliveriesReadAlike(): Promise<void> {
+    const list = await same(pair, (s) => s.listDeliveries({ limit: 100 }));
+    await same(pair, (s) => s.listDeliveries({ limit: 3, offset: 2, status: 'pending' }));
+    await same(pair, (s) => s.countDeliveries({}));
+    await same(pair, (s) => s.countDeliveries({ status: 'failed' }));
+    await same(pair, (s) => s.countDeliveries({ endpoint: list[0]?.endpointId ?? 1 }));
+    for (const d of list.slice(0, 4)) await same(pair, (s) => s.getDelivery(d.id));
+    await same(pair, (s) => s.getDelivery(9999));
+    await same(pair, (s) => s.deliveryFigures());
+    await same(pair, (s) => s.pendingDeliveries(HOOK_URLS));
+  }
+
+  it('after a first sync, an unchanged one, edits, removals, returns, new media bytes and a failure', async () => {
+    await syncBoth();
+    await everyReadAlike();
+    const png = listedMediaUrls(upstream, host).find((u) => u.endsWith('.png'));
+    if (png === undefined) throw new Error('the simulated listing names no PNG');
+    host.bump(png);
+    await syncBoth();
+    upstream.data.edit(3);
+    upstream.data.add(2, 'start');
+    upstream.data.remove(3);
+    await syncBoth();
+    await everyReadAlike();
+    upstream.data.returnRemoved(1);
+    upstream.data.reorder();
+    const first = upstream.data.at(0) as { uuid: string };
+    upstream.data.duplicate(first.uuid);
+    await syncBoth();
+    // A failed run, and a recovery after it: sync.failed and sync.recovered messages.
+    const failed = await syncBoth({}, 'http://127.0.0.1:9/');
+    expect(failed[0]).toBeInstanceOf(MirrorError);
+    await syncBoth();
+    await everyReadAlike();
+    // The scenario reached every kind of row (else "alike" would prove little).
+    const kinds = new Set((await pair.pg.listChanges({ limit: 1000 })).map((c) => c.kind));
+    expect([...kinds].sort()).toStrictEqual(['added', 'changed', 'media_changed', 'removed', 'returned']);
+    expect((await pair.pg.runCounts()).get('failed')).toBe(1);
+    expect((await pair.pg.mediaFigures()).total.fetched).toBeGreaterThan(0);
+    expect(await pair.pg.countDeliveries({})).toBeGreaterThan(4);
+    expect(await pair.pg.countCoworkers(true)).toBeGreaterThan(await pair.pg.countCoworkers(false));
+    await same(pair, (s) => s.recordRebind(2, 'http://before.example/'));
+    await same(pair, (s) => s.getRun(2));
+  }, 120_000);
+
+  it('claims, attempts, redeliveries and re-enabled endpoints move both outboxes alike', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const claimAt = Date.now();
+    const claim = (token: string, busy: number[] = []) =>
+      same(pair, (s) =>
+        s.claimDue({ urls: HOOK_URLS, busyEndpoints: new Set(busy), leaseMs: 30_000, token, now: claimAt }),
+      );
+    const first = await claim('t1');
+    expect(first.claims.length).toBe(2);
+    // Leased: a second claim finds nothing due until the lease ends.
+    const again = await claim('t2');
+    expect(again).toStrictEqual({ claims: [], nextWakeAt: claimAt + 30_000 });
+    const [a, b] = first.claims as [
+      NonNullable<(typeof first.claims)[0]>,
+      NonNullable<(typeof first.claims)[0]>,
+    ];
+    const attempt = {
+      at: new Date().toISOString(),
+      durationMs: 12,
+      httpStatus: 500,
+      ok: false,
+      errorCode: null,
+    };
+    await same(pair, (s) =>
+      s.recordAttempt(
+        a,
+        { ...attempt, error: 'HTTP 500', excerpt: 'oops' },
+        { kind: 'retry', nextAttemptAt: new Date(claimAt + 5).toISOString() },
+      ),
+    );
+    await same(pair, (s) =>
+      s.recordAttempt(b, { ...attempt, httpStatus: 410, error: 'gone', excerpt: null }, { kind: 'gone' }),
+    );
+    await deliveriesReadAlike();
+    await same(pair, (s) => s.enableEndpoint(b.endpointId));
+    await same(pair, (s) => s.enableEndpoint(9999));
+    const next = await same(pair, (s) =>
+      s.claimDue({
+        urls: HOOK_URLS,
+        busyEndpoints: new Set([a.endpointId]),
+        leaseMs: 1000,
+        token: 't3',
+        now: claimAt + 10,
+      }),
+    );
+    const c = next.claims[0];
+    if (c === undefined) throw new Error('no claim');
+    await same(pair, (s) => s.releaseLease(c, 'not-mine'));
+    await same(pair, (s) => s.releaseLease(c, 't3'));
+    const d = await same(pair, (s) =>
+      s.claimDue({
+        urls: HOOK_URLS,
+        busyEndpoints: new Set(),
+        leaseMs: 1000,
+        token: 't4',
+        now: claimAt + 20,
+      }),
+    );
+    for (const one of d.claims) {
+      await same(pair, (s) =>
+        s.recordAttempt(
+          one,
+          { ...attempt, httpStatus: 200, ok: true, error: null, excerpt: '' },
+          { kind: 'succeeded' },
+        ),
+      );
+    }
+    const failedOne = (await pair.sqlite.listDeliveries({ limit: 1, status: 'succeeded' }))[0];
+    await same(pair, (s) => s.redeliver(failedOne?.id ?? 0));
+    await same(pair, (s) => s.redeliver(424242));
+    await deliveriesReadAlike();
+  });
+
+  it('a commit that fails midway leaves nothing, on either store', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const before = async () => ({
+      listing: await same(pair, (s) => s.currentListing(bodyHash)),
+      changes: await same(pair, (s) => s.listChanges({ limit: 10_000 })),
+      coworkers: await same(pair, (s) => s.countCoworkers(true)),
+      deliveries: await same(pair, (s) => s.countDeliveries({})),
+      media: await same(pair, (s) => s.mediaFigures()),
+    });
+    const state = await before();
+    const uuid = 'c'.repeat(32);
+    const commitOf = (run: RunRow, poison: 'outbox' | 'duplicate'): RunCommit => ({
+      runId: run.id,
+      finishedAt: new Date().toISOString(),
+      diff: {
+        placements: [{ kind: 'new', uuid, slot: 0, body: '{"uuid":"x","name":"Poison"}', hash: 'h' }],
+        closedVersionIds: state.listing.appearances.map((p) => p.versionId),
+        events: [{ uuid, slot: 0, kind: 'added', field: null, oldValue: null, newValue: '{}' }],
+        // A uuid already stored is a primary-key violation, after the first new one is written.
+        newCoworkers: poison === 'duplicate' ? [uuid, [...state.listing.known.keys()][0] ?? ''] : [uuid],
+        removedCoworkers: [],
+        returnedCoworkers: [],
+        counts: { added: 1, changed: 0, removed: 0, returned: 0, unchanged: 0 },
+      },
+      positions: state.listing.positions,
+      pages: 1,
+      pageSize: 7,
+      optionsBody: '{"poison":true}',
+      unknownFields: [],
+      media: null,
+      outbox: {
+        urls: HOOK_URLS,
+        messages: () => {
+          if (poison === 'outbox') throw new Error('composer failed after the listing was written');
+          return [];
+        },
+      },
+    });
+    for (const poison of ['outbox', 'duplicate'] as const) {
+      for (const store of [pair.sqlite, pair.pg]) {
+        const run = await store.beginRun('http://poison.example/');
+        const error = await store.commitRun(commitOf(run, poison)).then(
+          () => new Error('the poisoned commit was stored'),
+          (e: unknown) => e,
+        );
+        // A constraint violation is a database error on both stores (exit 8 through the CLI).
+        expect(toMirrorError(error).code).toBe(poison === 'duplicate' ? 'DB_ERROR' : 'UNEXPECTED');
+        await store.endRun({ runId: run.id, status: 'failed', error: { code: 'TEST', message: 'poisoned' } });
+        await store.releaseRun(run.id);
+      }
+      expect(await before()).toStrictEqual(state);
+    }
+    await everyReadAlike();
+  });
+
+  it('the notification rows are claimed, completed and released alike', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const outboxes = [
+      new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>),
+      pair.pg.notificationOutbox(),
+    ];
+    const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
+      const [a, b] = [
+        await act(outboxes[0] as NotificationOutbox),
+        await act(outboxes[1] as NotificationOutbox),
+      ];
+      expect(b).toStrictEqual(a);
+      return a;
+    };
+    const claimed = await both((o) => o.claim(new Date(), 3));
+    expect(claimed.length).toBe(3);
+    const [first, second, third] = claimed as [OutboxNotification, OutboxNotification, OutboxNotification];
+    await both((o) => o.complete(first.id, { status: 'delivered', detail: 'ok' }));
+    await both((o) =>
+      o.complete(second.id, { status: 'pending', nextAttemptAt: new Date(Date.now() + 1), detail: '503' }),
+    );
+    await both((o) => o.complete(third.id, { status: 'failed', detail: 'gone' }));
+    await both((o) => o.disableTarget(first.targetId, 'test'));
+    await both((o) => o.claim(new Date(Date.now() + 10), 100));
+    await both(async (o) => o.release?.());
+    await both((o) => o.claim(new Date(Date.now() + 10), 2));
+  });
+
+  it('holds the same rows in every table, notifications included', async () => {
+    const sqliteDb = pair.sqlite as ReturnType<typeof openDatabase>;
+    const admin = pgFixture.server.admin(pgFixture.database);
+    const notifyRows = sqliteDb.sqlite
+      .prepare("select count(*) from webhook_endpoints where url like 'notify:%'")
+      .pluck()
+      .get() as number;
+    expect(notifyRows).toBe(2);
+    for (const table of TABLES) {
+      const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? 1 : 'id';
+      const fromSqlite = sqliteDb.sqlite.prepare(`select * from ${table} order by ${order}`).all();
+      const fromPg = await rows<Record<string, unknown>>(admin, `select * from ${table} order by ${order}`);
+      expect(tableComparable(fromPg), table).toStrictEqual(tableComparable(fromSqlite));
+    }
+  });
+
+  it('two instances claiming at once never lease one delivery twice', async () => {
+    const other = await openPgStore(pgTarget(pgFixture.url), { poolMax: 4, instanceId: 'other' });
+    try {
+      const admin = pgFixture.server.admin(pgFixture.database);
+      // Every webhook delivery pending and due, each endpoint its own queue: many heads to race for.
+      await admin.query(
+        "update webhook_deliveries set status = 'pending', lease_until = null, lease_token = null",
+      );
+      const endpoints = await rows<{ n: number }>(
+        admin,
+        "select count(*)::int as n from webhook_endpoints where url not like 'notify:%'",
+      );
+      const now = Date.now();
+      for (let round = 0; round < 5; round++) {
+        await admin.query('update webhook_deliveries set lease_until = null, lease_token = null');
+        const ask = (store: Store, token: string) =>
+          store.claimDue({ urls: HOOK_URLS, busyEndpoints: new Set(), leaseMs: 60_000, token, now });
+        const [a, b] = await Promise.all([ask(pair.pg, 'a'), ask(other, 'b')]);
+        const ids = [...a.claims, ...b.claims].map((c) => c.deliveryId);
+        expect(new Set(ids).size).toBe(ids.length);
+        // Between them every queue's head was leased once (a head one skipped, the other took or
+        // found leased).
+        expect(ids.length).toBeLessThanOrEqual(endpoints[0]?.n ?? 0);
+        const leased = await rows<{ id: number; lease_token: string }>(
+          admin,
+          'select id, lease_token from webhook_deliveries where lease_token is not null order by id',
+        );
+        expect(leased.map((r) => r.id)).toStrictEqual([...ids].sort((x, y) => x - y));
+      }
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe.each(STORE_KINDS)('the run lock on %s', (kind) => {
+  // Each store's lock refuses a second holder with SYNC_LOCKED naming the run that holds it.
+  const stores = storeOpener(kind);
+  it('refuses a second sync naming the holder', async () => {
+    const first = await stores.open();
+    const run = await first.beginRun('http://up.example/');
+    // Another instance's handle on the same database.
+    const second = await stores.another(first);
+    const refused = await second.beginRun('http://up.example/').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(MirrorError);
+    expect((refused as MirrorError).code).toBe('SYNC_LOCKED');
+    expect((refused as MirrorError).message).toMatch(
+      new RegExp(`^another sync holds the lock: run ${run.id} \\(pid ${process.pid} on `),
+    );
+    await first.endRun({ runId: run.id, status: 'aborted', error: { code: 'TEST', message: 'done' } });
+    await first.releaseRun(run.id);
+    const next = await second.beginRun('http://up.example/');
+    expect(next.id).toBe(run.id + 1);
+    await second.releaseRun(next.id);
+  });
+});
