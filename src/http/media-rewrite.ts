@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MirrorDatabase } from '../db/open.js';
-import { mediaShasAt } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
@@ -36,24 +35,10 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 }
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
-function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
+export async function mediaUrlMapAt(store: Store, runId: number): Promise<Map<string, string>> {
   return new Map(
-    mediaShasAt(store, runId).map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]),
+    (await store.mediaShasAt(runId)).map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]),
   );
-}
-
-/** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */
-export function mediaPathLookup(
-  store: MirrorDatabase,
-  runId: () => number | null,
-): (url: string) => string | null {
-  let cached: { runId: number; map: Map<string, string> } | null = null;
-  return (url) => {
-    const id = runId();
-    if (id === null) return null;
-    if (cached?.runId !== id) cached = { runId: id, map: mediaUrlMapAt(store, id) };
-    return cached.map.get(url) ?? null;
-  };
 }
 
 export interface MediaBaseOptions {
@@ -79,15 +64,12 @@ const MAX_BASE_BYTES = 512;
  * the request names. Variants are prepared once per (snapshot, base) and kept with the snapshot;
  * a few bases per snapshot at most, since the Host header is the client's to choose.
  */
-export function createMediaRewriter(
-  store: MirrorDatabase,
-  options: MediaBaseOptions,
-): (snapshot: PreparedSnapshot, headers: IncomingHttpHeaders) => PreparedSnapshot {
+export function createMediaRewriter(store: Store, options: MediaBaseOptions): MediaRewriter {
   const maps = new WeakMap<PreparedSnapshot, MediaUrlMap>();
   const variants = new WeakMap<PreparedSnapshot, Map<string, PreparedSnapshot>>();
-  return (snapshot, headers) => {
-    let map = maps.get(snapshot);
-    if (!map) maps.set(snapshot, (map = mediaUrlMapAt(store, Number(snapshot.id))));
+  const rewrite = (snapshot: PreparedSnapshot, headers: IncomingHttpHeaders): PreparedSnapshot => {
+    const map = maps.get(snapshot);
+    if (!map) throw new Error('media map not loaded: call load(snapshot) first');
     if (map.size === 0) return snapshot;
     const base = mediaBase(headers, options);
     let byBase = variants.get(snapshot);
@@ -101,6 +83,25 @@ export function createMediaRewriter(
     }
     return variant;
   };
+  return {
+    rewrite,
+    isLoaded: (snapshot) => maps.has(snapshot),
+    load: async (snapshot) => {
+      if (maps.has(snapshot)) return;
+      const map = await mediaUrlMapAt(store, Number(snapshot.id));
+      maps.set(snapshot, map);
+    },
+  };
+}
+
+/**
+ * MEDIA_REWRITE's rewriter. A snapshot's URL map is read from the store once (`load`, async);
+ * `rewrite` is then synchronous, as the list endpoint's hot path needs.
+ */
+export interface MediaRewriter {
+  rewrite(snapshot: PreparedSnapshot, headers: IncomingHttpHeaders): PreparedSnapshot;
+  isLoaded(snapshot: PreparedSnapshot): boolean;
+  load(snapshot: PreparedSnapshot): Promise<void>;
 }
 
 /** The snapshot with rewritten entries; its id names the base, so ETags differ from the plain one. */

@@ -1,13 +1,14 @@
-import type { MirrorDatabase } from '../db/open.js';
 import type { RunRow } from '../db/schema.js';
-import { snapshotSource } from '../db/sqlite/listing.js';
+import type { Store } from '../db/store.js';
 import { snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
-import { snapshotFrame, sourceTexts } from './build-in-slices.js';
+import { MirrorError } from '../errors.js';
+import { snapshotFrame } from './build-in-slices.js';
 
 /**
  * A past snapshot for `?as_of=`, built page by page as pages are asked for. Building all of a
  * 20,000-entry listing at once took ~200 ms of the event loop per past run; here a request pays for
- * one indexed read of the listing's version ids and for the pages it serves, so a client cycling
+ * one indexed read of the listing's version ids and for the pages it serves (each read from the
+ * store asynchronously the first time it is asked for), so a client cycling
  * through past runs cannot starve the health check. Its `bytes` grow as pages are built; the holder
  * reads them to keep the cache within its budget.
  */
@@ -20,27 +21,62 @@ export interface PastSnapshot {
 /** Parsed entries cost about this many times their JSON text (V8 objects and strings). */
 const PARSED_FACTOR = 3;
 
-export function loadPastSnapshot(
-  store: MirrorDatabase,
+/**
+ * Thrown by a past snapshot's page that is not built yet: the page's texts come from the store,
+ * which answers asynchronously. The list endpoint awaits `load()` and answers again; every other
+ * reader of a past snapshot goes through it too.
+ */
+export class PageNotLoaded extends Error {
+  readonly load: () => Promise<void>;
+
+  constructor(index: number, load: () => Promise<void>) {
+    super(`page ${index + 1} of a past snapshot is not loaded yet`);
+    this.name = 'PageNotLoaded';
+    this.load = load;
+  }
+}
+
+export async function loadPastSnapshot(
+  store: Store,
   run: RunRow,
   onGrow: (bytes: number) => void,
-): PastSnapshot {
-  const source = snapshotSource(store, run);
-  const frame = snapshotFrame(run, source.versionIds.length, source.optionsBody);
+): Promise<PastSnapshot> {
+  const versionIds = await store.listedVersionIds(run.id);
+  const optionsBody = run.optionsBodyId === null ? null : await store.optionsBody(run.optionsBodyId);
+  const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
   const pages = new Map<number, SnapshotPage>();
-  const state = { bytes: source.versionIds.byteLength };
+  const loading = new Map<number, Promise<void>>();
+  const state = { bytes: versionIds.byteLength };
 
-  const page = (index: number): SnapshotPage => {
-    let built = pages.get(index);
-    if (built) return built;
+  const build = async (index: number): Promise<void> => {
     const from = index * pageSize;
-    built = snapshotPage(sourceTexts(source, from, Math.min(count, from + pageSize)), from);
+    const texts = await store.versionBodies(versionIds.subarray(from, Math.min(count, from + pageSize)));
+    if (pages.has(index)) return;
+    const present = texts.map((text, i) => {
+      if (text === undefined) {
+        throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: from + i });
+      }
+      return text;
+    });
+    const built = snapshotPage(present, from);
     pages.set(index, built);
     const grown = built.tail.length * (1 + PARSED_FACTOR);
     state.bytes += grown;
     onGrow(grown);
-    return built;
+  };
+  const load = (index: number): Promise<void> => {
+    let pending = loading.get(index);
+    if (!pending) {
+      pending = build(index).finally(() => loading.delete(index));
+      loading.set(index, pending);
+    }
+    return pending;
+  };
+  const page = (index: number): SnapshotPage => {
+    const built = pages.get(index);
+    if (built) return built;
+    throw new PageNotLoaded(index, () => load(index));
   };
 
   const prepared: PreparedSnapshot = {
