@@ -16,7 +16,7 @@ import {
   webhookSecret,
   webhookUrlList,
 } from './values.js';
-import { DEFAULT_POOL_MAX, databasePoolMax } from './database-url.js';
+import { DEFAULT_POOL_MAX, databasePoolMax, databaseUrlText } from './database-url.js';
 import { notifyDigest, notifyEventList, notifyEventTypes, notifyTargetList } from '../notify/targets.js';
 
 /** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */
@@ -132,7 +132,7 @@ export const settings = {
       env: 'DATABASE_URL',
       flag: null,
       default: null,
-      schema: z.string().min(1).nullable(),
+      schema: databaseUrlText.nullable(),
       doc: 'PostgreSQL database (`postgres://user:password@host:5432/db`, libpq parameters such as `?sslmode=require`): any number of instances share it. Not with DATABASE_PATH.',
       echo: 'url',
     },

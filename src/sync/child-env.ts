@@ -42,7 +42,12 @@ export function syncEnvFrom(config: ChildSyncConfig): Record<string, string> {
 function databaseEnv(target: DatabaseTarget): Record<string, string> {
   return target.kind === 'sqlite'
     ? { [settings.database.path.env]: target.path, [settings.database.url.env]: '' }
-    : { [settings.database.url.env]: target.connectionString, [settings.database.path.env]: '' };
+    : { [settings.database.url.env]: asGiven(target.connectionString), [settings.database.path.env]: '' };
+}
+
+/** The URL as a person writes it: without the `pg` switch the parser appends (last) for sslmode. */
+function asGiven(connectionString: string): string {
+  return connectionString.replace(/&uselibpqcompat=true$/, '');
 }
 
 /** A parsed value as its variable's text: lists comma-joined, numbers (durations in ms) as digits. */

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/db/store.js';
+import { MirrorError } from '../../src/errors.js';
+import { startMirror } from '../helpers/mirror-server.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+const LIST = '/api/model/team-block-coworker/list/';
+
+/**
+ * The real SQLite store, with a switch that makes every operation fail as a networked store's do
+ * while its server restarts or fails over (the connection refused), until it is switched back.
+ */
+function switchableStore(store: Store): { store: Store; away(message: string): void; back(): void } {
+  let failure: string | null = null;
+  const wrapped = new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (typeof value !== 'function' || key === 'storageProblem') return value;
+      return (...args: unknown[]): unknown =>
+        failure === null
+          ? (value as (...a: unknown[]) => unknown).apply(target, args)
+          : Promise.reject(new MirrorError('DB_ERROR', failure));
+    },
+  });
+  return { store: wrapped, away: (message) => (failure = message), back: () => (failure = null) };
+}
+
+describe('when the database goes away', () => {
+  it('the list keeps its snapshot, /readyz says why (password masked), and all is well once it is back', async () => {
+    const sqlite = tempDatabase();
+    await sync(sqlite, await simulatedUpstream({ seed: 3, count: 20 }));
+    const db = switchableStore(sqlite);
+    const mirror = await startMirror(db.store);
+    const before = await fetch(`${mirror.url}${LIST}?page=2`).then(async (r) => [r.status, await r.text()]);
+
+    db.away('connection to postgres://mirror:s3cret@db.internal:5432/mirror refused (ECONNREFUSED)');
+    const during = await fetch(`${mirror.url}${LIST}?page=2`).then(async (r) => [r.status, await r.text()]);
+    const ready = await fetch(`${mirror.url}/readyz`);
+    const readyBody = await ready.text();
+    const health = await fetch(`${mirror.url}/healthz`);
+    expect(during).toEqual(before);
+    expect(ready.status).toBe(503);
+    expect(JSON.parse(readyBody)).toEqual({
+      status: 'unready',
+      reason:
+        'database unreachable: connection to postgres://mirror:***@db.internal:5432/mirror refused (ECONNREFUSED)',
+    });
+    expect(readyBody).not.toContain('s3cret');
+    expect(health.status).toBe(200);
+
+    db.back();
+    const after = await fetch(`${mirror.url}/readyz`);
+    expect(after.status).toBe(200);
+  });
+});
