@@ -28,6 +28,7 @@ import {
 } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config/load-config.js';
+import { toMirrorError } from '../errors.js';
 import type { MediaRewriter } from './media-rewrite.js';
 import { PageNotLoaded } from './past-snapshot.js';
 import { trustedPeers } from './trusted-peers.js';
@@ -70,6 +71,8 @@ function pickSnapshot(req: DrfRequest, snapshots: SnapshotSource): Picked | Prom
   const snapshot = snapshots.asOf(new Date(time));
   return snapshot instanceof Promise ? snapshot.then(found) : found(snapshot);
 }
+
+const UNAVAILABLE = 'The history is unavailable right now; try again shortly.';
 
 /** Loads of a past snapshot's pages one answer may wait for (a page, and the one it links to at most). */
 const MAX_PAGE_LOADS = 4;
@@ -215,6 +218,14 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => MaybeLate
     return picked instanceof Promise ? picked.then(fromPicked) : fromPicked(picked);
   };
 
+  // Only the answers that read the store (`?as_of=`, a media map) wait for it: when it cannot answer
+  // (PostgreSQL restarting), a 503 says "try again", while the current snapshot is still served.
+  const unavailable = (incoming: Incoming, err: unknown): Answered => {
+    if (toMirrorError(err).code === 'SNAPSHOT_INVALID') return failed(incoming, err);
+    deps.logger.warn({ err, url: incoming.url }, 'list answer needs the database, which did not answer');
+    const request = { method: incoming.method, url: incoming.url, headers: incoming.headers };
+    return { answer: jsonAnswer(request, 503, UNAVAILABLE), route: 'list' };
+  };
   const failed = (incoming: Incoming, err: unknown): Answered => {
     deps.logger.error({ err, url: incoming.url }, 'list endpoint failed');
     return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
@@ -222,7 +233,9 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => MaybeLate
   return (incoming) => {
     try {
       const answered = answer(incoming);
-      return answered instanceof Promise ? answered.catch((err: unknown) => failed(incoming, err)) : answered;
+      return answered instanceof Promise
+        ? answered.catch((err: unknown) => unavailable(incoming, err))
+        : answered;
     } catch (err) {
       return failed(incoming, err);
     }

@@ -48,9 +48,22 @@ describe('when the database goes away', () => {
     });
     expect(readyBody).not.toContain('s3cret');
     expect(health.status).toBe(200);
+    // Time travel needs the database: "try again", not a server error.
+    const past = await fetch(`${mirror.url}${LIST}?as_of=2999-01-01T00:00:00Z`);
+    expect([past.status, await past.json()]).toEqual([
+      503,
+      { detail: 'The history is unavailable right now; try again shortly.' },
+    ]);
 
     db.back();
     const after = await fetch(`${mirror.url}/readyz`);
     expect(after.status).toBe(200);
+    const pastAgain = await fetch(`${mirror.url}${LIST}?page=2&as_of=2999-01-01T00:00:00Z`);
+    // The very entries of the snapshot held (its links keep the as_of parameter).
+    const results = (text: string) => (JSON.parse(text) as { results: unknown }).results;
+    expect([pastAgain.status, results(await pastAgain.text())]).toEqual([
+      before[0],
+      results(String(before[1])),
+    ]);
   });
 });
