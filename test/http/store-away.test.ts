@@ -27,12 +27,19 @@ function switchableStore(store: Store): { store: Store; away(message: string): v
 }
 
 describe('when the database goes away', () => {
-  it('the list keeps its snapshot, /readyz says why (password masked), and all is well once it is back', async () => {
+  it('the list keeps its snapshot, /readyz says why (password masked), metrics still scrape, and all is well once it is back', async () => {
     const sqlite = tempDatabase();
     await sync(sqlite, await simulatedUpstream({ seed: 3, count: 20 }));
     const db = switchableStore(sqlite);
     const mirror = await startMirror(db.store);
     const before = await fetch(`${mirror.url}${LIST}?page=2`).then(async (r) => [r.status, await r.text()]);
+    const metric = async (name: string) => {
+      const response = await fetch(`${mirror.url}/metrics`);
+      const line = (await response.text()).split('\n').find((l) => l.startsWith(`${name} `));
+      return [response.status, line];
+    };
+    const lastSuccess = await metric('coworker_mirror_last_success_timestamp_seconds');
+    expect(await metric('coworker_mirror_database_up')).toEqual([200, 'coworker_mirror_database_up 1']);
 
     db.away('connection to postgres://mirror:s3cret@db.internal:5432/mirror refused (ECONNREFUSED)');
     const during = await fetch(`${mirror.url}${LIST}?page=2`).then(async (r) => [r.status, await r.text()]);
@@ -48,6 +55,9 @@ describe('when the database goes away', () => {
     });
     expect(readyBody).not.toContain('s3cret');
     expect(health.status).toBe(200);
+    // Metrics still scrape: the last known figures, and the database marked down.
+    expect(await metric('coworker_mirror_database_up')).toEqual([200, 'coworker_mirror_database_up 0']);
+    expect(await metric('coworker_mirror_last_success_timestamp_seconds')).toEqual(lastSuccess);
     // Time travel needs the database: "try again", not a server error.
     const past = await fetch(`${mirror.url}${LIST}?as_of=2999-01-01T00:00:00Z`);
     expect([past.status, await past.json()]).toEqual([
@@ -58,6 +68,7 @@ describe('when the database goes away', () => {
     db.back();
     const after = await fetch(`${mirror.url}/readyz`);
     expect(after.status).toBe(200);
+    expect(await metric('coworker_mirror_database_up')).toEqual([200, 'coworker_mirror_database_up 1']);
     const pastAgain = await fetch(`${mirror.url}${LIST}?page=2&as_of=2999-01-01T00:00:00Z`);
     // The very entries of the snapshot held (its links keep the as_of parameter).
     const results = (text: string) => (JSON.parse(text) as { results: unknown }).results;
