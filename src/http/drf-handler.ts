@@ -85,8 +85,10 @@ function withLoadedPages(answerOnce: () => DrfResponse, loads = 0): DrfResponse 
   try {
     return answerOnce();
   } catch (error) {
-    if (!(error instanceof PageNotLoaded) || loads >= MAX_PAGE_LOADS) throw error;
-    return error.load().then(() => withLoadedPages(answerOnce, loads + 1));
+    if (!(error instanceof PageNotLoaded) || loads > MAX_PAGE_LOADS) throw error;
+    // Past a few pages, the answer reads the whole listing (MEDIA_REWRITE): every page, in batches.
+    const loaded = loads < MAX_PAGE_LOADS ? error.load() : error.loadAll();
+    return loaded.then(() => withLoadedPages(answerOnce, loads + 1));
   }
 }
 
@@ -150,7 +152,14 @@ function cachedListAnswerer(
   const { rewriteMedia } = deps;
   const answerFrom = (request: DrfRequest, stored: PreparedSnapshot | null): MaybeLater<DrfResponse> => {
     // The rewriter keeps one rewritten snapshot per base URL, so the cache's identity check holds.
-    const snapshot = stored && rewriteMedia ? rewriteMedia.rewrite(stored, request.headers) : stored;
+    let snapshot: PreparedSnapshot | null;
+    try {
+      snapshot = stored && rewriteMedia ? rewriteMedia.rewrite(stored, request.headers) : stored;
+    } catch (error) {
+      // Rewriting reads every entry: a past snapshot loads all its pages first, in batches.
+      if (!(error instanceof PageNotLoaded)) throw error;
+      return error.loadAll().then(() => answerFrom(request, stored));
+    }
     const scheme = request.server?.urlScheme ?? 'http';
     const key = snapshot
       ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)

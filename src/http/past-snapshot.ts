@@ -23,17 +23,69 @@ const PARSED_FACTOR = 3;
 
 /**
  * Thrown by a past snapshot's page that is not built yet: the page's texts come from the store,
- * which answers asynchronously. The list endpoint awaits `load()` and answers again; every other
- * reader of a past snapshot goes through it too.
+ * which answers asynchronously. The list endpoint awaits `load()` and answers again; a reader of
+ * the whole listing (MEDIA_REWRITE's rewriting) awaits `loadAll()`, in batched reads.
  */
 export class PageNotLoaded extends Error {
   readonly load: () => Promise<void>;
+  readonly loadAll: () => Promise<void>;
 
-  constructor(index: number, load: () => Promise<void>) {
+  constructor(index: number, loads: { load: () => Promise<void>; loadAll: () => Promise<void> }) {
     super(`page ${index + 1} of a past snapshot is not loaded yet`);
     this.name = 'PageNotLoaded';
-    this.load = load;
+    this.load = loads.load;
+    this.loadAll = loads.loadAll;
   }
+}
+
+/** Texts read from the store at once when every page is wanted: a few hundred KB. */
+const READ_ENTRIES = 1024;
+
+/** The pages of a past listing, built from the store's texts as they are asked for. */
+function pageLoader(
+  store: Store,
+  versionIds: Int32Array,
+  pageSize: number,
+  onBuilt: (page: SnapshotPage) => void,
+): (index: number) => SnapshotPage {
+  const count = versionIds.length;
+  const numPages = Math.max(1, Math.ceil(count / pageSize));
+  const pages = new Map<number, SnapshotPage>();
+  const loading = new Map<number, Promise<void>>();
+  // Reads pages [first, end) in one read and builds those not built meanwhile.
+  const fill = async (first: number, end: number): Promise<void> => {
+    const from = first * pageSize;
+    const texts = await store.versionBodies(versionIds.subarray(from, Math.min(count, end * pageSize)));
+    for (let index = first; index < end; index++) {
+      if (pages.has(index)) continue;
+      const at = (index - first) * pageSize;
+      const present = texts.slice(at, at + pageSize).map((text, i) => {
+        if (text !== undefined) return text;
+        throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: from + at + i });
+      });
+      const built = snapshotPage(present, index * pageSize);
+      pages.set(index, built);
+      onBuilt(built);
+    }
+  };
+  const load = (index: number): Promise<void> => {
+    let pending = loading.get(index);
+    if (!pending) {
+      pending = fill(index, index + 1).finally(() => loading.delete(index));
+      loading.set(index, pending);
+    }
+    return pending;
+  };
+  const perRead = Math.max(1, Math.floor(READ_ENTRIES / pageSize));
+  const loadAll = async (): Promise<void> => {
+    for (let first = 0; first < numPages; first += perRead)
+      await fill(first, Math.min(numPages, first + perRead));
+  };
+  return (index) => {
+    const built = pages.get(index);
+    if (built) return built;
+    throw new PageNotLoaded(index, { load: () => load(index), loadAll });
+  };
 }
 
 export async function loadPastSnapshot(
@@ -45,40 +97,12 @@ export async function loadPastSnapshot(
   const optionsBody = run.optionsBodyId === null ? null : await store.optionsBody(run.optionsBodyId);
   const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
-  const pages = new Map<number, SnapshotPage>();
-  const loading = new Map<number, Promise<void>>();
   const state = { bytes: versionIds.byteLength };
-
-  const build = async (index: number): Promise<void> => {
-    const from = index * pageSize;
-    const texts = await store.versionBodies(versionIds.subarray(from, Math.min(count, from + pageSize)));
-    if (pages.has(index)) return;
-    const present = texts.map((text, i) => {
-      if (text === undefined) {
-        throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: from + i });
-      }
-      return text;
-    });
-    const built = snapshotPage(present, from);
-    pages.set(index, built);
+  const page = pageLoader(store, versionIds, pageSize, (built) => {
     const grown = built.tail.length * (1 + PARSED_FACTOR);
     state.bytes += grown;
     onGrow(grown);
-  };
-  const load = (index: number): Promise<void> => {
-    let pending = loading.get(index);
-    if (!pending) {
-      pending = build(index).finally(() => loading.delete(index));
-      loading.set(index, pending);
-    }
-    return pending;
-  };
-  const page = (index: number): SnapshotPage => {
-    const built = pages.get(index);
-    if (built) return built;
-    throw new PageNotLoaded(index, () => load(index));
-  };
-
+  });
   const prepared: PreparedSnapshot = {
     ...frame,
     pageTails: lazyArray(numPages, (i) => page(i).tail),
