@@ -1,7 +1,6 @@
 import type { Config } from './config/load-config.js';
-import { openExistingDatabase } from './db/open-existing.js';
-import { openDatabase, type MirrorDatabase } from './db/open.js';
-import { SqliteNotificationOutbox } from './db/sqlite/notify-outbox.js';
+import { notificationOutboxOf, openStore, type OpenedStore } from './db/open-store.js';
+import type { Store } from './db/store.js';
 import { startNotifyWorker, type NotifyWorker } from './notify/worker.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo/start-demo.js';
 import { EXIT } from './cli/exit-codes.js';
@@ -86,20 +85,26 @@ function listenForShutdown(logger: Logger): ShutdownSignal {
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
   const signal = listenForShutdown(logger);
-  const store = openExistingDatabase(config.database.path);
+  let store: OpenedStore;
   let server: MirrorServer;
+  try {
+    store = await openStore(config.database, { existing: true });
+  } catch (error) {
+    signal.dispose();
+    throw error;
+  }
   try {
     server = await buildServer({ store, logger, config });
     const url = await server.listen(config.server.port, config.server.host);
-    logger.info({ url, db: config.database.path }, 'serving the mirror');
+    logger.info({ url, db: config.database.target.label }, 'serving the mirror');
   } catch (error) {
-    store.close();
+    await store.close();
     signal.dispose();
     throw error;
   }
   await signal.received;
   await server.close();
-  store.close();
+  await store.close();
   signal.dispose();
   return EXIT.ok;
 }
@@ -143,7 +148,7 @@ export async function runStartCommand(
 
 interface Parts {
   demo: Demo | null;
-  store: MirrorDatabase;
+  store: OpenedStore;
   server: MirrorServer;
   scheduler: Scheduler;
   webhooks: WebhookService | null;
@@ -174,10 +179,8 @@ async function startParts(
   parts: Partial<Parts>,
 ): Promise<void> {
   const demo = config.upstream.target === null;
-  // The demo keeps its own history: its invented coworkers must never land in the real mirror's.
-  const databasePath =
-    demo && !config.explicit.has('database.path') ? DEMO_DATABASE_PATH : config.database.path;
-  const store = (parts.store = openDatabase(databasePath));
+  const database = databaseOfStart(config);
+  const store = (parts.store = await openStore(database));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.
@@ -192,7 +195,7 @@ async function startParts(
         () => parts.scheduler?.running === true,
       )
     : null;
-  const child = childSync(config, databasePath, parts.demo);
+  const child = childSync(config, database, parts.demo);
   const scheduler = (parts.scheduler = createScheduler({
     cronExpression: config.sync.cron,
     randomDelayMs: config.sync.randomDelayMs,
@@ -210,19 +213,48 @@ async function startParts(
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
   // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
-  parts.webhooks = startWebhookDelivery({
-    config: { webhooks: config.webhooks, database: { path: databasePath } },
+  parts.webhooks = await startWebhookDelivery({
+    config: { webhooks: config.webhooks, database },
     logger,
     registry: server.metrics.registry,
   });
-  parts.notify = startNotifyWorker(config, new SqliteNotificationOutbox(store), logger);
+  parts.notify = startNotify(config, store, logger);
   const url = await server.listen(config.server.port, config.server.host);
   logger.info(
-    { url, upstream: label, db: databasePath, cron: config.sync.cron, ...(demo ? { demo: true } : {}) },
+    {
+      url,
+      upstream: label,
+      db: database.target.label,
+      cron: config.sync.cron,
+      ...(demo ? { demo: true } : {}),
+    },
     'coworker-mirror started',
   );
   scheduler.start();
   startupSync(server, scheduler, config, logger);
+}
+
+/**
+ * The store `start` uses. The demo keeps its own history (its invented coworkers must never land in
+ * the real mirror's) unless a database was named on purpose.
+ */
+function databaseOfStart(config: Config): Config['database'] {
+  const named = config.explicit.has('database.path') || config.explicit.has('database.url');
+  if (config.upstream.target !== null || named) return config.database;
+  const target = { kind: 'sqlite', path: DEMO_DATABASE_PATH, label: DEMO_DATABASE_PATH } as const;
+  return { ...config.database, path: DEMO_DATABASE_PATH, target };
+}
+
+/** The notification worker, where the store has a notification outbox. */
+function startNotify(config: Config, store: Store, logger: Logger): NotifyWorker | null {
+  const outbox = notificationOutboxOf(store);
+  if (outbox === null) {
+    if ((config.notify.urls ?? []).length > 0) {
+      logger.warn({ db: store.file }, 'notifications are not sent from this store yet; NOTIFY_URLS ignored');
+    }
+    return null;
+  }
+  return startNotifyWorker(config, outbox, logger);
 }
 
 /** What a child sync needs that `start` alone knows: the demo's upstream and media, the db chosen. */
@@ -232,7 +264,7 @@ interface ChildSync {
   config: ChildSyncConfig;
 }
 
-function childSync(config: Config, databasePath: string, demo: Demo | null): ChildSync {
+function childSync(config: Config, database: Config['database'], demo: Demo | null): ChildSync {
   const target = config.upstream.target ?? {
     url: demo?.upstream.url ?? '',
     label: DEMO_UPSTREAM_LABEL,
@@ -245,7 +277,7 @@ function childSync(config: Config, databasePath: string, demo: Demo | null): Chi
     config: {
       ...config,
       upstream: { ...config.upstream, target },
-      database: { path: databasePath },
+      database,
       media: demoMedia ? { ...config.media, origins: demoMedia } : config.media,
     },
   };
@@ -256,7 +288,7 @@ function isolatedSync(
   config: Config,
   options: StartOptions,
   child: ChildSync,
-  store: MirrorDatabase,
+  store: Store,
   logger: Logger,
 ): IsolatedSyncOptions {
   return {
@@ -295,6 +327,6 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   await closing;
   await parts.webhooks?.stop();
   await parts.notify?.stop();
-  parts.store?.close();
+  await parts.store?.close();
   await parts.demo?.stop();
 }

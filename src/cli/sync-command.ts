@@ -4,7 +4,7 @@ import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
-import { openDatabase } from '../db/open.js';
+import { openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { deliverAfterSync } from '../webhooks/service.js';
@@ -41,7 +41,7 @@ export async function runSyncCommand(
   }
   const logger = syncLogger(config, options.upstreamLabel);
   const bar = progressBar();
-  const store = openDatabase(config.database.path);
+  const store = await openStore(config.database);
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal);
@@ -84,7 +84,7 @@ export async function runSyncCommand(
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('disconnect', onOrphaned);
-    store.close();
+    await store.close();
   }
 }
 

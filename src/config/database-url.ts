@@ -59,12 +59,13 @@ const URL_SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 const POSTGRES_SCHEME = /^postgres(ql)?$/i;
 
 /**
- * The text with any password hidden: the user-info password and a `password=` parameter. Works
- * on text that is not a valid URL too, since it is used to report exactly those.
+ * The text with any password hidden: the user-info password and a `password=` parameter, wherever
+ * a URL appears in it (an error message quoting one too). Works on text that is not a valid URL
+ * too, since it is used to report exactly those.
  */
 export function maskPassword(text: string): string {
   return text
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):[^@/?#]*@/i, '$1:***@')
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*):[^@/?#\s]*@/gi, '$1:***@')
     .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
@@ -179,6 +180,12 @@ export const databaseUrl = z.string().transform((text, ctx) => {
   if (parsed.ok) return parsed.value;
   ctx.addIssue({ code: 'custom', message: parsed.problem });
   return z.NEVER;
+});
+
+/** DATABASE_URL checked as the settings table reads it: the text, refused with the parser's problem. */
+export const databaseUrlText = z.string().superRefine((text, ctx) => {
+  const parsed = parsePostgresUrl(text);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
 });
 
 /** DATABASE_POOL_MAX: connections one process opens to PostgreSQL at most. */

@@ -5,6 +5,7 @@ import { findUnknownVariables } from './unknown-variables.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settingList, settings, type Setting, type SettingKey, type Settings } from './settings.js';
 import { parseDuration } from '../time/duration.js';
+import { chooseDatabase, type DatabaseTarget } from './database-url.js';
 
 export { maskUrlCredentials, parseDuration };
 export type { WebhookEventType } from './values.js';
@@ -98,7 +99,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
   const parsed = configSchema.safeParse(raw.input);
   if (!parsed.success) throw new ConfigError(issuesOf(parsed.error, raw));
   const issues: Issue[] = [];
-  const config = derive(parsed.data, issues);
+  const config = derive(parsed.data, issues, raw.names.get('database.path') === '--db', raw.explicit);
   if (issues.length > 0) throw new ConfigError(issues);
   return {
     ...config,
@@ -121,8 +122,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
  * (its URL, masked label and auth headers, in place of the URL, token and header it comes from; null
  * when none is named: the demo) and the media folder (MEDIA_DIR, else `media/` beside the database).
  */
-function derive(values: SettingValues, issues: Issue[]) {
+function derive(
+  values: SettingValues,
+  issues: Issue[],
+  dbFromFlag: boolean,
+  explicit: ReadonlySet<SettingKey>,
+) {
   const { url, token, header, ...upstream } = values.upstream;
+  const database = databaseOf(values.database, issues, dbFromFlag, explicit);
   const target = url ? upstreamTarget(url, token, header, issues) : null;
   if (values.demo.enabled && target) {
     issues.push({
@@ -133,8 +140,35 @@ function derive(values: SettingValues, issues: Issue[]) {
   return {
     ...values,
     upstream: { ...upstream, target },
-    media: { ...values.media, dir: values.media.dir ?? join(dirname(values.database.path), 'media') },
+    database,
+    media: { ...values.media, dir: values.media.dir ?? join(mediaParent(database.target), 'media') },
   };
+}
+
+const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
+
+/** The chosen store (`chooseDatabase`): `--db` (a path or a URL), else DATABASE_URL or DATABASE_PATH. */
+function databaseOf(
+  values: SettingValues['database'],
+  issues: Issue[],
+  fromFlag: boolean,
+  explicit: ReadonlySet<SettingKey>,
+) {
+  const choice = chooseDatabase({
+    flag: fromFlag ? values.path : undefined,
+    DATABASE_URL: values.url ?? undefined,
+    DATABASE_PATH: !fromFlag && explicit.has('database.path') ? values.path : undefined,
+    defaultPath: settings.database.path.default,
+  });
+  if (!choice.ok) issues.push(...choice.issues);
+  const target = choice.ok ? choice.target : PLACEHOLDER_TARGET;
+  // `path` stays the SQLite file's path (what SQLite-only features read); with PostgreSQL, its label.
+  return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
+}
+
+/** Where files kept beside the database go: the SQLite file's folder, or ./data with PostgreSQL. */
+function mediaParent(target: DatabaseTarget): string {
+  return target.kind === 'sqlite' ? dirname(target.path) : dirname(settings.database.path.default);
 }
 
 /** The parsed configuration, nested by concern (`config.sync`, `config.server`, …). */

@@ -16,6 +16,7 @@ import {
   webhookSecret,
   webhookUrlList,
 } from './values.js';
+import { DEFAULT_POOL_MAX, databasePoolMax, databaseUrlText } from './database-url.js';
 import { notifyDigest, notifyEventList, notifyEventTypes, notifyTargetList } from '../notify/targets.js';
 
 /** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */
@@ -124,7 +125,23 @@ export const settings = {
       flag: '--db',
       default: './data/mirror.db',
       schema: z.string().min(1),
-      doc: 'SQLite database file (created with its folder).',
+      doc: 'SQLite database file (created with its folder). `--db` also takes a `postgres://` URL.',
+      echo: 'plain',
+    },
+    url: {
+      env: 'DATABASE_URL',
+      flag: null,
+      default: null,
+      schema: databaseUrlText.nullable(),
+      doc: 'PostgreSQL database (`postgres://user:password@host:5432/db`, libpq parameters such as `?sslmode=require`): any number of instances share it. Not with DATABASE_PATH.',
+      echo: 'url',
+    },
+    poolMax: {
+      env: 'DATABASE_POOL_MAX',
+      flag: null,
+      default: String(DEFAULT_POOL_MAX),
+      schema: databasePoolMax,
+      doc: 'Connections one process opens to PostgreSQL at most.',
       echo: 'plain',
     },
   },

@@ -46,10 +46,9 @@ export interface OpenOptions {
 // (on the first open), and an explicit SQLITE_USE_URI=0 still wins.
 process.env.SQLITE_USE_URI ??= '1';
 
-/** `file:` URI of a path, every segment percent-encoded (a `?` or `#` in a folder name stays a name). */
-export function immutableUri(file: string): string {
-  return `file:${file.split('/').map(encodeURIComponent).join('/')}?immutable=1`;
-}
+import { immutableUri } from './immutable-uri.js';
+
+export { immutableUri };
 
 /**
  * Opens (creating if needed) the mirror database with the pragmas every process must agree on,

@@ -55,6 +55,15 @@ export interface RunOperations {
   releaseRun(runId: number): Promise<void>;
   /** Marks the run that switched the database to a new upstream. */
   recordRebind(runId: number, from: string): Promise<void>;
+  /**
+   * Records a run that failed before it could record itself (its process died before taking the
+   * lock): one finished `failed` row, so `runs`, `/runs/` and the API show the attempt. Its id.
+   */
+  recordFailedRun(run: {
+    upstream: string;
+    startedAt: Date;
+    error: { code: string; message: string };
+  }): Promise<number>;
   /** Marks runs whose holder provably died as aborted; how many. */
   recoverDeadRuns(): Promise<number>;
   /** Newest first; a running run whose holder died reads as aborted. */
@@ -110,6 +119,11 @@ export interface HistoryOperations {
 /** Reads that exist for what a page shows. */
 export interface PageOperations {
   coworkerDirectory(): Promise<DirectoryEntry[]>;
+  /**
+   * The directory and the id of the latest successful run, read in one snapshot of the database
+   * (one transaction), so "as of run N" names the run the entries are from.
+   */
+  directoryWithRun(): Promise<{ runId: number | null; entries: DirectoryEntry[] }>;
   changeSubjects(rows: readonly ChangeRow[]): Promise<Map<number, ChangeSubject>>;
 }
 
@@ -120,6 +134,8 @@ export interface MediaOperations {
   /** Marks dropped the files no version valid since `cutoff` references; their sha256s. */
   dropMediaUnusedSince(cutoff: string): Promise<string[]>;
   mediaShasAt(runId: number): Promise<[url: string, sha256: string][]>;
+  /** Whether any mirrored file is recorded as stored (not dropped). */
+  hasStoredMedia(): Promise<boolean>;
   keptBlob(sha256: string): Promise<KeptBlob | undefined>;
   mediaFigures(): Promise<{
     total: MediaCounts;
@@ -158,4 +174,14 @@ export interface HealthOperations {
   readonly file: string;
   /** What is wrong with the database right now, or null (readiness). */
   databaseProblem(): Promise<string | null>;
+  /**
+   * What happened to the storage under this open connection (SQLite: the file deleted or replaced
+   * on disk), or null. Synchronous and cheap: polled. Always null for a networked store.
+   */
+  storageProblem(): string | null;
+  /**
+   * What a whole-database integrity check (`PRAGMA quick_check`, off the event loop) opens: the
+   * SQLite file, as a URI when it is read immutable. Null for a networked store: it checks itself.
+   */
+  readonly integrityTarget: string | null;
 }

@@ -1,6 +1,5 @@
 import type { Config } from '../config/load-config.js';
-import type { MirrorDatabase } from '../db/open.js';
-import { latestSucceededRun, listingAt } from '../db/queries.js';
+import type { Store } from '../db/store.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -84,15 +83,15 @@ function changeEvery(
  */
 export async function startDemo(
   config: Pick<Config, 'demo'>,
-  store: MirrorDatabase,
+  store: Store,
   logger: Logger,
   onMutation: () => void,
   /** True while a sync runs: a change of the data waits for it to end. */
   syncing: () => boolean = () => false,
 ): Promise<Demo> {
-  const latest = latestSucceededRun(store);
+  const latest = await store.latestSucceededRun();
   const entries = latest
-    ? listingAt(store, latest).entries.map((text) => JSON.parse(text) as Record<string, unknown>)
+    ? (await store.listingAt(latest)).entries.map((text) => JSON.parse(text) as Record<string, unknown>)
     : undefined;
   const mediaPort = mediaPortFor(config.demo.port);
   const media = await startSimulatedMediaHost({ port: mediaPort }).catch((error: unknown) => {

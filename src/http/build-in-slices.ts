@@ -1,7 +1,6 @@
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RunRow } from '../db/schema.js';
-import type { SnapshotSource } from '../db/sqlite/listing.js';
 import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
 import type { JsonValue } from '../drf/python-json.js';
@@ -27,17 +26,6 @@ export function snapshotFrame(
     lastModified: fetchedAt.toUTCString(),
     fetchedAtIso: fetchedAt.toISOString(),
   };
-}
-
-/** The stored texts of positions [from, to) of the source's listing. */
-export function sourceTexts(source: SnapshotSource, from: number, to: number): string[] {
-  const texts: string[] = [];
-  for (let i = from; i < to; i++) {
-    const text = source.bodyOf(source.versionIds[i] ?? -1);
-    if (text === undefined) throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i });
-    texts.push(text);
-  }
-  return texts;
 }
 
 /** Texts read from the store per request: a few hundred KB, whatever the listing's size. */

@@ -28,6 +28,9 @@ import {
 } from './raw-request.js';
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config/load-config.js';
+import { toMirrorError } from '../errors.js';
+import type { MediaRewriter } from './media-rewrite.js';
+import { PageNotLoaded } from './past-snapshot.js';
 import { trustedPeers } from './trusted-peers.js';
 
 function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfResponse {
@@ -38,10 +41,9 @@ function jsonAnswer(req: DrfRequest, status: number, detail: string): DrfRespons
  * `?as_of=<ISO time>` picks the snapshot served at that moment. DRF ignores unknown parameters and
  * keeps them in next/previous, so the parameter travels along by itself.
  */
-function pickSnapshot(
-  req: DrfRequest,
-  snapshots: SnapshotSource,
-): { snapshot: PreparedSnapshot | null } | DrfResponse {
+type Picked = { snapshot: PreparedSnapshot | null } | DrfResponse;
+
+function pickSnapshot(req: DrfRequest, snapshots: SnapshotSource): Picked | Promise<Picked> {
   const { method, url } = req;
   // Only reads of the listing travel in time; other methods get DRF's answers unchanged.
   if ((method !== 'GET' && method !== 'HEAD') || !url.includes('as_of'))
@@ -58,15 +60,36 @@ function pickSnapshot(
     return jsonAnswer(req, 400, `as_of: ${when.problem} (got ${shown}).`);
   }
   const time = when.ms;
+  const found = (snapshot: PreparedSnapshot | null): Picked =>
+    snapshot
+      ? { snapshot }
+      : jsonAnswer(
+          req,
+          404,
+          `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`,
+        );
   const snapshot = snapshots.asOf(new Date(time));
-  if (!snapshot) {
-    return jsonAnswer(
-      req,
-      404,
-      `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`,
-    );
+  return snapshot instanceof Promise ? snapshot.then(found) : found(snapshot);
+}
+
+const UNAVAILABLE = 'The history is unavailable right now; try again shortly.';
+
+/** Loads of a past snapshot's pages one answer may wait for (a page, and the one it links to at most). */
+const MAX_PAGE_LOADS = 4;
+
+/**
+ * An answer from a snapshot whose pages may come from the store (a past one, for `?as_of=`): the
+ * answer is built again once the page it asked for is loaded. The current snapshot has every page.
+ */
+function withLoadedPages(answerOnce: () => DrfResponse, loads = 0): DrfResponse | Promise<DrfResponse> {
+  try {
+    return answerOnce();
+  } catch (error) {
+    if (!(error instanceof PageNotLoaded) || loads > MAX_PAGE_LOADS) throw error;
+    // Past a few pages, the answer reads the whole listing (MEDIA_REWRITE): every page, in batches.
+    const loaded = loads < MAX_PAGE_LOADS ? error.load() : error.loadAll();
+    return loaded.then(() => withLoadedPages(answerOnce, loads + 1));
   }
-  return { snapshot };
 }
 
 /** The list path as clients send it, with nothing Django would have to decode: no parsing needed. */
@@ -79,7 +102,8 @@ function isPlainListTarget(url: string): boolean {
 /** The snapshots the handler serves (the server's SnapshotHolder; a fixed one in tests). */
 export interface SnapshotSource {
   readonly current: PreparedSnapshot | null;
-  asOf(at: Date): PreparedSnapshot | null;
+  /** The snapshot served at `at` (read from the store: possibly later). */
+  asOf(at: Date): PreparedSnapshot | null | Promise<PreparedSnapshot | null>;
 }
 
 export interface DrfHandlerDeps {
@@ -90,7 +114,7 @@ export interface DrfHandlerDeps {
   /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT). */
   boundAddress: () => { name: string; port: string } | null;
   /** MEDIA_REWRITE: the snapshot to answer from, with the mirror's media URLs for this request. */
-  rewriteMedia?: (snapshot: PreparedSnapshot, headers: IncomingMessage['headers']) => PreparedSnapshot;
+  rewriteMedia?: MediaRewriter;
 }
 
 /** What gunicorn would have made of a request before Django: the method, scheme and server. */
@@ -116,28 +140,51 @@ interface Answered {
   route: string;
 }
 
+/** An answer now, or later when it needs the store (`?as_of=`, a snapshot's media map). */
+type MaybeLater<T> = T | Promise<T>;
+
 /** The list view behind the answer cache: the same request asked again is one map lookup. */
 function cachedListAnswerer(
   deps: DrfHandlerDeps,
   drfOptions: DrfOptions,
-): (request: DrfRequest, snapshot: PreparedSnapshot | null) => DrfResponse {
+): (request: DrfRequest, snapshot: PreparedSnapshot | null) => MaybeLater<DrfResponse> {
   const cache = new AnswerCache(deps.options.listCacheBytes);
   const { rewriteMedia } = deps;
-  return (request, stored) => {
-    cache.follow(deps.snapshots.current);
+  const answerFrom = (request: DrfRequest, stored: PreparedSnapshot | null): MaybeLater<DrfResponse> => {
     // The rewriter keeps one rewritten snapshot per base URL, so the cache's identity check holds.
-    const snapshot = stored && rewriteMedia ? rewriteMedia(stored, request.headers) : stored;
+    let snapshot: PreparedSnapshot | null;
+    try {
+      snapshot = stored && rewriteMedia ? rewriteMedia.rewrite(stored, request.headers) : stored;
+    } catch (error) {
+      // Rewriting reads every entry: a past snapshot loads all its pages first, in batches.
+      if (!(error instanceof PageNotLoaded)) throw error;
+      return error.loadAll().then(() => answerFrom(request, stored));
+    }
     const scheme = request.server?.urlScheme ?? 'http';
     const key = snapshot
       ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)
       : null;
-    if (!snapshot || key === null) return respondList(request, snapshot, drfOptions);
-    return cache.get(snapshot, key) ?? cache.set(snapshot, key, respondList(request, snapshot, drfOptions));
+    const respond = () => respondList(request, snapshot, drfOptions);
+    if (!snapshot || key === null) return withLoadedPages(respond);
+    const cached = cache.get(snapshot, key);
+    if (cached) return cached;
+    const answer = withLoadedPages(respond);
+    return answer instanceof Promise
+      ? answer.then((later) => cache.set(snapshot, key, later))
+      : cache.set(snapshot, key, answer);
+  };
+  return (request, stored) => {
+    cache.follow(deps.snapshots.current);
+    // A snapshot's media map is read from the store once; every later answer is synchronous.
+    if (stored && rewriteMedia && !rewriteMedia.isLoaded(stored)) {
+      return rewriteMedia.load(stored).then(() => answerFrom(request, stored));
+    }
+    return answerFrom(request, stored);
   };
 }
 
 /** gunicorn's part (limits, scheme, server name), then Django's routing, then the list view. */
-function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered {
+function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => MaybeLater<Answered> {
   const drfOptions: DrfOptions = {
     trustProxyHeaders: deps.options.trustProxy,
     publicBaseUrl: deps.options.publicBaseUrl,
@@ -156,7 +203,7 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered 
     return servers[scheme];
   };
 
-  const answer = (incoming: Incoming): Answered => {
+  const answer = (incoming: Incoming): MaybeLater<Answered> => {
     const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
     if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
     const scheme = schemeFromHeaders(incoming.rawHeaders, isTrusted(incoming.peer));
@@ -169,24 +216,61 @@ function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => Answered 
         : { method: incoming.method, url: incoming.url, headers: incoming.headers, server };
     const isList = isPlainListTarget(incoming.url) || isListPath(incoming.url);
     if (!isList) return { answer: respondDjangoNotFound(request, drfOptions), route: 'other' };
+    const fromPicked = (picked: Picked): MaybeLater<Answered> => {
+      if ('status' in picked) return { answer: picked, route: 'list' };
+      const listed = listAnswer(request, picked.snapshot);
+      return listed instanceof Promise
+        ? listed.then((later) => ({ answer: later, route: 'list' }))
+        : { answer: listed, route: 'list' };
+    };
     const picked = pickSnapshot(request, deps.snapshots);
-    return { answer: 'status' in picked ? picked : listAnswer(request, picked.snapshot), route: 'list' };
+    return picked instanceof Promise ? picked.then(fromPicked) : fromPicked(picked);
   };
 
+  // Only the answers that read the store (`?as_of=`, a media map) wait for it: when it cannot answer
+  // (PostgreSQL restarting), a 503 says "try again", while the current snapshot is still served.
+  const unavailable = (incoming: Incoming, err: unknown): Answered => {
+    if (toMirrorError(err).code === 'SNAPSHOT_INVALID') return failed(incoming, err);
+    deps.logger.warn({ err, url: incoming.url }, 'list answer needs the database, which did not answer');
+    const request = { method: incoming.method, url: incoming.url, headers: incoming.headers };
+    return { answer: jsonAnswer(request, 503, UNAVAILABLE), route: 'list' };
+  };
+  const failed = (incoming: Incoming, err: unknown): Answered => {
+    deps.logger.error({ err, url: incoming.url }, 'list endpoint failed');
+    return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
+  };
   return (incoming) => {
     try {
-      return answer(incoming);
+      const answered = answer(incoming);
+      return answered instanceof Promise
+        ? answered.catch((err: unknown) => unavailable(incoming, err))
+        : answered;
     } catch (err) {
-      deps.logger.error({ err, url: incoming.url }, 'list endpoint failed');
-      return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
+      return failed(incoming, err);
     }
   };
+}
+
+/** An answer that came later (from the store) is written to a connection that may be gone. */
+function lostAnswerReporter(logger: Logger): (url: string) => (err: unknown) => void {
+  return (url) => (err) => logger.warn({ err, url }, 'a list answer could not be written');
+}
+
+/** Sends an answer now, or when it comes (a failure to write it then is reported, not thrown). */
+function whenAnswered(
+  answered: MaybeLater<Answered>,
+  send: (answered: Answered) => void,
+  lost: (err: unknown) => void,
+): void {
+  if (answered instanceof Promise) answered.then(send).catch(lost);
+  else send(answered);
 }
 
 /** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
 export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
   const safely = createAnswerer(deps);
   const record = requestRecorder(deps.metrics);
+  const lost = lostAnswerReporter(deps.logger);
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
@@ -205,16 +289,18 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       req.httpVersionMajor === 0
         ? simpleRequestLine(method, url)
         : unsupportedTransferCoding(req.headers['transfer-encoding'], req.httpVersion);
-    const { answer: chosen, route } =
-      refusal === null ? safely(incoming) : { answer: refusal, route: 'refused' };
-    // gunicorn refuses with raw bytes and closes the connection once they are out. To an HTTP/1.0
-    // request it answers `HTTP/1.0 …` (Node's status line always says 1.1) and closes too.
-    if (route === 'refused' || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
-      const version = [req.httpVersionMajor, req.httpVersionMinor];
-      writeRawAnswer(req.socket, withoutHeadBody(method, chosen), version);
-      req.socket.destroySoon();
-    } else sendAnswer(res, chosen);
-    record(route, method, chosen.status, (performance.now() - started) / 1000);
+    const send = ({ answer: chosen, route }: Answered): void => {
+      // gunicorn refuses with raw bytes and closes the connection once they are out. To an HTTP/1.0
+      // request it answers `HTTP/1.0 …` (Node's status line always says 1.1) and closes too.
+      if (route === 'refused' || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0)) {
+        const version = [req.httpVersionMajor, req.httpVersionMinor];
+        writeRawAnswer(req.socket, withoutHeadBody(method, chosen), version);
+        req.socket.destroySoon();
+      } else sendAnswer(res, chosen);
+      record(route, method, chosen.status, (performance.now() - started) / 1000);
+    };
+    const answered = refusal === null ? safely(incoming) : { answer: refusal, route: 'refused' };
+    whenAnswered(answered, send, lost(url));
   };
 
   const answerRefused = (packet: Buffer, socket: Socket): boolean => {
@@ -229,7 +315,7 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     }
     const { head } = parsed;
     const { method } = head;
-    const { answer: chosen, route } = safely({
+    const answered = safely({
       method,
       url: head.url,
       lineBytes: head.requestLine.length,
@@ -237,8 +323,11 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
       rawHeaders: head.rawHeaders,
       peer: socket.remoteAddress,
     });
-    writeRawAnswer(socket, chosen, head.version);
-    record(route, method, chosen.status, (performance.now() - started) / 1000);
+    const send = ({ answer: chosen, route }: Answered): void => {
+      writeRawAnswer(socket, chosen, head.version);
+      record(route, method, chosen.status, (performance.now() - started) / 1000);
+    };
+    whenAnswered(answered, send, lost(head.url));
     return true;
   };
 

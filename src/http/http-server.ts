@@ -19,8 +19,11 @@ function isAppRequest(url: string | undefined, isAppPath: (path: string) => bool
 
 /** What else the server answers before DRF: the mirrored media, and the paths Fastify routes. */
 export interface HttpServerExtras {
-  /** Answers `/media/<sha256>/<name>` and returns true, or returns false for DRF to answer. */
-  media?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /**
+   * Answers `/media/<sha256>/<name>` and returns true (calling `notOurs` when no such file is
+   * stored), or returns false for DRF to answer.
+   */
+  media?: (req: IncomingMessage, res: ServerResponse, notOurs: () => void) => boolean;
   /** True for a path a Fastify route answers (route-table.ts); every other path is DRF's. */
   isAppPath?: (path: string) => boolean;
 }
@@ -45,7 +48,7 @@ export function createHttpServer(
       // Content-Type before the route (and its 401) can answer.
       delete req.headers['content-type'];
       api(req, res);
-    } else if (!media?.(req, res)) drf(req, res);
+    } else if (!media?.(req, res, () => drf(req, res))) drf(req, res);
   };
   // Seconds, not Node's 5 minutes: a client trickling a request must not hold a socket for long.
   // Node 20 runs these timers only while a request is being received, never on an idle keep-alive

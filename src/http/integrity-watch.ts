@@ -16,10 +16,11 @@ export class IntegrityWatch {
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #stopping = new AbortController();
-  readonly #file: string;
+  /** Null: a networked store, which checks itself; nothing to do here. */
+  readonly #file: string | null;
   readonly #logger: Logger;
 
-  constructor(file: string, logger: Logger) {
+  constructor(file: string | null, logger: Logger) {
     this.#file = file;
     this.#logger = logger;
   }
@@ -31,7 +32,7 @@ export class IntegrityWatch {
 
   /** Runs a check now (or joins the one running) and keeps its verdict. */
   check(): Promise<void> {
-    if (this.#file === ':memory:') return Promise.resolve();
+    if (this.#file === null || this.#file === ':memory:') return Promise.resolve();
     this.#running ??= this.#check().finally(() => {
       this.#running = null;
     });
@@ -40,6 +41,7 @@ export class IntegrityWatch {
 
   async #check(): Promise<void> {
     const { signal } = this.#stopping;
+    if (this.#file === null) return;
     const verdict = await quickCheck(this.#file, { deadlineMs: INTEGRITY_CHECK_DEADLINE_MS, signal });
     if (signal.aborted) return;
     if (verdict.kind === 'unfinished') {

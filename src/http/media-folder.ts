@@ -1,16 +1,14 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasStoredMedia } from '../db/media-queries.js';
-import type { MirrorDatabase } from '../db/open.js';
 
 /**
- * What is wrong with the media folder, or null: the database records stored files and the folder
- * holding them is gone (moved or deleted under a running server). One stat; readiness asks per probe
- * and the pages per image, so neither keeps pointing at /media/ URLs that cannot answer.
+ * What is wrong with the media folder, or null: the database records stored files (`hasStored`) and
+ * the folder holding them is gone (moved or deleted under a running server). One stat; readiness
+ * asks per probe and the pages per image, so neither keeps pointing at /media/ URLs that cannot answer.
  */
-export function mediaFolderProblem(store: MirrorDatabase, dir: string): string | null {
+export function mediaFolderProblem(hasStored: boolean, dir: string): string | null {
   const objects = join(dir, 'objects');
+  if (!hasStored) return null;
   if (statSync(objects, { throwIfNoEntry: false })?.isDirectory() === true) return null;
-  if (!hasStoredMedia(store)) return null;
   return `media folder ${objects} is missing (moved or deleted?): mirrored files cannot be served`;
 }

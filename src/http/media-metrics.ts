@@ -5,7 +5,7 @@ import type { Store } from '../db/store.js';
  * Media figures read from the database at scrape time (syncs may run in another process): totals
  * over every run, the latest media run's own counts, and what the store holds.
  */
-export function registerMediaMetrics(registry: Registry, store: Store): void {
+export function registerMediaMetrics(registry: Registry, store: Pick<Store, 'mediaFigures'>): void {
   const outcomes = ['fetched', 'revalidated', 'failed'] as const;
   new Gauge({
     name: 'coworker_mirror_media_items',

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { MirrorDatabase } from '../db/open.js';
-import { heldMedia, mediaShasAt } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
@@ -36,49 +35,8 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 }
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
-function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
-  return new Map(mediaShasAt(store, runId).map(([url, sha256]) => [url, mirrorPathOf(url, sha256)]));
-}
-
-/** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */
-export function mediaPathLookup(
-  store: MirrorDatabase,
-  runId: () => number | null,
-): (url: string) => string | null {
-  let cached: { runId: number; map: Map<string, string> } | null = null;
-  return (url) => {
-    const id = runId();
-    if (id === null) return null;
-    if (cached?.runId !== id) cached = { runId: id, map: mediaUrlMapAt(store, id) };
-    return cached.map.get(url) ?? null;
-  };
-}
-
-/**
- * For the pages: the mirror's path for an upstream media URL as of run `runId()`, else for the
- * newest bytes it still holds of that URL. The "before" side of a change names a URL the served
- * run no longer lists; its thumbnail must still come from the mirror when the upstream is down.
- * The list endpoint's rewrite stays `mediaPathLookup` (as of its run, nothing else).
- */
-export function pageMediaPathLookup(
-  store: MirrorDatabase,
-  runId: () => number | null,
-): (url: string) => string | null {
-  const asOfRun = mediaPathLookup(store, runId);
-  let cached: { runId: number | null; map: Map<string, string> } | null = null;
-  return (url) => {
-    const found = asOfRun(url);
-    if (found !== null) return found;
-    const id = runId();
-    // Held media change only with a run: one map per run, as `mediaPathLookup` keeps.
-    if (cached?.runId !== id) {
-      cached = {
-        runId: id,
-        map: new Map(heldMedia(store).map((m) => [m.url, mirrorPathOf(m.url, m.sha256)])),
-      };
-    }
-    return cached.map.get(url) ?? null;
-  };
+export async function mediaUrlMapAt(store: Store, runId: number): Promise<Map<string, string>> {
+  return new Map((await store.mediaShasAt(runId)).map(([url, sha256]) => [url, mirrorPathOf(url, sha256)]));
 }
 
 /** `/media/<sha256>/<file name>`: the mirror's address of one held file. */
@@ -109,15 +67,12 @@ const MAX_BASE_BYTES = 512;
  * the request names. Variants are prepared once per (snapshot, base) and kept with the snapshot;
  * a few bases per snapshot at most, since the Host header is the client's to choose.
  */
-export function createMediaRewriter(
-  store: MirrorDatabase,
-  options: MediaBaseOptions,
-): (snapshot: PreparedSnapshot, headers: IncomingHttpHeaders) => PreparedSnapshot {
+export function createMediaRewriter(store: Store, options: MediaBaseOptions): MediaRewriter {
   const maps = new WeakMap<PreparedSnapshot, MediaUrlMap>();
   const variants = new WeakMap<PreparedSnapshot, Map<string, PreparedSnapshot>>();
-  return (snapshot, headers) => {
-    let map = maps.get(snapshot);
-    if (!map) maps.set(snapshot, (map = mediaUrlMapAt(store, Number(snapshot.id))));
+  const rewrite = (snapshot: PreparedSnapshot, headers: IncomingHttpHeaders): PreparedSnapshot => {
+    const map = maps.get(snapshot);
+    if (!map) throw new Error('media map not loaded: call load(snapshot) first');
     if (map.size === 0) return snapshot;
     const base = mediaBase(headers, options);
     let byBase = variants.get(snapshot);
@@ -131,6 +86,25 @@ export function createMediaRewriter(
     }
     return variant;
   };
+  return {
+    rewrite,
+    isLoaded: (snapshot) => maps.has(snapshot),
+    load: async (snapshot) => {
+      if (maps.has(snapshot)) return;
+      const map = await mediaUrlMapAt(store, Number(snapshot.id));
+      maps.set(snapshot, map);
+    },
+  };
+}
+
+/**
+ * MEDIA_REWRITE's rewriter. A snapshot's URL map is read from the store once (`load`, async);
+ * `rewrite` is then synchronous, as the list endpoint's hot path needs.
+ */
+export interface MediaRewriter {
+  rewrite(snapshot: PreparedSnapshot, headers: IncomingHttpHeaders): PreparedSnapshot;
+  isLoaded(snapshot: PreparedSnapshot): boolean;
+  load(snapshot: PreparedSnapshot): Promise<void>;
 }
 
 /** The snapshot with rewritten entries; its id names the base, so ETags differ from the plain one. */

@@ -2,8 +2,7 @@ import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream';
-import type { MirrorDatabase } from '../db/open.js';
-import { keptBlobReader } from '../db/sqlite/media.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from './metrics.js';
 
@@ -13,7 +12,7 @@ const MEDIA_PATH = /^\/media\/([0-9a-f]{64})\/[^/]+$/;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export interface MediaRouteDeps {
-  store: MirrorDatabase;
+  store: Store;
   /** The media folder (MEDIA_DIR or `media/` beside the database). */
   dir: string;
   metrics: Metrics;
@@ -59,18 +58,36 @@ function matchesNoneMatch(header: string | undefined, etag: string): boolean {
 /**
  * Serves mirrored files from node:http, streamed from disk (never read whole per request), with a
  * strong ETag (the hash), immutable caching, nosniff, 304s and single ranges as `<video>` needs.
- * Returns false when the path is not a stored file, so the caller answers it as before (Django's
- * 404): without mirrored media the server behaves exactly as it did.
+ * Returns false when the path cannot name a stored file; when it could but names none (the store
+ * says so, asynchronously), `notOurs` answers it as before (Django's 404): without mirrored media
+ * the server behaves exactly as it did.
  */
 export function createMediaHandler(
   deps: MediaRouteDeps,
-): (req: IncomingMessage, res: ServerResponse) => boolean {
+): (req: IncomingMessage, res: ServerResponse, notOurs: () => void) => boolean {
   const findStoredFile = storedFileFinder(deps);
   const record = mediaRecorder(deps.metrics);
-  return (req, res) => {
+  return (req, res, notOurs) => {
     const started = performance.now();
-    const file = findStoredFile(req.url ?? '/');
-    if (!file) return false;
+    const sha256 = mediaShaOf(req.url ?? '/');
+    if (sha256 === null) return false;
+    findStoredFile(sha256).then(
+      (file) => (file ? answerFile(req, res, file, started) : notOurs()),
+      (err: unknown) => {
+        // The store cannot say (PostgreSQL away): a fault of this server, as a lost file is.
+        deps.logger.error({ err, sha256 }, 'media lookup failed; answering 503');
+        answerFile(req, res, 'missing', started);
+      },
+    );
+    return true;
+  };
+
+  function answerFile(
+    req: IncomingMessage,
+    res: ServerResponse,
+    file: StoredFile | 'missing',
+    started: number,
+  ): void {
     if (file === 'missing') {
       // The mirror recorded the file and lost it: a fault of this server, not a resource that
       // never existed; caches must not remember it as gone.
@@ -87,7 +104,7 @@ export function createMediaHandler(
         )
         .end(req.method === 'HEAD' ? undefined : body);
       record(req.method ?? 'GET', 503, started);
-      return true;
+      return;
     }
     try {
       answerStoredFile(req, res, file, { record, logger: deps.logger });
@@ -95,8 +112,13 @@ export function createMediaHandler(
       closeSync(file.fd);
       throw err;
     }
-    return true;
-  };
+  }
+}
+
+/** The sha256 a `/media/<sha256>/<name>` path names, or null for any other path. */
+function mediaShaOf(url: string): string | null {
+  if (!url.startsWith('/media/')) return null;
+  return MEDIA_PATH.exec(url.split('?', 1)[0] ?? '')?.[1] ?? null;
 }
 
 /** A committed media object, opened: its descriptor is closed by whoever answers. */
@@ -110,21 +132,16 @@ interface StoredFile {
 type RecordRequest = (method: string, status: number, started: number) => void;
 
 /**
- * Resolves a request URL to a committed file opened for reading, `missing` when its row says it is
+ * Resolves a file's hash to a committed file opened for reading, `missing` when its row says it is
  * stored but the file cannot be opened (the media folder moved or deleted under the server), or
  * null for "not ours: answer as before". Opened on every request, never remembered as present: an
  * open is as cheap as the stat it replaces, and a file seen once may be gone the next time.
  */
-function storedFileFinder(deps: MediaRouteDeps): (url: string) => StoredFile | 'missing' | null {
-  const lookup = keptBlobReader(deps.store);
+function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<StoredFile | 'missing' | null> {
   // One line per outage, not one per request: reset once a file opens again.
   let reported = false;
-  return (url) => {
-    if (!url.startsWith('/media/')) return null;
-    const match = MEDIA_PATH.exec(url.split('?', 1)[0] ?? '');
-    const sha256 = match?.[1];
-    if (sha256 === undefined) return null;
-    const blob = lookup(sha256);
+  return async (sha256) => {
+    const blob = await deps.store.keptBlob(sha256);
     if (!blob) return null;
     const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
     try {

@@ -1,5 +1,6 @@
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../db/store.js';
+import { keepLast } from './last-known.js';
 import { registerMediaMetrics } from './media-metrics.js';
 import { createRequestMetrics, type RequestMetrics } from './request-metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
@@ -8,13 +9,38 @@ export interface Metrics extends RequestMetrics {
   registry: Registry;
 }
 
+type Figures = Pick<Store, 'runCounts' | 'latestSucceededRun' | 'mediaFigures'>;
+
+/** The store's figures, each answering its last known value while the store cannot answer. */
+function lastKnown(store: Store): Figures {
+  return {
+    runCounts: keepLast(() => store.runCounts()),
+    latestSucceededRun: keepLast(() => store.latestSucceededRun()),
+    mediaFigures: keepLast(() => store.mediaFigures()),
+  };
+}
+
 /**
  * One registry per server (tests build several). Run figures are read from the database at scrape
  * time, so they are right even when syncs run in another process.
  */
-export function createMetrics(store: Store, snapshots: SnapshotHolder): Metrics {
+export function createMetrics(database: Store, snapshots: SnapshotHolder): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'coworker_mirror_' });
+  const store = lastKnown(database);
+  new Gauge({
+    name: 'coworker_mirror_database_up',
+    help: 'Whether the database answered at this scrape (0: figures read from it are the last known)',
+    registers: [registry],
+    async collect() {
+      this.set(
+        await database.databaseProblem().then(
+          () => 1,
+          () => 0,
+        ),
+      );
+    },
+  });
   new Gauge({
     name: 'coworker_mirror_runs',
     help: 'Sync runs recorded, by status',

@@ -1,8 +1,26 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { maskPassword } from '../config/database-url.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import type { Metrics } from './metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
+
+/**
+ * What keeps the mirror from being ready, or null. A store that cannot answer at all (PostgreSQL
+ * restarting, failing over) is such a reason, with what it said (its password masked), never an
+ * error: the list endpoint keeps serving the snapshot held.
+ */
+async function problemOf(
+  snapshots: SnapshotHolder,
+  mediaProblem: (() => Promise<string | null>) | undefined,
+): Promise<string | null> {
+  try {
+    return (await snapshots.databaseProblem()) ?? (await mediaProblem?.()) ?? null;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return `database unreachable: ${maskPassword(message)}`;
+  }
+}
 
 /** /healthz (the process answers), /readyz (a fresh enough snapshot is served), /metrics. */
 export function registerOpsRoutes(
@@ -13,7 +31,7 @@ export function registerOpsRoutes(
     staleAfterMs: number;
     metricsToken?: string | null;
     /** What keeps mirrored media from being served (MEDIA_DIR gone), when media is served. */
-    mediaProblem?: () => string | null;
+    mediaProblem?: () => Promise<string | null>;
     now?: () => number;
   },
 ): void {
@@ -21,7 +39,7 @@ export function registerOpsRoutes(
   app.get('/healthz', () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
-    const database = (await deps.snapshots.databaseProblem()) ?? deps.mediaProblem?.() ?? null;
+    const database = await problemOf(deps.snapshots, deps.mediaProblem);
     if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });

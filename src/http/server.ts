@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
 import type { MediaConfig, ServerConfig } from '../config/load-config.js';
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
 import { registerDeliveryRoutes } from './api/deliveries-routes.js';
@@ -12,19 +12,18 @@ import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
-import { createMediaRewriter, mirrorPathOf, pageMediaPathLookup } from './media-rewrite.js';
-import { keptBlobReader } from '../db/sqlite/media.js';
+import { createMediaRewriter } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
-import { mirroredMedia, type MediaResolver } from '../web/media-source.js';
-import { mediaFolderProblem } from './media-folder.js';
+import { mirroredMedia } from '../web/media-source.js';
+import { ServedMedia } from './served-media.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
 
 export interface ServerDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   /**
    * The server's settings, and the mirrored media it serves under /media/ (the list points at them
@@ -60,19 +59,21 @@ export interface RouteContext {
   deps: ServerDeps;
   snapshots: SnapshotHolder;
   metrics: Metrics;
+  /** The mirrored media as of the served run, when media is served. */
+  servedMedia: ServedMedia | undefined;
 }
 
 /** Registers Fastify routes or plugins; add one line to ROUTES for a new feature. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
 
 const ROUTES: readonly RouteRegistrar[] = [
-  (app, { deps, snapshots, metrics }) =>
+  (app, { deps, snapshots, metrics, servedMedia }) =>
     registerOpsRoutes(app, {
       snapshots,
       metrics,
       staleAfterMs: deps.config.server.staleAfterMs,
       metricsToken: deps.config.server.metricsToken,
-      ...(deps.config.media ? { mediaProblem: mediaProblemOf(deps.store, deps.config.media.dir) } : {}),
+      ...(servedMedia ? { mediaProblem: () => servedMedia.currentProblem() } : {}),
     }),
   (app, { deps }) =>
     registerHistoryRoutes(app, deps.store, {
@@ -86,7 +87,7 @@ const ROUTES: readonly RouteRegistrar[] = [
   },
   (app, { deps, metrics }) =>
     registerDeliveryRoutes(app, deps.store, { ...deps.config.server, registry: metrics.registry }),
-  (app, { deps, snapshots }) =>
+  (app, { deps, snapshots, servedMedia }) =>
     registerWeb(app, {
       store: deps.store,
       logger: deps.logger.child({ module: 'http' }),
@@ -95,30 +96,19 @@ const ROUTES: readonly RouteRegistrar[] = [
       links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
       timeZone: deps.web?.timeZone,
-      // Thumbnails of mirrored media come from the mirror itself, as of the served run.
+      // Thumbnails of mirrored media come from the mirror itself, as of the served run; while the
+      // media folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
+      // A "before" side names bytes the served run no longer lists: the newest held copy, else none.
       media:
         deps.web?.media ??
-        (deps.config.media ? pageMedia(deps.store, deps.config.media.dir, snapshots) : undefined),
+        (servedMedia
+          ? mirroredMedia(
+              (url) => servedMedia.path(url),
+              (url, sha256) => servedMedia.heldPath(url, sha256),
+            )
+          : undefined),
     }),
 ];
-
-function mediaProblemOf(store: MirrorDatabase, dir: string): () => string | null {
-  return () => mediaFolderProblem(store, dir);
-}
-
-/**
- * Thumbnails of mirrored media come from the mirror itself, as of the served run; while the media
- * folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
- */
-function pageMedia(store: MirrorDatabase, dir: string, snapshots: SnapshotHolder): MediaResolver {
-  const lookup = pageMediaPathLookup(store, () => snapshots.info?.runId ?? null);
-  const kept = keptBlobReader(store);
-  const usable = () => mediaFolderProblem(store, dir) === null;
-  return mirroredMedia(
-    (url) => (usable() ? lookup(url) : null),
-    (url, sha256) => (usable() && kept(sha256) !== undefined ? mirrorPathOf(url, sha256) : null),
-  );
-}
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */
 function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
@@ -195,9 +185,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     boundAddress,
     ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.config.server) } : {}),
   });
-  const mediaFiles = media
-    ? createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger })
-    : undefined;
+  const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
+  const servedMedia = media && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null);
   const { app, routes } = createApp(
     logger,
     metrics,
@@ -208,7 +197,8 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
       })),
     drf,
   );
-  for (const register of ROUTES) register(app, { deps, snapshots, metrics });
+  if (servedMedia) await keepMediaFresh(app, servedMedia, logger);
+  for (const register of ROUTES) register(app, { deps, snapshots, metrics, servedMedia });
   await app.ready();
   const httpServer = server ?? app.server;
   return {
@@ -241,6 +231,19 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
       }
     },
   };
+}
+
+/**
+ * Pages look media up synchronously, per image: the served run's facts are read before each
+ * request. When the store cannot answer, the previous run's facts serve (a page still renders).
+ */
+async function keepMediaFresh(app: FastifyInstance, servedMedia: ServedMedia, logger: Logger): Promise<void> {
+  await servedMedia.ready();
+  app.addHook('preHandler', async () => {
+    await servedMedia.ready().catch((err: unknown) => {
+      logger.warn({ err }, 'media facts of the served run could not be read; using the previous ones');
+    });
+  });
 }
 
 const HOST_UNKNOWN = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NONAME', 'EAFNOSUPPORT', 'EINVAL']);

@@ -1,7 +1,6 @@
-import { immutableUri, type MirrorDatabase } from '../db/open.js';
 import { defaultOf } from '../config/settings.js';
-import { latestSucceededRun } from '../db/queries.js';
 import type { RunRow } from '../db/schema.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
@@ -32,17 +31,17 @@ export class SnapshotHolder {
   #pastBytes = 0;
   #timer: NodeJS.Timeout | null = null;
   #refreshing: Promise<boolean> | null = null;
-  readonly #store: MirrorDatabase;
+  readonly #store: Store;
   readonly #logger: Logger;
   readonly #asOfCacheBytes: number;
 
   /** The periodic whole-file check readiness also reports (started with the polling). */
   readonly integrity: IntegrityWatch;
 
-  constructor(store: MirrorDatabase, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
+  constructor(store: Store, logger: Logger, asOfCacheBytes = DEFAULT_AS_OF_CACHE_BYTES) {
     this.#store = store;
     this.#logger = logger;
-    this.integrity = new IntegrityWatch(store.immutable ? immutableUri(store.file) : store.file, logger);
+    this.integrity = new IntegrityWatch(store.integrityTarget, logger);
     this.#asOfCacheBytes = asOfCacheBytes;
   }
 
@@ -122,8 +121,8 @@ export class SnapshotHolder {
   }
 
   /** The snapshot served at `asOf`, or null before the first successful run. */
-  asOf(asOf: Date): PreparedSnapshot | null {
-    const run = latestSucceededRun(this.#store, asOf.toISOString());
+  async asOf(asOf: Date): Promise<PreparedSnapshot | null> {
+    const run = await this.#store.latestSucceededRun(asOf.toISOString());
     if (!run) return null;
     if (run.id === this.#current?.info.runId) return this.#current.prepared;
     const cached = this.#pastByRun.get(run.id);
@@ -132,12 +131,15 @@ export class SnapshotHolder {
       this.#pastByRun.set(run.id, cached);
       return cached.prepared;
     }
-    const past: PastSnapshot = loadPastSnapshot(this.#store, run, (grown) => {
+    const past: PastSnapshot = await loadPastSnapshot(this.#store, run, (grown) => {
       // Pages built after this snapshot left the cache are the caller's, not the cache's.
       if (this.#pastByRun.get(run.id) !== past) return;
       this.#pastBytes += grown;
       this.#evictPast(run.id);
     });
+    // Another request loaded this run meanwhile: one copy in the cache.
+    const loaded = this.#pastByRun.get(run.id);
+    if (loaded) return loaded.prepared;
     this.#pastByRun.set(run.id, past);
     this.#pastBytes += past.bytes;
     this.#evictPast(run.id);
@@ -177,7 +179,7 @@ export class SnapshotHolder {
     this.integrity.start();
     let reported: string | null = null;
     this.#timer = setInterval(() => {
-      const fileProblem = this.#store.fileProblem();
+      const fileProblem = this.#store.storageProblem();
       if (fileProblem !== reported && fileProblem !== null) {
         this.#logger.error(
           { db: this.#store.file, problem: fileProblem },

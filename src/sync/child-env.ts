@@ -1,3 +1,4 @@
+import type { DatabaseTarget } from '../config/database-url.js';
 import { settingList, settings, type Config, type NamedUpstream } from '../config/load-config.js';
 
 /** What a child sync runs with: the parent's settings, with the upstream (the demo's) named. */
@@ -14,12 +15,14 @@ export type ChildSyncConfig = Pick<Config, 'database' | 'sync' | 'server' | 'med
 export function syncEnvFrom(config: ChildSyncConfig): Record<string, string> {
   const env: Record<string, string> = {};
   for (const s of settingList) {
+    if (s.group === 'database') continue;
     if (s.flag === null && s.env !== settings.media.origins.env) continue;
     const text = asVariable(
       (config as Record<string, Record<string, unknown> | undefined>)[s.group]?.[s.name],
     );
     if (text !== null) env[s.env] = text;
   }
+  Object.assign(env, databaseEnv(config.database.target));
   const { target } = config.upstream;
   // The URL's credentials travel as the Authorization header of the parsed target; the child
   // parses them again from the URL, whether they came from the environment or --upstream. A Basic
@@ -30,6 +33,21 @@ export function syncEnvFrom(config: ChildSyncConfig): Record<string, string> {
   // it would be refused as a contradiction. An empty variable is unset.
   env[settings.demo.enabled.env] = '';
   return env;
+}
+
+/**
+ * The store chosen, as the one variable that names it (the other emptied, so an inherited one does
+ * not contradict it). A URL travels in the environment, never in arguments others can read.
+ */
+function databaseEnv(target: DatabaseTarget): Record<string, string> {
+  return target.kind === 'sqlite'
+    ? { [settings.database.path.env]: target.path, [settings.database.url.env]: '' }
+    : { [settings.database.url.env]: asGiven(target.connectionString), [settings.database.path.env]: '' };
+}
+
+/** The URL as a person writes it: without the `pg` switch the parser appends (last) for sslmode. */
+function asGiven(connectionString: string): string {
+  return connectionString.replace(/&uselibpqcompat=true$/, '');
 }
 
 /** A parsed value as its variable's text: lists comma-joined, numbers (durations in ms) as digits. */

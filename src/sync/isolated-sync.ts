@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
-import type { MirrorDatabase } from '../db/open.js';
-import { recordFailedRun } from '../db/run-records.js';
+import type { Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { endRunWithoutData } from './run-lock.js';
@@ -52,7 +51,7 @@ export interface IsolatedSyncOptions {
   /** That grace; 30 s unless a test needs a watchdog it can wait for. */
   watchdogGraceMs?: number;
   /** The database itself: a child that dies before its run row is recorded in it directly. */
-  store: MirrorDatabase;
+  store: Store;
   /** The upstream as runs name it: a child that dies before its run row is recorded under it. */
   upstream: string;
   logger: Logger;
@@ -130,7 +129,7 @@ async function recordDeath(
       const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
       await endRunWithoutData(options.store, outcome.runId, status, error);
     } else if (outcome.killedBy !== 'abort') {
-      outcome.runId = recordFailedRun(options.store, { upstream: options.upstream, startedAt, error });
+      outcome.runId = await options.store.recordFailedRun({ upstream: options.upstream, startedAt, error });
       error.details.runId = outcome.runId;
     }
   } catch (cause) {

@@ -1,6 +1,5 @@
-import { coworkerDirectory, type DirectoryEntry } from '../db/page-queries.js';
-import { latestSucceededRunId } from '../db/queries.js';
-import type { MirrorDatabase } from '../db/open.js';
+import type { DirectoryEntry } from '../db/page-queries.js';
+import type { Store } from '../db/store.js';
 
 export interface FoldedEntry extends DirectoryEntry {
   /** Name and post in lower case without accents, for "jose" to find "José". */
@@ -20,8 +19,8 @@ function fold(text: string): string {
 // made the first request after a run spend most of a second sorting 10,000 names.
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-function build(store: MirrorDatabase): FoldedEntry[] {
-  return coworkerDirectory(store)
+function build(entries: DirectoryEntry[]): FoldedEntry[] {
+  return entries
     .map((entry) => ({
       ...entry,
       folded: fold(`${entry.name}\n${entry.post}`),
@@ -42,20 +41,27 @@ export interface DirectoryFailure {
  * at 10,000 coworkers), so it is built once when the server starts and then once per new successful
  * run, by the first request that sees one. That request waits for it: answered from the previous
  * run's directory instead, a page asked for rarely lagged the served snapshot by several runs.
- * The run id and the rows are read in one transaction, so "as of run N" is the run shown.
+ * The run id and the rows are read in one transaction, so "as of run N" is the run shown. The first
+ * build is `ready()`, which the server awaits before it answers.
  * Bounded by the number of coworkers × 2 × DIRECTORY_TEXT_CHARS characters.
  */
 export class DirectoryCache {
   #runId: number | null = null;
   #entries: FoldedEntry[] = [];
   #failedRunId: number | null = null;
-  readonly #store: MirrorDatabase;
+  #built: Promise<void> | null = null;
+  readonly #store: Store;
   readonly #onError: (failure: DirectoryFailure) => void;
 
-  constructor(store: MirrorDatabase, onError: (failure: DirectoryFailure) => void) {
+  constructor(store: Store, onError: (failure: DirectoryFailure) => void) {
     this.#store = store;
     this.#onError = onError;
-    this.#rebuild();
+  }
+
+  /** The first build (at start-up): a failure here fails the start, as it did when built at once. */
+  ready(): Promise<void> {
+    this.#built ??= this.#rebuild();
+    return this.#built;
   }
 
   /** The run whose listing the directory shows. */
@@ -63,19 +69,18 @@ export class DirectoryCache {
     return this.#runId;
   }
 
-  #rebuild(): void {
-    const read = this.#store.sqlite.transaction(() => ({
-      runId: latestSucceededRunId(this.#store),
-      entries: build(this.#store),
-    }));
-    ({ runId: this.#runId, entries: this.#entries } = read());
+  async #rebuild(): Promise<void> {
+    const read = await this.#store.directoryWithRun();
+    this.#runId = read.runId;
+    this.#entries = build(read.entries);
   }
 
-  entries(): FoldedEntry[] {
-    const runId = latestSucceededRunId(this.#store);
+  async entries(): Promise<FoldedEntry[]> {
+    await this.ready();
+    const runId = await this.#store.latestSucceededRunId();
     if (runId !== this.#runId && runId !== this.#failedRunId) {
       try {
-        this.#rebuild();
+        await this.#rebuild();
       } catch (error) {
         // The previous directory still answers, naming its own run; the next run tries again.
         this.#failedRunId = runId;
@@ -86,9 +91,9 @@ export class DirectoryCache {
   }
 
   /** Entries whose name or post contains `query` (accents and case ignored). */
-  search(query: string, status: 'present' | 'departed' | 'all'): FoldedEntry[] {
+  async search(query: string, status: 'present' | 'departed' | 'all'): Promise<FoldedEntry[]> {
     const needle = fold(query.trim());
-    return this.entries().filter(
+    return (await this.entries()).filter(
       (entry) =>
         (status === 'all' || (status === 'present') === (entry.removedRun === null)) &&
         (needle === '' || entry.folded.includes(needle)),
@@ -96,10 +101,10 @@ export class DirectoryCache {
   }
 
   /** Uuids whose name contains `query`, in directory order. */
-  uuidsByName(query: string): string[] {
+  async uuidsByName(query: string): Promise<string[]> {
     const needle = fold(query.trim());
     const out = new Set<string>();
-    for (const entry of this.entries()) if (entry.foldedName.includes(needle)) out.add(entry.uuid);
+    for (const entry of await this.entries()) if (entry.foldedName.includes(needle)) out.add(entry.uuid);
     return [...out];
   }
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import type { z } from 'zod';
-import type { MirrorDatabase } from '../db/open.js';
 import type { Store } from '../db/store.js';
 import { MAX_FILTER_UUIDS } from '../db/page-queries.js';
 import { runView } from '../db/history-views.js';
@@ -30,7 +29,7 @@ import { entryOf } from './pages/card.js';
 import type { DeliveryStatus } from '../db/schema.js';
 
 export interface WebPageDeps extends PageDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   status: StatusSource | null;
   /** The snapshot the list endpoint serves right now. */
@@ -128,7 +127,7 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
     let nameMatches: number | null = null;
     if (query.uuid !== undefined) uuids = [query.uuid];
     if (query.name !== undefined) {
-      const named = directory.uuidsByName(query.name);
+      const named = await directory.uuidsByName(query.name);
       if (named.length > MAX_FILTER_UUIDS) nameMatches = named.length;
       uuids = uuids ? uuids.filter((u) => named.includes(u)) : named.slice(0, MAX_FILTER_UUIDS);
     }
@@ -166,11 +165,11 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
 }
 
 function coworkersPage(deps: WebPageDeps, directory: DirectoryCache) {
-  return (request: FastifyRequest, reply: FastifyReply) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const query = parseOrAnswer(deps, reply, coworkersPageQuery, request.query);
     if (!query) return reply;
     const status = query.status ?? 'present';
-    const matches = directory.search(query.q ?? '', status);
+    const matches = await directory.search(query.q ?? '', status);
     const page = query.page ?? 1;
     const form = stringQuery(request.query);
     return sendPage(
@@ -296,6 +295,8 @@ export function registerPageRoutes(app: FastifyInstance, deps: WebPageDeps): voi
   const directory = new DirectoryCache(deps.store, ({ runId, error }) =>
     deps.logger.error({ err: error, runId }, 'coworker directory rebuild failed; the previous one is kept'),
   );
+  // Built before the server answers, as the directory always was (its first build is the costly one).
+  app.addHook('onReady', () => directory.ready());
   app.get('/', statusPage(deps));
   app.get('/changes/', changesPage(deps, directory));
   app.get('/coworkers/', coworkersPage(deps, directory));

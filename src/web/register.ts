@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { MirrorDatabase } from '../db/open.js';
+import type { Store } from '../db/store.js';
 import type { LinkBase } from '../request/params.js';
 import type { Logger } from '../logger.js';
 import { assets } from './assets.js';
@@ -9,7 +9,7 @@ import { registerPageRoutes } from './page-routes.js';
 import type { StatusSource } from './status-source.js';
 
 export interface WebDeps {
-  store: MirrorDatabase;
+  store: Store;
   logger: Logger;
   served: () => { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;

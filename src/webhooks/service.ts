@@ -1,6 +1,7 @@
 import { Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/load-config.js';
-import { openDatabase, type MirrorDatabase } from '../db/open.js';
+import { openStore } from '../db/open-store.js';
+import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { DeliveryWorker } from './delivery-worker.js';
 
@@ -10,18 +11,18 @@ export interface WebhookService {
 }
 
 /**
- * The delivery worker of `start`, on a connection of its own: PRAGMA data_version then sees every
- * commit of the others, the in-process sync and a sync in another process alike. Null when no
+ * The delivery worker of `start`, on a store of its own: on SQLite, PRAGMA data_version then sees
+ * every commit of the others, the in-process sync and a sync in another process alike. Null when no
  * endpoint is configured.
  */
-export function startWebhookDelivery(deps: {
+export async function startWebhookDelivery(deps: {
   config: Pick<Config, 'webhooks' | 'database'>;
   logger: Logger;
   registry?: Registry;
-}): WebhookService | null {
+}): Promise<WebhookService | null> {
   const settings = deps.config.webhooks;
   if (settings.urls.length === 0) return null;
-  const store = openDatabase(deps.config.database.path);
+  const store = await openStore(deps.config.database);
   const latency = deps.registry ? attemptLatency(deps.registry) : null;
   const worker = new DeliveryWorker({
     store,
@@ -39,7 +40,7 @@ export function startWebhookDelivery(deps: {
     worker,
     async stop() {
       await worker.stop();
-      store.close();
+      await store.close();
     },
   };
 }
@@ -59,7 +60,7 @@ function attemptLatency(registry: Registry): Histogram<'outcome'> {
  * (retries, slow endpoints) pending for `start` or the next sync.
  */
 export async function deliverAfterSync(
-  store: MirrorDatabase,
+  store: Store,
   config: Pick<Config, 'webhooks'>,
   logger: Logger,
 ): Promise<void> {

@@ -1,4 +1,4 @@
-import type { MirrorDatabase } from '../../src/db/open.js';
+import type { Store } from '../../src/db/store.js';
 import type { MediaConfig, ServerConfig } from '../../src/config/load-config.js';
 import { buildServer, type MirrorServer } from '../../src/http/server.js';
 import type { SyncTrigger } from '../../src/http/api/admin-sync-route.js';
@@ -20,7 +20,7 @@ export type MirrorOptions = Partial<ServerConfig> & {
 
 /** A real mirror server on 127.0.0.1:0. */
 export async function startMirror(
-  store: MirrorDatabase,
+  store: Store,
   options: MirrorOptions = {},
   syncTrigger?: SyncTrigger,
 ): Promise<MirrorServer & { url: string; port: number }> {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { latestSucceededRun, listingAt, listRuns } from '../../src/db/queries.js';
 import { prepareSnapshot } from '../../src/drf/snapshot.js';
 import { buildSnapshotInSlices } from '../../src/http/build-in-slices.js';
-import { loadPastSnapshot } from '../../src/http/past-snapshot.js';
+import { loadPastSnapshot, PageNotLoaded } from '../../src/http/past-snapshot.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -45,7 +45,16 @@ describe('the server bounds what clients make it hold', () => {
     const { store, runs } = await history();
     const run = runs[1];
     if (!run) throw new Error('no run');
-    const lazy = loadPastSnapshot(store, run, () => undefined).prepared;
+    const lazy = (await loadPastSnapshot(store, run, () => undefined)).prepared;
+    // Each page comes from the store on first read: load them as the list endpoint does.
+    for (let page = 0; page < lazy.numPages; page++) {
+      try {
+        void lazy.pageTails[page];
+      } catch (error) {
+        if (!(error instanceof PageNotLoaded)) throw error;
+        await error.load();
+      }
+    }
     const listing = listingAt(store, run);
     const whole = prepareSnapshot({
       id: String(run.id),

@@ -2,7 +2,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { listRuns } from '../../src/db/queries.js';
 import { openDatabase } from '../../src/db/open.js';
 import { MirrorError } from '../../src/errors.js';
 import { runView } from '../../src/db/history-views.js';
@@ -42,7 +41,7 @@ describe('a sync child that dies before its run row', () => {
     expect(error).toBeInstanceOf(MirrorError);
     const message = 'the sync process (signal SIGKILL) crashed; nothing was stored';
     expect(error).toMatchObject({ code: 'SYNC_CRASHED', message, details: { runId: 1 } });
-    const [run, ...others] = listRuns(opts.store, { limit: 10 }).map((r) => runView(r));
+    const [run, ...others] = (await opts.store.listRuns({ limit: 10 })).map((r) => runView(r));
     expect(others).toEqual([]);
     expect(run).toMatchObject({
       id: 1,
@@ -61,6 +60,6 @@ describe('a sync child that dies before its run row', () => {
     await expect(runIsolatedSync(opts, abort.signal, () => undefined)).rejects.toMatchObject({
       code: 'RUN_ABORTED',
     });
-    expect(listRuns(opts.store, { limit: 10 })).toEqual([]);
+    expect(await opts.store.listRuns({ limit: 10 })).toEqual([]);
   });
 });

@@ -98,3 +98,8 @@ export async function mediaRunsByIds(
   );
   return new Map(found.map((row) => [row.runId, row]));
 }
+
+/** Whether any mirrored file is still held. */
+export async function hasStoredMedia(ctx: PgContext): Promise<boolean> {
+  return (await one(ctx.pool, 'select 1 from media_blobs where dropped_at is null limit 1')) !== undefined;
+}

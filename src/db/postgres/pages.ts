@@ -65,3 +65,18 @@ export async function changeSubjects(
   for (const row of changeRows) out.set(row.id, subjectOf(entryOfChange(row) ?? bodies.get(row.id) ?? null));
   return out;
 }
+
+/**
+ * The directory and the run it belongs to. Two pool queries may see different commits, so the run
+ * id is read before and after: equal ids mean no commit came between (a commit always moves it).
+ */
+export async function directoryWithRun(
+  ctx: PgContext,
+  latestRunId: (ctx: PgContext) => Promise<number | null>,
+): Promise<{ runId: number | null; entries: DirectoryEntry[] }> {
+  for (;;) {
+    const before = await latestRunId(ctx);
+    const entries = await coworkerDirectory(ctx);
+    if ((await latestRunId(ctx)) === before) return { runId: before, entries };
+  }
+}

@@ -245,3 +245,18 @@ export async function runFinishTimes(ctx: PgContext, ids: readonly number[]): Pr
   }
   return out;
 }
+
+/** A run that failed before it could record itself: one finished `failed` row (see run-records.ts). */
+export async function recordFailedRun(
+  ctx: PgContext,
+  run: { upstream: string; startedAt: Date; error: { code: string; message: string } },
+): Promise<number> {
+  const row = await one<{ id: number }>(
+    ctx.pool,
+    `insert into runs (status, started_at, finished_at, upstream, error_code, error_message)
+     values ('failed', $1, $2, $3, $4, $5) returning id`,
+    [run.startedAt.toISOString(), new Date().toISOString(), run.upstream, run.error.code, run.error.message],
+  );
+  if (!row) throw new Error('insert into runs returned no id');
+  return row.id;
+}

@@ -72,6 +72,7 @@ export class PgStore implements Store {
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
+  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
   listRuns: Op<'listRuns'> = this.#guard((options) => runs.listRuns(this.#ctx, options));
   countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#ctx));
@@ -117,6 +118,9 @@ export class PgStore implements Store {
 
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
+  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
+    pages.directoryWithRun(this.#ctx, runs.latestSucceededRunId),
+  );
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx, rows));
 
   // Media
@@ -128,6 +132,7 @@ export class PgStore implements Store {
   mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx, runId));
   keptBlob: Op<'keptBlob'> = this.#guard((sha256) => media.keptBlob(this.#ctx, sha256));
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
+  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
 
   // Deliveries
@@ -156,6 +161,10 @@ export class PgStore implements Store {
   deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => deliveries.deliveryFigures(this.#ctx));
 
   // Health
+  /** No file to watch: a networked database's problems are `databaseProblem`'s. */
+  storageProblem: Op<'storageProblem'> = () => null;
+  /** SQLite's quick_check has no PostgreSQL twin here: the server checks its own pages. */
+  readonly integrityTarget = null;
   /** Null when the database answers, else one line saying what to check (never the password). */
   databaseProblem: Op<'databaseProblem'> = async () => {
     try {

@@ -1,8 +1,10 @@
+import { immutableUri } from '../immutable-uri.js';
 import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
 import * as queries from '../queries.js';
-import { mediaRunsByIds } from '../media-queries.js';
+import { hasStoredMedia, mediaRunsByIds } from '../media-queries.js';
+import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
@@ -48,6 +50,7 @@ export class SqliteStore implements MirrorDatabase {
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
   releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
   recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
+  recordFailedRun: Op<'recordFailedRun'> = (run) => settle(() => recordFailedRun(this, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
   listRuns: Op<'listRuns'> = (options) => settle(() => queries.listRuns(this, options));
   countRuns: Op<'countRuns'> = () => settle(() => queries.countRuns(this));
@@ -88,6 +91,13 @@ export class SqliteStore implements MirrorDatabase {
 
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = () => settle(() => pages.coworkerDirectory(this));
+  directoryWithRun: Op<'directoryWithRun'> = () =>
+    settle(
+      this.sqlite.transaction(() => ({
+        runId: queries.latestSucceededRunId(this),
+        entries: pages.coworkerDirectory(this),
+      })),
+    );
   changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
 
   // Media
@@ -96,6 +106,7 @@ export class SqliteStore implements MirrorDatabase {
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
     settle(() => media.dropMediaUnusedSince(this, cutoff));
   mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
+  hasStoredMedia: Op<'hasStoredMedia'> = () => settle(() => hasStoredMedia(this));
   keptBlob: Op<'keptBlob'> = (sha256) => settle(() => media.keptBlobReader(this)(sha256));
   mediaFigures: Op<'mediaFigures'> = () =>
     settle(() => {
@@ -123,4 +134,8 @@ export class SqliteStore implements MirrorDatabase {
 
   // Health
   databaseProblem: Op<'databaseProblem'> = () => settle(() => queries.databaseProblem(this));
+  storageProblem: Op<'storageProblem'> = () => this.fileProblem();
+  get integrityTarget(): string {
+    return this.immutable ? immutableUri(this.file) : this.file;
+  }
 }

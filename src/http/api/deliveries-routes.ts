@@ -7,6 +7,7 @@ import { getDelivery, listDeliveries } from '../../webhooks/delivery-queries.js'
 import { redeliver } from '../../webhooks/delivery-store.js';
 import { adminOnly } from './admin-auth.js';
 import { pageQuery, parseParams, runIdParam, selfUrl, type LinkBase } from '../../request/params.js';
+import { keepLast } from '../last-known.js';
 
 const deliveriesQuery = pageQuery.extend({
   status: z.enum(deliveryStatuses).optional(),
@@ -89,7 +90,7 @@ export function registerDeliveryRoutes(
 }
 
 function registerDeliveryGauges(registry: Registry, store: Store): void {
-  const read = () => store.deliveryFigures();
+  const read = keepLast(() => store.deliveryFigures());
   new Gauge({
     name: 'coworker_mirror_webhook_deliveries',
     help: 'Webhook deliveries, by status (pending includes those waiting for a retry)',

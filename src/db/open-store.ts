@@ -1,0 +1,72 @@
+import type { DatabaseTarget } from '../config/database-url.js';
+import { maskPassword } from '../config/database-url.js';
+import { MirrorError } from '../errors.js';
+import type { NotificationOutbox } from '../notify/outbox.js';
+import { openExistingDatabase } from './open-existing.js';
+import { openDatabase } from './open.js';
+import { openPgStore, PgStore } from './postgres/store.js';
+import { SqliteNotificationOutbox } from './sqlite/notify-outbox.js';
+import { SqliteStore } from './sqlite/store.js';
+import type { Store } from './store.js';
+
+/** A store this process opened: its operations, and the close that ends its connections. */
+export type OpenedStore = Store & { close(): void | Promise<void> };
+
+/** The database settings a store is opened from (`config.database`). */
+export interface StoreChoice {
+  target: DatabaseTarget;
+  poolMax: number;
+}
+
+export interface OpenStoreOptions {
+  /**
+   * A read command's open: a SQLite file must already exist (a mistyped --db creates nothing) and a
+   * read-only one is opened read-only. PostgreSQL always exists where it is told to be.
+   */
+  existing?: boolean;
+  /** Names this process to the other instances (PostgreSQL's application_name). */
+  instanceId?: string;
+}
+
+/**
+ * The one way every command opens its store: SQLite (migrated, as `openDatabase`) or PostgreSQL
+ * (a bounded pool, migrated once across instances). A failure is a MirrorError whose message
+ * names what to check and never the password: DB_ERROR (exit 8) when the database cannot be reached.
+ */
+export async function openStore(choice: StoreChoice, options: OpenStoreOptions = {}): Promise<OpenedStore> {
+  const { target } = choice;
+  if (target.kind === 'sqlite') {
+    return options.existing === true ? openExistingDatabase(target.path) : openDatabase(target.path);
+  }
+  try {
+    return await openPgStore(target, {
+      poolMax: choice.poolMax,
+      ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
+    });
+  } catch (cause) {
+    throw maskedError(cause, target.label);
+  }
+}
+
+/** The error with any password in its message masked; anything not a MirrorError becomes DB_ERROR. */
+function maskedError(cause: unknown, label: string): MirrorError {
+  if (cause instanceof MirrorError) {
+    const message = maskPassword(cause.message);
+    return message === cause.message
+      ? cause
+      : new MirrorError(cause.code, message, cause.details, { cause: cause.cause });
+  }
+  const text = maskPassword(cause instanceof Error ? cause.message : String(cause));
+  return new MirrorError(
+    'DB_ERROR',
+    `cannot open database ${label}: ${text}; check DATABASE_URL and that PostgreSQL runs`,
+    { database: label },
+  );
+}
+
+/** The notification rows of a store's outbox, for the notification worker. */
+export function notificationOutboxOf(store: Store): NotificationOutbox | null {
+  if (store instanceof SqliteStore) return new SqliteNotificationOutbox(store);
+  if (store instanceof PgStore) return store.notificationOutbox();
+  return null;
+}
