@@ -31,7 +31,9 @@ export function errorReport(error: MirrorError, options: { debug: boolean }): st
       : error.message;
   // Messages quote upstream values; a terminal shows their control characters, never obeys them.
   const lines = [`coworker-mirror: ${message.split('\n').map(visible).join('\n')}`];
-  const hint = advice ?? HINTS[error.code];
+  // A message that already ends in its advice (`…: check the password of DATABASE_URL`) is one line.
+  const said = advice !== undefined && message.endsWith(`: ${advice}`);
+  const hint = said ? undefined : (advice ?? HINTS[error.code]);
   if (hint) lines.push(`hint: ${hint}`);
   if (options.debug) lines.push(...stackOf(error));
   return `${lines.join('\n')}\n`;
