@@ -110,6 +110,11 @@ export interface OutboxFacts {
   subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
   /** When the snapshot still served was taken (the latest succeeded run before this one), or null. */
   servingSince: string | null;
+  /**
+   * When the failure streak began: the start of the first failed run after the last succeeded one,
+   * counting this run when it failed; null when there is no streak.
+   */
+  streakSince: string | null;
 }
 
 /** The notifications a run calls for, and where they go (one pending delivery per URL). */

@@ -74,7 +74,7 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
     run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
     changes: rows.map((row, i) => (i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row))),
     failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
-    streakSince: null,
+    streakSince: facts.streakSince,
     servingSince: facts.servingSince,
     failureThreshold: settings.failureThreshold,
   };

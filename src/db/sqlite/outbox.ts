@@ -29,6 +29,7 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
         .all(fromId, toId) as ChangeRow[],
     subjectsOf: (rows) => changeSubjects(store, rows),
     servingSince: servingSince(store, runId),
+    streakSince: streakSince(store, runId),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
 }
@@ -40,6 +41,25 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
     .pluck()
     .get(runId) as string | null | undefined;
   return at ?? null;
+}
+
+/** When the first failed run of the streak ending at `runId` started, or null when there is none. */
+function streakSince(store: MirrorDatabase, runId: number): string | null {
+  const rows = store.sqlite
+    .prepare(
+      `select id, status, started_at from runs
+        where id <= ? and status in ('failed', 'succeeded') order by id desc`,
+    )
+    .raw()
+    .iterate(runId) as IterableIterator<[number, string, string]>;
+  let since: string | null = null;
+  for (const [id, status, startedAt] of rows) {
+    // A succeeded run ends the streak of the runs before it: the recovery speaks of theirs.
+    if (id === runId && status === 'succeeded') continue;
+    if (status !== 'failed') break;
+    since = startedAt;
+  }
+  return since;
 }
 
 /**
