@@ -8,6 +8,9 @@ import { openDatabase } from '../db/open.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { deliverAfterSync } from '../webhooks/service.js';
+import { SqliteNotificationOutbox } from '../db/sqlite/notify-outbox.js';
+import { afterSyncLines, deliverNotificationsAfterSync } from '../notify/after-sync.js';
+import type { MirrorDatabase } from '../db/open.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
@@ -80,11 +83,34 @@ export async function runSyncCommand(
       await deliverAfterSync(store, config, logger).catch((error: unknown) =>
         logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
       );
+      await notifyAfterSync(store, config, logger);
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('disconnect', onOrphaned);
     store.close();
+  }
+}
+
+/**
+ * Sends what the outbox holds for NOTIFY_URLS within NOTIFY_SEND_TIMEOUT. The exit code stays the
+ * run's: a message not delivered is said on stderr and waits for the next sync or start.
+ */
+async function notifyAfterSync(store: MirrorDatabase, config: Config, logger: Logger): Promise<void> {
+  const targets = config.notify.urls ?? [];
+  if (targets.length === 0) return;
+  try {
+    const report = await deliverNotificationsAfterSync({
+      outbox: new SqliteNotificationOutbox(store),
+      targets,
+      logger: logger.child({ module: 'notify' }),
+      timeoutMs: config.notify.timeoutMs,
+      deadlineMs: config.notify.sendTimeoutMs,
+    });
+    for (const line of afterSyncLines(report)) process.stderr.write(`${line}\n`);
+  } catch (error) {
+    logger.error({ err: error }, 'notification delivery after the sync failed; messages stay in the outbox');
+    process.stderr.write('coworker-mirror: notifications not delivered; they stay in the outbox\n');
   }
 }
 

@@ -32,6 +32,8 @@ export interface NotificationOutbox {
   disableTarget(targetId: string, reason: string): Promise<void>;
   /** Hands back the leases this outbox holds, so rows a shutdown did not send go out at once later. */
   release?(): Promise<void>;
+  /** Rows still to be sent (pending, whatever their due time), for a `sync` to say what it left. */
+  countPending?(): Promise<number>;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {

@@ -75,6 +75,7 @@ function bind(outbox: NotificationOutbox): NotificationOutbox {
     complete: (id, result) => outbox.complete(id, result),
     disableTarget: (targetId, reason) => outbox.disableTarget(targetId, reason),
     release: () => outbox.release?.() ?? Promise.resolve(),
+    countPending: () => outbox.countPending?.() ?? Promise.resolve(0),
   };
 }
 

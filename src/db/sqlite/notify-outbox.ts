@@ -93,6 +93,17 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
     return Promise.resolve();
   }
 
+  countPending(): Promise<number> {
+    const count = this.#store.sqlite
+      .prepare(
+        `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.status = 'pending' and e.disabled_at is null and substr(e.url, 1, ?) = ?`,
+      )
+      .pluck()
+      .get(NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX) as number;
+    return Promise.resolve(count);
+  }
+
   release(): Promise<void> {
     this.#store.sqlite
       .prepare(
