@@ -7,6 +7,7 @@ import { EXIT } from './exit-codes.js';
 import { getDelivery, listDeliveries, type DeliveryView } from '../webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
 import { withExistingStoreAsync } from './with-store.js';
+import { disabledTargetLines } from './notify-command.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -80,6 +81,8 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
         });
         for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
         if (flags.json !== true && rows.length === 0) write('no deliveries');
+        // Notification targets are not endpoints of WEBHOOK_URLS, but a disabled one needs a person too.
+        if (flags.json !== true) for (const line of await disabledTargetLines(store, config)) write(line);
         return EXIT.ok;
       });
     });

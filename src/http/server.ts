@@ -21,6 +21,7 @@ import { mirroredMedia, type MediaResolver } from '../web/media-source.js';
 import { mediaFolderProblem } from './media-folder.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
+import type { NotifyTarget } from '../notify/targets.js';
 
 export interface ServerDeps {
   store: MirrorDatabase;
@@ -29,7 +30,11 @@ export interface ServerDeps {
    * The server's settings, and the mirrored media it serves under /media/ (the list points at them
    * with MEDIA_REWRITE); without `media` there is no media route.
    */
-  config: { server: ServerConfig; media?: Pick<MediaConfig, 'dir' | 'rewrite'> };
+  config: {
+    server: ServerConfig;
+    media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
+    notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
+  };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
@@ -93,6 +98,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       staleAfterMs: deps.config.server.staleAfterMs,
       links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
+      notifyTargets: deps.config.notify?.urls ?? undefined,
       // Thumbnails of mirrored media come from the mirror itself, as of the served run.
       media:
         deps.web?.media ??

@@ -126,7 +126,7 @@ export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number>
     const outcome = await deps.send(row.message, target, { timeoutMs: deps.timeoutMs });
     const result = resultOf(outcome, row.attempts + 1, deps, now());
     if (result.status === 'target_disabled') {
-      await deps.outbox.disableTarget(row.targetId, `${target.label} ${outcome.detail}`);
+      await deps.outbox.disableTarget(row.targetId, outcome.detail);
     }
     await deps.outbox.complete(row.id, result);
   }

@@ -7,6 +7,7 @@ import { registerFeedRoutes } from './feed-routes.js';
 import { upstreamMedia, type MediaResolver } from './media-source.js';
 import { registerPageRoutes } from './page-routes.js';
 import type { StatusSource } from './status-source.js';
+import type { NotifyTarget } from '../notify/targets.js';
 
 export interface WebDeps {
   store: MirrorDatabase;
@@ -16,6 +17,7 @@ export interface WebDeps {
   links: LinkBase;
   status?: StatusSource | undefined;
   media?: MediaResolver | undefined;
+  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[] | undefined;
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */
@@ -36,6 +38,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
     status: deps.status ?? null,
     served: deps.served,
     staleAfterMs: deps.staleAfterMs,
+    ...(deps.notifyTargets ? { notifyTargets: deps.notifyTargets } : {}),
     media,
     demo: () => deps.status?.upstream().mode === 'demo',
   });

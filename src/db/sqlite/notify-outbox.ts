@@ -3,6 +3,7 @@ import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
 import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
 import type { MirrorDatabase } from '../open.js';
+import type { DisabledNotifyTarget } from '../store.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
@@ -113,4 +114,33 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
       .run(this.#token);
     return Promise.resolve();
   }
+}
+
+const IS_NOTIFY = `substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}'`;
+
+/** The notification targets a permanent refusal disabled, oldest first. */
+export function disabledNotifyTargets(store: MirrorDatabase): DisabledNotifyTarget[] {
+  const rows = store.sqlite
+    .prepare(
+      `select url, disabled_at as disabledAt, disabled_reason as reason from webhook_endpoints
+        where disabled_at is not null and ${IS_NOTIFY} order by disabled_at, id`,
+    )
+    .all() as { url: string; disabledAt: string; reason: string | null }[];
+  return rows.map((r) => ({
+    targetId: r.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
+    disabledAt: r.disabledAt,
+    reason: r.reason,
+  }));
+}
+
+/** Re-enables one disabled notification target, or all of them (null); answers the ids enabled. */
+export function enableNotifyTargets(store: MirrorDatabase, targetId: string | null): string[] {
+  const urls = store.sqlite
+    .prepare(
+      `update webhook_endpoints set disabled_at = null, disabled_reason = null
+        where disabled_at is not null and ${IS_NOTIFY} and (? is null or url = ?) returning url`,
+    )
+    .pluck()
+    .all(targetId, targetId === null ? null : `${NOTIFY_ENDPOINT_PREFIX}${targetId}`) as string[];
+  return urls.map((url) => url.slice(NOTIFY_ENDPOINT_PREFIX.length)).sort();
 }
