@@ -10,6 +10,7 @@ import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { deliverAfterSync } from '../webhooks/service.js';
 import { SqliteNotificationOutbox } from '../db/sqlite/notify-outbox.js';
 import { afterSyncLines, deliverNotificationsAfterSync } from '../notify/after-sync.js';
+import { digestSettings } from '../notify/digest-outbox.js';
 import type { MirrorDatabase } from '../db/open.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
@@ -106,6 +107,7 @@ async function notifyAfterSync(store: MirrorDatabase, config: Config, logger: Lo
       logger: logger.child({ module: 'notify' }),
       timeoutMs: config.notify.timeoutMs,
       deadlineMs: config.notify.sendTimeoutMs,
+      digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
     });
     for (const line of afterSyncLines(report)) process.stderr.write(`${line}\n`);
   } catch (error) {

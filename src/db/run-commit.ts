@@ -117,6 +117,24 @@ export interface OutboxFacts {
   streakSince: string | null;
 }
 
+/** What a digest's composer reads, inside the transaction that writes it. */
+export interface DigestFacts {
+  /** The changes recorded in the period (from ≤ at < to), oldest first. */
+  changes: () => Iterable<ChangeRow>;
+  /** The name and post of each change's coworker, by change id. */
+  subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
+}
+
+/** A digest of one period for some targets: written once per target and period, whoever writes it. */
+export interface DigestPlan {
+  /** The period as ISO instants. */
+  from: string;
+  to: string;
+  targetIds: readonly string[];
+  /** The message of the period's changes; null when it has none (then nothing is written). */
+  message: (facts: DigestFacts) => OutboxMessage | null;
+}
+
 /** The notifications a run calls for, and where they go (one pending delivery per URL). */
 export interface OutboxPlan {
   urls: readonly string[];

@@ -3,6 +3,7 @@ import type { NotificationOutbox } from './outbox.js';
 import { sendMessage, type SendOutcome } from './send.js';
 import type { NotifyTarget } from './targets.js';
 import { NotifyWorker, type NotifyWorkerDeps } from './worker.js';
+import type { DigestSettings } from './digest-outbox.js';
 
 export interface AfterSyncDeps {
   outbox: NotificationOutbox;
@@ -13,6 +14,8 @@ export interface AfterSyncDeps {
   /** NOTIFY_SEND_TIMEOUT: the whole delivery's deadline; what is not sent by then stays in the outbox. */
   deadlineMs: number;
   send?: NotifyWorkerDeps['send'];
+  /** Hourly or daily digests: the one due is written first (once, whoever writes it). */
+  digest?: DigestSettings | null;
   sleep?: NotifyWorkerDeps['sleep'];
 }
 
@@ -40,6 +43,7 @@ export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promis
     logger: deps.logger,
     timeoutMs: deps.timeoutMs,
     pollMs: deps.deadlineMs,
+    digest: deps.digest ?? null,
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
     send: async (message, target, options) => {
       const timeoutMs = Math.max(1, Math.min(options.timeoutMs, deadline - Date.now()));

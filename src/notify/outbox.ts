@@ -1,5 +1,6 @@
 import { defaultOf } from '../config/settings.js';
 import { retryDelayMs } from '../webhooks/retry-delay.js';
+import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import type { NotifyEventType, NotifyKind, NotifyTarget } from './targets.js';
@@ -34,6 +35,8 @@ export interface NotificationOutbox {
   release?(): Promise<void>;
   /** Rows still to be sent (pending, whatever their due time), for a `sync` to say what it left. */
   countPending?(): Promise<number>;
+  /** Writes a period's digest once per target (see DigestPlan); answers the deliveries written. */
+  enqueueDigest?(plan: DigestPlan): Promise<number>;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {

@@ -20,14 +20,15 @@ export const NOTIFY_TYPE_PREFIX = 'notify.';
 /** What the run's transaction needs to write notification rows: plain data, no URLs. */
 export interface NotifyOutboxSettings {
   targetIds: readonly string[];
+  /** What runs write: under an hourly or daily digest, changes wait for the digest. */
   events: readonly NotifyEventType[];
   failureThreshold: number;
   context: MessageContext;
 }
 
 /**
- * The settings of per-run notification rows, or undefined when nothing is to be written: no
- * targets, or a digest (hourly and daily digests are not written by runs).
+ * The settings of per-run notification rows, or undefined when nothing is to be written (no
+ * targets). Under an hourly or daily digest, runs write their failures and recoveries only.
  */
 export function notifyOutboxSettings(
   config: Partial<Pick<Config, 'notify' | 'server'>> & Pick<Config, 'webhooks'>,
@@ -35,10 +36,10 @@ export function notifyOutboxSettings(
 ): NotifyOutboxSettings | undefined {
   const notify = config.notify;
   if (!notify || notify.urls === null || notify.urls.length === 0) return undefined;
-  if (notify.digest.every !== 'run') return undefined;
+  const perRun = notify.digest.every === 'run';
   return {
     targetIds: notify.urls.map((t) => t.id),
-    events: notify.events,
+    events: perRun ? notify.events : notify.events.filter((e) => e !== 'changes'),
     failureThreshold: config.webhooks.failureThreshold,
     context: { baseUrl: config.server?.publicBaseUrl ?? null, timeZone },
   };
@@ -81,7 +82,7 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
 }
 
 /** A change as `countChanges` needs it: its kind and appearance, nothing to word. */
-function counted(row: ChangeRow): ChangeFacts {
+export function counted(row: ChangeRow): ChangeFacts {
   const { kind, field, uuid, slot } = row;
   return { kind, field, uuid, slot, old: null, new: null, name: '', post: '' };
 }
