@@ -115,6 +115,10 @@ export interface OutboxFacts {
    * counting this run when it failed; null when there is no streak.
    */
   streakSince: string | null;
+  /** Each change's coworker entry as of this run (stored JSON text), by change id; none for unknown rows. */
+  entriesOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, string>;
+  /** The mirror's own path (`/media/<sha256>/<name>`) of the bytes it holds, as of this run, for an upstream media URL; null if none. */
+  mirrorPathOf: (url: string) => string | null;
 }
 
 /** What a digest's composer reads, inside the transaction that writes it. */

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { MirrorDatabase } from '../db/open.js';
 import { mediaShasAt } from '../db/sqlite/media.js';
-import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
+import { MEDIA_FIELDS, mirrorMediaPath } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
 import { parseJson } from '../json/lossless.js';
@@ -37,9 +37,7 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
 function mediaUrlMapAt(store: MirrorDatabase, runId: number): Map<string, string> {
-  return new Map(
-    mediaShasAt(store, runId).map(([url, sha256]) => [url, `/media/${sha256}/${fileNameOf(url)}`]),
-  );
+  return new Map(mediaShasAt(store, runId).map(([url, sha256]) => [url, mirrorMediaPath(sha256, url)]));
 }
 
 /** The mirror's path for an upstream media URL as of the run `runId()` names; one map per run. */

@@ -4,6 +4,7 @@ import type { ChangeRow } from '../db/schema.js';
 import type { ChangeFacts } from './describe-change.js';
 import { MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
+import { thumbnailsOf } from './thumbnails.js';
 import type { NotifyEventType } from './targets.js';
 
 /**
@@ -71,9 +72,15 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   // 100,000 entries neither looks up nor parses them inside the run's transaction.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
+  const thumbnails = thumbnailsOf(worded, facts, settings.context.baseUrl);
+  const changes = rows.map((row, i) =>
+    i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row),
+  );
+  const imageOf = new Map(worded.map((row, i) => [changes[i], thumbnails.get(row.id) ?? null]));
   return {
     run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
-    changes: rows.map((row, i) => (i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row))),
+    changes,
+    imageOf: (change) => imageOf.get(change) ?? null,
     failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
     streakSince: facts.streakSince,
     servingSince: facts.servingSince,

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
+import { mediaShasAt } from './media.js';
+import { mirrorMediaPath } from '../media-queries.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
@@ -30,6 +32,8 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
     subjectsOf: (rows) => changeSubjects(store, rows),
     servingSince: servingSince(store, runId),
     streakSince: streakSince(store, runId),
+    entriesOf: (rows) => entriesOf(store, rows),
+    mirrorPathOf: mirrorPathReader(store, runId),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
 }
@@ -41,6 +45,35 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
     .pluck()
     .get(runId) as string | null | undefined;
   return at ?? null;
+}
+
+/** Each change's coworker entry at its run: the stored whole entry, or the version the run left. */
+function entriesOf(store: MirrorDatabase, rows: readonly ChangeRow[]): Map<number, string> {
+  const version = store.sqlite.prepare(
+    `select body from versions where uuid = ? and slot = ? and valid_from_run <= ?
+      order by valid_from_run desc limit 1`,
+  );
+  const out = new Map<number, string>();
+  for (const row of rows) {
+    const whole =
+      row.kind === 'removed'
+        ? row.oldValue
+        : row.kind === 'added' || row.kind === 'returned'
+          ? row.newValue
+          : null;
+    const body = whole ?? (version.pluck().get(row.uuid, row.slot, row.runId) as string | undefined);
+    if (body !== undefined && body !== null) out.set(row.id, body);
+  }
+  return out;
+}
+
+/** The mirror's path of a media URL's bytes as of run `runId`; the run's media read once, on first use. */
+function mirrorPathReader(store: MirrorDatabase, runId: number): (url: string) => string | null {
+  let shas: Map<string, string> | null = null;
+  return (url) => {
+    const sha = (shas ??= new Map(mediaShasAt(store, runId))).get(url);
+    return sha === undefined ? null : mirrorMediaPath(sha, url);
+  };
 }
 
 /** When the first failed run of the streak ending at `runId` started, or null when there is none. */
