@@ -74,11 +74,15 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
     .action(async (flags: ListFlags) => {
       const config = cli.configFrom(flags);
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
-        const rows = await listDeliveries(store, {
-          status: flags.status,
-          endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
-          limit: positiveId('--limit', flags.limit ?? '50'),
-        });
+        const rows = await listDeliveries(
+          store,
+          {
+            status: flags.status,
+            endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
+            limit: positiveId('--limit', flags.limit ?? '50'),
+          },
+          config.webhooks.urls,
+        );
         for (const d of rows) write(flags.json === true ? JSON.stringify(d) : deliveryLine(d));
         if (flags.json !== true && rows.length === 0) write('no deliveries');
         // Notification targets are not endpoints of WEBHOOK_URLS, but a disabled one needs a person too.
@@ -101,7 +105,7 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
     .action(async (id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
-        const delivery = await getDelivery(store, positiveId('<id>', id));
+        const delivery = await getDelivery(store, positiveId('<id>', id), config.webhooks.urls);
         if (!delivery) {
           process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChangeSubject } from './page-queries.js';
 import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
 
@@ -10,6 +11,18 @@ import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
  * The key of a notification target among the webhook outbox's endpoints (`notify:<targetId>`):
  * notifications share the outbox, and the webhook views leave them out by this prefix.
  */
+/** A WEBHOOK_URLS endpoint's row is keyed `webhook:<sha256 hex of the normalised URL>`, never the URL. */
+export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
+
+/**
+ * The key stored for a webhook URL: the URL is a credential (a deploy hook's token, `user:pw@`) and
+ * stays in the configuration; the database file keeps only this digest of it.
+ */
+export function webhookEndpointKey(url: string): string {
+  const normalised = URL.canParse(url) ? new URL(url).href : url;
+  return `${WEBHOOK_ENDPOINT_PREFIX}${createHash('sha256').update(normalised).digest('hex')}`;
+}
+
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */

@@ -34,6 +34,7 @@ export interface ServerDeps {
     server: ServerConfig;
     media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
     notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
+    webhooks?: { urls: readonly string[] };
   };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
@@ -89,7 +90,11 @@ const ROUTES: readonly RouteRegistrar[] = [
     }
   },
   (app, { deps, metrics }) =>
-    registerDeliveryRoutes(app, deps.store, { ...deps.config.server, registry: metrics.registry }),
+    registerDeliveryRoutes(app, deps.store, {
+      ...deps.config.server,
+      registry: metrics.registry,
+      ...(deps.config.webhooks ? { webhookUrls: deps.config.webhooks.urls } : {}),
+    }),
   (app, { deps, snapshots }) =>
     registerWeb(app, {
       store: deps.store,
