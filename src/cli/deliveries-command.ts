@@ -9,6 +9,7 @@ import { renderDeliveries } from './human-output.js';
 import { localTime, paint, styleFor, table, visible, type Style } from './terminal.js';
 import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
 import { withExistingStoreAsync } from './with-store.js';
+import { disabledTargetLines } from './notify-command.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -76,13 +77,19 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
     .action(async (flags: ListFlags) => {
       const config = cli.configFrom(flags);
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
-        const rows = await listDeliveries(store, {
-          status: flags.status,
-          endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
-          limit: positiveId('--limit', flags.limit ?? '50'),
-        });
+        const rows = await listDeliveries(
+          store,
+          {
+            status: flags.status,
+            endpoint: flags.endpoint === undefined ? undefined : positiveId('--endpoint', flags.endpoint),
+            limit: positiveId('--limit', flags.limit ?? '50'),
+          },
+          config.webhooks.urls,
+        );
         if (flags.json === true) for (const d of rows) write(JSON.stringify(d));
         else for (const line of renderDeliveries(rows, styleFor(process.stdout))) write(line);
+        // Notification targets are not endpoints of WEBHOOK_URLS, but a disabled one needs a person too.
+        if (flags.json !== true) for (const line of await disabledTargetLines(store, config)) write(line);
         return EXIT.ok;
       });
     });
@@ -101,7 +108,7 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
     .action(async (id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
-        const delivery = await getDelivery(store, positiveId('<id>', id));
+        const delivery = await getDelivery(store, positiveId('<id>', id), config.webhooks.urls);
         if (!delivery) {
           process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
           return EXIT.notFound;

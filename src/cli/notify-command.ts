@@ -4,6 +4,9 @@ import { sampleMessage } from '../notify/message.js';
 import { sendMessage, type SendOutcome } from '../notify/send.js';
 import type { CliHelpers } from './deliveries-command.js';
 import { EXIT } from './exit-codes.js';
+import type { Store } from '../db/store.js';
+import { disabledTargetLine, disabledTargetViews } from '../notify/disabled-targets.js';
+import { withExistingStoreAsync } from './with-store.js';
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -40,9 +43,56 @@ export async function runNotifyTest(config: Config, timeZone: string, write: Wri
   return outcomes.every((o) => o.status === 'ok') ? EXIT.ok : EXIT.unexpected;
 }
 
-/** `notify test`: a sample message to every target, as urlwatch's `--test-reporter` does. */
+/** The lines `deliveries` adds for notification targets a permanent refusal disabled. */
+export async function disabledTargetLines(store: Store, config: Pick<Config, 'notify'>): Promise<string[]> {
+  const views = disabledTargetViews(await store.disabledNotifyTargets(), config.notify.urls ?? []);
+  return views.map(disabledTargetLine);
+}
+
+/**
+ * `notify enable <target-id|all>`: re-enables disabled targets and says which, by masked label;
+ * their pending messages go out at the next pass of `start` or the next `sync`.
+ */
+export async function runNotifyEnable(
+  store: Store,
+  config: Pick<Config, 'notify' | 'database'>,
+  which: string,
+  write: Write,
+): Promise<number> {
+  const enabled = await store.enableNotifyTargets(which === 'all' ? null : which);
+  if (enabled.length === 0) {
+    const none =
+      which === 'all' ? 'no notification target is disabled' : `no disabled notification target ${which}`;
+    write(`${none} in ${config.database.path}`);
+    return which === 'all' ? EXIT.ok : EXIT.notFound;
+  }
+  const labels = new Map((config.notify.urls ?? []).map((t) => [t.id, t.label]));
+  for (const id of enabled) {
+    const label = labels.get(id) ?? '(no longer in NOTIFY_URLS)';
+    write(
+      `notification target ${id} ${label} enabled; its pending messages go out at the next sync or start`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** `notify test` (a sample message to every target, as urlwatch's `--test-reporter`) and `notify enable`. */
 export function registerNotifyCommand(program: Command, cli: CliHelpers, write: Write = stdout): void {
   const notify = program.command('notify').description('Chat and e-mail notifications');
+  cli
+    .withSettings(
+      notify
+        .command('enable')
+        .description('Enable again a target a permanent refusal (404/410) disabled')
+        .argument('<target>', 'the target id (shown by `deliveries` and the status page), or `all`'),
+      ['database.path'],
+    )
+    .action(async (which: string, flags: Record<string, unknown>) => {
+      const config = cli.configFrom(flags);
+      process.exitCode = await withExistingStoreAsync(config, (store) =>
+        runNotifyEnable(store, config, which, write),
+      );
+    });
   cli
     .withSettings(
       notify

@@ -4,10 +4,13 @@ import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
-import { openStore } from '../db/open-store.js';
+import { notificationOutboxOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import { deliverAfterSync } from '../webhooks/service.js';
+import { afterSyncLines, deliverNotificationsAfterSync } from '../notify/after-sync.js';
+import { digestSettings } from '../notify/digest-outbox.js';
+import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
@@ -80,11 +83,36 @@ export async function runSyncCommand(
       await deliverAfterSync(store, config, logger).catch((error: unknown) =>
         logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
       );
+      await notifyAfterSync(store, config, logger);
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('disconnect', onOrphaned);
     await store.close();
+  }
+}
+
+/**
+ * Sends what the outbox holds for NOTIFY_URLS within NOTIFY_SEND_TIMEOUT. The exit code stays the
+ * run's: a message not delivered is said on stderr and waits for the next sync or start.
+ */
+async function notifyAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
+  const targets = config.notify.urls ?? [];
+  const outbox = notificationOutboxOf(store);
+  if (targets.length === 0 || outbox === null) return;
+  try {
+    const report = await deliverNotificationsAfterSync({
+      outbox,
+      targets,
+      logger: logger.child({ module: 'notify' }),
+      timeoutMs: config.notify.timeoutMs,
+      deadlineMs: config.notify.sendTimeoutMs,
+      digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
+    });
+    for (const line of afterSyncLines(report)) process.stderr.write(`${line}\n`);
+  } catch (error) {
+    logger.error({ err: error }, 'notification delivery after the sync failed; messages stay in the outbox');
+    process.stderr.write('coworker-mirror: notifications not delivered; they stay in the outbox\n');
   }
 }
 

@@ -487,7 +487,7 @@ export const settings = {
       flag: null,
       default: null,
       schema: notifyTargetList.readonly(),
-      doc: 'Comma-separated chat and e-mail targets told of changes in words: `slack+https://…`, `discord+https://…`, `teams+https://…`, `gchat+https://…`, `mattermost+https://…`, `ntfy+https://ntfy.sh/<topic>`, `smtp(s)://user:pass@host:587/?from=…&to=a@x,b@y` (unset: none). Each run writes the messages it calls for in its own transaction; `start` delivers them (docs/notifications.md).',
+      doc: 'Comma-separated chat and e-mail targets told of changes in words: `slack+https://…`, `discord+https://…`, `teams+https://…`, `gchat+https://…`, `mattermost+https://…`, `ntfy+https://ntfy.sh/<topic>`, `smtp(s)://user:pass@host:587/?from=…&to=a@x,b@y` (unset: none). Each run writes the messages it calls for in its own transaction; `start`, and a plain `sync` before it exits, deliver them (docs/notifications.md).',
       echo: 'secret',
     },
     events: {
@@ -512,6 +512,14 @@ export const settings = {
       default: '15s',
       schema: duration,
       doc: 'Total deadline of one message delivery attempt (chat POST or SMTP session).',
+      echo: 'plain',
+    },
+    sendTimeoutMs: {
+      env: 'NOTIFY_SEND_TIMEOUT',
+      flag: null,
+      default: '30s',
+      schema: duration,
+      doc: 'How long a plain `sync` delivers notifications before it exits; what is not sent stays in the outbox for the next `sync` or `start`.',
       echo: 'plain',
     },
   },

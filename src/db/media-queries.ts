@@ -19,3 +19,15 @@ export function hasStoredMedia(store: MirrorDatabase): boolean {
     store.sqlite.prepare('select 1 from media_blobs where dropped_at is null limit 1').get() !== undefined
   );
 }
+
+/** The file name a mirror URL ends with: the last path segment of the upstream URL, as encoded there. */
+export function mediaFileName(url: string): string {
+  const path = URL.canParse(url) ? new URL(url).pathname : '';
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  return name === '' ? 'file' : name;
+}
+
+/** The mirror's own path of the bytes it holds for an upstream media URL (the /media route's). */
+export function mirrorMediaPath(sha256: string, url: string): string {
+  return `/media/${sha256}/${mediaFileName(url)}`;
+}

@@ -9,6 +9,7 @@ import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
+import { keyClearEndpointUrls } from './sqlite/outbox.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
@@ -118,6 +119,8 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     });
     // Any process that opens the database tells the truth about runs whose holder died.
     if (!readonly) recoverDeadRuns(store);
+    // Databases written before endpoints were keyed hold webhook URLs (credentials) in clear.
+    if (!readonly) keyClearEndpointUrls(store);
     return store;
   } catch (cause) {
     sqlite.close();

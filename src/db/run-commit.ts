@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ChangeSubject } from './page-queries.js';
 import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
 
@@ -10,6 +11,18 @@ import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
  * The key of a notification target among the webhook outbox's endpoints (`notify:<targetId>`):
  * notifications share the outbox, and the webhook views leave them out by this prefix.
  */
+/** A WEBHOOK_URLS endpoint's row is keyed `webhook:<sha256 hex of the normalised URL>`, never the URL. */
+export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
+
+/**
+ * The key stored for a webhook URL: the URL is a credential (a deploy hook's token, `user:pw@`) and
+ * stays in the configuration; the database file keeps only this digest of it.
+ */
+export function webhookEndpointKey(url: string): string {
+  const normalised = URL.canParse(url) ? new URL(url).href : url;
+  return `${WEBHOOK_ENDPOINT_PREFIX}${createHash('sha256').update(normalised).digest('hex')}`;
+}
+
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
@@ -110,6 +123,33 @@ export interface OutboxFacts {
   subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
   /** When the snapshot still served was taken (the latest succeeded run before this one), or null. */
   servingSince: string | null;
+  /**
+   * When the failure streak began: the start of the first failed run after the last succeeded one,
+   * counting this run when it failed; null when there is no streak.
+   */
+  streakSince: string | null;
+  /** Each change's coworker entry as of this run (stored JSON text), by change id; none for unknown rows. */
+  entriesOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, string>;
+  /** The mirror's own path (`/media/<sha256>/<name>`) of the bytes it holds, as of this run, for an upstream media URL; null if none. */
+  mirrorPathOf: (url: string) => string | null;
+}
+
+/** What a digest's composer reads, inside the transaction that writes it. */
+export interface DigestFacts {
+  /** The changes recorded in the period (from ≤ at < to), oldest first. */
+  changes: () => Iterable<ChangeRow>;
+  /** The name and post of each change's coworker, by change id. */
+  subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
+}
+
+/** A digest of one period for some targets: written once per target and period, whoever writes it. */
+export interface DigestPlan {
+  /** The period as ISO instants. */
+  from: string;
+  to: string;
+  targetIds: readonly string[];
+  /** The message of the period's changes; null when it has none (then nothing is written). */
+  message: (facts: DigestFacts) => OutboxMessage | null;
 }
 
 /** The notifications a run calls for, and where they go (one pending delivery per URL). */

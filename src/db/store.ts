@@ -167,6 +167,19 @@ export interface DeliveryOperations {
   countDeliveries(filter: Omit<DeliveryFilter, 'limit'>): Promise<number>;
   getDelivery(id: number): Promise<{ delivery: DeliveryRow; attempts: WebhookAttemptRow[] } | undefined>;
   deliveryFigures(): Promise<{ byStatus: Map<DeliveryStatus, number>; disabledEndpoints: number }>;
+  /** The notification targets (endpoints `notify:<targetId>`) a permanent refusal disabled, oldest first. */
+  disabledNotifyTargets(): Promise<DisabledNotifyTarget[]>;
+  /**
+   * Re-enables the disabled notification target `targetId`, or every one when null; their pending
+   * messages go out again at the next pass. Answers the ids it enabled (none when none matched).
+   */
+  enableNotifyTargets(targetId: string | null): Promise<string[]>;
+}
+
+export interface DisabledNotifyTarget {
+  targetId: string;
+  disabledAt: string;
+  reason: string | null;
 }
 
 export interface HealthOperations {

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Store } from '../db/store.js';
-import { fileNameOf, MEDIA_FIELDS } from '../media/media-refs.js';
+import { MEDIA_FIELDS, mirrorMediaPath } from '../media/media-refs.js';
 import { prepareSnapshot, type PreparedSnapshot } from '../drf/snapshot.js';
 import { isJsonObject, type JsonValue } from '../drf/python-json.js';
 import { parseJson } from '../json/lossless.js';
@@ -36,12 +36,9 @@ export function rewriteEntryText(body: string, map: MediaUrlMap, base: string): 
 
 /** The media URLs mirrored as of run `runId`: the versions valid then, whose file is still kept. */
 export async function mediaUrlMapAt(store: Store, runId: number): Promise<Map<string, string>> {
-  return new Map((await store.mediaShasAt(runId)).map(([url, sha256]) => [url, mirrorPathOf(url, sha256)]));
-}
-
-/** `/media/<sha256>/<file name>`: the mirror's address of one held file. */
-export function mirrorPathOf(url: string, sha256: string): string {
-  return `/media/${sha256}/${fileNameOf(url)}`;
+  return new Map(
+    (await store.mediaShasAt(runId)).map(([url, sha256]) => [url, mirrorMediaPath(sha256, url)]),
+  );
 }
 
 export interface MediaBaseOptions {

@@ -1,6 +1,7 @@
 import type { Store } from '../db/store.js';
 import { mediaFolderProblem } from './media-folder.js';
-import { mediaUrlMapAt, mirrorPathOf } from './media-rewrite.js';
+import { mirrorMediaPath } from '../media/media-refs.js';
+import { mediaUrlMapAt } from './media-rewrite.js';
 
 interface MediaAtRun {
   runId: number | null;
@@ -47,7 +48,7 @@ export class ServedMedia {
       this.#store.liveMediaObjects(),
       this.#store.hasStoredMedia(),
     ]);
-    const held = new Map(heldRows.map((m) => [m.url, mirrorPathOf(m.url, m.sha256)]));
+    const held = new Map(heldRows.map((m) => [m.url, mirrorMediaPath(m.sha256, m.url)]));
     this.#at = { runId, paths, held, live, hasStored };
   }
 
@@ -63,7 +64,7 @@ export class ServedMedia {
    */
   heldPath(url: string, sha256: string): string | null {
     if (this.folderProblem() !== null || !this.#at.live.has(sha256)) return null;
-    return mirrorPathOf(url, sha256);
+    return mirrorMediaPath(sha256, url);
   }
 
   /** What keeps stored files from being served (the media folder gone), or null. */

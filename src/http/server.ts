@@ -21,6 +21,7 @@ import { mirroredMedia } from '../web/media-source.js';
 import { ServedMedia } from './served-media.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
+import type { NotifyTarget } from '../notify/targets.js';
 
 export interface ServerDeps {
   store: Store;
@@ -29,7 +30,12 @@ export interface ServerDeps {
    * The server's settings, and the mirrored media it serves under /media/ (the list points at them
    * with MEDIA_REWRITE); without `media` there is no media route.
    */
-  config: { server: ServerConfig; media?: Pick<MediaConfig, 'dir' | 'rewrite'> };
+  config: {
+    server: ServerConfig;
+    media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
+    notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
+    webhooks?: { urls: readonly string[] };
+  };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
@@ -86,7 +92,11 @@ const ROUTES: readonly RouteRegistrar[] = [
     }
   },
   (app, { deps, metrics }) =>
-    registerDeliveryRoutes(app, deps.store, { ...deps.config.server, registry: metrics.registry }),
+    registerDeliveryRoutes(app, deps.store, {
+      ...deps.config.server,
+      registry: metrics.registry,
+      ...(deps.config.webhooks ? { webhookUrls: deps.config.webhooks.urls } : {}),
+    }),
   (app, { deps, snapshots, servedMedia }) =>
     registerWeb(app, {
       store: deps.store,
@@ -96,6 +106,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       links: { publicBaseUrl: deps.config.server.publicBaseUrl, trustProxy: deps.config.server.trustProxy },
       status: deps.web?.status,
       timeZone: deps.web?.timeZone,
+      notifyTargets: deps.config.notify?.urls ?? undefined,
       // Thumbnails of mirrored media come from the mirror itself, as of the served run; while the
       // media folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
       // A "before" side names bytes the served run no longer lists: the newest held copy, else none.

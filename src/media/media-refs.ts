@@ -36,9 +36,5 @@ export function isAllowedMediaUrl(url: string, origins: ReadonlySet<string>): bo
   );
 }
 
-/** The file name a mirror URL ends with: the last path segment of the upstream URL, as encoded there. */
-export function fileNameOf(url: string): string {
-  const path = URL.canParse(url) ? new URL(url).pathname : '';
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  return name === '' ? 'file' : name;
-}
+// Defined on the ground floor: the run's transaction names the mirror's media paths too (thumbnails).
+export { mediaFileName as fileNameOf, mirrorMediaPath } from '../db/media-queries.js';

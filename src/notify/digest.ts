@@ -89,3 +89,27 @@ export function digestMessage(
     footer: `${runs.length} run${runs.length === 1 ? '' : 's'} up to ${localClock(period.to, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
   };
 }
+
+/** The latest digest boundary at or before `at`, or null for one message per run. */
+function boundaryAtOrBefore(at: Date, digest: NotifyDigest, timeZone: string): Date | null {
+  // A day is at most 25 hours (DST): a day and two hours back holds at least one boundary.
+  let boundary = nextDigestAt(new Date(at.getTime() - 26 * 3600_000), digest, timeZone);
+  if (boundary === null || boundary.getTime() > at.getTime()) return null;
+  for (;;) {
+    const next = nextDigestAt(boundary, digest, timeZone);
+    if (next === null || next.getTime() > at.getTime()) return boundary;
+    boundary = next;
+  }
+}
+
+/** The period whose digest is due at `now`: the last full hour or day (at its local time) before it. */
+export function lastDigestPeriod(
+  now: Date,
+  digest: NotifyDigest,
+  timeZone: string,
+): { from: Date; to: Date } | null {
+  const to = boundaryAtOrBefore(now, digest, timeZone);
+  if (to === null) return null;
+  const from = boundaryAtOrBefore(new Date(to.getTime() - 1), digest, timeZone);
+  return from === null ? null : { from, to };
+}

@@ -1,5 +1,6 @@
 import { defaultOf } from '../config/settings.js';
 import { retryDelayMs } from '../webhooks/retry-delay.js';
+import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';
 import type { SendOptions, SendOutcome } from './send.js';
 import type { NotifyEventType, NotifyKind, NotifyTarget } from './targets.js';
@@ -32,6 +33,10 @@ export interface NotificationOutbox {
   disableTarget(targetId: string, reason: string): Promise<void>;
   /** Hands back the leases this outbox holds, so rows a shutdown did not send go out at once later. */
   release?(): Promise<void>;
+  /** Rows still to be sent (pending, whatever their due time), for a `sync` to say what it left. */
+  countPending?(): Promise<number>;
+  /** Writes a period's digest once per target (see DigestPlan); answers the deliveries written. */
+  enqueueDigest?(plan: DigestPlan): Promise<number>;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {
@@ -124,7 +129,7 @@ export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number>
     const outcome = await deps.send(row.message, target, { timeoutMs: deps.timeoutMs });
     const result = resultOf(outcome, row.attempts + 1, deps, now());
     if (result.status === 'target_disabled') {
-      await deps.outbox.disableTarget(row.targetId, `${target.label} ${outcome.detail}`);
+      await deps.outbox.disableTarget(row.targetId, outcome.detail);
     }
     await deps.outbox.complete(row.id, result);
   }

@@ -67,6 +67,8 @@ export interface RunOutcome {
   servingSince: string | null;
   /** Failed runs in a row that make a failure worth telling (WEBHOOK_FAILURE_THRESHOLD). */
   failureThreshold: number;
+  /** The mirror's thumbnail URL of a change's coworker, when it holds the picture. */
+  imageOf?: (change: ChangeFacts) => string | null;
 }
 
 /**
@@ -97,7 +99,15 @@ export function runMessages(outcome: RunOutcome, ctx: MessageContext): NotifyMes
   }
   if (outcome.changes.length > 0) {
     messages.push(
-      changesMessage({ runId: run.id, finishedAt: run.finishedAt, changes: outcome.changes }, ctx),
+      changesMessage(
+        {
+          runId: run.id,
+          finishedAt: run.finishedAt,
+          changes: outcome.changes,
+          ...(outcome.imageOf ? { imageOf: outcome.imageOf } : {}),
+        },
+        ctx,
+      ),
     );
   }
   return messages;

@@ -4,6 +4,7 @@ import type { ChangeRow } from '../db/schema.js';
 import type { ChangeFacts } from './describe-change.js';
 import { MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
+import { thumbnailsOf } from './thumbnails.js';
 import type { NotifyEventType } from './targets.js';
 
 /**
@@ -20,14 +21,15 @@ export const NOTIFY_TYPE_PREFIX = 'notify.';
 /** What the run's transaction needs to write notification rows: plain data, no URLs. */
 export interface NotifyOutboxSettings {
   targetIds: readonly string[];
+  /** What runs write: under an hourly or daily digest, changes wait for the digest. */
   events: readonly NotifyEventType[];
   failureThreshold: number;
   context: MessageContext;
 }
 
 /**
- * The settings of per-run notification rows, or undefined when nothing is to be written: no
- * targets, or a digest (hourly and daily digests are not written by runs).
+ * The settings of per-run notification rows, or undefined when nothing is to be written (no
+ * targets). Under an hourly or daily digest, runs write their failures and recoveries only.
  */
 export function notifyOutboxSettings(
   config: Partial<Pick<Config, 'notify' | 'server'>> & Pick<Config, 'webhooks'>,
@@ -35,10 +37,10 @@ export function notifyOutboxSettings(
 ): NotifyOutboxSettings | undefined {
   const notify = config.notify;
   if (!notify || notify.urls === null || notify.urls.length === 0) return undefined;
-  if (notify.digest.every !== 'run') return undefined;
+  const perRun = notify.digest.every === 'run';
   return {
     targetIds: notify.urls.map((t) => t.id),
-    events: notify.events,
+    events: perRun ? notify.events : notify.events.filter((e) => e !== 'changes'),
     failureThreshold: config.webhooks.failureThreshold,
     context: { baseUrl: config.server?.publicBaseUrl ?? null, timeZone },
   };
@@ -70,18 +72,24 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   // 100,000 entries neither looks up nor parses them inside the run's transaction.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
+  const thumbnails = thumbnailsOf(worded, facts, settings.context.baseUrl);
+  const changes = rows.map((row, i) =>
+    i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row),
+  );
+  const imageOf = new Map(worded.map((row, i) => [changes[i], thumbnails.get(row.id) ?? null]));
   return {
     run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
-    changes: rows.map((row, i) => (i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row))),
+    changes,
+    imageOf: (change) => imageOf.get(change) ?? null,
     failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
-    streakSince: null,
+    streakSince: facts.streakSince,
     servingSince: facts.servingSince,
     failureThreshold: settings.failureThreshold,
   };
 }
 
 /** A change as `countChanges` needs it: its kind and appearance, nothing to word. */
-function counted(row: ChangeRow): ChangeFacts {
+export function counted(row: ChangeRow): ChangeFacts {
   const { kind, field, uuid, slot } = row;
   return { kind, field, uuid, slot, old: null, new: null, name: '', post: '' };
 }

@@ -2,11 +2,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/load-config.js';
 import { sendMessage } from './send.js';
 import { deliverDue, type DeliverDeps, type NotificationOutbox } from './outbox.js';
+import { digestSettings, writeDueDigest, type DigestSettings } from './digest-outbox.js';
 
 export interface NotifyWorkerDeps extends DeliverDeps {
   logger: Logger;
   /** How often due rows are looked for. */
   pollMs: number;
+  /** Hourly or daily digests: each pass first writes the one due, if not written yet. */
+  digest?: DigestSettings | null;
 }
 
 /**
@@ -49,6 +52,8 @@ export class NotifyWorker {
   async #drain(): Promise<void> {
     if (this.#stopped) return;
     try {
+      const { digest, outbox, now } = this.#deps;
+      if (digest) await writeDueDigest(outbox, digest, now?.() ?? new Date());
       while (!this.#stopped && (await deliverDue(this.#deps)) > 0);
     } catch (error) {
       if (error instanceof StoppedError) return;
@@ -75,6 +80,8 @@ function bind(outbox: NotificationOutbox): NotificationOutbox {
     complete: (id, result) => outbox.complete(id, result),
     disableTarget: (targetId, reason) => outbox.disableTarget(targetId, reason),
     release: () => outbox.release?.() ?? Promise.resolve(),
+    countPending: () => outbox.countPending?.() ?? Promise.resolve(0),
+    enqueueDigest: (plan) => outbox.enqueueDigest?.(plan) ?? Promise.resolve(0),
   };
 }
 
@@ -83,7 +90,7 @@ export const NOTIFY_POLL_MS = 5000;
 
 /** The worker `start` runs, or null when NOTIFY_URLS names no target. */
 export function startNotifyWorker(
-  config: Pick<Config, 'notify'>,
+  config: Pick<Config, 'notify' | 'server'>,
   outbox: NotificationOutbox,
   logger: Logger,
 ): NotifyWorker | null {
@@ -96,6 +103,7 @@ export function startNotifyWorker(
     timeoutMs: config.notify.timeoutMs,
     logger: logger.child({ module: 'notify' }),
     pollMs: NOTIFY_POLL_MS,
+    digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
   });
   worker.start();
   return worker;

@@ -27,6 +27,8 @@ import type { StatusSource } from './status-source.js';
 import type { Logger } from '../logger.js';
 import { entryOf } from './pages/card.js';
 import type { DeliveryStatus } from '../db/schema.js';
+import { disabledTargetViews } from '../notify/disabled-targets.js';
+import type { NotifyTarget } from '../notify/targets.js';
 
 export interface WebPageDeps extends PageDeps {
   store: Store;
@@ -35,6 +37,8 @@ export interface WebPageDeps extends PageDeps {
   /** The snapshot the list endpoint serves right now. */
   served: () => { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;
+  /** The NOTIFY_URLS targets by id and masked label, to name the disabled ones. */
+  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[];
 }
 
 const TIMELINE_PAGE = 50;
@@ -102,6 +106,10 @@ function statusPage(deps: WebPageDeps) {
     const [latestRun] = await store.listRuns({ limit: 1 });
     const subjects = await store.changeSubjects(latestChanges);
     const deliveries = await deliveriesOf(store);
+    const disabledTargets = disabledTargetViews(
+      await store.disabledNotifyTargets(),
+      deps.notifyTargets ?? [],
+    );
     return sendPage(
       reply,
       deps,
@@ -113,6 +121,7 @@ function statusPage(deps: WebPageDeps) {
         latestChanges,
         subjects,
         deliveries,
+        disabledTargets,
       }),
     );
   };

@@ -7,6 +7,7 @@ import { registerFeedRoutes } from './feed-routes.js';
 import { upstreamMedia, type MediaResolver } from './media-source.js';
 import { registerPageRoutes } from './page-routes.js';
 import type { StatusSource } from './status-source.js';
+import type { NotifyTarget } from '../notify/targets.js';
 
 export interface WebDeps {
   store: Store;
@@ -18,6 +19,7 @@ export interface WebDeps {
   media?: MediaResolver | undefined;
   /** The pages' one zone; the configured `TZ` (the process's zone) when not given. */
   timeZone?: string | undefined;
+  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[] | undefined;
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */
@@ -38,6 +40,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
     status: deps.status ?? null,
     served: deps.served,
     staleAfterMs: deps.staleAfterMs,
+    ...(deps.notifyTargets ? { notifyTargets: deps.notifyTargets } : {}),
     media,
     demo: () => deps.status?.upstream().mode === 'demo',
     ...(deps.timeZone !== undefined ? { timeZone: deps.timeZone } : {}),

@@ -2,6 +2,7 @@ import type { Store } from '../db/store.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
 import type * as deliveries from '../db/sqlite/deliveries.js';
 import { endpointLabel } from './mask-url.js';
+import { WEBHOOK_ENDPOINT_PREFIX, webhookEndpointKey } from '../db/run-commit.js';
 
 export type { DeliveryFilter } from '../db/sqlite/deliveries.js';
 
@@ -29,25 +30,37 @@ export interface AttemptView {
   response_excerpt: string | null;
 }
 
-/** Deliveries, newest first. */
+/**
+ * Each configured URL's masked label by its endpoint key: the database holds only the key, so a
+ * view names an endpoint by the configured URL it comes from, or by its key when none does.
+ */
+function labelsOf(configuredUrls: readonly string[]): Map<string, string> {
+  return new Map(configuredUrls.map((url) => [webhookEndpointKey(url), endpointLabel(url)]));
+}
+
+/** Deliveries, newest first; endpoints named by `configuredUrls` (WEBHOOK_URLS) masked, others by key. */
 export async function listDeliveries(
   store: Store,
   filter: deliveries.DeliveryFilter,
+  configuredUrls: readonly string[] = [],
 ): Promise<DeliveryView[]> {
-  return (await store.listDeliveries(filter)).map(deliveryView);
+  const labels = labelsOf(configuredUrls);
+  return (await store.listDeliveries(filter)).map((row) => deliveryView(row, labels));
 }
 
 /** One delivery with every attempt, oldest first; undefined when there is none. */
 export async function getDelivery(
   store: Store,
   id: number,
+  configuredUrls: readonly string[] = [],
 ): Promise<(DeliveryView & { attempt_log: AttemptView[] }) | undefined> {
   const found = await store.getDelivery(id);
   if (!found) return undefined;
-  return { ...deliveryView(found.delivery), attempt_log: found.attempts.map(attemptView) };
+  const view = deliveryView(found.delivery, labelsOf(configuredUrls));
+  return { ...view, attempt_log: found.attempts.map(attemptView) };
 }
 
-function deliveryView(row: deliveries.DeliveryRow): DeliveryView {
+function deliveryView(row: deliveries.DeliveryRow, labels: ReadonlyMap<string, string>): DeliveryView {
   return {
     id: row.id,
     webhook_id: row.webhookId,
@@ -55,7 +68,9 @@ function deliveryView(row: deliveries.DeliveryRow): DeliveryView {
     run: row.runId,
     endpoint: {
       id: row.endpointId,
-      url: endpointLabel(row.url),
+      url:
+        labels.get(row.url) ??
+        (row.url.startsWith(WEBHOOK_ENDPOINT_PREFIX) ? row.url : endpointLabel(row.url)),
       disabled: row.disabledAt !== null,
       disabled_reason: row.disabledReason,
     },

@@ -4,6 +4,7 @@ import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { AttemptOutcome, Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
+import { webhookEndpointKey } from '../db/run-commit.js';
 import { retryDelayMs } from './retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
 import type { DeliverySettings } from './settings.js';
@@ -37,6 +38,8 @@ export class DeliveryWorker {
   readonly #agent: Agent;
   readonly #signer: Signer | null;
   readonly #token = randomUUID();
+  /** The configured URL of each endpoint key: the database keeps the key, the URL stays in the settings. */
+  readonly #urlOf: Map<string, string>;
   readonly #busy = new Map<number, Promise<void>>();
   #timer: NodeJS.Timeout | null = null;
   #wakeTimer: NodeJS.Timeout | null = null;
@@ -54,6 +57,7 @@ export class DeliveryWorker {
 
   constructor(deps: DeliveryWorkerDeps) {
     this.#deps = deps;
+    this.#urlOf = new Map(deps.settings.urls.map((url) => [webhookEndpointKey(url), url]));
     this.#log = deps.logger.child({ module: 'webhooks' });
     const timeout = deps.settings.timeoutMs;
     // No redirect interceptor: a 3xx is an answer, logged as a failed attempt.
@@ -105,7 +109,7 @@ export class DeliveryWorker {
 
   /** Deliveries still to send to the endpoints this worker serves. */
   pendingCount(): Promise<number> {
-    return this.#deps.store.pendingDeliveries(this.#deps.settings.urls);
+    return this.#deps.store.pendingDeliveries(this.#deps.settings.urls.map(webhookEndpointKey));
   }
 
   /**
@@ -149,7 +153,7 @@ export class DeliveryWorker {
     try {
       if (this.#stopped || Date.now() >= this.#claimUntil) return;
       const { claims, nextWakeAt } = await this.#deps.store.claimDue({
-        urls: this.#deps.settings.urls,
+        urls: [...this.#urlOf.keys()],
         busyEndpoints: new Set(this.#busy.keys()),
         leaseMs: this.#deps.settings.timeoutMs + LEASE_MARGIN_MS,
         token: this.#token,
@@ -202,7 +206,7 @@ export class DeliveryWorker {
     const { settings } = this.#deps;
     const result = await sendAttempt(
       this.#agent,
-      { url: claim.url, webhookId: claim.webhookId, body: claim.body },
+      { url: this.#urlOf.get(claim.url) ?? claim.url, webhookId: claim.webhookId, body: claim.body },
       { timeoutMs: settings.timeoutMs, signer: this.#signer, signal: this.#shutdown.signal },
     );
     if (this.#shutdown.signal.aborted) {
@@ -226,7 +230,11 @@ export class DeliveryWorker {
     try {
       await this.#deps.store.releaseLease(claim, this.#token);
       this.#log.info(
-        { deliveryId: claim.deliveryId, webhookId: claim.webhookId, endpoint: endpointLabel(claim.url) },
+        {
+          deliveryId: claim.deliveryId,
+          webhookId: claim.webhookId,
+          endpoint: endpointLabel(this.#urlOf.get(claim.url) ?? claim.url),
+        },
         'webhook attempt abandoned at shutdown; the delivery stays pending',
       );
     } catch (error) {
@@ -249,7 +257,7 @@ export class DeliveryWorker {
     const fields = {
       deliveryId: claim.deliveryId,
       webhookId: claim.webhookId,
-      endpoint: endpointLabel(claim.url),
+      endpoint: endpointLabel(this.#urlOf.get(claim.url) ?? claim.url),
       httpStatus: result.httpStatus,
       durationMs: result.durationMs,
       ...(result.errorCode ? { errorCode: result.errorCode, error: result.error } : {}),

@@ -1,5 +1,10 @@
 import type { WebhookEventType } from '../config/load-config.js';
-import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
+import {
+  webhookEndpointKey,
+  type OutboxFacts,
+  type OutboxMessage,
+  type OutboxPlan,
+} from '../db/run-commit.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
 import { changeView } from '../db/history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
@@ -15,7 +20,10 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
  */
 export function succeededRunOutbox(settings: OutboxSettings | undefined): OutboxPlan | null {
   if (!settings || settings.urls.length === 0) return null;
-  return { urls: settings.urls, messages: (facts) => succeededMessages(settings, facts) };
+  return {
+    urls: settings.urls.map(webhookEndpointKey),
+    messages: (facts) => succeededMessages(settings, facts),
+  };
 }
 
 /**
@@ -24,7 +32,10 @@ export function succeededRunOutbox(settings: OutboxSettings | undefined): Outbox
  */
 export function failedRunOutbox(settings: OutboxSettings | undefined): OutboxPlan | null {
   if (!settings || settings.urls.length === 0 || !settings.events.includes('sync.failed')) return null;
-  return { urls: settings.urls, messages: (facts) => failedMessages(settings, facts) };
+  return {
+    urls: settings.urls.map(webhookEndpointKey),
+    messages: (facts) => failedMessages(settings, facts),
+  };
 }
 
 function* succeededMessages(settings: OutboxSettings, facts: OutboxFacts): Iterable<OutboxMessage> {

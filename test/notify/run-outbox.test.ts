@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
+import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
@@ -125,6 +125,33 @@ describe('notifications sent by runs (issue 22)', () => {
     await expect(sync(store, upstream, { NOTIFY_URLS: urls })).rejects.toThrow();
     const types = tableRows(store, 'webhook_messages', 'type') as { type: string }[];
     expect(types.filter((t) => t.type === 'notify.changes')).toEqual([]);
+  });
+
+  it('a failure message says since when the streak began and which snapshot is still served', async () => {
+    const store = tempDatabase();
+    const { urls } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 9, count: 5 });
+    const good = await sync(store, upstream);
+    upstream.faults.set({ invalidJson: { page: 1 } });
+    const env = { NOTIFY_URLS: urls, WEBHOOK_FAILURE_THRESHOLD: '3' };
+    // Runs a minute apart or more, so each time the message could name is told apart.
+    const setTime = (column: string, id: number, iso: string) =>
+      store.sqlite.prepare(`update runs set ${column} = ? where id = ?`).run(iso, id);
+    setTime('finished_at', good.runId, '2026-11-24T08:50:00.000Z');
+    for (let i = 0; i < 3; i++) {
+      await expect(sync(store, upstream, env)).rejects.toThrow();
+      if (i < 2) setTime('started_at', good.runId + 1 + i, `2026-11-24T09:${10 + i * 10}:00.000Z`);
+    }
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+    const message = JSON.parse(body) as NotifyMessage;
+    // The streak began with the first failed run, not with the one that reached the threshold.
+    expect(message.summary).toMatch(
+      new RegExp(
+        `^The mirror has failed 3 runs in a row since ${localClock('2026-11-24T09:10:00Z', zone)}: .+\\. ` +
+          `It keeps serving the snapshot of ${localClock('2026-11-24T08:50:00Z', zone)}\\.$`,
+      ),
+    );
   });
 
   it('a permanent refusal fails the row and disables the target; its later rows wait', async () => {

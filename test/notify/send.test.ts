@@ -91,9 +91,19 @@ const teams: Contract = (r) => {
   if (body.type !== 'message' || attachment.contentType !== 'application/vnd.microsoft.card.adaptive')
     return 'not an Adaptive Card message';
   if (card.type !== 'AdaptiveCard' || typeof card.version !== 'string') return 'not an AdaptiveCard';
-  const blocks = arr(card.body).map(obj);
+  // A ColumnSet holds Columns, whose items are the elements; an Image needs an http(s) url.
+  const blocks = arr(card.body)
+    .map(obj)
+    .flatMap((b) =>
+      b.type === 'ColumnSet'
+        ? arr(b.columns)
+            .map(obj)
+            .flatMap((c) => (c.type === 'Column' ? arr(c.items).map(obj) : [c]))
+        : [b],
+    );
   const runs = blocks.flatMap((b) => arr(b.inlines).map(obj));
-  if (blocks.some((b) => b.type !== 'RichTextBlock') || runs.some((i) => i.type !== 'TextRun'))
+  const image = (b: Record<string, unknown>) => b.type === 'Image' && /^https?:\/\//.test(str(b.url));
+  if (blocks.some((b) => b.type !== 'RichTextBlock' && !image(b)) || runs.some((i) => i.type !== 'TextRun'))
     return 'unexpected element';
   return null;
 };

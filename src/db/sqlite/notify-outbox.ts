@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
-import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
+import { changeSubjects } from '../page-queries.js';
+import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
+import type { DisabledNotifyTarget } from '../store.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
@@ -93,6 +96,26 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
     return Promise.resolve();
   }
 
+  /**
+   * Writes the digest of `plan`'s period to each target that has none yet, in one transaction: the
+   * key `digest_<targetId>_<period end>` (the message's unique webhook_id) makes a second writer,
+   * another instance or a later pass, a no-op. Answers the deliveries written.
+   */
+  enqueueDigest(plan: DigestPlan): Promise<number> {
+    return Promise.resolve(this.#store.sqlite.transaction(() => writeDigest(this.#store, plan)).immediate());
+  }
+
+  countPending(): Promise<number> {
+    const count = this.#store.sqlite
+      .prepare(
+        `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
+          where d.status = 'pending' and e.disabled_at is null and substr(e.url, 1, ?) = ?`,
+      )
+      .pluck()
+      .get(NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX) as number;
+    return Promise.resolve(count);
+  }
+
   release(): Promise<void> {
     this.#store.sqlite
       .prepare(
@@ -102,4 +125,73 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
       .run(this.#token);
     return Promise.resolve();
   }
+}
+
+const IS_NOTIFY = `substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}'`;
+
+/** The notification targets a permanent refusal disabled, oldest first. */
+export function disabledNotifyTargets(store: MirrorDatabase): DisabledNotifyTarget[] {
+  const rows = store.sqlite
+    .prepare(
+      `select url, disabled_at as disabledAt, disabled_reason as reason from webhook_endpoints
+        where disabled_at is not null and ${IS_NOTIFY} order by disabled_at, id`,
+    )
+    .all() as { url: string; disabledAt: string; reason: string | null }[];
+  return rows.map((r) => ({
+    targetId: r.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
+    disabledAt: r.disabledAt,
+    reason: r.reason,
+  }));
+}
+
+/** Re-enables one disabled notification target, or all of them (null); answers the ids enabled. */
+export function enableNotifyTargets(store: MirrorDatabase, targetId: string | null): string[] {
+  const urls = store.sqlite
+    .prepare(
+      `update webhook_endpoints set disabled_at = null, disabled_reason = null
+        where disabled_at is not null and ${IS_NOTIFY} and (? is null or url = ?) returning url`,
+    )
+    .pluck()
+    .all(targetId, targetId === null ? null : `${NOTIFY_ENDPOINT_PREFIX}${targetId}`) as string[];
+  return urls.map((url) => url.slice(NOTIFY_ENDPOINT_PREFIX.length)).sort();
+}
+
+const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
+
+function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
+  const exists = store.sqlite.prepare('select 1 from webhook_messages where webhook_id = ?').pluck();
+  const missing = plan.targetIds.filter((id) => exists.get(digestKey(id, plan.to)) === undefined);
+  if (missing.length === 0) return 0;
+  const changes = store.sqlite.prepare(
+    `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,
+            new_value as newValue from changes where at >= ? and at < ? order by at, id`,
+  );
+  const message = plan.message({
+    changes: () => changes.iterate(plan.from, plan.to) as IterableIterator<ChangeRow>,
+    subjectsOf: (rows) => changeSubjects(store, rows),
+  });
+  if (message === null) return 0;
+  const runId = store.sqlite
+    .prepare('select max(run_id) from changes where at >= ? and at < ?')
+    .pluck()
+    .get(plan.from, plan.to) as number;
+  const now = new Date().toISOString();
+  for (const targetId of missing) {
+    const url = `${NOTIFY_ENDPOINT_PREFIX}${targetId}`;
+    store.sqlite
+      .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
+      .run(url, now);
+    const messageId = store.sqlite
+      .prepare(
+        'insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)',
+      )
+      .run(digestKey(targetId, plan.to), message.type, runId, now, message.body).lastInsertRowid;
+    store.sqlite
+      .prepare(
+        `insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at, created_at)
+         values (?, (select id from webhook_endpoints where url = ?), 'pending', ?, ?)`,
+      )
+      .run(messageId, url, now, now);
+  }
+  return missing.length;
 }

@@ -3,7 +3,15 @@ import { eq } from 'drizzle-orm';
 import { failedStreakOf } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
-import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
+import { mediaShasAt } from './media.js';
+import { mirrorMediaPath } from '../media-queries.js';
+import {
+  NOTIFY_ENDPOINT_PREFIX,
+  WEBHOOK_ENDPOINT_PREFIX,
+  webhookEndpointKey,
+  type OutboxFacts,
+  type OutboxPlan,
+} from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
@@ -30,6 +38,9 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
         .all(fromId, toId) as ChangeRow[],
     subjectsOf: (rows) => changeSubjects(store, rows),
     servingSince: servingSince(store, runId),
+    streakSince: streakSince(store, runId),
+    entriesOf: (rows) => entriesOf(store, rows),
+    mirrorPathOf: mirrorPathReader(store, runId),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
 }
@@ -43,7 +54,58 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
   return at ?? null;
 }
 
-/** Failed runs in a row ending at `lastRunId`. */
+/** Each change's coworker entry at its run: the stored whole entry, or the version the run left. */
+function entriesOf(store: MirrorDatabase, rows: readonly ChangeRow[]): Map<number, string> {
+  const version = store.sqlite.prepare(
+    `select body from versions where uuid = ? and slot = ? and valid_from_run <= ?
+      order by valid_from_run desc limit 1`,
+  );
+  const out = new Map<number, string>();
+  for (const row of rows) {
+    const whole =
+      row.kind === 'removed'
+        ? row.oldValue
+        : row.kind === 'added' || row.kind === 'returned'
+          ? row.newValue
+          : null;
+    const body = whole ?? (version.pluck().get(row.uuid, row.slot, row.runId) as string | undefined);
+    if (body !== undefined && body !== null) out.set(row.id, body);
+  }
+  return out;
+}
+
+/** The mirror's path of a media URL's bytes as of run `runId`; the run's media read once, on first use. */
+function mirrorPathReader(store: MirrorDatabase, runId: number): (url: string) => string | null {
+  let shas: Map<string, string> | null = null;
+  return (url) => {
+    const sha = (shas ??= new Map(mediaShasAt(store, runId))).get(url);
+    return sha === undefined ? null : mirrorMediaPath(sha, url);
+  };
+}
+
+/** When the first failed run of the streak ending at `runId` started, or null when there is none. */
+function streakSince(store: MirrorDatabase, runId: number): string | null {
+  const rows = store.sqlite
+    .prepare(
+      `select id, status, started_at from runs
+        where id <= ? and status in ('failed', 'succeeded') order by id desc`,
+    )
+    .raw()
+    .iterate(runId) as IterableIterator<[number, string, string]>;
+  let since: string | null = null;
+  for (const [id, status, startedAt] of rows) {
+    // A succeeded run ends the streak of the runs before it: the recovery speaks of theirs.
+    if (id === runId && status === 'succeeded') continue;
+    if (status !== 'failed') break;
+    since = startedAt;
+  }
+  return since;
+}
+
+/**
+ * Failed runs in a row ending at `lastRunId`. Aborted runs (a shutdown, a crash) neither extend nor
+ * break a streak: they say nothing about the upstream.
+ */
 function failedStreak(store: MirrorDatabase, lastRunId: number): number {
   return failedStreakOf(
     store.sqlite
@@ -122,4 +184,40 @@ function endpointId(store: MirrorDatabase, url: string, now: string): number {
     .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
     .run(url, now);
   return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
+}
+
+/**
+ * Rows written before endpoints were keyed hold a webhook URL in clear: each becomes its key (a
+ * row already holding that key takes over its deliveries). Idempotent; runs whenever the database
+ * is opened for writing. Answers the rows converted.
+ */
+export function keyClearEndpointUrls(store: MirrorDatabase): number {
+  const clear = store.sqlite
+    .prepare(
+      `select id, url from webhook_endpoints
+        where substr(url, 1, ?) != ? and substr(url, 1, ?) != ?`,
+    )
+    .all(
+      WEBHOOK_ENDPOINT_PREFIX.length,
+      WEBHOOK_ENDPOINT_PREFIX,
+      NOTIFY_ENDPOINT_PREFIX.length,
+      NOTIFY_ENDPOINT_PREFIX,
+    ) as { id: number; url: string }[];
+  if (clear.length === 0) return 0;
+  const keyed = store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck();
+  store.sqlite.transaction(() => {
+    for (const row of clear) {
+      const key = webhookEndpointKey(row.url);
+      const existing = keyed.get(key) as number | undefined;
+      if (existing === undefined) {
+        store.sqlite.prepare('update webhook_endpoints set url = ? where id = ?').run(key, row.id);
+        continue;
+      }
+      store.sqlite
+        .prepare('update webhook_deliveries set endpoint_id = ? where endpoint_id = ?')
+        .run(existing, row.id);
+      store.sqlite.prepare('delete from webhook_endpoints where id = ?').run(row.id);
+    }
+  })();
+  return clear.length;
 }

@@ -93,9 +93,10 @@ export function commitRun(store: MirrorDatabase, input: RunCommit): void {
       writeListing(store, input, versionIds);
       writeChanges(store, input);
       markSucceeded(store, input);
+      // Media rows first: a notification's thumbnails are the media this run holds.
+      if (input.media) writeMediaRows(store, input.runId, input.media);
       if (input.outbox) writeOutbox(store, input.runId, input.outbox);
       if (input.notify) writeOutbox(store, input.runId, input.notify);
-      if (input.media) writeMediaRows(store, input.runId, input.media);
     })
     .immediate();
 }

@@ -11,6 +11,7 @@ import type { RunRow } from '../schema.js';
 import type { Store } from '../store.js';
 import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
+import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import * as media from './media.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
@@ -131,6 +132,9 @@ export class SqliteStore implements MirrorDatabase {
   countDeliveries: Op<'countDeliveries'> = (filter) => settle(() => deliveries.countDeliveries(this, filter));
   getDelivery: Op<'getDelivery'> = (id) => settle(() => deliveries.getDelivery(this, id));
   deliveryFigures: Op<'deliveryFigures'> = () => settle(() => deliveries.deliveryFigures(this));
+  disabledNotifyTargets: Op<'disabledNotifyTargets'> = () => settle(() => disabledNotifyTargets(this));
+  enableNotifyTargets: Op<'enableNotifyTargets'> = (targetId) =>
+    settle(() => enableNotifyTargets(this, targetId));
 
   // Health
   databaseProblem: Op<'databaseProblem'> = () => settle(() => queries.databaseProblem(this));

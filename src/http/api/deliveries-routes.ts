@@ -23,6 +23,8 @@ const DEFAULT_PAGE_SIZE = 50;
 export interface DeliveryRoutesOptions extends LinkBase {
   adminToken: string | null;
   registry: Registry;
+  /** WEBHOOK_URLS: the database names endpoints by key; these give the masked URLs back. */
+  webhookUrls?: readonly string[];
 }
 
 /**
@@ -45,11 +47,15 @@ export function registerDeliveryRoutes(
     const pageSize = query.page_size ?? DEFAULT_PAGE_SIZE;
     const filter = { status: query.status, endpoint: query.endpoint };
     const count = await store.countDeliveries(filter);
-    const results = await listDeliveries(store, {
-      ...filter,
-      limit: pageSize,
-      offset: (page - 1) * pageSize,
-    });
+    const results = await listDeliveries(
+      store,
+      {
+        ...filter,
+        limit: pageSize,
+        offset: (page - 1) * pageSize,
+      },
+      options.webhookUrls,
+    );
     const link = (to: number | undefined) =>
       selfUrl(
         request,
@@ -68,7 +74,7 @@ export function registerDeliveryRoutes(
   app.get('/api/mirror/deliveries/:id/', async (request, reply) => {
     const params = parseParams(runIdParam, request.params, reply);
     if (!params) return reply;
-    const delivery = await getDelivery(store, params.id);
+    const delivery = await getDelivery(store, params.id, options.webhookUrls);
     return delivery ?? reply.code(404).send({ detail: `no delivery ${params.id}` });
   });
 

@@ -158,7 +158,23 @@ export function teamsPayload(message: NotifyMessage): ChatPayload {
   const body: unknown[] = [
     rich([{ ...run(message.title), weight: 'Bolder', size: 'Medium' }]),
     ...(message.summary !== null ? [rich([run(message.summary)])] : []),
-    ...message.lines.map((l) => rich([run('• '), run(l.who, l.whoUrl), run(l.rest)])),
+    ...message.lines.map((l) => {
+      const sentence = rich([run('• '), run(l.who, l.whoUrl), run(l.rest)]);
+      // A thumbnail sits in a narrow column beside its sentence, as Teams lays out a person.
+      return l.imageUrl === null
+        ? sentence
+        : {
+            type: 'ColumnSet',
+            columns: [
+              {
+                type: 'Column',
+                width: 'auto',
+                items: [{ type: 'Image', url: l.imageUrl, size: 'Small', altText: '' }],
+              },
+              { type: 'Column', width: 'stretch', verticalContentAlignment: 'Center', items: [sentence] },
+            ],
+          };
+    }),
     ...(message.more !== null ? [rich([run(`and ${message.more.count} more`, message.more.url)])] : []),
     rich([{ ...run(message.footer), isSubtle: true, size: 'Small' }]),
   ];

@@ -6,6 +6,7 @@ import type { StatusSource } from '../status-source.js';
 import { usePage } from '../page-context.js';
 import { ChangeSentence, Notice, Text, Time } from './components.js';
 import { Layout } from './layout.js';
+import type { DisabledTargetView } from '../../notify/disabled-targets.js';
 
 export interface StatusData {
   status: StatusSource | null;
@@ -16,6 +17,35 @@ export interface StatusData {
   subjects: Map<number, ChangeSubject>;
   /** Webhook deliveries by status, and endpoints a 410 disabled; null when none were ever queued. */
   deliveries: { pending: number; succeeded: number; failed: number; disabledEndpoints: number } | null;
+  /** Notification targets a permanent refusal (404/410) disabled: nothing reaches them until enabled. */
+  disabledTargets?: readonly DisabledTargetView[];
+}
+
+function DisabledTargets(props: { targets: readonly DisabledTargetView[] | undefined }) {
+  const targets = props.targets ?? [];
+  if (targets.length === 0) return null;
+  return (
+    <>
+      <dt>Notifications</dt>
+      <dd>
+        {targets.length} target{targets.length === 1 ? '' : 's'} disabled: the service refused for good (a
+        deleted or revoked webhook). Nothing is sent there until enabled again.
+        <ul>
+          {targets.map((t) => (
+            <li>
+              <Text value={t.label} /> since <Time at={t.disabledAt} />
+              {t.reason === null ? null : (
+                <>
+                  : <Text value={t.reason} />
+                </>
+              )}{' '}
+              — <code>{t.enableCommand}</code>
+            </li>
+          ))}
+        </ul>
+      </dd>
+    </>
+  );
 }
 
 function Deliveries(props: { deliveries: StatusData['deliveries'] }) {
@@ -129,6 +159,7 @@ export function StatusPage(props: StatusData) {
         <LastRun run={props.latestRun} />
         <NextRun status={props.status} />
         <Deliveries deliveries={props.deliveries} />
+        <DisabledTargets targets={props.disabledTargets} />
         <ServedSnapshot served={props.served} />
       </dl>
       <h2>Latest changes</h2>

@@ -1,0 +1,163 @@
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openDatabase } from '../../src/db/open.js';
+import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { silentLogger } from '../../src/logger.js';
+import { lastDigestPeriod } from '../../src/notify/digest.js';
+import { writeDueDigest, type DigestSettings } from '../../src/notify/digest-outbox.js';
+import type { NotifyMessage } from '../../src/notify/message.js';
+import { sendMessage } from '../../src/notify/send.js';
+import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { NotifyWorker } from '../../src/notify/worker.js';
+import { chatStandIn } from '../helpers/chat-stand-in.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tableRows, tempDir } from '../helpers/temp-db.js';
+
+const at = (iso: string) => new Date(iso);
+
+describe('the period a digest covers, in TZ (issue 22)', () => {
+  it.each([
+    ['hourly', '2026-11-24T10:05:00Z', 'UTC', '2026-11-24T09:00:00.000Z', '2026-11-24T10:00:00.000Z'],
+    ['hourly', '2026-11-24T10:00:00Z', 'UTC', '2026-11-24T09:00:00.000Z', '2026-11-24T10:00:00.000Z'],
+    // Kolkata is UTC+05:30: its hours end at :30 UTC.
+    [
+      'hourly',
+      '2026-11-24T10:05:00Z',
+      'Asia/Kolkata',
+      '2026-11-24T08:30:00.000Z',
+      '2026-11-24T09:30:00.000Z',
+    ],
+    // 08:00 in Paris is 07:00 UTC in winter; at 07:30 UTC the day that ended is the one before.
+    [
+      'daily@08:00',
+      '2026-11-24T07:30:00Z',
+      'Europe/Paris',
+      '2026-11-23T07:00:00.000Z',
+      '2026-11-24T07:00:00.000Z',
+    ],
+    [
+      'daily@08:00',
+      '2026-11-24T06:59:00Z',
+      'Europe/Paris',
+      '2026-11-22T07:00:00.000Z',
+      '2026-11-23T07:00:00.000Z',
+    ],
+    // The day summer time ends in Paris (2026-10-25) lasts 25 hours.
+    [
+      'daily@08:00',
+      '2026-10-25T08:00:00Z',
+      'Europe/Paris',
+      '2026-10-24T06:00:00.000Z',
+      '2026-10-25T07:00:00.000Z',
+    ],
+  ] as const)('%s at %s in %s: from %s to %s', (every, now, zone, from, to) => {
+    const digest =
+      every === 'hourly' ? { every: 'hour' as const } : { every: 'day' as const, at: every.slice(6) };
+    const period = lastDigestPeriod(at(now), digest, zone);
+    expect({ from: period?.from.toISOString(), to: period?.to.toISOString() }).toEqual({ from, to });
+  });
+});
+
+function target(entry: string): NotifyTarget {
+  const parsed = parseTarget(entry);
+  if (typeof parsed === 'string') throw new Error(parsed);
+  return parsed;
+}
+
+/** Two runs with changes under NOTIFY_DIGEST=hourly, recorded at 09:10 and 09:40 UTC. */
+async function twoRunsInOneHour() {
+  const standIn = await chatStandIn(() => null);
+  const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
+  const targets = entries.map(target);
+  const file = join(tempDir(), 'mirror.db');
+  const store = openDatabase(file);
+  onTestFinished(() => store.close());
+  const env = { NOTIFY_URLS: entries.join(','), NOTIFY_DIGEST: 'hourly' };
+  const upstream = await simulatedUpstream({ seed: 31, count: 3 });
+  const first = await sync(store, upstream, env);
+  upstream.data.edit(1, 'post');
+  const second = await sync(store, upstream, env);
+  const moveRun = (runId: number, iso: string) => {
+    store.sqlite.prepare('update runs set finished_at = ? where id = ?').run(iso, runId);
+    store.sqlite.prepare('update changes set at = ? where run_id = ?').run(iso, runId);
+  };
+  moveRun(first.runId, '2026-11-24T09:10:00.000Z');
+  moveRun(second.runId, '2026-11-24T09:40:00.000Z');
+  const settings: DigestSettings = {
+    digest: { every: 'hour' },
+    targetIds: targets.map((t) => t.id),
+    context: { baseUrl: 'https://mirror.example.com', timeZone: 'UTC' },
+  };
+  return { standIn, targets, file, store, settings };
+}
+
+describe('NOTIFY_DIGEST=hourly|daily: one message per target and period (issue 22)', () => {
+  it("runs write none of their own; the period's digest is written once per target, by whichever instance", async () => {
+    const { file, store, settings } = await twoRunsInOneHour();
+    expect(tableRows(store, 'webhook_messages', 'type')).toEqual([]);
+
+    const one = new SqliteNotificationOutbox(store);
+    const other = openDatabase(file);
+    onTestFinished(() => other.close());
+    const two = new SqliteNotificationOutbox(other);
+    expect(await writeDueDigest(one, settings, at('2026-11-24T10:05:00Z'))).toBe(2);
+    expect(await writeDueDigest(two, settings, at('2026-11-24T10:06:00Z'))).toBe(0);
+    expect(await writeDueDigest(one, settings, at('2026-11-24T10:59:59Z'))).toBe(0);
+    // The next hour had no change: nothing is written for it.
+    expect(await writeDueDigest(two, settings, at('2026-11-24T11:05:00Z'))).toBe(0);
+
+    const rows = tableRows(store, 'webhook_messages', 'webhook_id, type') as {
+      webhook_id: string;
+      type: string;
+    }[];
+    // tableRows orders by the first column: the ids' order.
+    expect(rows).toEqual(
+      [...settings.targetIds].sort().map((id) => ({
+        webhook_id: `digest_${id}_2026-11-24T10:00:00.000Z`,
+        type: 'notify.changes',
+      })),
+    );
+    const body = store.sqlite.prepare('select body from webhook_messages limit 1').pluck().get() as string;
+    const message = JSON.parse(body) as NotifyMessage;
+    expect(message).toMatchObject({
+      event: 'changes',
+      title: 'Team page since 2026-11-24 09:00: 3 joined, 1 changed',
+      footer: '2 runs up to 2026-11-24 10:00. Times in UTC.',
+      link: {
+        label: 'Every change of the period',
+        url: 'https://mirror.example.com/changes/?since=2026-11-24T09%3A00%3A00.000Z',
+      },
+    });
+    expect(message.lines).toHaveLength(4);
+  });
+
+  it('the worker of start writes the due digest on its pass, and delivers it to each target', async () => {
+    const { standIn, targets, store, settings } = await twoRunsInOneHour();
+    const deps = {
+      outbox: new SqliteNotificationOutbox(store),
+      targets,
+      send: sendMessage,
+      timeoutMs: 5000,
+      sleep: () => Promise.resolve(),
+      logger: silentLogger(),
+      pollMs: 60_000,
+    };
+    const writer = new NotifyWorker({ ...deps, digest: settings, now: () => at('2026-11-24T10:05:00Z') });
+    await writer.poke();
+    await writer.stop();
+    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+      { status: 'pending' },
+      { status: 'pending' },
+    ]);
+    // The rows are due from when they were written, by the real clock.
+    const sender = new NotifyWorker(deps);
+    await sender.poke();
+    await sender.stop();
+    expect(standIn.requests).toHaveLength(2);
+    for (const request of standIn.requests) expect(request.body).toContain('3 joined, 1 changed');
+    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+      { status: 'succeeded' },
+      { status: 'succeeded' },
+    ]);
+  });
+});

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { NotifyMessage } from '../../src/notify/message.js';
+import { emailContent } from '../../src/notify/formats/email-format.js';
+import { discordPayload, slackPayload, teamsPayload } from '../../src/notify/formats/chat-formats.js';
+import { pictureOf } from '../../src/notify/thumbnails.js';
+import { mediaRig } from '../media/harness.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+const BASE = 'https://mirror.example.com';
+const TARGET = 'ntfy+http://127.0.0.1:9/topic';
+
+function storedMessage(rig: {
+  store: { sqlite: { prepare(sql: string): { pluck(): { get(): unknown } } } };
+}) {
+  const body = rig.store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+  return JSON.parse(body) as NotifyMessage;
+}
+
+describe('thumbnails in messages: the mirror’s own media, never the upstream’s (issue 22)', () => {
+  it('with PUBLIC_BASE_URL and the bytes mirrored, each line shows its picture from the mirror', async () => {
+    const rig = await mediaRig({ count: 3 });
+    await rig.sync({ NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE });
+    const message = storedMessage(rig);
+    const images = message.lines.map((l) => l.imageUrl);
+    expect(images.some((i) => i !== null)).toBe(true);
+    for (const image of images.filter((i) => i !== null)) {
+      expect(image).toMatch(
+        /^https:\/\/mirror\.example\.com\/media\/[0-9a-f]{64}\/[^/]+\.(png|jpe?g|gif|webp)$/,
+      );
+    }
+    // Each service that shows images gets the mirror's URL, the e-mail included; none names the media host.
+    const first = images.find((i) => i !== null) ?? '';
+    const slack = JSON.stringify(slackPayload(message));
+    const discord = JSON.stringify(discordPayload(message));
+    const teams = JSON.stringify(teamsPayload(message));
+    const email = emailContent(message).html;
+    for (const shown of [slack, discord, teams, email]) {
+      expect(shown).toContain(first);
+      expect(shown).not.toContain(rig.host.url);
+    }
+  });
+
+  it('without PUBLIC_BASE_URL, or without the bytes, no thumbnail at all', async () => {
+    const rig = await mediaRig({ count: 3 });
+    await rig.sync({ NOTIFY_URLS: TARGET });
+    expect(storedMessage(rig).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);
+
+    // Media not mirrored (no MEDIA_ORIGINS): the upstream's pictures are not shown.
+    const store = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 7, count: 3 });
+    await sync(store, upstream, { NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE });
+    const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+    expect((JSON.parse(body) as NotifyMessage).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);
+  });
+
+  it.each([
+    [
+      '{"images":["https://m.example/a.png"],"emoji_file":"https://m.example/e.gif"}',
+      'https://m.example/a.png',
+    ],
+    ['{"images":[],"emoji_file":"https://m.example/e.gif"}', 'https://m.example/e.gif'],
+    ['{"images":["https://m.example/a.png"],"show_image":false}', null],
+    ['{"images":[],"emoji_file":"https://m.example/e.mp4"}', null],
+    ['{"images":["javascript:alert(1)//.png"]}', null],
+    ['[1]', null],
+    ['not json', null],
+  ])('the picture of %s is %s', (entry, picture) => {
+    expect(pictureOf(entry)).toBe(picture);
+  });
+});
