@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { capContradictions } from './caps.js';
 import { findUnknownVariables } from './unknown-variables.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settingList, settings, type Setting, type SettingKey, type Settings } from './settings.js';
@@ -124,6 +125,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
 function derive(values: SettingValues, issues: Issue[]) {
   const { url, token, header, ...upstream } = values.upstream;
   const target = url ? upstreamTarget(url, token, header, issues) : null;
+  issues.push(...capContradictions(values.sync));
   if (values.demo.enabled && target) {
     issues.push({
       name: 'DEMO',
