@@ -4,8 +4,13 @@ import type { RunRow } from '../db/schema.js';
 import type { SnapshotSource } from '../db/sqlite/listing.js';
 import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
-import type { JsonValue } from '../drf/python-json.js';
-import { snapshotOptions, snapshotPage, snapshotPages, type PreparedSnapshot } from '../drf/snapshot.js';
+import {
+  snapshotOptions,
+  snapshotPage,
+  snapshotPages,
+  valuesFromTails,
+  type PreparedSnapshot,
+} from '../drf/snapshot.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
@@ -56,7 +61,6 @@ async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promi
   const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
   const pageTails: Buffer[] = [];
-  const entryValues: JsonValue[] = new Array<JsonValue>(count);
   // Whole pages per read, so a page never spans two reads.
   const perRead = Math.max(1, Math.floor(READ_ENTRIES / pageSize)) * pageSize;
   let sliceStart = performance.now();
@@ -74,13 +78,13 @@ async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promi
       });
       const built = snapshotPage(pageTexts, readFrom + at);
       pageTails.push(built.tail);
-      built.values.forEach((value, i) => (entryValues[readFrom + at + i] = value));
       if (!sliced || performance.now() - sliceStart < SLICE_MS) continue;
       await yieldToEventLoop();
       sliceStart = performance.now();
     }
   }
-  return { ...frame, pageTails, entryValues };
+  // Only the page bytes are kept: the values are parsed again where a rendering needs them.
+  return { ...frame, pageTails, entryValues: valuesFromTails(pageTails, pageSize, count) };
 }
 
 /** The snapshot of `run`, built at once (start-up, a refresh by hand). */

@@ -1,7 +1,7 @@
 import type { MirrorDatabase } from '../db/open.js';
 import type { RunRow } from '../db/schema.js';
 import { snapshotSource } from '../db/sqlite/listing.js';
-import { snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
+import { lazyArray, snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
 import { snapshotFrame, sourceTexts } from './build-in-slices.js';
 
 /**
@@ -54,25 +54,4 @@ export function loadPastSnapshot(
       return state.bytes;
     },
   };
-}
-
-/**
- * A read-only array whose items are computed on first read: indexing, `length` and the generic
- * array methods (`slice`) work as on a real array.
- */
-function lazyArray<T>(length: number, item: (index: number) => T): readonly T[] {
-  const isIndex = (key: string | symbol): key is string =>
-    typeof key === 'string' && /^(0|[1-9]\d*)$/.test(key) && Number(key) < length;
-  return new Proxy(new Array<T>(length), {
-    get(target, key, receiver) {
-      if (isIndex(key)) return item(Number(key));
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-    has(target, key) {
-      return isIndex(key) || Reflect.has(target, key);
-    },
-    set() {
-      return false;
-    },
-  });
 }
