@@ -45,18 +45,19 @@ async function phase(db: string, layout: 'before' | 'after'): Promise<void> {
   const store = openDatabase(db);
   const idleRetained = retained();
   const idle = rss();
-  const hold = async (runId: number) => {
+  const hold = async (runId: number, previous: PreparedSnapshot | null) => {
     const run = await store.getRun(runId);
     if (!run) throw new Error(`no run ${runId}`);
-    const prepared = await buildSnapshot(store, run);
+    // The old build shared nothing with the snapshot it replaced.
+    const prepared = await buildSnapshot(store, run, layout === 'after' ? previous : null);
     // The old layout kept every entry parsed beside the page bytes.
     return layout === 'before' ? { prepared, values: Array.from(prepared.entryValues) } : { prepared };
   };
-  let held: { prepared: PreparedSnapshot } | null = await hold(1);
+  let held: { prepared: PreparedSnapshot } | null = await hold(1, null);
   const heldRetained = retained() - idleRetained;
   const heldRss = rss();
   const wire = held.prepared.pageTails.reduce((sum, tail) => sum + tail.length, 0);
-  held = await hold(2);
+  held = await hold(2, held.prepared);
   global.gc?.();
   const swapPeak = peak();
   const held2 = held.prepared.count;
