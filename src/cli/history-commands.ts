@@ -5,7 +5,14 @@ import type { ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeKind, ChangeRow } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import { EXIT } from './exit-codes.js';
-import { changeView, coworkerView, runView, versionView, type ChangeView } from '../db/history-views.js';
+import {
+  changeView,
+  changeViewJson,
+  coworkerView,
+  runView,
+  versionView,
+  type ChangeView,
+} from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';
@@ -152,7 +159,7 @@ function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
 
 /** One batch of an export as one write: a line per change, CSV's header before the first batch. */
 async function exportText(store: Store, rows: ChangeRow[], csv: boolean, first: boolean): Promise<string> {
-  if (!csv) return rows.map((row) => stringifyJson(changeView(row))).join('\n');
+  if (!csv) return rows.map(changeViewJson).join('\n');
   const text = changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
   // `write` ends each write with a newline; CSV's records end with CRLF.
   return text.endsWith('\n') ? text.slice(0, -1) : text;

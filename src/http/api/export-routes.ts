@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeStreamFilter } from '../../db/change-batches.js';
-import { changeView } from '../../db/history-views.js';
+import { changeViewJson } from '../../db/history-views.js';
 import type { Store } from '../../db/store.js';
-import { stringifyJson } from '../../json/safe-json.js';
 import { changesQuery, parseParams } from '../../request/params.js';
 import { changesCsvRecords } from '../../web/feeds.js';
 
@@ -31,7 +30,7 @@ async function* exportChunks(
     if (format === 'csv') {
       yield changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
     } else {
-      yield `${rows.map((row) => stringifyJson(changeView(row))).join('\n')}\n`;
+      yield `${rows.map(changeViewJson).join('\n')}\n`;
     }
     first = false;
   }
