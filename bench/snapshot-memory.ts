@@ -71,9 +71,7 @@ async function phase(db: string, layout: 'before' | 'after'): Promise<void> {
         ? ` ${checkGoal(BENCH, 'snapshot held / listing bytes', heldRatio, GOAL_RATIO, '×')}`
         : '') +
       `; swap peak +${megabytes(swapPeak - idle)} = ${ratio(swapRatio)}× ` +
-      (layout === 'after'
-        ? checkGoal(BENCH, 'swap peak / listing bytes', swapRatio, GOAL_RATIO, '×')
-        : ''),
+      (layout === 'after' ? checkGoal(BENCH, 'swap peak / listing bytes', swapRatio, GOAL_RATIO, '×') : ''),
   );
   store.close();
 }
