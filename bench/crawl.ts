@@ -34,6 +34,7 @@ async function crawlOnce(upstream: SimulatedUpstream, concurrency: number): Prom
   const settings = benchSyncSettings(upstream.url, {
     SYNC_CONCURRENCY: String(concurrency),
     SYNC_MAX_PAGES: String(pages),
+    SYNC_MAX_ENTRIES: String(pages * PAGE_SIZE),
   });
   const { ms, value } = await timed(() => crawlListing(settings));
   if (value.pages !== pages) throw new Error(`crawled ${value.pages} pages, expected ${pages}`);

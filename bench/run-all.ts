@@ -31,6 +31,8 @@ const BENCHES: Bench[] = [
   { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
   { name: 'pages', args: [], timeoutMs: 15 * MINUTE },
   { name: 'media', args: [], timeoutMs: 10 * MINUTE, optional: true },
+  { name: 'export', args: ['--rows', '1000000'], timeoutMs: 30 * MINUTE },
+  { name: 'snapshot-memory', args: ['--mib', '200'], timeoutMs: 30 * MINUTE },
 ];
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

@@ -1,23 +1,49 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
-import type { ChangeKind } from '../db/schema.js';
+import { once } from 'node:events';
+import type { ChangeStreamFilter } from '../db/change-batches.js';
+import type { ChangeKind, ChangeRow } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import { EXIT } from './exit-codes.js';
-import { changeView, coworkerView, runView, versionView } from '../db/history-views.js';
+import {
+  changeView,
+  changeViewJson,
+  coworkerView,
+  runView,
+  versionView,
+  type ChangeView,
+} from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
 import { styleFor, type Style } from './terminal.js';
 import { withExistingStoreAsync } from './with-store.js';
 import { stringifyJson } from '../json/safe-json.js';
+import { changesCsvRecords } from '../web/feeds.js';
 
 /** Where a read command writes and how: tests pass their own. */
 export interface Output {
   write: (line: string) => void;
   style: Style;
+  /**
+   * Resolves once the destination has taken what was written (stdout's 'drain'): a stream awaits it
+   * between batches, so a slow reader holds the export back instead of its rows piling up in memory.
+   */
+  drained?: () => Promise<void>;
 }
 
 function stdoutOutput(): Output {
-  return { write: (line) => process.stdout.write(`${line}\n`), style: styleFor(process.stdout) };
+  let full = false;
+  return {
+    write: (line) => {
+      if (!process.stdout.write(`${line}\n`)) full = true;
+    },
+    style: styleFor(process.stdout),
+    drained: async () => {
+      if (!full) return;
+      await once(process.stdout, 'drain');
+      full = false;
+    },
+  };
 }
 
 /** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
@@ -94,12 +120,17 @@ export interface ChangesOptions {
   field: string | undefined;
   uuid: string | undefined;
   kind: ChangeKind | undefined;
-  limit: number;
+  /** At most this many; undefined: every change. */
+  limit: number | undefined;
   json: boolean;
+  csv?: boolean;
 }
 
 /** How many field names an unknown --field lists: an upstream may have drifted thousands. */
 const FIELDS_NAMED = 12;
+
+/** Changes read, worded and written per batch: the output holds one batch, whatever the history. */
+const CHANGES_BATCH = 2000;
 
 /** A field nobody ever had is a typo, not a quiet "no changes". */
 async function checkField(store: Store, field: string | undefined): Promise<void> {
@@ -119,6 +150,21 @@ async function checkField(store: Store, field: string | undefined): Promise<void
   ]);
 }
 
+function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
+  const { since, until, field, uuid, kind, limit } = options;
+  return Object.fromEntries(
+    Object.entries({ since, until, field, uuid, kind, limit }).filter(([, v]) => v !== undefined),
+  );
+}
+
+/** One batch of an export as one write: a line per change, CSV's header before the first batch. */
+async function exportText(store: Store, rows: ChangeRow[], csv: boolean, first: boolean): Promise<string> {
+  if (!csv) return rows.map(changeViewJson).join('\n');
+  const text = changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
+  // `write` ends each write with a newline; CSV's records end with CRLF.
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
 export async function runChangesCommand(
   config: Config,
   options: ChangesOptions,
@@ -126,20 +172,19 @@ export async function runChangesCommand(
 ): Promise<number> {
   return withExistingStoreAsync(config, async (store) => {
     await checkField(store, options.field);
-    const rows = (
-      await store.listChanges({
-        limit: options.limit,
-        ...(options.since !== undefined ? { since: options.since } : {}),
-        ...(options.until !== undefined ? { until: options.until } : {}),
-        ...(options.field !== undefined ? { field: options.field } : {}),
-        ...(options.uuid !== undefined ? { uuid: options.uuid } : {}),
-        ...(options.kind !== undefined ? { kind: options.kind } : {}),
-      })
-    ).map(changeView);
-    if (options.json) {
-      for (const c of rows) out.write(stringifyJson(c));
+    const batches = store.changesInBatches(changeStreamFilter(options), CHANGES_BATCH);
+    if (options.json || options.csv === true) {
+      let first = true;
+      for await (const rows of batches) {
+        out.write(await exportText(store, rows, options.csv === true, first));
+        first = false;
+        await out.drained?.();
+      }
       return EXIT.ok;
     }
+    // The table aligns its columns over every row: it is written whole (as many as --limit asks).
+    const rows: ChangeView[] = [];
+    for await (const batch of batches) for (const row of batch) rows.push(changeView(row));
     const names = await store.namesOf(rows.map((c) => c.uuid));
     for (const line of renderChanges(rows, names, out.style)) out.write(line);
     return EXIT.ok;

@@ -161,8 +161,9 @@ function addChangesCommand(program: Command): void {
       .option('--field <name>', 'only changes of this field')
       .option('--uuid <uuid>', 'only changes of this coworker')
       .addOption(new Option('--kind <kind>', 'only this kind').choices(changeKinds))
-      .option('--limit <n>', 'at most this many', '1000')
-      .option('--json', 'JSON Lines output'),
+      .option('--limit <n>', 'at most this many, or "all"', '1000')
+      .option('--json', 'JSON Lines output, streamed')
+      .option('--csv', 'CSV output (the columns of /api/mirror/changes.csv), streamed'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & ChangeFlags) => {
     process.exitCode = await runChangesCommand(configFrom(flags), {
@@ -171,8 +172,9 @@ function addChangesCommand(program: Command): void {
       field: flags.field,
       uuid: flags.uuid,
       kind: flags.kind,
-      limit: parseLimit(flags.limit),
+      limit: flags.limit === 'all' ? undefined : parseLimit(flags.limit),
       json: flags.json === true,
+      csv: flags.csv === true,
     });
   });
 }
@@ -232,6 +234,7 @@ interface ChangeFlags {
   kind?: ChangeKind;
   limit?: string;
   json?: boolean;
+  csv?: boolean;
 }
 
 interface SimulateFlags {

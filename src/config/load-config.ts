@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { capContradictions } from './caps.js';
 import { findUnknownVariables } from './unknown-variables.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settingList, settings, type Setting, type SettingKey, type Settings } from './settings.js';
@@ -131,6 +132,7 @@ function derive(
   const { url, token, header, ...upstream } = values.upstream;
   const database = databaseOf(values.database, issues, dbFromFlag, explicit);
   const target = url ? upstreamTarget(url, token, header, issues) : null;
+  issues.push(...capContradictions(values.sync));
   if (values.demo.enabled && target) {
     issues.push({
       name: 'DEMO',

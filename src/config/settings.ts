@@ -157,9 +157,9 @@ export const settings = {
     maxPages: {
       env: 'SYNC_MAX_PAGES',
       flag: '--max-pages',
-      default: '50000',
-      schema: int(1, 1_000_000),
-      doc: 'Hard cap on pages per crawl.',
+      default: '125000',
+      schema: int(1, 100_000_000),
+      doc: 'Hard cap on pages per crawl; at least SYNC_MAX_ENTRIES / 8 (the config refuses less).',
       echo: 'plain',
     },
     maxCrawlAttempts: {
@@ -205,9 +205,9 @@ export const settings = {
     maxListingBytes: {
       env: 'SYNC_MAX_LISTING_BYTES',
       flag: null,
-      default: String(256 * 1024 * 1024),
+      default: '512000000',
       schema: int(1024, 1024 ** 4),
-      doc: 'Largest whole listing (sum of page bodies) a run reads; past it the run fails.',
+      doc: 'Largest whole listing (sum of page bodies) a run reads; past it the run fails. At least 512 B per SYNC_MAX_ENTRIES (the config refuses less).',
       echo: 'plain',
     },
     maxEntries: {
@@ -245,9 +245,9 @@ export const settings = {
     maxHeapMb: {
       env: 'SYNC_MAX_HEAP_MB',
       flag: null,
-      default: '1024',
+      default: '3072',
       schema: int(64, 65_536),
-      doc: 'Heap limit (MiB) of the sync process `start` runs each sync in; past it that process dies, not the server.',
+      doc: 'Heap limit (MiB) of the sync process `start` runs each sync in; past it that process dies, not the server. At least 48 + 6 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
       echo: 'plain',
     },
   },

@@ -9,6 +9,7 @@ import type {
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from './run-commit.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
+import type { ChangeStreamFilter } from './change-batches.js';
 import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
 import type { NamedCoworker } from './name-queries.js';
 import type {
@@ -106,6 +107,12 @@ export interface ListingOperations {
 /** Coworkers, their versions and changes. */
 export interface HistoryOperations {
   listChanges(filter: ChangeFilter): Promise<ChangeRow[]>;
+  /**
+   * Every change the filter matches, newest first, in batches of at most `batchSize` read one at a
+   * time by keyset on id (never OFFSET), so an export holds one batch whatever the history's length.
+   * `changeBatches` over the dialect's `listChanges` implements it.
+   */
+  changesInBatches(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<ChangeRow[]>;
   changedFields(): Promise<string[]>;
   getCoworker(uuid: string): Promise<CoworkerRow | undefined>;
   coworkerHistory(uuid: string): Promise<CoworkerHistory | undefined>;

@@ -27,7 +27,10 @@ export interface PreparedSnapshot {
   readonly numPages: number;
   /** Per page (index 0 = page 1): the compact `"results":[...]}` tail, in DRF's JSON bytes. */
   readonly pageTails: readonly Buffer[];
-  /** Parsed entries, for the indented and HTML renderings. */
+  /**
+   * The entries' values, for the indented and HTML renderings: parsed on demand from their page's
+   * bytes (`valuesFromTails`), never held, so a snapshot costs about its wire bytes.
+   */
   readonly entryValues: readonly JsonValue[];
   readonly options: { readonly compact: Buffer; readonly value: JsonValue | null };
   readonly lastModified: string;
@@ -89,14 +92,9 @@ export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
   const count = snapshot.entries.length;
   const numPages = snapshotPages(count, pageSize);
   const pageTails: Buffer[] = [];
-  const entryValues: JsonValue[] = [];
   for (let page = 0; page < numPages; page += 1) {
-    const built = snapshotPage(
-      snapshot.entries.slice(page * pageSize, (page + 1) * pageSize),
-      page * pageSize,
-    );
-    pageTails.push(built.tail);
-    for (const value of built.values) entryValues.push(value);
+    const texts = snapshot.entries.slice(page * pageSize, (page + 1) * pageSize);
+    pageTails.push(snapshotPage(texts, page * pageSize).tail);
   }
   return {
     id: snapshot.id,
@@ -104,9 +102,56 @@ export function prepareSnapshot(snapshot: ListSnapshot): PreparedSnapshot {
     pageSize,
     numPages,
     pageTails,
-    entryValues,
+    entryValues: valuesFromTails(pageTails, pageSize, count),
     options: snapshotOptions(snapshot.optionsBody),
     lastModified: snapshot.fetchedAt.toUTCString(),
     fetchedAtIso: snapshot.fetchedAt.toISOString(),
   };
+}
+
+/** A page's values read back from its `"results":[...]}` bytes (DRF's JSON parses to the same values). */
+function tailValues(tail: Buffer, firstIndex: number): JsonValue[] {
+  const parsed = parseEntry(`{${tail.toString('utf8')}`, firstIndex) as { results?: JsonValue[] };
+  return parsed.results ?? [];
+}
+
+/**
+ * The entries of a snapshot as a lazy array over its page bytes: an entry is parsed when read, its
+ * page at once, and only the last page read is kept (a rendering reads one page in order). The
+ * parsed form costs 3–5× the text; holding it for every entry made a served snapshot ≈ 5× its bytes.
+ */
+export function valuesFromTails(
+  pageTails: readonly Buffer[],
+  pageSize: number,
+  count: number,
+): readonly JsonValue[] {
+  let cached: { page: number; values: JsonValue[] } | null = null;
+  return lazyArray(count, (index) => {
+    const page = Math.floor(index / pageSize);
+    if (cached?.page !== page) {
+      cached = { page, values: tailValues(pageTails[page] ?? Buffer.from('"results":[]}'), page * pageSize) };
+    }
+    return cached.values[index % pageSize] ?? null;
+  });
+}
+
+/**
+ * A read-only array whose items are computed on first read: indexing, `length` and the generic
+ * array methods (`slice`, `map`, spreading) work as on a real array.
+ */
+export function lazyArray<T>(length: number, item: (index: number) => T): readonly T[] {
+  const isIndex = (key: string | symbol): key is string =>
+    typeof key === 'string' && /^(0|[1-9]\d*)$/.test(key) && Number(key) < length;
+  return new Proxy(new Array<T>(length), {
+    get(target, key, receiver) {
+      if (isIndex(key)) return item(Number(key));
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+    has(target, key) {
+      return isIndex(key) || Reflect.has(target, key);
+    },
+    set() {
+      return false;
+    },
+  });
 }

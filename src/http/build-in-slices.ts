@@ -3,8 +3,13 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RunRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
-import type { JsonValue } from '../drf/python-json.js';
-import { snapshotOptions, snapshotPage, snapshotPages, type PreparedSnapshot } from '../drf/snapshot.js';
+import {
+  snapshotOptions,
+  snapshotPage,
+  snapshotPages,
+  valuesFromTails,
+  type PreparedSnapshot,
+} from '../drf/snapshot.js';
 
 /** Longest stretch of work between two yields: requests wait at most about this long. */
 const SLICE_MS = 4;
@@ -38,13 +43,17 @@ const READ_ENTRIES = 1024;
  * prepared. The run's rows cannot change under it (later runs only close rows past `run`), so the
  * batches add up to one consistent listing.
  */
-async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promise<PreparedSnapshot> {
+async function buildFromStore(
+  store: Store,
+  run: RunRow,
+  sliced: boolean,
+  previous: PreparedSnapshot | null,
+): Promise<PreparedSnapshot> {
   const versionIds = await store.listedVersionIds(run.id);
   const optionsBody = run.optionsBodyId === null ? null : await store.optionsBody(run.optionsBodyId);
   const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
   const pageTails: Buffer[] = [];
-  const entryValues: JsonValue[] = new Array<JsonValue>(count);
   // Whole pages per read, so a page never spans two reads.
   const perRead = Math.max(1, Math.floor(READ_ENTRIES / pageSize)) * pageSize;
   let sliceStart = performance.now();
@@ -61,19 +70,42 @@ async function buildFromStore(store: Store, run: RunRow, sliced: boolean): Promi
         return text;
       });
       const built = snapshotPage(pageTexts, readFrom + at);
-      pageTails.push(built.tail);
-      built.values.forEach((value, i) => (entryValues[readFrom + at + i] = value));
+      pageTails.push(sharedTail(built.tail, previous, pageSize, pageTails.length));
       if (!sliced || performance.now() - sliceStart < SLICE_MS) continue;
       await yieldToEventLoop();
       sliceStart = performance.now();
     }
   }
-  return { ...frame, pageTails, entryValues };
+  // Only the page bytes are kept: the values are parsed again where a rendering needs them.
+  return { ...frame, pageTails, entryValues: valuesFromTails(pageTails, pageSize, count) };
 }
 
-/** The snapshot of `run`, built at once (start-up, a refresh by hand). */
-export function buildSnapshot(store: Store, run: RunRow): Promise<PreparedSnapshot> {
-  return buildFromStore(store, run, false);
+/**
+ * The held snapshot's page when it has the same bytes (same page size, same index): the new
+ * snapshot then shares it, so swapping in a run that changed a few entries costs those pages, not
+ * a second copy of the listing beside the one still served.
+ */
+function sharedTail(
+  tail: Buffer,
+  previous: PreparedSnapshot | null,
+  pageSize: number,
+  index: number,
+): Buffer {
+  if (previous?.pageSize !== pageSize) return tail;
+  const held = previous.pageTails[index];
+  return held?.equals(tail) === true ? held : tail;
+}
+
+/**
+ * The snapshot of `run`, built at once (start-up, a refresh by hand); pages equal to `previous`'s
+ * (the snapshot it replaces) are shared with it.
+ */
+export function buildSnapshot(
+  store: Store,
+  run: RunRow,
+  previous: PreparedSnapshot | null = null,
+): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, false, previous);
 }
 
 /**
@@ -81,6 +113,10 @@ export function buildSnapshot(store: Store, run: RunRow): Promise<PreparedSnapsh
  * milliseconds with the event loop free between them: at 100,000 entries the whole build is
  * seconds of CPU, which done at once froze every request, health checks included, at each swap.
  */
-export function buildSnapshotInSlices(store: Store, run: RunRow): Promise<PreparedSnapshot> {
-  return buildFromStore(store, run, true);
+export function buildSnapshotInSlices(
+  store: Store,
+  run: RunRow,
+  previous: PreparedSnapshot | null = null,
+): Promise<PreparedSnapshot> {
+  return buildFromStore(store, run, true, previous);
 }

@@ -1,6 +1,6 @@
 import type { RunRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
+import { lazyArray, snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
 import { MirrorError } from '../errors.js';
 import { snapshotFrame } from './build-in-slices.js';
 
@@ -114,25 +114,4 @@ export async function loadPastSnapshot(
       return state.bytes;
     },
   };
-}
-
-/**
- * A read-only array whose items are computed on first read: indexing, `length` and the generic
- * array methods (`slice`) work as on a real array.
- */
-function lazyArray<T>(length: number, item: (index: number) => T): readonly T[] {
-  const isIndex = (key: string | symbol): key is string =>
-    typeof key === 'string' && /^(0|[1-9]\d*)$/.test(key) && Number(key) < length;
-  return new Proxy(new Array<T>(length), {
-    get(target, key, receiver) {
-      if (isIndex(key)) return item(Number(key));
-      return Reflect.get(target, key, receiver) as unknown;
-    },
-    has(target, key) {
-      return isIndex(key) || Reflect.has(target, key);
-    },
-    set() {
-      return false;
-    },
-  });
 }

@@ -7,6 +7,7 @@ import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { registerAdminSyncRoute, type SyncTrigger } from './api/admin-sync-route.js';
 import { registerDeliveryRoutes } from './api/deliveries-routes.js';
+import { registerExportRoutes } from './api/export-routes.js';
 import { registerHistoryRoutes } from './api/history-routes.js';
 import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
@@ -86,6 +87,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       publicBaseUrl: deps.config.server.publicBaseUrl,
       trustProxy: deps.config.server.trustProxy,
     }),
+  (app, { deps }) => registerExportRoutes(app, deps.store),
   (app, { deps }) => {
     if (deps.config.server.adminToken && deps.syncTrigger) {
       registerAdminSyncRoute(app, deps.config.server.adminToken, deps.syncTrigger);

@@ -67,7 +67,7 @@ export class SnapshotHolder {
     const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    const prepared = await buildSnapshot(this.#store, run);
+    const prepared = await buildSnapshot(this.#store, run, this.current);
     // Another refresh may have swapped in this run or a newer one meanwhile.
     if ((this.#current?.info.runId ?? 0) >= run.id) return false;
     this.#swapIn(run, prepared, started, false);
@@ -113,7 +113,7 @@ export class SnapshotHolder {
     const run = await this.#newerRun();
     if (!run) return false;
     const started = performance.now();
-    const prepared = await buildSnapshotInSlices(this.#store, run);
+    const prepared = await buildSnapshotInSlices(this.#store, run, this.current);
     // A synchronous refresh may have swapped in this run or a newer one meanwhile.
     if ((this.#current?.info.runId ?? 0) >= run.id) return false;
     this.#swapIn(run, prepared, started, true);

@@ -17,6 +17,8 @@ const DEFAULT_FEED_SIZE = 50;
 /** A feed opened in a browser runs and loads nothing. */
 const FEED_HEADERS = { ...PAGE_HEADERS, 'Content-Security-Policy': "default-src 'none'" };
 
+type FeedQuery = NonNullable<ReturnType<typeof parseParams<typeof changesQuery>>>;
+
 /** The mirror's base URL as this request sees it: PUBLIC_BASE_URL with its path, else the request's origin. */
 function baseUrl(request: FastifyRequest, links: LinkBase): string {
   const self = selfUrl(request, {}, links);
@@ -30,20 +32,34 @@ function baseUrl(request: FastifyRequest, links: LinkBase): string {
  * (`since`, `until`, `uuid`, `field`, `kind`, `before`, `page_size`), parsed by the API's own schema.
  */
 export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
-  const read = async (query: NonNullable<ReturnType<typeof parseParams<typeof changesQuery>>>) => {
+  const read = async (query: FeedQuery, request: FastifyRequest) => {
     const { before, page_size: size, ...filters } = query;
-    const rows = await deps.store.listChanges({
+    const pageSize = size ?? DEFAULT_FEED_SIZE;
+    const fetched = await deps.store.listChanges({
       ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
-      limit: size ?? DEFAULT_FEED_SIZE,
+      limit: pageSize + 1,
       ...(before !== undefined ? { beforeId: before } : {}),
     });
-    return { rows, subjects: await deps.store.changeSubjects(rows) };
+    const rows = fetched.slice(0, pageSize);
+    const last = rows.at(-1);
+    // The next page's address rides in a Link header (RFC 8288), as GitHub's paged API does.
+    const next =
+      fetched.length > pageSize && last
+        ? selfUrl(
+            request,
+            { ...(request.query as Record<string, string>), before: String(last.id) },
+            deps.links,
+          )
+        : null;
+    return { rows, subjects: await deps.store.changeSubjects(rows), next };
   };
+  const linkHeader = (next: string | null): Record<string, string> =>
+    next === null ? {} : { Link: `<${next}>; rel="next"` };
 
   app.get('/api/mirror/changes.atom', async (request, reply) => {
     const query = parseParams(changesQuery, request.query, reply);
     if (!query) return reply;
-    const { rows, subjects } = await read(query);
+    const { rows, subjects, next } = await read(query, request);
     const params = Object.fromEntries(Object.entries(request.query as Record<string, string>));
     const body = changesAtom({
       origin: baseUrl(request, deps.links),
@@ -53,15 +69,18 @@ export function registerFeedRoutes(app: FastifyInstance, deps: FeedDeps): void {
       media: deps.media,
       now: new Date(),
     });
-    return reply.headers(FEED_HEADERS).type('application/atom+xml; charset=utf-8').send(body);
+    return reply
+      .headers({ ...FEED_HEADERS, ...linkHeader(next) })
+      .type('application/atom+xml; charset=utf-8')
+      .send(body);
   });
 
   app.get('/api/mirror/changes.csv', async (request, reply) => {
     const query = parseParams(changesQuery, request.query, reply);
     if (!query) return reply;
-    const { rows, subjects } = await read(query);
+    const { rows, subjects, next } = await read(query, request);
     return reply
-      .headers(FEED_HEADERS)
+      .headers({ ...FEED_HEADERS, ...linkHeader(next) })
       .header('Content-Disposition', 'attachment; filename="changes.csv"')
       .type('text/csv; charset=utf-8; header=present')
       .send(changesCsv(rows, subjects));

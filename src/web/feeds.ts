@@ -119,6 +119,18 @@ const CSV_COLUMNS = [
 
 /** RFC 4180 (CRLF, quoted when needed) with a UTF-8 byte order mark, which spreadsheets need to read UTF-8. */
 export function changesCsv(changes: readonly ChangeRow[], subjects: Map<number, ChangeSubject>): string {
+  return changesCsvRecords(changes, subjects, { header: true });
+}
+
+/**
+ * The records of `changesCsv`, the byte order mark and header only with `header`: a streamed export
+ * writes its first batch with them and every later batch without, and the whole is one CSV.
+ */
+export function changesCsvRecords(
+  changes: readonly ChangeRow[],
+  subjects: Map<number, ChangeSubject>,
+  options: { header: boolean },
+): string {
   const rows = changes.map((change) => {
     const subject = subjects.get(change.id);
     return [
@@ -136,8 +148,8 @@ export function changesCsv(changes: readonly ChangeRow[], subjects: Map<number, 
       cell(changeSentence(change, subject)),
     ];
   });
-  return stringify([CSV_COLUMNS, ...rows], {
-    bom: true,
+  return stringify(options.header ? [CSV_COLUMNS, ...rows] : rows, {
+    bom: options.header,
     record_delimiter: 'windows',
     quoted_match: /[\r\n]/,
   });

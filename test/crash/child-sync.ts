@@ -116,6 +116,7 @@ try {
   const summary = await runSync(
     syncConfig(values.upstream, {
       SYNC_MAX_PAGES: '100000',
+      SYNC_MAX_ENTRIES: '800000',
       UPSTREAM_TIMEOUT: '30s',
       // With --webhook-url, the run also writes its outbox (the webhooks crash campaign checks it).
       ...(values['webhook-url'] === undefined ? {} : { WEBHOOK_URLS: values['webhook-url'] }),

@@ -6,11 +6,12 @@ export type TestEnv = Record<string, string>;
 
 /**
  * What tests run with unless they say otherwise: few retries and short timeouts (a failure case
- * fails in seconds), a page cap that fits every test listing, list answers without Cache-Control,
+ * fails in seconds), a page cap that fits every test listing (and an entry cap those pages hold), list answers without Cache-Control,
  * and a server that notices a new snapshot within 50 ms.
  */
 const TEST_ENV: TestEnv = {
   SYNC_MAX_PAGES: '1000',
+  SYNC_MAX_ENTRIES: '8000',
   SYNC_MAX_CRAWL_ATTEMPTS: '2',
   UPSTREAM_TIMEOUT: '5s',
   UPSTREAM_CONNECT_TIMEOUT: '5s',

@@ -99,10 +99,17 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     const entries = makeEntries(40).map((e) => ({ ...e, name: 'n'.repeat(2000) }));
     const upstream = await fakeDrf({ entries });
     await expect(
-      runSync(syncConfig(upstream.baseUrl, { SYNC_CONCURRENCY: '1', SYNC_MAX_LISTING_BYTES: '50000' }), {
-        store,
-        logger: silentLogger(),
-      }),
+      runSync(
+        syncConfig(upstream.baseUrl, {
+          SYNC_CONCURRENCY: '1',
+          SYNC_MAX_LISTING_BYTES: '50000',
+          SYNC_MAX_ENTRIES: '90',
+        }),
+        {
+          store,
+          logger: silentLogger(),
+        },
+      ),
     ).rejects.toMatchObject({
       code: 'UPSTREAM_LISTING_TOO_LARGE',
       details: { page: 3, maxListingBytes: 50_000 },

@@ -1,0 +1,136 @@
+/**
+ * Exports of the whole change history against the sqlite3 shell's export of the same rows: `--rows`
+ * change rows written straight into the real schema, then, each in its own process timed by GNU time
+ * (wall time and peak RSS): `sqlite3 -json` and `-csv` of the changes table, the built CLI's
+ * `changes --json` / `--csv --limit all`, and the built server's `/api/mirror/changes/export.jsonl`
+ * and `.csv` fetched to a file (the server's peak RSS read from /proc after each export). Goals:
+ * each export within 2× the shell's time, and its process's memory flat (same peak at 1/10 the rows).
+ *
+ *   npx tsx bench/export.ts [--rows 1000000]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../src/db/open.js';
+import { writeChangeRows } from '../test/helpers/change-rows.js';
+import { BUILT_CLI, ensureBuilt } from '../test/helpers/process.js';
+import { lineReader, stop } from './lib/cli-process.js';
+import { checkGoal, machineLine, megabytes, ratio, seconds } from './lib/report.js';
+import { withTempDir } from './lib/temp-dir.js';
+
+const BENCH = 'export';
+const GOAL_TIME_RATIO = 2;
+
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '1000000' } } });
+const rows = Number(values.rows);
+
+interface Measured {
+  ms: number;
+  peakRss: number;
+  bytes: number;
+}
+
+/** Runs `argv` under GNU time with stdout to `out`; its wall time and peak RSS. */
+function timedProcess(argv: string[], out: string, env: NodeJS.ProcessEnv = process.env): Measured {
+  const report = `${out}.time`;
+  execFileSync('bash', ['-c', '/usr/bin/time -f "%e %M" -o "$0" "${@:2}" > "$1"', report, out, ...argv], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const [elapsed, kb] = readFileSync(report, 'utf8').trim().split(/\s+/).slice(-2).map(Number);
+  return { ms: (elapsed ?? NaN) * 1000, peakRss: (kb ?? NaN) * 1024, bytes: statSync(out).size };
+}
+
+const SHELL_SQL =
+  'select id, run_id, at, uuid, slot, kind, field, old_value, new_value from changes order by id desc';
+
+function buildDatabase(file: string, count: number): void {
+  const store = openDatabase(file);
+  for (const pragma of ['synchronous = OFF', 'cache_size = -262144']) store.sqlite.pragma(pragma);
+  writeChangeRows(store, count);
+  store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  store.close();
+}
+
+/** The built server over `db`; each export fetched by curl to a file, the server's VmHWM after it. */
+async function httpExports(db: string, dir: string): Promise<Record<'jsonl' | 'csv', Measured>> {
+  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--port', '0'], {
+    env: { ...process.env, DATABASE_PATH: db, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const line = await lineReader(child)(/"url"/, 60_000);
+    const url = (JSON.parse(line) as { url: string }).url;
+    const result: Partial<Record<'jsonl' | 'csv', Measured>> = {};
+    for (const format of ['jsonl', 'csv'] as const) {
+      const fetched = timedProcess(
+        ['curl', '-sf', `${url}/api/mirror/changes/export.${format}`],
+        join(dir, `http.${format}`),
+      );
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const hwm = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024;
+      result[format] = { ...fetched, peakRss: hwm };
+    }
+    return result as Record<'jsonl' | 'csv', Measured>;
+  } finally {
+    await stop(child);
+  }
+}
+
+function runAll(db: string, dir: string) {
+  const env = { ...process.env, DATABASE_PATH: db };
+  return {
+    shellJson: timedProcess(['sqlite3', '-json', db, SHELL_SQL], join(dir, 'shell.json')),
+    shellCsv: timedProcess(['sqlite3', '-csv', db, SHELL_SQL], join(dir, 'shell.csv')),
+    cliJson: timedProcess(
+      ['node', BUILT_CLI, 'changes', '--json', '--limit', 'all'],
+      join(dir, 'cli.jsonl'),
+      env,
+    ),
+    cliCsv: timedProcess(
+      ['node', BUILT_CLI, 'changes', '--csv', '--limit', 'all'],
+      join(dir, 'cli.csv'),
+      env,
+    ),
+  };
+}
+
+function line(name: string, m: Measured, shell: Measured, small?: Measured): string {
+  const flat = small
+    ? `, peak at 1/10 the rows ${megabytes(small.peakRss)} (${ratio(m.peakRss / small.peakRss)}×)`
+    : '';
+  return (
+    `${name.padEnd(22)} ${seconds(m.ms).padStart(8)} ${megabytes(m.peakRss).padStart(9)} ${megabytes(m.bytes).padStart(9)}` +
+    `  time ${ratio(m.ms / shell.ms)}× the shell's, peak RSS ${ratio(m.peakRss / shell.peakRss)}× the shell's${flat}`
+  );
+}
+
+console.log(machineLine());
+ensureBuilt();
+await withTempDir(async (dir) => {
+  const small = join(dir, 'small.db');
+  const large = join(dir, 'large.db');
+  const started = performance.now();
+  buildDatabase(small, Math.round(rows / 10));
+  buildDatabase(large, rows);
+  console.log(
+    `export: built ${rows.toLocaleString('en-US')} change rows (and a tenth of it) in ${seconds(performance.now() - started)}`,
+  );
+  const tenth = { ...runAll(small, dir), ...(await httpExports(small, dir)) };
+  const full = { ...runAll(large, dir), ...(await httpExports(large, dir)) };
+  console.log(`${''.padEnd(22)} ${'time'.padStart(8)} ${'peak RSS'.padStart(9)} ${'bytes'.padStart(9)}`);
+  console.log(line('sqlite3 -json', full.shellJson, full.shellJson));
+  console.log(line('sqlite3 -csv', full.shellCsv, full.shellCsv));
+  const cases = [
+    ['changes --json', full.cliJson, full.shellJson, tenth.cliJson],
+    ['changes --csv', full.cliCsv, full.shellCsv, tenth.cliCsv],
+    ['HTTP export.jsonl', full.jsonl, full.shellJson, tenth.jsonl],
+    ['HTTP export.csv', full.csv, full.shellCsv, tenth.csv],
+  ] as const;
+  for (const [name, m, shell, tenthOf] of cases) {
+    console.log(
+      `${line(name, m, shell, tenthOf)} ${checkGoal(BENCH, `${name} time / sqlite3`, m.ms / shell.ms, GOAL_TIME_RATIO, '×')}`,
+    );
+  }
+});
