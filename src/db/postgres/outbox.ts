@@ -172,19 +172,20 @@ async function enqueue(
 
 /** The endpoint row of a URL (an endpoint key), created on first use. */
 export async function endpointId(tx: Tx, url: string, now: string): Promise<number> {
-  const select = 'select id from webhook_endpoints where url = $1';
-  const existing = await one<{ id: number }>(tx.client, select, [url]);
-  if (existing) return existing.id;
-  // Looked up first: an insert that meets a conflict still spends an identity value, and the ids
-  // must follow SQLite's. A digest writer and a run's commit may still race to create one target's
-  // row: the loser's insert waits for the winner's commit, does nothing, and reads the winner's row.
+  // Inserted first, as SQLite's store does: a conflicting insert spends an id on both (SQLite's
+  // AUTOINCREMENT, PostgreSQL's sequence), so the ids of endpoints created later stay alike. A
+  // digest writer and a run's commit racing to create one target's row: the loser's insert waits
+  // for the winner's commit, does nothing, and reads the winner's row.
   const inserted = await one<{ id: number }>(
     tx.client,
     'insert into webhook_endpoints (url, created_at) values ($1, $2) on conflict (url) do nothing returning id',
     [url, now],
   );
   if (inserted) return inserted.id;
-  return (await one<{ id: number }>(tx.client, select, [url]))?.id ?? 0;
+  const existing = await one<{ id: number }>(tx.client, 'select id from webhook_endpoints where url = $1', [
+    url,
+  ]);
+  return existing?.id ?? 0;
 }
 
 /** Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]); their ids, in order. */
