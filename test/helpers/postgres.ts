@@ -18,6 +18,7 @@ import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore } from '../../src/db/postgres/store.js';
 import type { Store } from '../../src/db/store.js';
+import { untilTestEnds, type Defer } from './scope.js';
 import { tempDatabase } from './temp-db.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
@@ -316,5 +317,21 @@ export function storeOpener(kind: StoreKind): StoreOpener {
       if (url === undefined) throw new Error('another(): not a store this opener opened');
       return openPg(url);
     },
+  };
+}
+
+/**
+ * Fresh stores of `kind` for a describe block; call it at the top of the block (a PostgreSQL block
+ * starts its server there). `fresh()` lives until the test ends, `fresh(defer)` for as long as
+ * `defer` says (a fixture built once per file). Each is a new SQLite file or a new database.
+ */
+export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & { file: string }> {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+  return async (defer = untilTestEnds) => {
+    if (pg === null) return tempDatabase(defer);
+    const url = pg.server.url(await pg.server.createDatabase());
+    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
+    defer(() => store.close());
+    return store;
   };
 }
