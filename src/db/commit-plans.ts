@@ -1,4 +1,6 @@
+import { mirrorMediaPath } from './media-queries.js';
 import type { MediaCommit } from './run-commit.js';
+import type { ChangeRow } from './schema.js';
 
 // The parts of a run's commit and of a delivery claim that are decisions over rows already read,
 // not SQL: one implementation that every dialect's store writes out with its own statements.
@@ -119,6 +121,61 @@ export function failedStreakOf(statuses: Iterable<string>): number {
     streak++;
   }
   return streak;
+}
+
+/**
+ * When the failure streak ending at `runId` began: the start of its first failed run, over the
+ * failed and succeeded runs up to `runId`, newest first. A succeeded `runId` ends the streak of the
+ * runs before it (its recovery speaks of theirs); aborted runs are not among the rows.
+ */
+export function streakSinceOf(
+  runId: number,
+  runsNewestFirst: Iterable<readonly [id: number, status: string, startedAt: string]>,
+): string | null {
+  let since: string | null = null;
+  for (const [id, status, startedAt] of runsNewestFirst) {
+    if (id === runId && status === 'succeeded') continue;
+    if (status !== 'failed') break;
+    since = startedAt;
+  }
+  return since;
+}
+
+/** The whole entry text a change stores (added, returned: the new; removed: the old); null for a field or media change. */
+export function entryOfChange(row: Pick<ChangeRow, 'kind' | 'oldValue' | 'newValue'>): string | null {
+  if (row.kind === 'removed') return row.oldValue;
+  if (row.kind === 'added' || row.kind === 'returned') return row.newValue;
+  return null;
+}
+
+/**
+ * Each change's coworker entry at its run, by change id: the entry the change stores, else the
+ * version text `versionBody` finds (none when it finds none).
+ */
+export function entriesOfChanges(
+  rows: readonly ChangeRow[],
+  versionBody: (row: ChangeRow) => string | null | undefined,
+): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const row of rows) {
+    const body = entryOfChange(row) ?? versionBody(row);
+    if (body !== undefined && body !== null) out.set(row.id, body);
+  }
+  return out;
+}
+
+/**
+ * The mirror's path of a media URL's bytes as of a run, over that run's [url, sha256] pairs, read
+ * by `load` once, on first use.
+ */
+export function mirrorPathReader(
+  load: () => Iterable<readonly [url: string, sha256: string]>,
+): (url: string) => string | null {
+  let shas: Map<string, string> | null = null;
+  return (url) => {
+    const sha = (shas ??= new Map(load())).get(url);
+    return sha === undefined ? null : mirrorMediaPath(sha, url);
+  };
 }
 
 /** The head of one endpoint's queue, as a claim reads it. */

@@ -2,12 +2,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
-import type { RunCommit } from '../../src/db/run-commit.js';
+import { webhookEndpointKey, type DigestPlan, type RunCommit } from '../../src/db/run-commit.js';
 import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { keyClearEndpointUrls } from '../../src/db/sqlite/outbox.js';
 import type { NotificationOutbox, OutboxNotification } from '../../src/notify/outbox.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
@@ -29,6 +30,9 @@ import { listedMediaUrls } from '../media/harness.js';
 
 const HOOKS = 'http://127.0.0.1:9/a,http://127.0.0.1:9/b';
 const HOOK_URLS = HOOKS.split(',');
+/** What the endpoints are stored and claimed by: a key, never the URL (a credential). */
+const HOOK_KEYS = HOOK_URLS.map(webhookEndpointKey);
+const BASE = 'https://mirror.example.com';
 const NOTIFY = 'slack+http://127.0.0.1:9/services/T0/B0/secret,ntfy+http://127.0.0.1:9/team-topic';
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
 
@@ -98,6 +102,8 @@ const byJson = (x: unknown, y: unknown): number => {
 
 describePostgres('the store contract: SQLite and PostgreSQL answer alike', () => {
   const pgFixture = usePostgres();
+  /** The notification targets of NOTIFY, as the outbox names them (set by the notification test). */
+  let targetIds: string[] = [];
   let pair: Pair;
   let upstream: SimulatedUpstream;
   let host: SimulatedMediaHost;
@@ -142,6 +148,8 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
         MEDIA_ORIGINS: host.url,
         MEDIA_DIR: join(dirs[kind], 'media'),
         MEDIA_TIMEOUT: '5s',
+        // Messages then carry thumbnails: the mirror's path of each picture, as of the run.
+        PUBLIC_BASE_URL: BASE,
         ...env,
       });
       const result = await runSync(config, { store: pair[kind], logger: silentLogger() }).catch(
@@ -232,7 +240,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     for (const d of list.slice(0, 4)) await same(pair, (s) => s.getDelivery(d.id));
     await same(pair, (s) => s.getDelivery(9999));
     await same(pair, (s) => s.deliveryFigures());
-    await same(pair, (s) => s.pendingDeliveries(HOOK_URLS));
+    await same(pair, (s) => s.pendingDeliveries(HOOK_KEYS));
   }
 
   it('after a first sync, an unchanged one, edits, removals, returns, new media bytes and a failure', async () => {
@@ -273,7 +281,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     const claimAt = Date.now();
     const claim = (token: string, busy: number[] = []) =>
       same(pair, (s) =>
-        s.claimDue({ urls: HOOK_URLS, busyEndpoints: new Set(busy), leaseMs: 30_000, token, now: claimAt }),
+        s.claimDue({ urls: HOOK_KEYS, busyEndpoints: new Set(busy), leaseMs: 30_000, token, now: claimAt }),
       );
     const first = await claim('t1');
     expect(first.claims.length).toBe(2);
@@ -306,7 +314,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await same(pair, (s) => s.enableEndpoint(9999));
     const next = await same(pair, (s) =>
       s.claimDue({
-        urls: HOOK_URLS,
+        urls: HOOK_KEYS,
         busyEndpoints: new Set([a.endpointId]),
         leaseMs: 1000,
         token: 't3',
@@ -319,7 +327,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await same(pair, (s) => s.releaseLease(c, 't3'));
     const d = await same(pair, (s) =>
       s.claimDue({
-        urls: HOOK_URLS,
+        urls: HOOK_KEYS,
         busyEndpoints: new Set(),
         leaseMs: 1000,
         token: 't4',
@@ -372,7 +380,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       unknownFields: [],
       media: null,
       outbox: {
-        urls: HOOK_URLS,
+        urls: HOOK_KEYS,
         messages: () => {
           if (poison === 'outbox') throw new Error('composer failed after the listing was written');
           return [];
@@ -422,6 +430,66 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await both((o) => o.claim(new Date(Date.now() + 10), 100));
     await both(async (o) => o.release?.());
     await both((o) => o.claim(new Date(Date.now() + 10), 2));
+    targetIds = [...new Set(claimed.map((c) => c.targetId))].sort();
+    // The disabled target is listed, enabled by its id (an unknown id enables none), and
+    // disabled again: every one of them is enabled by `null`.
+    const disabled = await same(pair, (s) => s.disabledNotifyTargets());
+    expect(disabled).toStrictEqual([
+      { targetId: first.targetId, disabledAt: new Date().toISOString(), reason: 'test' },
+    ]);
+    expect(await same(pair, (s) => s.enableNotifyTargets('no-such-target'))).toStrictEqual([]);
+    expect(await same(pair, (s) => s.enableNotifyTargets(first.targetId))).toStrictEqual([first.targetId]);
+    expect(await same(pair, (s) => s.disabledNotifyTargets())).toStrictEqual([]);
+    for (const targetId of targetIds) await both((o) => o.disableTarget(targetId, `refused ${targetId}`));
+    await same(pair, (s) => s.disabledNotifyTargets());
+    expect(await same(pair, (s) => s.enableNotifyTargets(null))).toStrictEqual(targetIds);
+    await both(async (o) => o.countPending?.());
+  });
+
+  it('a digest is written once per target and period, on both stores and across instances', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const outboxes = [
+      new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>),
+      pair.pg.notificationOutbox(),
+    ] as const;
+    const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
+      const [a, b] = [await act(outboxes[0]), await act(outboxes[1])];
+      expect(b).toStrictEqual(a);
+      return a;
+    };
+    // The composer sees the period's changes, oldest first, and their coworkers' names.
+    const plan = (from: number, to: number, ids: readonly string[]): DigestPlan => ({
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      targetIds: ids,
+      message: (facts) => {
+        const changes = [...facts.changes()];
+        if (changes.length === 0) return null;
+        const subjects = facts.subjectsOf(changes);
+        const lines = changes.map((c) => [c.id, c.kind, subjects.get(c.id)?.name ?? null]);
+        return { type: 'notify.digest', body: JSON.stringify({ lines }) };
+      },
+    });
+    const write = (o: NotificationOutbox, p: DigestPlan) => o.enqueueDigest?.(p) ?? Promise.resolve(-1);
+    const period = plan(T0, Date.now(), targetIds);
+    expect(targetIds.length).toBe(2);
+    expect(await both((o) => write(o, period))).toBe(2);
+    // Written already: a later pass writes nothing; a new target gets its own.
+    expect(await both((o) => write(o, period))).toBe(0);
+    const wider = plan(T0, Date.now(), [...targetIds, 'digest-only-target']);
+    expect(await both((o) => write(o, wider))).toBe(1);
+    // A period without changes writes nothing.
+    expect(await both((o) => write(o, plan(0, T0, targetIds)))).toBe(0);
+    await both(async (o) => o.countPending?.());
+    // Two instances writing the next period at once: each target gets it once, whoever wrote it.
+    const next = plan(T0, Date.now() + 60_000, targetIds);
+    const written = await Promise.all([
+      write(pair.pg.notificationOutbox(), next),
+      write(pair.pg.notificationOutbox(), next),
+    ]);
+    expect(written.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(await write(outboxes[0], next)).toBe(2);
+    await same(pair, (s) => s.listDeliveries({ limit: 100 }));
   });
 
   it('holds the same rows in every table, notifications included', async () => {
@@ -431,12 +499,64 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       .prepare("select count(*) from webhook_endpoints where url like 'notify:%'")
       .pluck()
       .get() as number;
-    expect(notifyRows).toBe(2);
+    // The two targets of NOTIFY_URLS, and the one only a digest wrote to.
+    expect(notifyRows).toBe(3);
     for (const table of TABLES) {
       const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? 1 : 'id';
       const fromSqlite = sqliteDb.sqlite.prepare(`select * from ${table} order by ${order}`).all();
       const fromPg = await rows<Record<string, unknown>>(admin, `select * from ${table} order by ${order}`);
       expect(tableComparable(fromPg), table).toStrictEqual(tableComparable(fromSqlite));
+    }
+    // The messages were composed with the run's own media: thumbnails from the mirror.
+    const bodies = await rows<{ body: string }>(
+      admin,
+      "select body from webhook_messages where type like 'notify.%'",
+    );
+    expect(bodies.some((m) => m.body.includes(`"${BASE}/media/`))).toBe(true);
+    // No endpoint row holds a URL: webhook endpoints are keyed, notification targets named by id.
+    const urls = await rows<{ url: string }>(admin, 'select url from webhook_endpoints order by id');
+    expect(urls.map((u) => u.url.replace(/^webhook:[0-9a-f]{64}$/, 'webhook:<key>'))).toStrictEqual([
+      'webhook:<key>',
+      'webhook:<key>',
+      ...urls.slice(2).map((u) => u.url),
+    ]);
+    expect(urls.slice(2).every((u) => u.url.startsWith('notify:'))).toBe(true);
+  });
+
+  it('an endpoint row holding a URL in clear is keyed when either store is opened', async () => {
+    const sqliteDb = pair.sqlite as ReturnType<typeof openDatabase>;
+    const admin = pgFixture.server.admin(pgFixture.database);
+    const at = new Date(T0).toISOString();
+    // As a version before keys wrote them: one URL whose key has a row already, one without.
+    const clear = [HOOK_URLS[0] ?? '', 'http://deploy:token@127.0.0.1:9/hook?secret=1'];
+    for (const url of clear) {
+      sqliteDb.sqlite.prepare('insert into webhook_endpoints (url, created_at) values (?, ?)').run(url, at);
+      await admin.query('insert into webhook_endpoints (url, created_at) values ($1, $2)', [url, at]);
+    }
+    const reopenedSqlite = openDatabase(join(dirs.sqlite, 'mirror.db'));
+    const reopenedPg = await openPgStore(pgTarget(pgFixture.url), {});
+    try {
+      const endpointsOf = async () => ({
+        sqlite: sqliteDb.sqlite.prepare('select id, url from webhook_endpoints order by id').all(),
+        pg: await rows<{ id: number; url: string }>(
+          admin,
+          'select id, url from webhook_endpoints order by id',
+        ),
+      });
+      const after = await endpointsOf();
+      for (const list of [after.sqlite, after.pg] as { url: string }[][]) {
+        const urls = list.map((r) => r.url);
+        expect(urls.filter((u) => clear.includes(u))).toStrictEqual([]);
+        expect(urls.filter((u) => u === webhookEndpointKey(clear[0] ?? ''))).toHaveLength(1);
+        expect(urls).toContain(webhookEndpointKey(clear[1] ?? ''));
+        expect(JSON.stringify(list)).not.toContain('token');
+      }
+      // Opened again: nothing left to convert.
+      expect(keyClearEndpointUrls(sqliteDb)).toBe(0);
+      expect(await pair.pg.keyClearEndpointUrls()).toBe(0);
+    } finally {
+      reopenedSqlite.close();
+      await reopenedPg.close();
     }
   });
 
@@ -456,7 +576,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       for (let round = 0; round < 5; round++) {
         await admin.query('update webhook_deliveries set lease_until = null, lease_token = null');
         const ask = (store: Store, token: string) =>
-          store.claimDue({ urls: HOOK_URLS, busyEndpoints: new Set(), leaseMs: 60_000, token, now });
+          store.claimDue({ urls: HOOK_KEYS, busyEndpoints: new Set(), leaseMs: 60_000, token, now });
         const [a, b] = await Promise.all([ask(pair.pg, 'a'), ask(other, 'b')]);
         const ids = [...a.claims, ...b.claims].map((c) => c.deliveryId);
         expect(new Set(ids).size).toBe(ids.length);

@@ -17,7 +17,10 @@ import { afterAll, beforeAll, describe, onTestFinished } from 'vitest';
 import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore } from '../../src/db/postgres/store.js';
+import { rows } from '../../src/db/postgres/sql.js';
+import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
+import { untilTestEnds, type Defer } from './scope.js';
 import { tempDatabase } from './temp-db.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
@@ -317,4 +320,44 @@ export function storeOpener(kind: StoreKind): StoreOpener {
       return openPg(url);
     },
   };
+}
+
+/**
+ * Fresh stores of `kind` for a describe block; call it at the top of the block (a PostgreSQL block
+ * starts its server there). `fresh()` lives until the test ends, `fresh(defer)` for as long as
+ * `defer` says (a fixture built once per file). Each is a new SQLite file or a new database.
+ */
+export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & { file: string }> {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+  return async (defer = untilTestEnds) => {
+    if (pg === null) return tempDatabase(defer);
+    const url = pg.server.url(await pg.server.createDatabase());
+    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
+    madeUrls.set(store, url);
+    defer(() => store.close());
+    return store;
+  };
+}
+
+const madeUrls = new WeakMap<Store, string>();
+
+/**
+ * The rows a query reads from a store `storeMaker` made, on its own connection: for whole-table
+ * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1).
+ */
+export async function storeRows(store: Store, sql: string): Promise<Record<string, unknown>[]> {
+  const url = madeUrls.get(store);
+  if (url === undefined) {
+    if (!(store instanceof SqliteStore)) throw new Error('storeRows(): not a store storeMaker made');
+    return store.sqlite.prepare(sql).all() as Record<string, unknown>[];
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  try {
+    const found = await rows<Record<string, unknown>>(pool, sql);
+    return found.map((row) =>
+      Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : v])),
+    );
+  } finally {
+    await pool.end();
+  }
 }

@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../../src/db/open.js';
+import type { Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/logger.js';
 import {
   startSimulatedUpstream,
@@ -20,11 +21,7 @@ export async function simulatedUpstream(
 }
 
 /** One run against `upstream`, with the tests' settings and the variables in `env`. */
-export function sync(
-  store: MirrorDatabase,
-  upstream: { url: string },
-  env: TestEnv = {},
-): Promise<SyncSummary> {
+export function sync(store: Store, upstream: { url: string }, env: TestEnv = {}): Promise<SyncSummary> {
   return runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
 }
 

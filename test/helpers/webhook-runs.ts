@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from '../../src/db/open.js';
+import type { Store } from '../../src/db/store.js';
 import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
 import type { DeliverySettings } from '../../src/webhooks/settings.js';
 import { silentLogger } from '../../src/logger.js';
@@ -17,7 +18,7 @@ export function deliverySettings(
 }
 
 /** A worker over `store`, stopped when the test ends. */
-export function deliveryWorker(store: MirrorDatabase, settings: DeliverySettings): DeliveryWorker {
+export function deliveryWorker(store: Store, settings: DeliverySettings): DeliveryWorker {
   const worker = new DeliveryWorker({ store, logger: silentLogger(), settings, random: () => 0.5 });
   onTestFinished(() => worker.stop());
   return worker;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
 import { oncePerFile } from '../helpers/scope.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
-import { tempDatabase } from '../helpers/temp-db.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
@@ -16,30 +16,32 @@ const entry = (uuid: string, post: string) => ({
   images: [],
 });
 
-/** Three runs, once for the file: A and B added, then A's post changed, then B removed. */
-const history = oncePerFile(async (defer) => {
-  const store = tempDatabase(defer);
-  const upstream = await simulatedUpstream({ entries: [entry(A, 'Dev'), entry(B, 'QA')] }, defer);
-  await sync(store, upstream); // run 1: both added
-  upstream.data.setEntries([entry(A, 'Lead'), entry(B, 'QA')]);
-  await sync(store, upstream); // run 2: A's post changed
-  upstream.data.setEntries([entry(A, 'Lead')]);
-  await sync(store, upstream); // run 3: B removed
-  return store;
-});
+describe.each(STORE_KINDS)('history API on %s', (kind) => {
+  const fresh = storeMaker(kind);
 
-/** A server of its own over the shared history, so no server state (metrics, caches) crosses tests. */
-async function scenario() {
-  const store = history();
-  const mirror = await startMirror(store);
-  const get = async (path: string) => {
-    const res = await fetch(`${mirror.url}${path}`);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
-  return { store, mirror, get };
-}
+  /** Three runs, once for the file: A and B added, then A's post changed, then B removed. */
+  const history = oncePerFile(async (defer) => {
+    const store = await fresh(defer);
+    const upstream = await simulatedUpstream({ entries: [entry(A, 'Dev'), entry(B, 'QA')] }, defer);
+    await sync(store, upstream); // run 1: both added
+    upstream.data.setEntries([entry(A, 'Lead'), entry(B, 'QA')]);
+    await sync(store, upstream); // run 2: A's post changed
+    upstream.data.setEntries([entry(A, 'Lead')]);
+    await sync(store, upstream); // run 3: B removed
+    return store;
+  });
 
-describe('history API', () => {
+  /** A server of its own over the shared history, so no server state (metrics, caches) crosses tests. */
+  async function scenario() {
+    const store = history();
+    const mirror = await startMirror(store);
+    const get = async (path: string) => {
+      const res = await fetch(`${mirror.url}${path}`);
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    return { store, mirror, get };
+  }
+
   it('runs/ newest first in a DRF page envelope, and runs/<id>/', async () => {
     const { get, mirror } = await scenario();
     const runs = await get('/api/mirror/runs/?page_size=2');
@@ -183,7 +185,7 @@ describe('history API', () => {
   });
 
   it('/readyz is 503 before any run and when the last success is too old', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const empty = await startMirror(store);
     expect((await fetch(`${empty.url}/readyz`)).status).toBe(503);
     await sync(store, await simulatedUpstream({ count: 3 }));

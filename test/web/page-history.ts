@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { deflateSync } from 'node:zlib';
 import type { MirrorDatabase } from '../../src/db/open.js';
+import type { Store } from '../../src/db/store.js';
 import { untilTestEnds, type Defer } from '../helpers/scope.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -96,8 +97,8 @@ function person(
   };
 }
 
-export interface PageHistory {
-  store: MirrorDatabase;
+export interface PageHistory<S extends Store = MirrorDatabase> {
+  store: S;
   mediaUrl: string;
   mediaServed: string[];
 }
@@ -105,9 +106,17 @@ export interface PageHistory {
 /** A mirror configured for big entries (SYNC_MAX_ENTRY_BYTES=2MiB): the 1 MB post must be stored to be shown. */
 const BIG_ENTRIES = { SYNC_MAX_ENTRY_BYTES: String(2 * 1024 * 1024) };
 
-/** Builds the history; what it starts stops when the test ends, or when `defer` says. */
-export async function buildPageHistory(defer: Defer = untilTestEnds): Promise<PageHistory> {
-  const store = tempDatabase(defer);
+/**
+ * Builds the history, in a new SQLite file or in the empty `store` given; what it starts stops when
+ * the test ends, or when `defer` says.
+ */
+export async function buildPageHistory(defer?: Defer): Promise<PageHistory>;
+export async function buildPageHistory<S extends Store>(defer: Defer, store: S): Promise<PageHistory<S>>;
+export async function buildPageHistory(
+  defer: Defer = untilTestEnds,
+  given?: Store,
+): Promise<PageHistory<Store>> {
+  const store = given ?? tempDatabase(defer);
   const media = await mediaHost(defer);
   const m = media.url;
   const upstream = await simulatedUpstream({ entries: [], pageSize: 8 }, defer);

@@ -5,12 +5,13 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';
-import {
-  deliverySettings,
-  deliveryWorker,
-  recordRunWithChange,
-  webhookIds,
-} from '../helpers/webhook-runs.js';
+import { deliverySettings, deliveryWorker } from '../helpers/webhook-runs.js';
+import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
+import { commitRunWithChange } from '../helpers/store-runs.js';
+import type { Store } from '../../src/db/store.js';
+
+const webhookIds = async (store: Store) =>
+  (await storeRows(store, 'select webhook_id from webhook_messages order by id')).map((r) => r.webhook_id);
 
 /** The program as cli.ts builds it, reduced to the `deliveries` command and its --db flag. */
 function program(): Command {
@@ -24,13 +25,12 @@ function program(): Command {
 
 const TOKEN = 'an-admin-token-of-some-length';
 
-async function scenario() {
-  const store = tempDatabase();
+async function scenario<S extends Store>(store: S) {
   const ok = await webhookReceiver(null);
   const gone = await webhookReceiver(null);
   gone.behave(() => ({ kind: 'status', status: 410, body: 'no such hook' }));
-  recordRunWithChange(store, [ok.url, gone.url]);
-  recordRunWithChange(store, [ok.url, gone.url]);
+  await commitRunWithChange(store, [ok.url, gone.url]);
+  await commitRunWithChange(store, [ok.url, gone.url]);
   await deliveryWorker(store, deliverySettings([ok.url, gone.url])).drain(5_000);
   const mirror = await startMirror(store, { adminToken: TOKEN });
   const call = async (path: string, init?: RequestInit) => {
@@ -40,9 +40,11 @@ async function scenario() {
   return { store, ok, gone, mirror, call };
 }
 
-describe('the delivery log over HTTP', () => {
+describe.each(STORE_KINDS)('the delivery log over HTTP on %s', (kind) => {
+  const fresh = storeMaker(kind);
+
   it('lists deliveries newest first, filtered by status and endpoint, with next links that keep the filter', async () => {
-    const { call, store, mirror } = await scenario();
+    const { call, store, mirror } = await scenario(await fresh());
     const all = await call('/api/mirror/deliveries/');
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ count: 4, next: null, previous: null });
@@ -55,7 +57,7 @@ describe('the delivery log over HTTP', () => {
       results: [
         {
           id: 4,
-          webhook_id: webhookIds(store)[1],
+          webhook_id: (await webhookIds(store))[1],
           type: 'coworkers.changed',
           run: 2,
           endpoint: { id: 2, disabled: true, disabled_reason: 'answered 410 Gone' },
@@ -76,7 +78,7 @@ describe('the delivery log over HTTP', () => {
   });
 
   it('shows one delivery with its attempt log', async () => {
-    const { call } = await scenario();
+    const { call } = await scenario(await fresh());
     const one = await call('/api/mirror/deliveries/2/');
     expect(one.body).toMatchObject({
       id: 2,
@@ -87,7 +89,7 @@ describe('the delivery log over HTTP', () => {
   });
 
   it('redeliver needs the admin token, then queues the delivery again and re-enables its endpoint', async () => {
-    const { call, store } = await scenario();
+    const { call, store } = await scenario(await fresh());
     const post = (token?: string) =>
       call('/api/mirror/deliveries/2/redeliver', {
         method: 'POST',
@@ -100,9 +102,9 @@ describe('the delivery log over HTTP', () => {
       status: 202,
       body: { detail: 'Redelivery queued.', delivery: 2, url: '/api/mirror/deliveries/2/' },
     });
-    expect(
-      store.sqlite.prepare('select disabled_at from webhook_endpoints where id = 2').pluck().get(),
-    ).toBeNull();
+    expect(await storeRows(store, 'select disabled_at from webhook_endpoints where id = 2')).toEqual([
+      { disabled_at: null },
+    ]);
     const missing = await call('/api/mirror/deliveries/99/redeliver', {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}` },
@@ -111,16 +113,19 @@ describe('the delivery log over HTTP', () => {
   });
 
   it('/metrics counts deliveries by status and disabled endpoints', async () => {
-    const { mirror } = await scenario();
+    const { mirror } = await scenario(await fresh());
     const text = await (await fetch(`${mirror.url}/metrics`)).text();
     expect(text).toContain('coworker_mirror_webhook_deliveries{status="pending"} 2');
     expect(text).toContain('coworker_mirror_webhook_deliveries{status="succeeded"} 2');
     expect(text).toContain('coworker_mirror_webhook_deliveries{status="failed"} 0');
     expect(text).toContain('coworker_mirror_webhook_endpoints_disabled 1');
   });
+});
 
+// The CLI opens the database by --db: a SQLite file here (the PostgreSQL CLI is covered by the CLI's own tests).
+describe('the delivery log from the CLI', () => {
   it('`coworker-mirror deliveries` lists, shows, redelivers and re-enables', async () => {
-    const { store } = await scenario();
+    const { store } = await scenario(tempDatabase());
     const lines: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
     const run = async (...args: string[]) => {

@@ -4,15 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { getDelivery } from '../../src/webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../../src/webhooks/delivery-store.js';
 import { EXCERPT_BYTES } from '../../src/webhooks/send-attempt.js';
-import { tableRows, tempDatabase } from '../helpers/temp-db.js';
+import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
+import { commitRunWithChange } from '../helpers/store-runs.js';
+import type { Store } from '../../src/db/store.js';
 import { newSecret, webhookReceiver } from '../helpers/webhook-receiver.js';
-import {
-  attemptRows,
-  deliverySettings,
-  deliveryWorker,
-  recordRunWithChange,
-  webhookIds,
-} from '../helpers/webhook-runs.js';
+import { deliverySettings, deliveryWorker } from '../helpers/webhook-runs.js';
+
+const attemptRows = (store: Store) =>
+  storeRows(store, 'select delivery_id, http_status, ok, error_code from webhook_attempts order by id');
+const messageColumn = async (store: Store, column: 'webhook_id' | 'body') =>
+  (await storeRows(store, `select ${column} from webhook_messages order by id`)).map((r) => r[column]);
+const tableRows = (store: Store, table: string, columns: string) =>
+  storeRows(store, `select ${columns} from ${table} order by 1`);
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -22,21 +25,23 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('delivery: signed, retried, in order', () => {
+describe.each(STORE_KINDS)('delivery on %s: signed, retried, in order', (kind) => {
+  const fresh = storeMaker(kind);
+
   it('signs every attempt as Standard Webhooks says, checked by the spec algorithm and the reference library', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const secret = newSecret();
     const receiver = await webhookReceiver(secret);
     receiver.behave((n) =>
       n === 1 ? { kind: 'status', status: 500, body: 'try later' } : { kind: 'status', status: 204 },
     );
-    recordRunWithChange(store, [receiver.url]);
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
 
     const left = await deliveryWorker(store, deliverySettings([receiver.url], { secret })).drain(10_000);
 
     expect(left).toBe(0);
-    const ids = webhookIds(store);
+    const ids = await messageColumn(store, 'webhook_id');
     expect(receiver.received.map((r) => r.id)).toEqual([ids[0], ids[0], ids[1]]);
     for (const request of receiver.received) {
       expect(request).toMatchObject({ path: '/hook', verifiedBySpec: true, verifiedByLibrary: true });
@@ -44,10 +49,10 @@ describe('delivery: signed, retried, in order', () => {
       expect(Number(request.timestamp)).toBeGreaterThan(1_700_000_000);
     }
     // The body is the stored message, byte for byte.
-    const bodies = store.sqlite.prepare('select body from webhook_messages order by id').pluck().all();
+    const bodies = await messageColumn(store, 'body');
     expect(receiver.received.map((r) => r.body)).toEqual([bodies[0], bodies[0], bodies[1]]);
     expect(JSON.parse(receiver.received[0]?.body ?? '')).toMatchObject({ type: 'coworkers.changed' });
-    expect(attemptRows(store)).toEqual([
+    expect(await attemptRows(store)).toEqual([
       { delivery_id: 1, http_status: 500, ok: 0, error_code: null },
       { delivery_id: 1, http_status: 204, ok: 1, error_code: null },
       { delivery_id: 2, http_status: 204, ok: 1, error_code: null },
@@ -58,81 +63,81 @@ describe('delivery: signed, retried, in order', () => {
       error: { code: null, message: 'answered 500' },
       response_excerpt: 'try later',
     });
-    expect(tableRows(store, 'webhook_deliveries', 'id, status, tries, attempts')).toEqual([
+    expect(await tableRows(store, 'webhook_deliveries', 'id, status, tries, attempts')).toEqual([
       { id: 1, status: 'succeeded', tries: 1, attempts: 2 },
       { id: 2, status: 'succeeded', tries: 0, attempts: 1 },
     ]);
   });
 
   it('posts unsigned without a secret (deploy hooks)', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000);
     expect(receiver.received).toHaveLength(1);
     expect(receiver.received[0]?.signature).toBeUndefined();
-    expect(receiver.received[0]?.id).toBe(webhookIds(store)[0]);
+    expect(receiver.received[0]?.id).toBe((await messageColumn(store, 'webhook_id'))[0]);
   });
 
   it('gives up on a receiver that never answers at the deadline, then retries', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave((n) => (n === 1 ? { kind: 'hang' } : { kind: 'status', status: 200 }));
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 300 })).drain(10_000);
-    expect(attemptRows(store)).toEqual([
+    expect(await attemptRows(store)).toEqual([
       { delivery_id: 1, http_status: null, ok: 0, error_code: 'TIMEOUT' },
       { delivery_id: 1, http_status: 200, ok: 1, error_code: null },
     ]);
   });
 
   it('a slow body that does not finish within the deadline is a timeout, whatever its status', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave((n) =>
       n === 1 ? { kind: 'slow-body', status: 200, everyMs: 50 } : { kind: 'status', status: 200 },
     );
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 400 })).drain(10_000);
-    expect(attemptRows(store)).toEqual([
+    expect(await attemptRows(store)).toEqual([
       { delivery_id: 1, http_status: 200, ok: 0, error_code: 'TIMEOUT' },
       { delivery_id: 1, http_status: 200, ok: 1, error_code: null },
     ]);
   });
 
   it('a refused connection is retried along the schedule, then the delivery has failed', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const url = `http://127.0.0.1:${await closedPort()}/hook`;
-    recordRunWithChange(store, [url]);
+    await commitRunWithChange(store, [url]);
     await deliveryWorker(store, deliverySettings([url], { retryScheduleMs: [10, 20] })).drain(10_000);
-    expect(attemptRows(store)).toEqual([
+    expect(await attemptRows(store)).toEqual([
       { delivery_id: 1, http_status: null, ok: 0, error_code: 'REFUSED' },
       { delivery_id: 1, http_status: null, ok: 0, error_code: 'REFUSED' },
       { delivery_id: 1, http_status: null, ok: 0, error_code: 'REFUSED' },
     ]);
-    expect(tableRows(store, 'webhook_deliveries', 'status, tries, attempts')).toEqual([
+    expect(await tableRows(store, 'webhook_deliveries', 'status, tries, attempts')).toEqual([
       { status: 'failed', tries: 3, attempts: 3 },
     ]);
   });
 
   it('keeps at most 1 KB of an answer', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave(() => ({ kind: 'status', status: 200, body: 'x'.repeat(5_000) }));
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000);
     expect((await getDelivery(store, 1))?.last_attempt?.response_excerpt).toBe('x'.repeat(EXCERPT_BYTES));
   });
 
   it('does not follow redirects: a 3xx is a failed attempt', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave((_n, request) =>
       request.path === '/hook'
         ? { kind: 'status', status: 302, headers: { location: '/elsewhere' } }
         : { kind: 'status', status: 200 },
     );
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     await deliveryWorker(store, deliverySettings([receiver.url], { retryScheduleMs: [] })).drain(5_000);
     expect(receiver.received.map((r) => r.path)).toEqual(['/hook']);
     expect(await getDelivery(store, 1)).toMatchObject({
@@ -145,84 +150,90 @@ describe('delivery: signed, retried, in order', () => {
   });
 
   it('410 Gone disables the endpoint: nothing more is sent until it is re-enabled, then in order', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     let gone = true;
     receiver.behave(() => (gone ? { kind: 'status', status: 410 } : { kind: 'status', status: 200 }));
-    recordRunWithChange(store, [receiver.url]);
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     const worker = deliveryWorker(store, deliverySettings([receiver.url]));
     expect(await worker.drain(5_000)).toBe(2);
     expect(receiver.received).toHaveLength(1);
-    expect(tableRows(store, 'webhook_endpoints', 'id, disabled_reason')).toEqual([
+    expect(await tableRows(store, 'webhook_endpoints', 'id, disabled_reason')).toEqual([
       { id: 1, disabled_reason: 'answered 410 Gone' },
     ]);
 
     gone = false;
     expect(await enableEndpoint(store, 1)).toBe(true);
     expect(await worker.drain(5_000)).toBe(0);
-    const ids = webhookIds(store);
+    const ids = await messageColumn(store, 'webhook_id');
     expect(receiver.received.map((r) => r.id)).toEqual([ids[0], ids[0], ids[1]]);
   });
 
   it('redeliver sends a delivered message again under the same webhook-id', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     const worker = deliveryWorker(store, deliverySettings([receiver.url]));
     await worker.drain(5_000);
     expect(await redeliver(store, 1)).toBe(true);
     expect(await redeliver(store, 99)).toBe(false);
     await worker.drain(5_000);
-    expect(receiver.received.map((r) => r.id)).toEqual([webhookIds(store)[0], webhookIds(store)[0]]);
+    expect(receiver.received.map((r) => r.id)).toEqual([
+      (await messageColumn(store, 'webhook_id'))[0],
+      (await messageColumn(store, 'webhook_id'))[0],
+    ]);
     expect(await getDelivery(store, 1)).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
   it('keeps each endpoint in order while another endpoint is failing', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const slow = await webhookReceiver(null);
     const fast = await webhookReceiver(null);
     slow.behave((n) => (n <= 2 ? { kind: 'status', status: 503 } : { kind: 'status', status: 200 }));
-    for (let i = 0; i < 3; i++) recordRunWithChange(store, [slow.url, fast.url]);
+    for (let i = 0; i < 3; i++) await commitRunWithChange(store, [slow.url, fast.url]);
     await deliveryWorker(store, deliverySettings([slow.url, fast.url])).drain(10_000);
-    const [a, b, c] = webhookIds(store);
+    const [a, b, c] = await messageColumn(store, 'webhook_id');
     expect(slow.received.map((r) => r.id)).toEqual([a, a, a, b, c]);
     expect(fast.received.map((r) => r.id)).toEqual([a, b, c]);
   });
 
   it('a drain starts no attempt past its budget, however long the queue', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave(() => ({ kind: 'hang' }));
-    for (let i = 0; i < 5; i++) recordRunWithChange(store, [receiver.url]);
+    for (let i = 0; i < 5; i++) await commitRunWithChange(store, [receiver.url]);
     const left = await deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 400 })).drain(200);
     // Whatever the machine's speed: at most the one attempt started within the budget.
-    expect(attemptRows(store).length).toBeLessThanOrEqual(1);
+    expect((await attemptRows(store)).length).toBeLessThanOrEqual(1);
     expect(left).toBe(5);
   });
 
   it('stop() abandons an attempt in flight: no verdict logged, the delivery released for the next worker', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const receiver = await webhookReceiver(null);
     receiver.behave((n) => (n === 1 ? { kind: 'hang' } : { kind: 'status', status: 200 }));
-    recordRunWithChange(store, [receiver.url]);
+    await commitRunWithChange(store, [receiver.url]);
     const first = deliveryWorker(store, deliverySettings([receiver.url], { timeoutMs: 60_000 }));
     first.start();
     await receiver.waitForRequests(1);
     await first.stop();
-    expect(attemptRows(store)).toEqual([]);
-    expect(tableRows(store, 'webhook_deliveries', 'status, attempts, lease_until')).toEqual([
+    expect(await attemptRows(store)).toEqual([]);
+    expect(await tableRows(store, 'webhook_deliveries', 'status, attempts, lease_until')).toEqual([
       { status: 'pending', attempts: 0, lease_until: null },
     ]);
     expect(await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000)).toBe(0);
-    expect(receiver.received.map((r) => r.id)).toEqual([webhookIds(store)[0], webhookIds(store)[0]]);
+    expect(receiver.received.map((r) => r.id)).toEqual([
+      (await messageColumn(store, 'webhook_id'))[0],
+      (await messageColumn(store, 'webhook_id'))[0],
+    ]);
   });
 
   it('serves only the endpoints it is configured with', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const kept = await webhookReceiver(null);
     const dropped = await webhookReceiver(null);
-    recordRunWithChange(store, [kept.url, dropped.url]);
+    await commitRunWithChange(store, [kept.url, dropped.url]);
     expect(await deliveryWorker(store, deliverySettings([kept.url])).drain(5_000)).toBe(0);
     expect(kept.received).toHaveLength(1);
     expect(dropped.received).toHaveLength(0);

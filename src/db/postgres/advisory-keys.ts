@@ -9,3 +9,6 @@ export const MIGRATION_LOCK = 1;
 
 /** Held for as long as one instance runs a sync. */
 export const RUN_LOCK = 2;
+
+/** Held by the transaction that writes a period's digest: one writer at a time across instances. */
+export const DIGEST_LOCK = 3;

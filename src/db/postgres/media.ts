@@ -1,7 +1,7 @@
 import type { HeldMedia, KeptBlob, MediaCounts } from '../sqlite/media.js';
 import type { MediaRunRow } from '../schema.js';
 import type { PgContext } from './context.js';
-import { one, rows, transaction, tuples } from './sql.js';
+import { one, rows, transaction, tuples, type Queryable } from './sql.js';
 
 // The media mirror's rows on PostgreSQL: the twin of src/db/sqlite/media.ts.
 
@@ -42,9 +42,10 @@ export async function dropMediaUnusedSince(ctx: PgContext, cutoff: string): Prom
   });
 }
 
-export async function mediaShasAt(ctx: PgContext, runId: number): Promise<[url: string, sha256: string][]> {
+/** The [url, sha256] of every file held as of run `runId`; on the pool, or inside a commit's transaction. */
+export async function mediaShasAt(db: Queryable, runId: number): Promise<[url: string, sha256: string][]> {
   return tuples<[string, string]>(
-    ctx.pool,
+    db,
     `select mv.url, mv.sha256 from media_versions mv
        join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
       where mv.valid_from_run <= $1 and (mv.valid_to_run is null or mv.valid_to_run > $1)

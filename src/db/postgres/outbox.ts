@@ -3,7 +3,9 @@ import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
 import { newWebhookId } from '../sqlite/outbox.js';
 import { insertWithIds } from './bulk.js';
-import { entryOfChange, subjectOf } from './pages.js';
+import { entriesOfChanges, entryOfChange, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
+import { mediaShasAt } from './media.js';
+import { subjectOf } from './pages.js';
 import { runs } from './schema.js';
 import { one, tuples, type Tx } from './sql.js';
 import { eq } from 'drizzle-orm';
@@ -18,6 +20,8 @@ export interface RunMemory {
   changes: ChangeRow[];
   /** Entry texts of the versions this run wrote, by `uuid \0 slot`. */
   bodies: Map<string, string>;
+  /** The [url, sha256] of the files held as of the run, once read (for thumbnails). */
+  mediaShas?: [url: string, sha256: string][];
 }
 
 const keyOf = (row: Pick<ChangeRow, 'uuid' | 'slot'>): string => `${row.uuid}\u0000${row.slot}`;
@@ -64,6 +68,29 @@ async function servingSince(tx: Tx, runId: number): Promise<string | null> {
   return row?.at ?? null;
 }
 
+/** The start of the first failed run of the streak ending at `runId` (the rows from the last success on). */
+async function streakSince(tx: Tx, runId: number): Promise<string | null> {
+  const found = await tuples<[number, string, string]>(
+    tx.client,
+    `select id, status, started_at from runs
+      where id <= $1 and status in ('failed', 'succeeded')
+        and id >= coalesce((select max(id) from runs where id < $1 and status = 'succeeded'), 0)
+      order by id desc`,
+    [runId],
+  );
+  return streakSinceOf(runId, found);
+}
+
+/**
+ * The files held as of the run, read inside its transaction (its own media rows are written first).
+ * Only a run with changes has thumbnails to show: the others skip the read.
+ */
+async function loadMediaShas(tx: Tx, runId: number, memory: RunMemory): Promise<[string, string][]> {
+  if (memory.changes.length === 0) return [];
+  memory.mediaShas ??= await mediaShasAt(tx.client, runId);
+  return memory.mediaShas;
+}
+
 /** The rows with ids in [fromId, toId] of rows sorted by id. */
 function between(rows: ChangeRow[], fromId: number, toId: number): ChangeRow[] {
   let low = 0;
@@ -96,6 +123,7 @@ export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memor
   const found = (await tx.db.select().from(runs).where(eq(runs.id, runId)))[0];
   if (!found) return;
   await loadMissingBodies(tx, runId, memory);
+  const shas = await loadMediaShas(tx, runId, memory);
   const facts: OutboxFacts = {
     run: found,
     failedBefore: await failedBefore(tx, runId),
@@ -103,6 +131,10 @@ export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memor
     changesBetween: (fromId, toId) => between(memory.changes, fromId, toId),
     subjectsOf: subjectsFrom(memory),
     servingSince: await servingSince(tx, runId),
+    streakSince: await streakSince(tx, runId),
+    // The memory holds the version each change's coworker had at this run (loadMissingBodies).
+    entriesOf: (rows) => entriesOfChanges(rows, (row) => memory.bodies.get(keyOf(row))),
+    mirrorPathOf: mirrorPathReader(() => shas),
   };
   await enqueue(tx, runId, [...plan.messages(facts)], plan.urls);
 }
@@ -118,16 +150,8 @@ async function enqueue(
   const now = new Date().toISOString();
   const endpointIds: number[] = [];
   for (const url of urls) endpointIds.push(await endpointId(tx, url, now));
-  const messageIds = await insertWithIds(
-    tx.client,
-    'webhook_messages',
-    [
-      { name: 'webhook_id', type: 'text' },
-      { name: 'type', type: 'text' },
-      { name: 'run_id', type: 'bigint' },
-      { name: 'created_at', type: 'text' },
-      { name: 'body', type: 'text' },
-    ],
+  const messageIds = await newMessageIds(
+    tx,
     messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]),
   );
   await insertWithIds(
@@ -146,19 +170,33 @@ async function enqueue(
   );
 }
 
-/** The endpoint row of a URL, created on first use. */
-async function endpointId(tx: Tx, url: string, now: string): Promise<number> {
+/** The endpoint row of a URL (an endpoint key), created on first use. */
+export async function endpointId(tx: Tx, url: string, now: string): Promise<number> {
+  // Inserted first, as SQLite's store does: a conflicting insert spends an id on both (SQLite's
+  // AUTOINCREMENT, PostgreSQL's sequence), so the ids of endpoints created later stay alike. A
+  // digest writer and a run's commit racing to create one target's row: the loser's insert waits
+  // for the winner's commit, does nothing, and reads the winner's row.
+  const inserted = await one<{ id: number }>(
+    tx.client,
+    'insert into webhook_endpoints (url, created_at) values ($1, $2) on conflict (url) do nothing returning id',
+    [url, now],
+  );
+  if (inserted) return inserted.id;
   const existing = await one<{ id: number }>(tx.client, 'select id from webhook_endpoints where url = $1', [
     url,
   ]);
-  if (existing) return existing.id;
-  // Looked up first: an insert that meets a conflict still spends an identity value, and the
-  // ids must follow SQLite's. Only the run lock's holder writes endpoints.
-  const [id] = await insertWithIds(tx.client, 'webhook_endpoints', ENDPOINT_COLUMNS, [[url, now]]);
-  return id ?? 0;
+  return existing?.id ?? 0;
 }
 
-const ENDPOINT_COLUMNS = [
-  { name: 'url', type: 'text' },
+/** Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]); their ids, in order. */
+export function newMessageIds(tx: Tx, messageRows: readonly (readonly unknown[])[]): Promise<number[]> {
+  return insertWithIds(tx.client, 'webhook_messages', MESSAGE_COLUMNS, messageRows);
+}
+
+const MESSAGE_COLUMNS = [
+  { name: 'webhook_id', type: 'text' },
+  { name: 'type', type: 'text' },
+  { name: 'run_id', type: 'bigint' },
   { name: 'created_at', type: 'text' },
+  { name: 'body', type: 'text' },
 ];

@@ -1,8 +1,9 @@
+import { entryOfChange } from '../commit-plans.js';
 import { shownField } from '../entry-fields.js';
 import type { ChangeSubject, DirectoryEntry } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { PgContext } from './context.js';
-import { tuples } from './sql.js';
+import { tuples, type Queryable } from './sql.js';
 
 // Reads for the people-facing pages on PostgreSQL (the twin of src/db/page-queries.ts's); names
 // and posts are read from the entry texts in TypeScript, as src/db/entry-fields.ts says why.
@@ -31,13 +32,6 @@ export async function coworkerDirectory(ctx: PgContext): Promise<DirectoryEntry[
   }));
 }
 
-/** Only these changes store a whole entry; a field or media change stores a value. */
-export function entryOfChange(row: ChangeRow): string | null {
-  if (row.kind === 'removed') return row.oldValue;
-  if (row.kind === 'added' || row.kind === 'returned') return row.newValue;
-  return null;
-}
-
 export const subjectOf = (body: string | null): ChangeSubject => ({
   name: shownField(body, 'name'),
   post: shownField(body, 'post'),
@@ -45,14 +39,14 @@ export const subjectOf = (body: string | null): ChangeSubject => ({
 
 /** The name of each change's coworker at its run: from its stored entry, or the version its run wrote. */
 export async function changeSubjects(
-  ctx: PgContext,
+  db: Queryable,
   changeRows: readonly ChangeRow[],
 ): Promise<Map<number, ChangeSubject>> {
   const asked = changeRows.filter((row) => entryOfChange(row) === null);
   const bodies = new Map<number, string>();
   if (asked.length > 0) {
     const found = await tuples<[number, string]>(
-      ctx.pool,
+      db,
       `select a.id, (select v.body from versions v
                       where v.uuid = a.uuid and v.slot = a.slot and v.valid_from_run <= a.run_id
                       order by v.valid_from_run desc limit 1)

@@ -93,10 +93,11 @@ export async function commitRun(ctx: PgContext, input: RunCommit): Promise<void>
     );
     await writeChanges(tx, input, memory);
     await markSucceeded(tx, input);
-    // In the SQLite store's order: the messages are composed before the media rows are written.
+    // Media rows first, as the SQLite store writes them: a run's messages see its own media
+    // (its media_changed changes, the files its thumbnails point at).
+    if (input.media) await writeMediaRows(tx, input.runId, input.finishedAt, input.media, memory);
     if (input.outbox) await writeOutbox(tx, input.runId, input.outbox, memory);
     if (input.notify) await writeOutbox(tx, input.runId, input.notify, memory);
-    if (input.media) await writeMediaRows(tx, input.runId, input.finishedAt, input.media, memory);
   });
 }
 

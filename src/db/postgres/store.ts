@@ -9,7 +9,9 @@ import * as history from './history.js';
 import * as listing from './listing.js';
 import * as media from './media.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
-import { PgNotificationOutbox } from './notify-outbox.js';
+import { changeBatches } from '../change-batches.js';
+import { keyClearEndpointUrls } from './endpoint-keys.js';
+import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import * as runs from './runs.js';
@@ -105,6 +107,8 @@ export class PgStore implements Store {
 
   // History
   listChanges: Op<'listChanges'> = this.#guard((filter) => history.listChanges(this.#ctx, filter));
+  changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
+    changeBatches(this.listChanges, filter, batchSize);
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
@@ -121,7 +125,7 @@ export class PgStore implements Store {
   directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
     pages.directoryWithRun(this.#ctx, runs.latestSucceededRunId),
   );
-  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx, rows));
+  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => media.liveMediaObjects(this.#ctx));
@@ -129,7 +133,7 @@ export class PgStore implements Store {
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
     media.dropMediaUnusedSince(this.#ctx, cutoff),
   );
-  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx, runId));
+  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx.pool, runId));
   keptBlob: Op<'keptBlob'> = this.#guard((sha256) => media.keptBlob(this.#ctx, sha256));
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
@@ -159,6 +163,17 @@ export class PgStore implements Store {
   );
   getDelivery: Op<'getDelivery'> = this.#guard((id) => deliveries.getDelivery(this.#ctx, id));
   deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => deliveries.deliveryFigures(this.#ctx));
+  disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#guard(() =>
+    disabledNotifyTargets(this.#ctx.pool),
+  );
+  enableNotifyTargets: Op<'enableNotifyTargets'> = this.#guard((targetId) =>
+    enableNotifyTargets(this.#ctx.pool, targetId),
+  );
+
+  /** Converts endpoint rows that still hold a webhook URL in clear to its key (see endpoint-keys.ts). */
+  keyClearEndpointUrls(): Promise<number> {
+    return this.#guard(() => keyClearEndpointUrls(this.#ctx))();
+  }
 
   // Health
   /** No file to watch: a networked database's problems are `databaseProblem`'s. */
@@ -190,5 +205,13 @@ export async function openPgStore(
     instanceId: options.instanceId ?? newInstanceId(),
     logger: options.logger ?? silentLogger(),
   });
-  return new PgStore(database, target);
+  const store = new PgStore(database, target);
+  try {
+    // Databases written before endpoints were keyed hold webhook URLs (credentials) in clear.
+    await store.keyClearEndpointUrls();
+  } catch (cause) {
+    await store.close();
+    throw cause;
+  }
+  return store;
 }

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { failedStreakOf } from '../commit-plans.js';
+import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
 import { mediaShasAt } from './media.js';
-import { mirrorMediaPath } from '../media-queries.js';
 import {
   NOTIFY_ENDPOINT_PREFIX,
   WEBHOOK_ENDPOINT_PREFIX,
@@ -40,7 +39,7 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
     servingSince: servingSince(store, runId),
     streakSince: streakSince(store, runId),
     entriesOf: (rows) => entriesOf(store, rows),
-    mirrorPathOf: mirrorPathReader(store, runId),
+    mirrorPathOf: mirrorPathReader(() => mediaShasAt(store, runId)),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
 }
@@ -56,31 +55,13 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
 
 /** Each change's coworker entry at its run: the stored whole entry, or the version the run left. */
 function entriesOf(store: MirrorDatabase, rows: readonly ChangeRow[]): Map<number, string> {
-  const version = store.sqlite.prepare(
-    `select body from versions where uuid = ? and slot = ? and valid_from_run <= ?
-      order by valid_from_run desc limit 1`,
-  );
-  const out = new Map<number, string>();
-  for (const row of rows) {
-    const whole =
-      row.kind === 'removed'
-        ? row.oldValue
-        : row.kind === 'added' || row.kind === 'returned'
-          ? row.newValue
-          : null;
-    const body = whole ?? (version.pluck().get(row.uuid, row.slot, row.runId) as string | undefined);
-    if (body !== undefined && body !== null) out.set(row.id, body);
-  }
-  return out;
-}
-
-/** The mirror's path of a media URL's bytes as of run `runId`; the run's media read once, on first use. */
-function mirrorPathReader(store: MirrorDatabase, runId: number): (url: string) => string | null {
-  let shas: Map<string, string> | null = null;
-  return (url) => {
-    const sha = (shas ??= new Map(mediaShasAt(store, runId))).get(url);
-    return sha === undefined ? null : mirrorMediaPath(sha, url);
-  };
+  const version = store.sqlite
+    .prepare(
+      `select body from versions where uuid = ? and slot = ? and valid_from_run <= ?
+        order by valid_from_run desc limit 1`,
+    )
+    .pluck();
+  return entriesOfChanges(rows, (row) => version.get(row.uuid, row.slot, row.runId) as string | undefined);
 }
 
 /** When the first failed run of the streak ending at `runId` started, or null when there is none. */
@@ -92,14 +73,7 @@ function streakSince(store: MirrorDatabase, runId: number): string | null {
     )
     .raw()
     .iterate(runId) as IterableIterator<[number, string, string]>;
-  let since: string | null = null;
-  for (const [id, status, startedAt] of rows) {
-    // A succeeded run ends the streak of the runs before it: the recovery speaks of theirs.
-    if (id === runId && status === 'succeeded') continue;
-    if (status !== 'failed') break;
-    since = startedAt;
-  }
-  return since;
+  return streakSinceOf(runId, rows);
 }
 
 /**
