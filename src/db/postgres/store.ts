@@ -10,6 +10,7 @@ import * as listing from './listing.js';
 import * as media from './media.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
+import { watchPostgresCommits } from './commit-watch.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import * as runs from './runs.js';
@@ -159,6 +160,11 @@ export class PgStore implements Store {
   );
   getDelivery: Op<'getDelivery'> = this.#guard((id) => deliveries.getDelivery(this.#ctx, id));
   deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => deliveries.deliveryFigures(this.#ctx));
+
+  // Watch
+  /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */
+  watchCommits: Op<'watchCommits'> = (onCommit, options) =>
+    watchPostgresCommits(this.#ctx.target, this.#ctx.instanceId, onCommit, options);
 
   // Health
   /** No file to watch: a networked database's problems are `databaseProblem`'s. */
