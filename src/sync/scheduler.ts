@@ -117,6 +117,8 @@ function refusedOrCrashed(error: unknown, log: Logger): TriggerResult {
         holderPid: error.details.pid ?? null,
         holderHost: error.details.host ?? null,
         holderStartedAt: error.details.startedAt ?? null,
+        // PostgreSQL names the instance (host/pid/random): pids repeat across hosts and containers.
+        holderInstance: error.details.instance ?? null,
       },
       'sync refused: another process holds the lock',
     );

@@ -81,7 +81,7 @@ export interface RunFacts {
 
 export async function runsOf(admin: pg.Pool): Promise<RunFacts[]> {
   const { rows } = await admin.query<RunFacts>(
-    'select id, status, started_at, finished_at, error_code from runs order by id',
+    'select id::int as id, status, started_at, finished_at, error_code from runs order by id',
   );
   return rows;
 }
@@ -116,7 +116,8 @@ export function pgCtl(server: PostgresServer, args: string[]): void {
   const result = asRoot
     ? spawnSync('runuser', ['-u', server.superuser, '--', ...full], { encoding: 'utf8' })
     : spawnSync(full[0] ?? '', full.slice(1), { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`pg_ctl ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
+  if (result.status !== 0)
+    throw new Error(`pg_ctl ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
 }
 
 /** Starts the stopped server again on its port and socket folder, as before. */

@@ -16,7 +16,9 @@ describePostgres('many `start` instances on one PostgreSQL', () => {
   it("every instance serves another instance's commit, told by NOTIFY (no poll: SNAPSHOT_POLL=1h)", async () => {
     const database = pg.server.url(await pg.server.createDatabase());
     const upstream = await simulatedUpstream({ seed: 20, count: 12 });
-    expect((await runCli(['sync', '--upstream', upstream.url], { DATABASE_URL: database }).exited).code).toBe(0);
+    expect((await runCli(['sync', '--upstream', upstream.url], { DATABASE_URL: database }).exited).code).toBe(
+      0,
+    );
     const env = { SNAPSHOT_POLL: '1h' };
     const [a, b] = await Promise.all([
       startInstance(database, upstream.url, env),
