@@ -107,8 +107,16 @@ describePostgres('PostgreSQL going away and coming back', () => {
       ]);
     }
     upstream.data.add(2);
-    expect(await a.trigger()).toMatchObject({ status: 202 });
-    await a.proc.waitFor(/"code":"DB_ERROR"/);
+    expect(await a.trigger()).toEqual({
+      status: 503,
+      body: {
+        code: 'DB_ERROR',
+        detail: expect.stringMatching(
+          /^The sync could not start: cannot connect to PostgreSQL at postgres:\/\/postgres:\*\*\*@/,
+        ) as string,
+      },
+    });
+    expect(await a.list()).toEqual({ status: 200, body: before[0] });
 
     restartPostgres(server);
     back = true;
