@@ -119,7 +119,7 @@ function refusedOrCrashed(error: unknown, log: Logger, runBegan: boolean): Trigg
         holderHost: error.details.host ?? null,
         holderStartedAt: error.details.startedAt ?? null,
         // PostgreSQL names the instance (host/pid/random): pids repeat across hosts and containers.
-        holderInstance: error.details.instance ?? null,
+        ...(error.details.instance === undefined ? {} : { holderInstance: error.details.instance }),
       },
       'sync refused: another process holds the lock',
     );
