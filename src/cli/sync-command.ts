@@ -44,7 +44,13 @@ export async function runSyncCommand(
   }
   const logger = syncLogger(config, options.upstreamLabel);
   const bar = progressBar();
-  const store = await openStore(config.database);
+  const store = await openStore(config.database).catch((thrown: unknown) => {
+    // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
+    // "the sync process crashed"; the terminal gets the CLI's usual one line.
+    const { code, message, details } = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
+    reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
+    throw thrown;
+  });
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGINT', onSignal);

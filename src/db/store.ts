@@ -35,6 +35,7 @@ export type Store = RunOperations &
   PageOperations &
   MediaOperations &
   DeliveryOperations &
+  WatchOperations &
   HealthOperations;
 
 export type RunStatus = RunRow['status'];
@@ -187,6 +188,23 @@ export interface DisabledNotifyTarget {
   targetId: string;
   disabledAt: string;
   reason: string | null;
+}
+
+export interface CommitWatchOptions {
+  /** How often a store that cannot be told of commits asks (SQLite); PostgreSQL is told. */
+  pollMs: number;
+  /** The watch could not look (a lost connection); it goes on trying by itself. */
+  onError?: (error: unknown) => void;
+}
+
+/** Commits made by any process or instance on this database. */
+export interface WatchOperations {
+  /**
+   * Calls `onCommit` soon after any connection commits, and once when watching starts (and, on a
+   * networked store, again after each reconnect, for what was committed meanwhile). A call may
+   * carry no news; the caller checks what changed. Returns the stop.
+   */
+  watchCommits(onCommit: () => void, options: CommitWatchOptions): () => void;
 }
 
 export interface HealthOperations {

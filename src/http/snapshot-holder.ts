@@ -31,6 +31,11 @@ export class SnapshotHolder {
   #pastBytes = 0;
   #timer: NodeJS.Timeout | null = null;
   #refreshing: Promise<boolean> | null = null;
+  /** A commit was seen during the build under way. */
+  #again = false;
+  /** The last refresh after a commit failed: the periodic tick tries again. */
+  #refreshFailed = false;
+  #unwatch: () => void = () => undefined;
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #asOfCacheBytes: number;
@@ -173,10 +178,17 @@ export class SnapshotHolder {
     return (await this.#store.databaseProblem()) ?? this.integrity.problem();
   }
 
-  /** Polls for snapshots committed by other processes, runs whose holder died, and a replaced file. */
+  /**
+   * Watches for snapshots committed by other processes or instances (the store says when: LISTEN on
+   * PostgreSQL, a cheap poll on SQLite), and polls for runs whose holder died and a replaced file.
+   */
   startPolling(intervalMs: number): void {
     this.stopPolling();
     this.integrity.start();
+    this.#unwatch = this.#store.watchCommits(() => this.#refreshOnCommit(), {
+      pollMs: intervalMs,
+      onError: (err) => this.#logger.warn({ err }, 'cannot watch for commits; retrying'),
+    });
     let reported: string | null = null;
     this.#timer = setInterval(() => {
       const fileProblem = this.#store.storageProblem();
@@ -187,18 +199,43 @@ export class SnapshotHolder {
         );
       }
       reported = fileProblem;
-      const failed = (err: unknown) =>
-        this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
       this.#store
         .recoverDeadRuns()
-        .then(() => this.refreshInBackground())
-        .catch(failed);
+        .then(() => {
+          // A refresh that failed (the database away) is tried again: no commit may call again.
+          if (this.#refreshFailed) this.#refreshOnCommit();
+        })
+        .catch((err: unknown) => this.#logger.warn({ err }, 'dead run recovery failed'));
     }, intervalMs);
     this.#timer.unref();
   }
 
+  /**
+   * Refreshes after a commit. A commit seen while a build is under way (it may be building an older
+   * run) refreshes again once that build ends, so the newest run is never left unbuilt.
+   */
+  #refreshOnCommit(): void {
+    if (this.#refreshing) {
+      this.#again = true;
+      return;
+    }
+    this.#again = false;
+    this.refreshInBackground().then(
+      () => {
+        this.#refreshFailed = false;
+        if (this.#again) this.#refreshOnCommit();
+      },
+      (err: unknown) => {
+        this.#refreshFailed = true;
+        this.#logger.error({ err }, 'snapshot refresh failed; still serving the previous snapshot');
+      },
+    );
+  }
+
   stopPolling(): void {
     this.integrity.stop();
+    this.#unwatch();
+    this.#unwatch = () => undefined;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
   }

@@ -5,7 +5,8 @@ import { MirrorError } from '../errors.js';
 
 /** What a trigger did; the admin route declares the shape it needs (structurally the same). */
 export type TriggerResult =
-  { started: true; runId: number } | { started: false; runningRunId: number | null };
+  | { started: true; runId: number }
+  | { started: false; runningRunId: number | null; failed?: { code: string; message: string } };
 
 export interface SchedulerDeps {
   cronExpression: string;
@@ -94,7 +95,7 @@ function launch(deps: SchedulerDeps, lane: Lane, reason: string): Promise<Trigge
       })
       .then(
         () => undefined,
-        (error: unknown) => resolve(refusedOrCrashed(error, log)),
+        (error: unknown) => resolve(refusedOrCrashed(error, log, slot.runId !== null)),
       )
       .finally(() => {
         if (lane.inFlight === slot) lane.inFlight = null;
@@ -106,7 +107,7 @@ function launch(deps: SchedulerDeps, lane: Lane, reason: string): Promise<Trigge
  * Failures are recorded as failed runs and logged by the sync itself; here we only answer a caller
  * still waiting, e.g. when another process holds the lock.
  */
-function refusedOrCrashed(error: unknown, log: Logger): TriggerResult {
+function refusedOrCrashed(error: unknown, log: Logger, runBegan: boolean): TriggerResult {
   const holder =
     error instanceof MirrorError && typeof error.details.runId === 'number' ? error.details.runId : null;
   if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
@@ -117,11 +118,22 @@ function refusedOrCrashed(error: unknown, log: Logger): TriggerResult {
         holderPid: error.details.pid ?? null,
         holderHost: error.details.host ?? null,
         holderStartedAt: error.details.startedAt ?? null,
+        // PostgreSQL names the instance (host/pid/random): pids repeat across hosts and containers.
+        ...(error.details.instance === undefined ? {} : { holderInstance: error.details.instance }),
       },
       'sync refused: another process holds the lock',
     );
-  } else if (!(error instanceof MirrorError)) log.error({ err: error }, 'sync crashed');
-  return { started: false, runningRunId: holder };
+    return { started: false, runningRunId: holder };
+  }
+  if (!(error instanceof MirrorError)) {
+    log.error({ err: error }, 'sync crashed');
+    return { started: false, runningRunId: holder };
+  }
+  // A run that began recorded its own failure; the caller was answered when it began.
+  if (runBegan) return { started: false, runningRunId: holder };
+  // It failed before its run could begin (the database away, say): not a run in flight.
+  log.warn({ code: error.code, err: error }, 'sync could not start');
+  return { started: false, runningRunId: holder, failed: { code: error.code, message: error.message } };
 }
 
 /** Schedules the cron ticks, each after its random delay (kept in `delays`); returns their stop. */

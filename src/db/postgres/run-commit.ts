@@ -6,6 +6,7 @@ import type { PgContext } from './context.js';
 import { insertChanges } from './change-rows.js';
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox, type RunMemory } from './outbox.js';
+import { announceCommit } from './commit-watch.js';
 import { assertHeld, latestSucceededRun } from './runs.js';
 import { one, run, transaction, tuples, type Tx } from './sql.js';
 
@@ -98,6 +99,8 @@ export async function commitRun(ctx: PgContext, input: RunCommit): Promise<void>
     if (input.media) await writeMediaRows(tx, input.runId, input.finishedAt, input.media, memory);
     if (input.outbox) await writeOutbox(tx, input.runId, input.outbox, memory);
     if (input.notify) await writeOutbox(tx, input.runId, input.notify, memory);
+    // Delivered to every instance's listener at the commit, never for a rollback.
+    await announceCommit(tx.client, input.runId);
   });
 }
 

@@ -12,6 +12,7 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches } from '../change-batches.js';
 import { keyClearEndpointUrls } from './endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
+import { watchPostgresCommits } from './commit-watch.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import * as runs from './runs.js';
@@ -174,6 +175,11 @@ export class PgStore implements Store {
   keyClearEndpointUrls(): Promise<number> {
     return this.#guard(() => keyClearEndpointUrls(this.#ctx))();
   }
+
+  // Watch
+  /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */
+  watchCommits: Op<'watchCommits'> = (onCommit, options) =>
+    watchPostgresCommits(this.#ctx.target, this.#ctx.instanceId, onCommit, options);
 
   // Health
   /** No file to watch: a networked database's problems are `databaseProblem`'s. */

@@ -10,6 +10,7 @@ import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../ru
 import type { RunRow } from '../schema.js';
 import type { Store } from '../store.js';
 import { changeBatches } from '../change-batches.js';
+import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
 import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
@@ -138,6 +139,9 @@ export class SqliteStore implements MirrorDatabase {
   disabledNotifyTargets: Op<'disabledNotifyTargets'> = () => settle(() => disabledNotifyTargets(this));
   enableNotifyTargets: Op<'enableNotifyTargets'> = (targetId) =>
     settle(() => enableNotifyTargets(this, targetId));
+
+  // Watch
+  watchCommits: Op<'watchCommits'> = (onCommit, options) => watchSqliteCommits(this, onCommit, options);
 
   // Health
   databaseProblem: Op<'databaseProblem'> = () => settle(() => queries.databaseProblem(this));

@@ -2,7 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { adminOnly } from './admin-auth.js';
 
 export type TriggerResult =
-  { started: true; runId: number } | { started: false; runningRunId: number | null };
+  | { started: true; runId: number }
+  | { started: false; runningRunId: number | null; failed?: { code: string; message: string } };
 
 /** Starts a run now; answers with its id once the run row exists, or says which run is in flight. */
 export type SyncTrigger = () => Promise<TriggerResult>;
@@ -14,6 +15,11 @@ export type SyncTrigger = () => Promise<TriggerResult>;
 export function registerAdminSyncRoute(app: FastifyInstance, adminToken: string, trigger: SyncTrigger): void {
   app.post('/api/mirror/sync/', adminOnly(adminToken), async (_request, reply) => {
     const result = await trigger();
+    if (!result.started && result.failed) {
+      // The run could not begin (the database away, say): not a run in flight, and worth retrying.
+      const { code, message } = result.failed;
+      return reply.code(503).send({ detail: `The sync could not start: ${message}`, code });
+    }
     if (!result.started) {
       return reply.code(409).send({ detail: 'A sync is already running.', run: result.runningRunId });
     }

@@ -1,0 +1,98 @@
+import pg from 'pg';
+import type { PostgresTarget } from '../../config/database-url.js';
+import type { CommitWatchOptions } from '../store.js';
+import { connectionError } from './errors.js';
+import { applicationName, poolConfig } from './open.js';
+import type { Queryable } from './sql.js';
+
+// Commits seen across instances: a run's commit sends NOTIFY on this channel inside its own
+// transaction, so PostgreSQL delivers it to every listener exactly when the commit is visible (and
+// never for a rolled-back run). Each watcher listens on a connection of its own, outside the pool:
+// LISTEN belongs to a session, and a pooled connection is handed to other queries.
+
+/** The channel commits are announced on; the payload is the committed run's id. */
+export const COMMIT_CHANNEL = 'coworker_mirror_commits';
+
+/** First and longest wait before listening again after the connection was lost. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 5_000;
+
+/** Announces a run's commit; call inside the commit's transaction. */
+export async function announceCommit(client: Queryable, runId: number): Promise<void> {
+  await client.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, String(runId)]);
+}
+
+interface Listener {
+  client: pg.Client;
+  gone: boolean;
+}
+
+/**
+ * Calls `onCommit` for every commit any instance announces, and once each time listening (re)starts,
+ * for whatever was committed while nobody listened. A lost connection is reported to `onError` and
+ * listening resumes after a growing wait (at most 5 s). Returns the stop.
+ */
+export function watchPostgresCommits(
+  target: PostgresTarget,
+  instanceId: string,
+  onCommit: () => void,
+  options: Pick<CommitWatchOptions, 'onError'>,
+): () => void {
+  let stopped = false;
+  let listener: Listener | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let retryMs = RETRY_FIRST_MS;
+
+  const lost = (own: Listener, cause: unknown) => {
+    if (own.gone) return;
+    own.gone = true;
+    if (listener === own) listener = null;
+    own.client.end().catch(() => undefined);
+    if (stopped) return;
+    options.onError?.(connectionError(cause, target, `lost the commit listener on ${target.label}`));
+    timer = setTimeout(listen, retryMs);
+    timer.unref();
+    retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+  };
+
+  const listen = () => {
+    timer = null;
+    const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId);
+    const own: Listener = {
+      gone: false,
+      client: new pg.Client({
+        connectionString,
+        connectionTimeoutMillis,
+        application_name: applicationName(instanceId),
+        // A listener on a dead link learns it within about a minute rather than the OS's two hours.
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      }),
+    };
+    listener = own;
+    own.client.on('notification', () => onCommit());
+    own.client.on('error', (error) => lost(own, error));
+    own.client.on('end', () => lost(own, new Error('Connection terminated')));
+    own.client
+      .connect()
+      .then(() => own.client.query(`listen ${COMMIT_CHANNEL}`))
+      .then(() => {
+        if (own.gone || stopped) return;
+        retryMs = RETRY_FIRST_MS;
+        onCommit();
+      })
+      .catch((error: unknown) => lost(own, error));
+  };
+
+  listen();
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    const own = listener;
+    listener = null;
+    if (own && !own.gone) {
+      own.gone = true;
+      own.client.end().catch(() => undefined);
+    }
+  };
+}
