@@ -8,14 +8,14 @@ async function preparesDuring(db: MirrorDatabase, work: () => Promise<unknown>):
   const sqlite = db.sqlite;
   const original = sqlite.prepare.bind(sqlite);
   let count = 0;
-  sqlite.prepare = ((source: string) => {
+  sqlite.prepare = (source: string) => {
     count += 1;
     return original(source);
-  }) as typeof sqlite.prepare;
+  };
   try {
     await work();
   } finally {
-    sqlite.prepare = original as typeof sqlite.prepare;
+    sqlite.prepare = original;
   }
   return count;
 }
