@@ -33,6 +33,8 @@ const BENCHES: Bench[] = [
   { name: 'media', args: [], timeoutMs: 10 * MINUTE, optional: true },
   { name: 'export', args: ['--rows', '1000000'], timeoutMs: 30 * MINUTE },
   { name: 'snapshot-memory', args: ['--mib', '200'], timeoutMs: 30 * MINUTE },
+  { name: 'cli-startup', args: [], timeoutMs: 5 * MINUTE },
+  { name: 'start-latency', args: ['--entries', '100000'], timeoutMs: 10 * MINUTE },
 ];
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));

@@ -2,28 +2,38 @@
 // A 2 MB young generation (V8's default grows to 16 MB a semi-space) keeps a 100,000-entry sync
 // under 300 MB peak RSS at the same speed; measured in docs/benchmarks.md. `npm start` and the
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
-import { CommanderError } from 'commander';
-import { toMirrorError } from './errors.js';
-import { EXIT, exitCodeFor } from './cli/exit-codes.js';
-import { buildProgram } from './cli/program.js';
-import { errorReport } from './cli/report.js';
+// Every module past the version flag is imported when needed: a command pays only for what it uses
+// (test/cli/lazy-commands.test.ts).
+import { answerVersionFlag } from './cli/version-flag.js';
 
 async function main(): Promise<void> {
+  if (answerVersionFlag(process.argv.slice(2), (text) => process.stdout.write(text))) return;
   try {
+    const { buildProgram } = await import('./cli/program.js');
     // Commander's own usage errors (unknown option, bad choice, missing argument) are exit 2 like
     // ours; --help and --version stay 0.
     await buildProgram().parseAsync(process.argv);
   } catch (thrown) {
-    if (thrown instanceof CommanderError) {
-      process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
-      return;
-    }
-    // SQLite's errors become DB_ERROR (exit 8) with what to do; anything unforeseen is a bug (exit 1).
-    const error = toMirrorError(thrown);
-    // What failed and what to do, in a line or two; the stack only when asked for.
-    process.stderr.write(errorReport(error, { debug: process.env.LOG_LEVEL === 'debug' }));
-    process.exitCode = exitCodeFor(error.code);
+    await reportFailure(thrown);
   }
+}
+
+async function reportFailure(thrown: unknown): Promise<void> {
+  const [{ CommanderError }, { toMirrorError }, { EXIT, exitCodeFor }, { errorReport }] = await Promise.all([
+    import('commander'),
+    import('./errors.js'),
+    import('./cli/exit-codes.js'),
+    import('./cli/report.js'),
+  ]);
+  if (thrown instanceof CommanderError) {
+    process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    return;
+  }
+  // SQLite's errors become DB_ERROR (exit 8) with what to do; anything unforeseen is a bug (exit 1).
+  const error = toMirrorError(thrown);
+  // What failed and what to do, in a line or two; the stack only when asked for.
+  process.stderr.write(errorReport(error, { debug: process.env.LOG_LEVEL === 'debug' }));
+  process.exitCode = exitCodeFor(error.code);
 }
 
 await main();

@@ -220,18 +220,35 @@ async function startParts(
   });
   parts.notify = startNotify(config, store, logger);
   const url = await server.listen(config.server.port, config.server.host);
-  logger.info(
-    {
-      url,
-      upstream: label,
-      db: database.target.label,
-      cron: config.sync.cron,
-      ...(demo ? { demo: true } : {}),
-    },
-    'coworker-mirror started',
-  );
+  announceStart(logger, { url, upstream: label, db: database.target.label, cron: config.sync.cron, demo });
   scheduler.start();
   startupSync(server, scheduler, config, logger);
+}
+
+interface StartFacts {
+  url: string;
+  upstream: string;
+  db: string;
+  cron: string;
+  demo: boolean;
+}
+
+/**
+ * Where `start` answers. On a terminal (stderr a TTY) a person reads one plain line, and the record
+ * drops to debug so it is not said twice; elsewhere the JSON record stays as log collectors expect it.
+ */
+function announceStart(logger: Logger, facts: StartFacts): void {
+  const { demo, ...fields } = facts;
+  const record = { ...fields, ...(demo ? { demo: true } : {}) };
+  if (process.stderr.isTTY !== true) {
+    logger.info(record, 'coworker-mirror started');
+    return;
+  }
+  logger.debug(record, 'coworker-mirror started');
+  // Settings a person typed may hold control characters; a terminal must not act on them.
+  const plain = (text: string) => text.replace(/\p{Cc}/gu, '?');
+  const what = demo ? 'the demo (the data is invented)' : `a mirror of ${plain(facts.upstream)}`;
+  process.stderr.write(`coworker-mirror: serving ${facts.url}/ — ${what}, db ${plain(facts.db)}\n`);
 }
 
 /**

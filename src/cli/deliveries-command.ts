@@ -1,15 +1,29 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { Config, SettingKey } from '../config/load-config.js';
-import { deliveryStatuses, type DeliveryStatus } from '../db/schema.js';
+import { deliveryStatuses, type DeliveryStatus } from '../db/enums.js';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
-import { getDelivery, listDeliveries, type AttemptView } from '../webhooks/delivery-queries.js';
-import { renderDeliveries } from './human-output.js';
+import type { AttemptView } from '../webhooks/delivery-queries.js';
 import { localTime, paint, styleFor, table, visible, type Style } from './terminal.js';
-import { enableEndpoint, redeliver } from '../webhooks/delivery-store.js';
-import { withExistingStoreAsync } from './with-store.js';
-import { disabledTargetLines } from './notify-command.js';
+
+/** The store and webhook modules of these commands, loaded when one of them runs (not for --help). */
+async function deliveryParts() {
+  const [queries, store, output, withStore, notify] = await Promise.all([
+    import('../webhooks/delivery-queries.js'),
+    import('../webhooks/delivery-store.js'),
+    import('./human-output.js'),
+    import('./with-store.js'),
+    import('./notify-actions.js'),
+  ]);
+  return {
+    ...queries,
+    ...store,
+    renderDeliveries: output.renderDeliveries,
+    withExistingStoreAsync: withStore.withExistingStoreAsync,
+    disabledTargetLines: notify.disabledTargetLines,
+  };
+}
 
 type Write = (line: string) => void;
 const stdout: Write = (line) => process.stdout.write(`${line}\n`);
@@ -76,6 +90,8 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
     )
     .action(async (flags: ListFlags) => {
       const config = cli.configFrom(flags);
+      const { withExistingStoreAsync, listDeliveries, renderDeliveries, disabledTargetLines } =
+        await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         const rows = await listDeliveries(
           store,
@@ -107,6 +123,7 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
     )
     .action(async (id: string, flags: Record<string, unknown> & { json?: boolean }) => {
       const config = cli.configFrom(flags);
+      const { withExistingStoreAsync, getDelivery, renderDeliveries } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         const delivery = await getDelivery(store, positiveId('<id>', id), config.webhooks.urls);
         if (!delivery) {
@@ -137,6 +154,7 @@ function registerRedeliver(deliveries: Command, cli: CliHelpers, write: Write): 
     )
     .action(async (id: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
+      const { withExistingStoreAsync, redeliver } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         if (!(await redeliver(store, positiveId('<id>', id)))) {
           process.stderr.write(`no delivery ${id} in ${config.database.path}\n`);
@@ -159,6 +177,7 @@ function registerEnable(deliveries: Command, cli: CliHelpers, write: Write): voi
     )
     .action(async (endpoint: string, flags: Record<string, unknown>) => {
       const config = cli.configFrom(flags);
+      const { withExistingStoreAsync, enableEndpoint } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         if (!(await enableEndpoint(store, positiveId('<endpoint>', endpoint)))) {
           process.stderr.write(`no endpoint ${endpoint} in ${config.database.path}\n`);

@@ -18,7 +18,6 @@ import { renderChanges, renderFound, renderHistory, renderRuns } from './human-o
 import { styleFor, type Style } from './terminal.js';
 import { withExistingStoreAsync } from './with-store.js';
 import { stringifyJson } from '../json/safe-json.js';
-import { changesCsvRecords } from '../web/feeds.js';
 
 /** Where a read command writes and how: tests pass their own. */
 export interface Output {
@@ -160,6 +159,8 @@ function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
 /** One batch of an export as one write: a line per change, CSV's header before the first batch. */
 async function exportText(store: Store, rows: ChangeRow[], csv: boolean, first: boolean): Promise<string> {
   if (!csv) return rows.map(changeViewJson).join('\n');
+  // The feeds' module (preact, the Atom writer) loads for a CSV export only; cached after the first batch.
+  const { changesCsvRecords } = await import('../web/feeds.js');
   const text = changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
   // `write` ends each write with a newline; CSV's records end with CRLF.
   return text.endsWith('\n') ? text.slice(0, -1) : text;

@@ -1,6 +1,8 @@
 /**
  * The commander program: commands, their flags (one per setting, from config/settings.ts) and thin adapters
  * to the command modules. Built, never run here: `cli.ts` runs it, the docs generator and test read it.
+ * Each action imports its command module when it runs, so a command pays only for what it uses
+ * (`runs` never loads the HTTP server, `--help` loads no store); test/cli/lazy-commands.test.ts holds it.
  */
 import { Command, Option } from 'commander';
 import {
@@ -14,15 +16,11 @@ import {
 } from '../config/load-config.js';
 import { ConfigError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { runChangesCommand, runFindCommand, runHistoryCommand, runRunsCommand } from './history-commands.js';
 import { unknownVariableWarnings } from './report.js';
-import { runSimulateCommand } from './simulate-command.js';
-import { runSyncCommand } from './sync-command.js';
 import { parseWhen } from './parse-when.js';
-import { runServeCommand, runStartCommand } from '../main.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
 import { registerNotifyCommand } from './notify-command.js';
-import { changeKinds, type ChangeKind } from '../db/schema.js';
+import { changeKinds, type ChangeKind } from '../db/enums.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */
 function withSettings(command: Command, keys: readonly SettingKey[]): Command {
@@ -99,6 +97,7 @@ function addSyncCommand(program: Command): void {
       .addOption(new Option('--upstream-label <label>').hideHelp()),
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & { rebind?: boolean; upstreamLabel?: string }) => {
+    const { runSyncCommand } = await import('./sync-command.js');
     process.exitCode = await runSyncCommand(configFrom(flags), {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
@@ -122,6 +121,7 @@ function addReadCommands(program: Command): void {
         throw new ConfigError([{ name: 'history', problem: 'give either a uuid or --name <text>' }]);
       }
       const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
+      const { runHistoryCommand } = await import('./history-commands.js');
       process.exitCode = await runHistoryCommand(configFrom(flags), target, flags.json === true);
     },
   );
@@ -134,6 +134,7 @@ function addReadCommands(program: Command): void {
       .option('--json', 'JSON Lines output'),
     ['database.path'],
   ).action(async (text: string, flags: Record<string, unknown> & { json?: boolean }) => {
+    const { runFindCommand } = await import('./history-commands.js');
     process.exitCode = await runFindCommand(configFrom(flags), text, flags.json === true);
   });
 
@@ -147,6 +148,7 @@ function addReadCommands(program: Command): void {
       .option('--json', 'JSON Lines output'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
+    const { runRunsCommand } = await import('./history-commands.js');
     process.exitCode = await runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
   });
 }
@@ -166,7 +168,8 @@ function addChangesCommand(program: Command): void {
       .option('--csv', 'CSV output (the columns of /api/mirror/changes.csv), streamed'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & ChangeFlags) => {
-    process.exitCode = await runChangesCommand(configFrom(flags), {
+    const config = configFrom(flags);
+    const options = {
       since: parseWhen('--since', flags.since),
       until: parseWhen('--until', flags.until),
       field: flags.field,
@@ -175,7 +178,9 @@ function addChangesCommand(program: Command): void {
       limit: flags.limit === 'all' ? undefined : parseLimit(flags.limit),
       json: flags.json === true,
       csv: flags.csv === true,
-    });
+    };
+    const { runChangesCommand } = await import('./history-commands.js');
+    process.exitCode = await runChangesCommand(config, options);
   });
 }
 
@@ -187,6 +192,7 @@ function addServerCommands(program: Command): void {
       .description('Serve the mirror over HTTP (list endpoint, history API, health, metrics)'),
     SERVE_KEYS,
   ).action(async (flags: Record<string, unknown>) => {
+    const { runServeCommand } = await import('../main.js');
     process.exitCode = await runServeCommand(configFrom(flags));
   });
 
@@ -200,6 +206,7 @@ function addServerCommands(program: Command): void {
   )
     .option('--rebind', REBIND_HELP)
     .action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
+      const { runStartCommand } = await import('../main.js');
       process.exitCode = await runStartCommand(configFrom(flags), { rebind: flags.rebind === true });
     });
 }
@@ -216,13 +223,16 @@ function addSimulateCommand(program: Command): void {
       .option('--mutate-every <duration>', 'change the data this often (0: never)', '2m'),
     ['log.level'],
   ).action(async (flags: Record<string, unknown> & SimulateFlags) => {
-    process.exitCode = await runSimulateCommand(configFrom({ logLevel: flags.logLevel }), {
+    const config = configFrom({ logLevel: flags.logLevel });
+    const options = {
       port: parseWhole('--port', flags.port, 0, 65535),
       host: flags.host ?? '127.0.0.1',
       seed: parseWhole('--seed', flags.seed, 0, 2 ** 31),
       count: parseWhole('--count', flags.count, 0, 1_000_000),
       mutateEveryMs: parseDurationFlag('--mutate-every', flags.mutateEvery),
-    });
+    };
+    const { runSimulateCommand } = await import('./simulate-command.js');
+    process.exitCode = await runSimulateCommand(config, options);
   });
 }
 

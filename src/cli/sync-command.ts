@@ -1,4 +1,3 @@
-import { SingleBar, Presets } from 'cli-progress';
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
@@ -7,9 +6,6 @@ import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
-import { deliverAfterSync } from '../webhooks/service.js';
-import { afterSyncLines, deliverNotificationsAfterSync } from '../notify/after-sync.js';
-import { digestSettings } from '../notify/digest-outbox.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
@@ -43,7 +39,7 @@ export async function runSyncCommand(
     return EXIT.usage;
   }
   const logger = syncLogger(config, options.upstreamLabel);
-  const bar = progressBar();
+  const bar = await progressBar();
   const store = await openStore(config.database).catch((thrown: unknown) => {
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
     // "the sync process crashed"; the terminal gets the CLI's usual one line.
@@ -86,15 +82,24 @@ export async function runSyncCommand(
     // Success or failure, what the run put in the outbox goes out now, within a bounded wait;
     // under `start` (an IPC channel to it) its own delivery worker sends them.
     if (!process.send) {
-      await deliverAfterSync(store, config, logger).catch((error: unknown) =>
-        logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending'),
-      );
+      await webhooksAfterSync(store, config, logger);
       await notifyAfterSync(store, config, logger);
     }
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     process.off('disconnect', onOrphaned);
     await store.close();
+  }
+}
+
+/** The webhook stack (and its metrics library) loads only when WEBHOOK_URLS names an endpoint. */
+async function webhooksAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
+  if (config.webhooks.urls.length === 0) return;
+  try {
+    const { deliverAfterSync } = await import('../webhooks/service.js');
+    await deliverAfterSync(store, config, logger);
+  } catch (error) {
+    logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending');
   }
 }
 
@@ -107,6 +112,10 @@ async function notifyAfterSync(store: Store, config: Config, logger: Logger): Pr
   const outbox = notificationOutboxOf(store);
   if (targets.length === 0 || outbox === null) return;
   try {
+    const [{ afterSyncLines, deliverNotificationsAfterSync }, { digestSettings }] = await Promise.all([
+      import('../notify/after-sync.js'),
+      import('../notify/digest-outbox.js'),
+    ]);
     const report = await deliverNotificationsAfterSync({
       outbox,
       targets,
@@ -144,8 +153,12 @@ function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
 }
 
 /** A progress bar of pages on a terminal, started at the first count; does nothing elsewhere. */
-function progressBar(): { onProgress: (done: number, total: number) => void; stop: () => void } {
+async function progressBar(): Promise<{
+  onProgress: (done: number, total: number) => void;
+  stop: () => void;
+}> {
   if (process.stderr.isTTY !== true) return { onProgress: () => undefined, stop: () => undefined };
+  const { SingleBar, Presets } = await import('cli-progress');
   const bar = new SingleBar(
     { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
     Presets.shades_classic,

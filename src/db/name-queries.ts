@@ -1,5 +1,6 @@
 import type { MirrorDatabase } from './open.js';
 import { jsonField } from './json-field.js';
+import { prepared } from './prepared.js';
 
 /** A coworker as a person looks for one: by the name its latest version carries. */
 export interface NamedCoworker {
@@ -29,7 +30,7 @@ export function named(row: { uuid: string; name: unknown; post: unknown; removed
 /** The latest name of each uuid asked for (absent when the uuid was never stored). */
 export function namesOf(store: MirrorDatabase, uuids: Iterable<string>): Map<string, string> {
   // The first appearance names the uuid.
-  const statement = store.sqlite.prepare(`${LATEST_EACH} and v.uuid = ? order by v.slot limit 1`);
+  const statement = prepared(store.sqlite, `${LATEST_EACH} and v.uuid = ? order by v.slot limit 1`);
   const names = new Map<string, string>();
   for (const uuid of new Set(uuids)) {
     const row = statement.get(uuid) as Parameters<typeof named>[0] | undefined;
@@ -45,19 +46,17 @@ export function namesOf(store: MirrorDatabase, uuids: Iterable<string>): Map<str
 export function findByName(store: MirrorDatabase, text: string, limit = 50): NamedCoworker[] {
   const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   // SQLite takes the bare columns of a min() aggregate from the row holding the minimum.
-  const rows = store.sqlite
-    .prepare(
-      `select uuid, name, post, removed, min(slot) from (${LATEST_EACH}
+  const rows = prepared(
+    store.sqlite,
+    `select uuid, name, post, removed, min(slot) from (${LATEST_EACH}
          and ${NAME} like ? escape '\\') group by uuid order by removed, name limit ?`,
-    )
-    .all(pattern, limit) as Parameters<typeof named>[0][];
+  ).all(pattern, limit) as Parameters<typeof named>[0][];
   return rows.map(named);
 }
 
 /** Field names the change feed holds, for telling a typo from a field that never changed. */
 export function changedFields(store: MirrorDatabase): string[] {
-  return store.sqlite
-    .prepare('select distinct field from changes where field is not null order by field')
+  return prepared(store.sqlite, 'select distinct field from changes where field is not null order by field')
     .pluck()
     .all() as string[];
 }

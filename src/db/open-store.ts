@@ -4,7 +4,7 @@ import { MirrorError } from '../errors.js';
 import type { NotificationOutbox } from '../notify/outbox.js';
 import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
-import { openPgStore, PgStore } from './postgres/store.js';
+import type { PgStore } from './postgres/store.js';
 import { SqliteNotificationOutbox } from './sqlite/notify-outbox.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -39,6 +39,9 @@ export async function openStore(choice: StoreChoice, options: OpenStoreOptions =
     return options.existing === true ? openExistingDatabase(target.path) : openDatabase(target.path);
   }
   try {
+    // The PostgreSQL driver and its ORM dialect load only for a PostgreSQL database: a SQLite
+    // command (`runs`, a cron `sync`) never pays for them.
+    const { openPgStore } = await import('./postgres/store.js');
     return await openPgStore(target, {
       poolMax: choice.poolMax,
       ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
@@ -67,6 +70,11 @@ function maskedError(cause: unknown, label: string): MirrorError {
 /** The notification rows of a store's outbox, for the notification worker. */
 export function notificationOutboxOf(store: Store): NotificationOutbox | null {
   if (store instanceof SqliteStore) return new SqliteNotificationOutbox(store);
-  if (store instanceof PgStore) return store.notificationOutbox();
+  if (isPgStore(store)) return store.notificationOutbox();
   return null;
+}
+
+/** Told apart without loading the PostgreSQL module: only its store has its own outbox. */
+function isPgStore(store: Store): store is Store & Pick<PgStore, 'notificationOutbox'> {
+  return 'notificationOutbox' in store && typeof store.notificationOutbox === 'function';
 }

@@ -3,6 +3,7 @@ import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
 import { LISTED_AT_RUN } from './sqlite/listing.js';
+import { prepared } from './prepared.js';
 
 /**
  * Named reads for the people-facing pages (src/web/). Kept apart from queries.ts, which the API and
@@ -29,9 +30,9 @@ export interface DirectoryEntry {
  * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
  */
 export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
-  const rows = store.sqlite
-    .prepare(
-      `select v.uuid, v.slot,
+  const rows = prepared(
+    store.sqlite,
+    `select v.uuid, v.slot,
               substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
               substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
               c.removed_run, c.removed_at, c.first_seen_at
@@ -44,7 +45,7 @@ export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
               c.removed_run, c.removed_at, c.first_seen_at
          from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
-    )
+  )
     .raw()
     .all() as [string, number, unknown, unknown, number | null, string | null, string][];
   return rows.map(([uuid, appearance, name, post, removedRun, removedAt, firstSeenAt]) => ({
@@ -76,13 +77,15 @@ export function changeSubjects(
   store: MirrorDatabase,
   rows: readonly ChangeRow[],
 ): Map<number, ChangeSubject> {
-  const version = store.sqlite.prepare(
+  const version = prepared(
+    store.sqlite,
     `select substr(${jsonField('body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
             substr(${jsonField('body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})
        from versions where uuid = ? and slot = ? and valid_from_run <= ?
       order by valid_from_run desc limit 1`,
   );
-  const entry = store.sqlite.prepare(
+  const entry = prepared(
+    store.sqlite,
     `with entry(body) as (select ?)
      select substr(${jsonField('body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
             substr(${jsonField('body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})
@@ -130,14 +133,14 @@ export function listingPage(
   offset: number,
   limit: number,
 ): ListedEntry[] {
-  const rows = store.sqlite
-    .prepare(
-      `select lp.position, v.uuid, v.slot, v.body
+  const rows = prepared(
+    store.sqlite,
+    `select lp.position, v.uuid, v.slot, v.body
          from listing_positions lp indexed by listing_positions_position_idx
          join versions v on v.id = lp.version_id
         where lp.position >= ? and lp.position < ? and ${LISTED_AT_RUN}
         order by lp.position`,
-    )
+  )
     .raw()
     .all(offset, offset + limit, runId, runId) as [number, string, number, string][];
   return rows.map(([position, uuid, appearance, body]) => ({ position, uuid, appearance, body }));
@@ -148,19 +151,21 @@ export function succeededRunTimes(
   store: MirrorDatabase,
   limit: number,
 ): { id: number; finishedAt: string; entries: number | null }[] {
-  return store.sqlite
-    .prepare(
-      `select id, finished_at as finishedAt, entries from runs
+  return prepared(
+    store.sqlite,
+    `select id, finished_at as finishedAt, entries from runs
         where status = 'succeeded' and finished_at is not null order by id desc limit ?`,
-    )
-    .all(limit) as { id: number; finishedAt: string; entries: number | null }[];
+  ).all(limit) as { id: number; finishedAt: string; entries: number | null }[];
 }
 
 /** The finish times of the given runs, for "valid since" lines on a coworker page. */
 export function runFinishTimes(store: MirrorDatabase, ids: readonly number[]): Map<number, string> {
   const unique = [...new Set(ids)];
   const out = new Map<number, string>();
-  const one = store.sqlite.prepare('select coalesce(finished_at, started_at) from runs where id = ?').pluck();
+  const one = prepared(
+    store.sqlite,
+    'select coalesce(finished_at, started_at) from runs where id = ?',
+  ).pluck();
   for (const id of unique) {
     const at = one.get(id) as string | undefined;
     if (at !== undefined) out.set(id, at);

@@ -14,6 +14,7 @@ import {
   type RunRow,
   type VersionRow,
 } from './schema.js';
+import { prepared } from './prepared.js';
 
 /** Named reads shared by the CLI, the history API and the list endpoint. */
 
@@ -30,7 +31,7 @@ export function listRuns(store: MirrorDatabase, options: { limit: number; offset
 }
 
 export function countRuns(store: MirrorDatabase): number {
-  return (store.sqlite.prepare('select count(*) as n from runs').get() as { n: number }).n;
+  return (prepared(store.sqlite, 'select count(*) as n from runs').get() as { n: number }).n;
 }
 
 export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
@@ -88,7 +89,7 @@ function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: strin
     side === 'since'
       ? 'select id from changes where at >= ? order by at, id limit 1'
       : 'select id from changes where at <= ? order by at desc, id desc limit 1';
-  return store.sqlite.prepare(sql).pluck().get(at) as number | undefined;
+  return prepared(store.sqlite, sql).pluck().get(at) as number | undefined;
 }
 
 /** Newest first. */
@@ -175,15 +176,16 @@ export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): 
   const sql = includeRemoved
     ? 'select count(*) as n from coworkers'
     : 'select count(*) as n from coworkers where removed_run is null';
-  return (store.sqlite.prepare(sql).get() as { n: number }).n;
+  return (prepared(store.sqlite, sql).get() as { n: number }).n;
 }
 
 /** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
 export function latestSucceededRunId(store: MirrorDatabase): number | null {
   // The one definition of "latest" (latestSucceededRun's order), read off runs_status_finished_idx.
-  const row = store.sqlite
-    .prepare("select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1")
-    .get() as { id: number } | undefined;
+  const row = prepared(
+    store.sqlite,
+    "select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1",
+  ).get() as { id: number } | undefined;
   return row?.id ?? null;
 }
 
@@ -198,7 +200,7 @@ export function databaseProblem(store: MirrorDatabase): string | null {
   const moved = store.fileProblem();
   if (moved !== null) return moved;
   try {
-    for (const table of PROBED_TABLES) store.sqlite.prepare(`select max(rowid) from ${table}`).get();
+    for (const table of PROBED_TABLES) prepared(store.sqlite, `select max(rowid) from ${table}`).get();
     return null;
   } catch (error) {
     return toMirrorError(error).message;

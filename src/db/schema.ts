@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { changeKinds, deliveryStatuses } from './enums.js';
 
 export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
 
-export const changeKinds = ['added', 'changed', 'removed', 'returned', 'media_changed'] as const;
-export type ChangeKind = (typeof changeKinds)[number];
+export { changeKinds, deliveryStatuses };
+export type { ChangeKind, DeliveryStatus } from './enums.js';
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
 export const optionsBodies = sqliteTable('options_bodies', {
@@ -228,9 +229,6 @@ export type ChangeRow = typeof changes.$inferSelect;
 
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.
-
-export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
-export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
 /** A receiver of webhooks, by URL. A 410 Gone disables it until someone re-enables it. */
 export const webhookEndpoints = sqliteTable('webhook_endpoints', {

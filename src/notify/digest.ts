@@ -6,19 +6,11 @@ import {
   type RunChanges,
 } from './message.js';
 import type { NotifyDigest } from './targets.js';
+import { wallFormat } from '../time/date-formats.js';
 
 /** The zone's offset from UTC at `instant`, in ms (wall clock minus UTC). */
 function offsetMs(instant: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(instant);
+  const parts = wallFormat(timeZone).formatToParts(instant);
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
   return wall - Math.floor(instant.getTime() / 1000) * 1000;

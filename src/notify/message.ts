@@ -1,4 +1,5 @@
 import { countChanges, describeChange, runTitle, type ChangeFacts } from './describe-change.js';
+import { clockFormat } from '../time/date-formats.js';
 
 /** One sentence of a message: the name (a link to the coworker's page) and what happened. */
 export interface MessageLine {
@@ -43,15 +44,7 @@ const link = (ctx: MessageContext, path: string): string | null =>
 
 /** "2026-11-24 09:10" in the configured zone. */
 export function localClock(iso: string, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(iso));
+  const parts = clockFormat(timeZone).formatToParts(new Date(iso));
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}`;
 }

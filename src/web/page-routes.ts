@@ -304,8 +304,12 @@ export function registerPageRoutes(app: FastifyInstance, deps: WebPageDeps): voi
   const directory = new DirectoryCache(deps.store, ({ runId, error }) =>
     deps.logger.error({ err: error, runId }, 'coworker directory rebuild failed; the previous one is kept'),
   );
-  // Built before the server answers, as the directory always was (its first build is the costly one).
-  app.addHook('onReady', () => directory.ready());
+  // Built once the server listens, never before it answers: /healthz and the list endpoint need none of
+  // it. `inject()` tests, which never listen, build it at the first page that asks.
+  app.addHook('onListen', (done) => {
+    directory.warm();
+    done();
+  });
   app.get('/', statusPage(deps));
   app.get('/changes/', changesPage(deps, directory));
   app.get('/coworkers/', coworkersPage(deps, directory));

@@ -1,4 +1,5 @@
 import { localClock } from '../notify/message.js';
+import { wallFormat } from '../time/date-formats.js';
 
 /**
  * The pages' one zone: the configured `TZ` (the process's zone unless a test names another). Every
@@ -23,16 +24,7 @@ export function localInputValue(iso: string, timeZone: string): string {
 
 /** The zone's offset from UTC at `instant`, in ms (wall clock minus UTC). */
 function offsetMs(instant: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(instant));
+  const parts = wallFormat(timeZone).formatToParts(new Date(instant));
   const n = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? 0);
   const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
   return wall - Math.floor(instant / 1000) * 1000;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runNotifyTest } from '../../src/cli/notify-command.js';
+import { runNotifyTest } from '../../src/cli/notify-actions.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 

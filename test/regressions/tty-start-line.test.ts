@@ -11,7 +11,8 @@ const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status
 const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
 
 // Regression: on a terminal, `start` said where it answers only inside a JSON line of fields, and the
-// demo's "the data is invented" only in a separate warning. The line a person reads says both.
+// demo's "the data is invented" only in a separate warning. The line a person reads says both, plainly
+// (issue 21: one human line, not a log record with its fields).
 describe.skipIf(!hasScript)('start on a terminal (needs script(1) from util-linux)', () => {
   it('the demo says in one line where it answers and that the data is invented', async () => {
     const db = join(tempDir(), 'demo.db');
@@ -36,12 +37,13 @@ describe.skipIf(!hasScript)('start on a terminal (needs script(1) from util-linu
     const line = await new Promise<string>((resolve) => {
       child.stdout.on('data', (chunk: Buffer) => {
         output += plain(chunk.toString('utf8'));
-        const found = output.split('\n').find((l) => l.includes('coworker-mirror started'));
+        const found = output.split('\n').find((l) => l.includes('coworker-mirror: serving'));
         if (found !== undefined) resolve(found);
       });
     });
     expect(line).toMatch(
-      /^\[\d\d:\d\d:\d\d\] INFO: coworker-mirror started at http:\/\/127\.0\.0\.1:\d+ \(demo: the data is invented\) \{/,
+      /^coworker-mirror: serving http:\/\/127\.0\.0\.1:\d+\/ — the demo \(the data is invented\), db \S+demo\.db$/,
     );
+    expect(output).not.toContain('coworker-mirror started');
   });
 });

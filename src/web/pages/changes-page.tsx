@@ -43,17 +43,19 @@ function groupByDayAndRun(rows: readonly ChangeRow[], timeZone: string): DayGrou
   return days;
 }
 
+// Built once: toLocaleDateString builds a formatter at every call.
+const DAY_WORDS = new Intl.DateTimeFormat('en-GB', {
+  weekday: 'long',
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
+
 /** "Tuesday, 24 November 2026 (Europe/Berlin)": a calendar day of the zone, named with it. */
 function dayTitle(day: string, timeZone: string): string {
   // The day is already the zone's: name it at noon UTC of that date, where no offset moves it.
-  const date = new Date(`${day}T12:00:00Z`);
-  const words = date.toLocaleDateString('en-GB', {
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    year: 'numeric',
-    timeZone: 'UTC',
-  });
+  const words = DAY_WORDS.format(new Date(`${day}T12:00:00Z`));
   return `${words} (${timeZone})`;
 }
 

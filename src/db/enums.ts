@@ -1,0 +1,9 @@
+/**
+ * The closed value sets of a few columns, apart from the drizzle tables so the CLI can offer them as
+ * choices without loading the ORM (schema.ts builds its columns from these).
+ */
+export const changeKinds = ['added', 'changed', 'removed', 'returned', 'media_changed'] as const;
+export type ChangeKind = (typeof changeKinds)[number];
+
+export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
