@@ -24,6 +24,11 @@ export const CHANGE_ROWS_SQL = `select c.id, c.run_id as runId, c.at, c.uuid, c.
         ${oldValueSql('c', 'v')} as oldValue, ${newValueSql('c', 'v')} as newValue
    from changes c ${CHANGE_VERSION_JOIN}`;
 
+/** The same for PostgreSQL's raw queries: its aliases are quoted, as it folds bare names to lower case. */
+export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", c.at, c.uuid, c.slot, c.kind, c.field,
+        ${oldValueSql('c', 'v')} as "oldValue", ${newValueSql('c', 'v')} as "newValue"
+   from changes c ${CHANGE_VERSION_JOIN}`;
+
 // drizzle names a joined query's columns by table: "changes"."old_value", "versions"."body".
 const [C, V] = ['"changes"', '"versions"'];
 
