@@ -23,6 +23,7 @@ const MINUTE = 60_000;
 const BENCHES: Bench[] = [
   { name: 'crawl', args: [], timeoutMs: 5 * MINUTE },
   { name: 'sync-scale', args: ['--entries', '100000'], timeoutMs: 20 * MINUTE },
+  { name: 'body-once', args: ['--entries', '100000'], timeoutMs: 15 * MINUTE },
   { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
   { name: 'repeated-uuid-diff', args: ['--k', '20000'], timeoutMs: 5 * MINUTE },
   { name: 'start-reliability', args: ['--entries', '100000', '--requests', '10000'], timeoutMs: 20 * MINUTE },

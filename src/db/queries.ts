@@ -1,5 +1,6 @@
 import { and, desc, eq, gte, inArray, lte, lt, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
+import { changeRowSelection } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -114,8 +115,9 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
   if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
   if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
   return store.db
-    .select()
+    .select(changeRowSelection)
     .from(changes)
+    .leftJoin(versions, eq(versions.id, changes.versionId))
     .where(conditions.length > 0 ? and(...conditions) : undefined)
     .orderBy(desc(changes.id))
     .limit(filter.limit)
@@ -144,7 +146,13 @@ export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHi
       .where(eq(versions.uuid, uuid))
       .orderBy(versions.validFromRun, versions.slot)
       .all(),
-    changes: store.db.select().from(changes).where(eq(changes.uuid, uuid)).orderBy(changes.id).all(),
+    changes: store.db
+      .select(changeRowSelection)
+      .from(changes)
+      .leftJoin(versions, eq(versions.id, changes.versionId))
+      .where(eq(changes.uuid, uuid))
+      .orderBy(changes.id)
+      .all(),
   };
 }
 

@@ -145,9 +145,14 @@ export const changes = sqliteTable(
     slot: integer('slot').notNull(),
     kind: text('kind', { enum: changeKinds }).notNull(),
     field: text('field'),
-    /** JSON text of the value as received; null when the field was absent. */
+    /**
+     * JSON text of the value as received; null when the field was absent. An `added`, `returned` or
+     * `removed` change whose entry is `versionId`'s body stores null here instead of a second copy.
+     */
     oldValue: text('old_value'),
     newValue: text('new_value'),
+    /** The version holding the whole entry of an added/returned (new) or removed (old) change. */
+    versionId: integer('version_id').references(() => versions.id),
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
@@ -225,7 +230,12 @@ export type MediaRunRow = typeof mediaRuns.$inferSelect;
 export type RunRow = typeof runs.$inferSelect;
 export type CoworkerRow = typeof coworkers.$inferSelect;
 export type VersionRow = typeof versions.$inferSelect;
-export type ChangeRow = typeof changes.$inferSelect;
+/**
+ * A change as every reader sees it: the entry a stored row refers to by `versionId` is resolved into
+ * `oldValue`/`newValue` by the store's queries (src/db/change-columns.ts), so the reference never
+ * leaves src/db/.
+ */
+export type ChangeRow = Omit<typeof changes.$inferSelect, 'versionId'>;
 
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.

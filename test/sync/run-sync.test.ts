@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CHANGE_VERSION_JOIN, newValueSql, oldValueSql } from '../../src/db/change-columns.js';
 import { listingAt, latestSucceededRun } from '../../src/db/queries.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
@@ -41,7 +42,9 @@ interface ChangeRow {
 const changesTable = (store: Store) =>
   store.sqlite
     .prepare(
-      'select run_id as run, uuid, slot, kind, field, old_value as old, new_value as new from changes order by id',
+      // An added, returned or removed change keeps its entry in the version it names (body_once).
+      `select c.run_id as run, c.uuid, c.slot, c.kind, c.field, ${oldValueSql('c', 'v')} as old,
+              ${newValueSql('c', 'v')} as new from changes c ${CHANGE_VERSION_JOIN} order by c.id`,
     )
     .all() as ChangeRow[];
 const coworkersTable = (store: Store) =>

@@ -3,6 +3,7 @@ import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
 import type { ChangeFilter, CoworkerHistory } from '../queries.js';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
+import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, versions } from './schema.js';
 import { one, rows, tuples } from './sql.js';
@@ -45,8 +46,9 @@ export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise
   if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
   if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
   return ctx.db
-    .select()
+    .select(changeRowSelection)
     .from(changes)
+    .leftJoin(versions, eq(versions.id, changes.versionId))
     .where(conditions.length > 0 ? and(...conditions) : undefined)
     .orderBy(desc(changes.id))
     .limit(filter.limit);
@@ -73,7 +75,12 @@ export async function coworkerHistory(ctx: PgContext, uuid: string): Promise<Cow
       .from(versions)
       .where(eq(versions.uuid, uuid))
       .orderBy(asc(versions.validFromRun), asc(versions.slot), asc(versions.id)),
-    ctx.db.select().from(changes).where(eq(changes.uuid, uuid)).orderBy(asc(changes.id)),
+    ctx.db
+      .select(changeRowSelection)
+      .from(changes)
+      .leftJoin(versions, eq(versions.id, changes.versionId))
+      .where(eq(changes.uuid, uuid))
+      .orderBy(asc(changes.id)),
   ]);
   return { coworker, versions: versionRows, changes: changeRows };
 }

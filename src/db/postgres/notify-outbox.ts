@@ -1,3 +1,4 @@
+import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
@@ -172,8 +173,7 @@ async function writeDigest(tx: Tx, plan: DigestPlan): Promise<number> {
   // The composer reads synchronously: the period's changes and their subjects are read first.
   const changes = await rows<ChangeRow>(
     tx.client,
-    `select id, run_id as "runId", at, uuid, slot, kind, field, old_value as "oldValue",
-            new_value as "newValue" from changes where at >= $1 and at < $2 order by at, id`,
+    `${PG_CHANGE_ROWS_SQL} where c.at >= $1 and c.at < $2 order by c.at, c.id`,
     [plan.from, plan.to],
   );
   const subjects = await changeSubjects(tx.client, changes);

@@ -1,5 +1,5 @@
 import { MirrorError } from '../../errors.js';
-import { listingWrites } from '../commit-plans.js';
+import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-plans.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
 import { insertMany, insertWithIds, setWhereIds } from './bulk.js';
 import type { PgContext } from './context.js';
@@ -92,7 +92,7 @@ export async function commitRun(ctx: PgContext, input: RunCommit): Promise<void>
       LISTING_COLUMNS,
       writes.open.map((w) => [...w, input.runId]),
     );
-    await writeChanges(tx, input, memory);
+    await writeChanges(tx, input, versionIds, memory);
     await markSucceeded(tx, input);
     // Media rows first, as the SQLite store writes them: a run's messages see its own media
     // (its media_changed changes, the files its thumbnails point at).
@@ -166,11 +166,15 @@ async function writeVersions(tx: Tx, { runId, diff }: RunCommit, memory: RunMemo
   });
 }
 
+/** An added, returned or removed change refers to the version holding its entry (commit-plans.ts). */
 async function writeChanges(
   tx: Tx,
   { runId, finishedAt, diff }: RunCommit,
+  versionIds: readonly number[],
   memory: RunMemory,
 ): Promise<void> {
+  const closed = await closedVersions(tx, runId, diff.events);
+  const refOf = changeVersionRefs(diff, versionIds, (uuid, slot) => closed.get(`${uuid}\u0000${slot}`));
   await insertChanges(
     tx,
     diff.events.map((e) => ({
@@ -182,9 +186,32 @@ async function writeChanges(
       field: e.field,
       oldValue: e.oldValue,
       newValue: e.newValue,
+      versionId: refOf(e),
     })),
     memory,
   );
+}
+
+/** The versions this run closed for its removed appearances, in one statement, by uuid and slot. */
+async function closedVersions(
+  tx: Tx,
+  runId: number,
+  events: RunCommit['diff']['events'],
+): Promise<Map<string, BodyHolder>> {
+  const removed = events.filter((e) => e.kind === 'removed' && e.field === null);
+  const out = new Map<string, BodyHolder>();
+  if (removed.length === 0) return out;
+  const found = await tuples<[number, string, number, string]>(
+    tx.client,
+    `select distinct on (v.uuid, v.slot) v.id, v.uuid, v.slot, v.body
+       from versions v join unnest($2::text[], $3::int[]) as r(uuid, slot)
+         on v.uuid = r.uuid and v.slot = r.slot
+      where v.valid_to_run = $1
+      order by v.uuid, v.slot, v.id`,
+    [runId, removed.map((e) => e.uuid), removed.map((e) => e.slot)],
+  );
+  for (const [id, uuid, slot, body] of found) out.set(`${uuid}\u0000${slot}`, { id, body });
+  return out;
 }
 
 async function markSucceeded(tx: Tx, input: RunCommit): Promise<void> {

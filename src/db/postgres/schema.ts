@@ -145,6 +145,7 @@ export const changes = pgTable(
     field: textC('field'),
     oldValue: textC('old_value'),
     newValue: textC('new_value'),
+    versionId: ref('version_id').references(() => versions.id),
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),

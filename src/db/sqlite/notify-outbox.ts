@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
 import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
+import { CHANGE_ROWS_SQL } from '../change-columns.js';
 import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
@@ -162,10 +163,7 @@ function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
   const exists = store.sqlite.prepare('select 1 from webhook_messages where webhook_id = ?').pluck();
   const missing = plan.targetIds.filter((id) => exists.get(digestKey(id, plan.to)) === undefined);
   if (missing.length === 0) return 0;
-  const changes = store.sqlite.prepare(
-    `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,
-            new_value as newValue from changes where at >= ? and at < ? order by at, id`,
-  );
+  const changes = store.sqlite.prepare(`${CHANGE_ROWS_SQL} where c.at >= ? and c.at < ? order by c.at, c.id`);
   const message = plan.message({
     changes: () => changes.iterate(plan.from, plan.to) as IterableIterator<ChangeRow>,
     subjectsOf: (rows) => changeSubjects(store, rows),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { CHANGE_ROWS_SQL } from '../change-columns.js';
 import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
@@ -33,7 +34,7 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
     changes: () => runChanges(store, runId),
     changesBetween: (fromId, toId) =>
       store.sqlite
-        .prepare(`${CHANGE_COLUMNS} where id between ? and ? order by id`)
+        .prepare(`${CHANGE_ROWS_SQL} where c.id between ? and ? order by c.id`)
         .all(fromId, toId) as ChangeRow[],
     subjectsOf: (rows) => changeSubjects(store, rows),
     servingSince: servingSince(store, runId),
@@ -89,15 +90,12 @@ function failedStreak(store: MirrorDatabase, lastRunId: number): number {
   );
 }
 
-const CHANGE_COLUMNS = `select id, run_id as runId, at, uuid, slot, kind, field, old_value as oldValue,
-                               new_value as newValue from changes`;
-
 /** Run `runId`'s changes, oldest first. */
 function* runChanges(store: MirrorDatabase, runId: number): Iterable<ChangeRow> {
   const firstId = firstChangeId(store, runId);
   if (firstId === undefined) return;
   const rows = store.sqlite
-    .prepare(`${CHANGE_COLUMNS} where id >= ? order by id`)
+    .prepare(`${CHANGE_ROWS_SQL} where c.id >= ? order by c.id`)
     .iterate(firstId) as IterableIterator<ChangeRow>;
   for (const row of rows) {
     if (row.runId !== runId) return;

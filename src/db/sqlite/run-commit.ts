@@ -1,6 +1,6 @@
 import { and, desc, eq, isNotNull } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
-import { listingWrites } from '../commit-plans.js';
+import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { latestSucceededRun } from '../queries.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
@@ -91,7 +91,7 @@ export function commitRun(store: MirrorDatabase, input: RunCommit): void {
       writeCoworkers(store, input);
       const versionIds = writeVersions(store, input);
       writeListing(store, input, versionIds);
-      writeChanges(store, input);
+      writeChanges(store, input, versionIds);
       markSucceeded(store, input);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (input.media) writeMediaRows(store, input.runId, input.media);
@@ -173,14 +173,38 @@ function writeListing(
   for (const [position, versionId] of writes.open) insert.run(position, versionId, runId);
 }
 
-function writeChanges(store: MirrorDatabase, { runId, finishedAt, diff }: RunCommit): void {
+/**
+ * An added, returned or removed change whose entry is a version's body refers to that version
+ * instead of storing the text again (migration body_once); the reads resolve it (change-columns.ts).
+ */
+function writeChanges(store: MirrorDatabase, input: RunCommit, versionIds: readonly number[]): void {
+  const { runId, finishedAt, diff } = input;
   const insert = store.sqlite.prepare(
-    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value)
-     values (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  const bodyRefs = changeVersionRefs(diff, versionIds, closedVersions(store, runId));
   for (const e of diff.events) {
-    insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue);
+    const ref = bodyRefs(e);
+    if (ref === null) {
+      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue, null);
+    } else if (e.kind === 'removed') {
+      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, null, e.newValue, ref);
+    } else {
+      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, null, ref);
+    }
   }
+}
+
+/** The version this run closed for a removed appearance, read inside the commit. */
+function closedVersions(
+  store: MirrorDatabase,
+  runId: number,
+): (uuid: string, slot: number) => BodyHolder | undefined {
+  const statement = store.sqlite.prepare(
+    'select id, body from versions where uuid = ? and slot = ? and valid_to_run = ? order by id limit 1',
+  );
+  return (uuid, slot) => statement.get(uuid, slot, runId) as BodyHolder | undefined;
 }
 
 function previousOptionsBodyId(store: MirrorDatabase): number | null {

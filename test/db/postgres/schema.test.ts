@@ -15,7 +15,9 @@ describe('the PostgreSQL schema', () => {
     expectTypeOf<typeof pgSchema.listingPositions.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.listingPositions.$inferSelect
     >();
-    expectTypeOf<typeof pgSchema.changes.$inferSelect>().toEqualTypeOf<sqliteSchema.ChangeRow>();
+    expectTypeOf<typeof pgSchema.changes.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.changes.$inferSelect
+    >();
     expectTypeOf<typeof pgSchema.mediaBlobs.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.mediaBlobs.$inferSelect
     >();

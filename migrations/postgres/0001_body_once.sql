@@ -1,0 +1,2 @@
+ALTER TABLE "changes" ADD COLUMN "version_id" bigint;--> statement-breakpoint
+ALTER TABLE "changes" ADD CONSTRAINT "changes_version_id_versions_id_fk" FOREIGN KEY ("version_id") REFERENCES "public"."versions"("id") ON DELETE no action ON UPDATE no action;

@@ -1,0 +1,1 @@
+ALTER TABLE `changes` ADD `version_id` integer REFERENCES versions(id);

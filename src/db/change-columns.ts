@@ -1,0 +1,52 @@
+import { sql } from 'drizzle-orm';
+import { changes } from './schema.js';
+
+/**
+ * An added, returned or removed change stores its whole entry once, in the version `version_id`
+ * names, and null in the value column (migration body_once). These are the one definition of how a
+ * read gets the value back: every query that returns change rows, on either dialect, selects them
+ * from the change row (`c`) left-joined to that version (`v`), so nothing above src/db/ sees the
+ * reference.
+ */
+export function oldValueSql(c: string, v: string): string {
+  return `coalesce(${c}.old_value, case when ${c}.kind = 'removed' then ${v}.body end)`;
+}
+
+export function newValueSql(c: string, v: string): string {
+  return `coalesce(${c}.new_value, case when ${c}.kind <> 'removed' then ${v}.body end)`;
+}
+
+/** The join that goes with the value expressions, the version aliased `v`. */
+export const CHANGE_VERSION_JOIN = 'left join versions v on v.id = c.version_id';
+
+/** Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. */
+export const CHANGE_ROWS_SQL = `select c.id, c.run_id as runId, c.at, c.uuid, c.slot, c.kind, c.field,
+        ${oldValueSql('c', 'v')} as oldValue, ${newValueSql('c', 'v')} as newValue
+   from changes c ${CHANGE_VERSION_JOIN}`;
+
+/** The same for PostgreSQL's raw queries: its aliases are quoted, as it folds bare names to lower case. */
+export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", c.at, c.uuid, c.slot, c.kind, c.field,
+        ${oldValueSql('c', 'v')} as "oldValue", ${newValueSql('c', 'v')} as "newValue"
+   from changes c ${CHANGE_VERSION_JOIN}`;
+
+// drizzle names a joined query's columns by table: "changes"."old_value", "versions"."body".
+const [C, V] = ['"changes"', '"versions"'];
+
+/** drizzle's selection of `ChangeRow` (SQLite), for `.from(changes).leftJoin(versions, …)`. */
+export const changeRowSelection = {
+  id: changes.id,
+  runId: changes.runId,
+  at: changes.at,
+  uuid: changes.uuid,
+  slot: changes.slot,
+  kind: changes.kind,
+  field: changes.field,
+  oldValue: sql<string | null>`${sql.raw(oldValueSql(C, V))}`,
+  newValue: sql<string | null>`${sql.raw(newValueSql(C, V))}`,
+};
+
+/** The same expressions for the PostgreSQL twin's selection (its tables are other objects). */
+export const joinedValueSql = {
+  oldValue: () => sql<string | null>`${sql.raw(oldValueSql(C, V))}`,
+  newValue: () => sql<string | null>`${sql.raw(newValueSql(C, V))}`,
+};
