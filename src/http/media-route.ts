@@ -184,8 +184,9 @@ function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<Sto
       reported = false;
       return fileOnDisk(sha256, fd, blob);
     } catch (err) {
-      if (cache !== null) {
-        // Not here yet (a new instance, or another one mirrored it): the database has it.
+      // Not here yet (a new instance, or another one mirrored it): the database has it, unless its
+      // bytes were never copied there (mirrored before media_blob_chunks existed): then a lost file.
+      if (cache !== null && (await heldInStore(deps.store, sha256))) {
         void cache.fill(sha256, blob.size);
         return fileInStore(deps.store, sha256, blob);
       }
@@ -199,6 +200,13 @@ function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<Sto
       return 'missing';
     }
   };
+}
+
+/** Whether the store holds the bytes of `sha256`: asked before a status line promises them. */
+async function heldInStore(store: Store, sha256: string): Promise<boolean> {
+  const none = await store.openBlob(sha256, { start: 0, end: -1 });
+  none?.destroy();
+  return none !== null;
 }
 
 function mediaRecorder(metrics: Metrics): RecordRequest {

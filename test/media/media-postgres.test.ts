@@ -145,6 +145,28 @@ describePostgres('media on PostgreSQL', () => {
     expect(files.get(big)?.length).toBeGreaterThan(3 * CHUNK);
   });
 
+  it('a kept file whose bytes the database lacks (mirrored before it held them) is a 503 on an instance without it, never a cut 200', async () => {
+    const database = await pg.server.createDatabase();
+    const url = pg.server.url(database);
+    const host = await startSimulatedMediaHost();
+    onTestFinished(() => host.close());
+    const upstream = await startSimulatedUpstream({ seed: 7, count: 4, mediaBaseUrl: host.mediaBaseUrl });
+    onTestFinished(() => upstream.close());
+    const a = await instance(url);
+    const env = { MEDIA_ORIGINS: host.url, MEDIA_DIR: join(tempDir(), 'media'), MEDIA_TIMEOUT: '5s' };
+    await runSync(syncConfig(upstream.url, env), { store: a, logger: silentLogger() });
+    const mediaUrl = listedMediaUrls(upstream, host)[0] ?? '';
+    const sha = sha256(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(0));
+    await pg.server.admin(database).query('delete from media_blob_chunks where sha256 = $1', [sha]);
+    const b = await instance(url);
+    const mirror = await startMirror(b, { media: { dir: join(tempDir(), 'media'), rewrite: false } });
+    const res = await get(`${mirror.url}/media/${sha}/${mediaUrl.split('/').at(-1)}`);
+    expect({ status: res.status, cache: res.headers['cache-control'] }).toEqual({
+      status: 503,
+      cache: 'no-store',
+    });
+  });
+
   it("fills an instance's media folder from the database: the complete file under its hash", async () => {
     const store = await instance(pg.server.url(await pg.server.createDatabase()));
     const dir = tempDir();
