@@ -167,6 +167,25 @@ describePostgres('media on PostgreSQL', () => {
     });
   });
 
+  it("MEDIA_RETENTION deletes a dropped file's bytes from the database with its row; the current file stays", async () => {
+    const host = await startSimulatedMediaHost();
+    onTestFinished(() => host.close());
+    const upstream = await startSimulatedUpstream({ seed: 7, count: 4, mediaBaseUrl: host.mediaBaseUrl });
+    onTestFinished(() => upstream.close());
+    const store = await instance(pg.server.url(await pg.server.createDatabase()));
+    const env = { MEDIA_ORIGINS: host.url, MEDIA_DIR: join(tempDir(), 'media'), MEDIA_TIMEOUT: '5s' };
+    const mediaUrl = listedMediaUrls(upstream, host).find((u) => u.endsWith('.png')) ?? '';
+    const before = sha256(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(0));
+    await runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
+    host.bump(mediaUrl);
+    const after = sha256(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(0));
+    await runSync(syncConfig(upstream.url, env), { store, logger: silentLogger() });
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await store.dropMediaUnusedSince(future)).toEqual([before]);
+    expect(await store.openBlob(before, { start: 0, end: 0 })).toBeNull();
+    expect(await store.openBlob(after, { start: 0, end: 0 })).not.toBeNull();
+  });
+
   it("fills an instance's media folder from the database: the complete file under its hash", async () => {
     const store = await instance(pg.server.url(await pg.server.createDatabase()));
     const dir = tempDir();
