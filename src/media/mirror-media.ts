@@ -128,6 +128,10 @@ async function storeBlobs(
     while (next < items.length) {
       const index = next++;
       const item = items[index];
+      if (item?.result.kind === 'revalidated' && item.heldSha256 !== null) {
+        await backfill(store, mediaStore, item.heldSha256, log);
+        continue;
+      }
       if (item?.result.kind !== 'fetched') continue;
       try {
         await store.putBlob(item.result.sha256, mediaStore.pathOf(item.result.sha256));
@@ -142,6 +146,22 @@ async function storeBlobs(
     }
   };
   await Promise.all(Array.from({ length: Math.min(settings.concurrency, items.length) }, worker));
+}
+
+/**
+ * Bytes mirrored before the database held them (a PostgreSQL store from before media_blob_chunks)
+ * are copied in by the instance whose folder has them, so the others can serve them too. Checked per
+ * revalidated URL (putBlob asks one indexed row first); a failure is logged and tried next run.
+ */
+async function backfill(store: Store, mediaStore: MediaStore, sha256: string, log: Logger): Promise<void> {
+  if (!mediaStore.has(sha256)) return;
+  try {
+    if (await store.putBlob(sha256, mediaStore.pathOf(sha256))) {
+      log.info({ sha256 }, 'media file copied into the database');
+    }
+  } catch (err) {
+    log.warn({ err, sha256 }, 'media file not copied into the database; tried again next run');
+  }
 }
 
 /** Waits for every file to be durable; one that could not be stored becomes a failed item. */

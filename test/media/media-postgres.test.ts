@@ -145,7 +145,7 @@ describePostgres('media on PostgreSQL', () => {
     expect(files.get(big)?.length).toBeGreaterThan(3 * CHUNK);
   });
 
-  it('a kept file whose bytes the database lacks (mirrored before it held them) is a 503 on an instance without it, never a cut 200', async () => {
+  it('a kept file whose bytes the database lacks (mirrored before it held them) is a 503 on an instance without it, never a cut 200, until the instance that has it copies it in', async () => {
     const database = await pg.server.createDatabase();
     const url = pg.server.url(database);
     const host = await startSimulatedMediaHost();
@@ -160,10 +160,21 @@ describePostgres('media on PostgreSQL', () => {
     await pg.server.admin(database).query('delete from media_blob_chunks where sha256 = $1', [sha]);
     const b = await instance(url);
     const mirror = await startMirror(b, { media: { dir: join(tempDir(), 'media'), rewrite: false } });
-    const res = await get(`${mirror.url}/media/${sha}/${mediaUrl.split('/').at(-1)}`);
+    const fileUrl = `${mirror.url}/media/${sha}/${mediaUrl.split('/').at(-1)}`;
+    const res = await get(fileUrl);
     expect({ status: res.status, cache: res.headers['cache-control'] }).toEqual({
       status: 503,
       cache: 'no-store',
+    });
+    // The next run on the instance whose folder has the file copies it in: B serves it.
+    await runSync(syncConfig(upstream.url, env), { store: a, logger: silentLogger() });
+    const again = await get(fileUrl);
+    expect({
+      status: again.status,
+      same: again.body.equals(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(1)),
+    }).toEqual({
+      status: 200,
+      same: true,
     });
   });
 
