@@ -6,6 +6,7 @@ import type {
   Claim,
   ClaimResult,
 } from './sqlite/deliveries.js';
+import type { Readable } from 'node:stream';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from './run-commit.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
@@ -34,6 +35,7 @@ export type Store = RunOperations &
   HistoryOperations &
   PageOperations &
   MediaOperations &
+  BlobOperations &
   DeliveryOperations &
   WatchOperations &
   HealthOperations;
@@ -151,6 +153,30 @@ export interface MediaOperations {
     stored: { files: number; bytes: number };
   }>;
   mediaRunsByIds(runIds: readonly number[]): Promise<Map<number, MediaRunRow>>;
+}
+
+/** Bytes [start, end] of a file, both inclusive (end = start - 1 for none). */
+export interface ByteSpan {
+  start: number;
+  end: number;
+}
+
+/**
+ * The mirrored files' bytes, content-addressed by sha256. On PostgreSQL the database holds them, so
+ * any instance serves any file (its media folder is a cache filled from there). On SQLite the media
+ * folder beside the file is the store, as it always was: `holdsBlobs` is false and these do nothing.
+ */
+export interface BlobOperations {
+  readonly holdsBlobs: boolean;
+  /**
+   * Copies a complete local file already hashed to `sha256` into the store, before the run that
+   * names it commits (a killed run leaves bytes no kept row names: `dropUnreferencedBlobs`). Whether it wrote.
+   */
+  putBlob(sha256: string, path: string): Promise<boolean>;
+  /** Bytes of a held file, streamed with a bounded buffer; null when the store holds none. */
+  openBlob(sha256: string, span: ByteSpan): Promise<Readable | null>;
+  /** Deletes bytes no kept media_blobs row names; only under the run lock. How many files. */
+  dropUnreferencedBlobs(): Promise<number>;
 }
 
 /** The webhook outbox. */

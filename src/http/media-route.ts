@@ -1,9 +1,10 @@
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream';
-import type { Store } from '../db/store.js';
+import { pipeline, Readable } from 'node:stream';
+import type { ByteSpan, Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
+import { BlobCache } from '../media/blob-cache.js';
 import type { Metrics } from './metrics.js';
 
 /** `/media/<sha256>/<original file name>`: the name is for people and downloads; the hash decides. */
@@ -13,7 +14,10 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 export interface MediaRouteDeps {
   store: Store;
-  /** The media folder (MEDIA_DIR or `media/` beside the database). */
+  /**
+   * The media folder (MEDIA_DIR or `media/` beside the database): the files themselves on SQLite,
+   * a cache filled from the database on PostgreSQL.
+   */
   dir: string;
   metrics: Metrics;
   logger: Logger;
@@ -109,7 +113,7 @@ export function createMediaHandler(
     try {
       answerStoredFile(req, res, file, { record, logger: deps.logger });
     } catch (err) {
-      closeSync(file.fd);
+      file.release();
       throw err;
     }
   }
@@ -121,12 +125,42 @@ function mediaShaOf(url: string): string | null {
   return MEDIA_PATH.exec(url.split('?', 1)[0] ?? '')?.[1] ?? null;
 }
 
-/** A committed media object, opened: its descriptor is closed by whoever answers. */
+/** A committed media object, opened: whoever answers reads it or releases it. */
 interface StoredFile {
   sha256: string;
-  fd: number;
   size: number;
   contentType: string;
+  /** The bytes of `span`, streamed; the stream owns what was opened. */
+  read(span: ByteSpan): Readable;
+  /** Frees what was opened, when no body is sent. */
+  release(): void;
+}
+
+function fileOnDisk(sha256: string, fd: number, blob: { size: number; contentType: string }): StoredFile {
+  return {
+    sha256,
+    ...blob,
+    read: ({ start, end }) => createReadStream('', { fd, start, end, highWaterMark: 256 * 1024 }),
+    release: () => closeSync(fd),
+  };
+}
+
+/** A file this instance's folder lacks, streamed from the database (a connection only once read). */
+function fileInStore(store: Store, sha256: string, blob: { size: number; contentType: string }): StoredFile {
+  return {
+    sha256,
+    ...blob,
+    read: (span) =>
+      Readable.from(
+        (async function* () {
+          const stream = await store.openBlob(sha256, span);
+          if (stream === null) throw new Error(`the database holds no bytes for ${sha256}`);
+          yield* stream as AsyncIterable<Buffer>;
+        })(),
+        { objectMode: false },
+      ),
+    release: () => undefined,
+  };
 }
 
 type RecordRequest = (method: string, status: number, started: number) => void;
@@ -140,6 +174,7 @@ type RecordRequest = (method: string, status: number, started: number) => void;
 function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<StoredFile | 'missing' | null> {
   // One line per outage, not one per request: reset once a file opens again.
   let reported = false;
+  const cache = deps.store.holdsBlobs ? new BlobCache(deps.dir, deps.store, deps.logger) : null;
   return async (sha256) => {
     const blob = await deps.store.keptBlob(sha256);
     if (!blob) return null;
@@ -147,8 +182,14 @@ function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<Sto
     try {
       const fd = openSync(path, 'r');
       reported = false;
-      return { sha256, fd, size: blob.size, contentType: blob.contentType };
+      return fileOnDisk(sha256, fd, blob);
     } catch (err) {
+      // Not here yet (a new instance, or another one mirrored it): the database has it, unless its
+      // bytes were never copied there (mirrored before media_blob_chunks existed): then a lost file.
+      if (cache !== null && (await heldInStore(deps.store, sha256))) {
+        void cache.fill(sha256, blob.size);
+        return fileInStore(deps.store, sha256, blob);
+      }
       if (!reported) {
         deps.logger.error(
           { err, sha256, dir: deps.dir },
@@ -159,6 +200,13 @@ function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<Sto
       return 'missing';
     }
   };
+}
+
+/** Whether the store holds the bytes of `sha256`: asked before a status line promises them. */
+async function heldInStore(store: Store, sha256: string): Promise<boolean> {
+  const none = await store.openBlob(sha256, { start: 0, end: -1 });
+  none?.destroy();
+  return none !== null;
 }
 
 function mediaRecorder(metrics: Metrics): RecordRequest {
@@ -193,7 +241,7 @@ function answerStoredFile(
     ['Accept-Ranges', 'bytes'],
   ];
   if (method !== 'GET' && method !== 'HEAD') {
-    closeSync(file.fd);
+    file.release();
     res
       .writeHead(405, [
         ['Allow', 'GET, HEAD'],
@@ -204,7 +252,7 @@ function answerStoredFile(
     return;
   }
   if (matchesNoneMatch(req.headers['if-none-match'], etag)) {
-    closeSync(file.fd);
+    file.release();
     res.writeHead(304, common.flat()).end();
     record(method, 304, started);
     return;
@@ -215,7 +263,7 @@ function answerStoredFile(
   const range =
     ifRange === undefined || ifRange.trim() === etag ? resolveRange(req.headers.range, size) : null;
   if (range === 'unsatisfiable') {
-    closeSync(file.fd);
+    file.release();
     res
       .writeHead(416, [...common, ['Content-Range', `bytes */${size}`], ['Content-Length', '0']].flat())
       .end();
@@ -254,11 +302,11 @@ function sendStoredBytes(
   if (range) headers.push(['Content-Range', `bytes ${start}-${end}/${size}`]);
   res.writeHead(status, headers.flat());
   if (method === 'HEAD' || size === 0) {
-    closeSync(file.fd);
+    file.release();
     res.end();
     return status;
   }
-  const stream = createReadStream('', { fd: file.fd, start, end, highWaterMark: 256 * 1024 });
+  const stream = file.read({ start, end });
   pipeline(stream, res, (err) => {
     // A client that hangs up mid-file is routine for video; anything else is worth a line.
     if (err && err.code !== 'ERR_STREAM_PREMATURE_CLOSE') {

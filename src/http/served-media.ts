@@ -69,7 +69,8 @@ export class ServedMedia {
 
   /** What keeps stored files from being served (the media folder gone), or null. */
   folderProblem(): string | null {
-    return mediaFolderProblem(this.#at.hasStored, this.#dir);
+    // When the database holds the bytes the folder is only a cache: its absence stops nothing.
+    return mediaFolderProblem(this.#at.hasStored && !this.#store.holdsBlobs, this.#dir);
   }
 
   /** `folderProblem` with fresh facts, for readiness. */

@@ -49,16 +49,10 @@ export async function mirrorMedia(
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
-  const live = await deps.store.liveMediaObjects();
-  const collected = mediaStore.collectGarbage((sha) => live.has(sha));
-  if (collected.temps > 0 || collected.objects.length > 0) {
-    log.info(
-      { temps: collected.temps, objects: collected.objects.length },
-      'collected media files no row references',
-    );
-  }
+  await collectLeftovers(deps.store, mediaStore, log);
   const listed = listedUrls(entryTexts, settings.origins, log);
-  const held = heldValidators(await deps.store.heldMedia(), mediaStore);
+  // Bytes the database holds need no local copy to be revalidated: any instance may run the sync.
+  const held = heldValidators(await deps.store.heldMedia(), deps.store.holdsBlobs ? null : mediaStore);
   const fetcher = new MediaFetcher({
     origins: settings.origins,
     store: mediaStore,
@@ -96,9 +90,78 @@ export async function mirrorMedia(
     await settleFiles(items, log);
   }
   await mediaStore.flushDirectories();
+  if (deps.store.holdsBlobs) await storeBlobs(items, { store: deps.store, mediaStore, log, settings });
   const counts = countOutcomes(items);
   log.info(counts, 'media mirrored');
   return { items, listed, counts };
+}
+
+/** Deletes what a killed run left: temp files, files and stored bytes no kept row names. */
+async function collectLeftovers(store: Store, mediaStore: MediaStore, log: Logger): Promise<void> {
+  const live = await store.liveMediaObjects();
+  const collected = mediaStore.collectGarbage((sha) => live.has(sha));
+  const blobs = await store.dropUnreferencedBlobs();
+  if (collected.temps > 0 || collected.objects.length > 0 || blobs > 0) {
+    log.info(
+      { temps: collected.temps, objects: collected.objects.length, blobs },
+      'collected media files no row references',
+    );
+  }
+}
+
+/**
+ * Copies every fetched file into the database before the run commits (so every instance can serve
+ * it), `concurrency` at a time; a file that cannot be copied becomes a failed item, as a file that
+ * cannot be written to disk does.
+ */
+async function storeBlobs(
+  items: MediaItem[],
+  {
+    store,
+    mediaStore,
+    log,
+    settings,
+  }: { store: Store; mediaStore: MediaStore; log: Logger; settings: MediaSettings },
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      const item = items[index];
+      if (item?.result.kind === 'revalidated' && item.heldSha256 !== null) {
+        await backfill(store, mediaStore, item.heldSha256, log);
+        continue;
+      }
+      if (item?.result.kind !== 'fetched') continue;
+      try {
+        await store.putBlob(item.result.sha256, mediaStore.pathOf(item.result.sha256));
+      } catch (error) {
+        const message = `cannot store the file in the database: ${(error as Error).message}`;
+        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        items[index] = {
+          ...item,
+          result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
+        };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(settings.concurrency, items.length) }, worker));
+}
+
+/**
+ * Bytes mirrored before the database held them (a PostgreSQL store from before media_blob_chunks)
+ * are copied in by the instance whose folder has them, so the others can serve them too. Checked per
+ * revalidated URL (putBlob asks one indexed row first); a failure is logged and tried next run.
+ */
+async function backfill(store: Store, mediaStore: MediaStore, sha256: string, log: Logger): Promise<void> {
+  if (!mediaStore.has(sha256)) return;
+  try {
+    if (await store.putBlob(sha256, mediaStore.pathOf(sha256))) {
+      log.info({ sha256 }, 'media file copied into the database');
+    }
+  } catch (err) {
+    log.warn({ err, sha256 }, 'media file not copied into the database; tried again next run');
+  }
 }
 
 /** Waits for every file to be durable; one that could not be stored becomes a failed item. */
@@ -151,12 +214,12 @@ function listedUrls(entryTexts: readonly string[], origins: readonly string[], l
 /** Per URL, the bytes held (latest version whose file is live) and the validators that vouch for them. */
 function heldValidators(
   rows: readonly HeldMedia[],
-  mediaStore: MediaStore,
+  mediaStore: MediaStore | null,
 ): Map<string, { sha256: string; validators: Validators }> {
   const held = new Map<string, { sha256: string; validators: Validators }>();
   for (const { url, sha256, etag, lastModified } of rows) {
     // A file lost outside the mirror's control is fetched again in full rather than revalidated.
-    if (!mediaStore.has(sha256)) continue;
+    if (mediaStore !== null && !mediaStore.has(sha256)) continue;
     held.set(url, { sha256, validators: { etag, lastModified } });
   }
   return held;

@@ -1,7 +1,7 @@
 import type { HeldMedia, KeptBlob, MediaCounts } from '../sqlite/media.js';
 import type { MediaRunRow } from '../schema.js';
 import type { PgContext } from './context.js';
-import { one, rows, transaction, tuples, type Queryable } from './sql.js';
+import { one, rows, run, transaction, tuples, type Queryable } from './sql.js';
 
 // The media mirror's rows on PostgreSQL: the twin of src/db/sqlite/media.ts.
 
@@ -38,7 +38,12 @@ export async function dropMediaUnusedSince(ctx: PgContext, cutoff: string): Prom
         returning sha256`,
       [cutoff, new Date().toISOString()],
     );
-    return found.map(([sha]) => sha).sort();
+    const shas = found.map(([sha]) => sha).sort();
+    // Their bytes go with the rows: no instance serves a dropped file (keptBlob says none).
+    if (shas.length > 0) {
+      await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [shas]);
+    }
+    return shas;
   });
 }
 

@@ -1,5 +1,14 @@
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, pgTable, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import { changeKinds, deliveryStatuses, runStatuses } from '../schema.js';
 
 // The PostgreSQL twin of src/db/schema.ts: the same tables, columns, indexes and constraints, so
@@ -164,6 +173,29 @@ export const mediaBlobs = pgTable('media_blobs', {
     .references(() => runs.id),
   droppedAt: textC('dropped_at'),
 });
+
+/** Raw bytes, read and written as Buffers. */
+const bytea = customType<{ data: Buffer; driverData: Buffer }>({ dataType: () => 'bytea' });
+
+/**
+ * The mirrored files' bytes, so every instance serves every file whatever its own disk holds:
+ * content-addressed by sha256, in fixed-size chunks (MEDIA_BLOB_CHUNK_BYTES in media-blobs.ts).
+ * Chunks of bytea rather than one bytea per file or large objects: a Range read selects only the
+ * chunks it spans and a write holds one chunk in memory (a single bytea is read and written whole by
+ * the driver); unlike large objects they are ordinary rows that a DELETE removes, pg_dump and
+ * replication carry, and no vacuumlo is needed. A file's chunks are written in one transaction before
+ * the run that names it commits, so they are all there or none; no foreign key to media_blobs, whose
+ * row comes with that commit: chunks of a killed run name no kept blob and the next run deletes them.
+ */
+export const mediaBlobChunks = pgTable(
+  'media_blob_chunks',
+  {
+    sha256: textC('sha256').notNull(),
+    seq: integer('seq').notNull(),
+    bytes: bytea('bytes').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sha256, t.seq] })],
+);
 
 export const mediaVersions = pgTable(
   'media_versions',

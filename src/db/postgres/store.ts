@@ -8,6 +8,7 @@ import { connectionError, operationError } from './errors.js';
 import * as history from './history.js';
 import * as listing from './listing.js';
 import * as media from './media.js';
+import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches } from '../change-batches.js';
 import { keyClearEndpointUrls } from './endpoint-keys.js';
@@ -139,6 +140,14 @@ export class PgStore implements Store {
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+
+  // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
+  readonly holdsBlobs = true;
+  putBlob: Op<'putBlob'> = this.#guard((sha256, path) => blobs.putBlob(this.#ctx, sha256, path));
+  openBlob: Op<'openBlob'> = this.#guard((sha256, span) => blobs.openBlob(this.#ctx, sha256, span));
+  dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = this.#guard(() =>
+    blobs.dropUnreferencedBlobs(this.#ctx),
+  );
 
   // Deliveries
   claimDue: Op<'claimDue'> = this.#guard((options) => deliveries.claimDue(this.#ctx, options));

@@ -120,6 +120,12 @@ export class SqliteStore implements MirrorDatabase {
     });
   mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
 
+  // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
+  readonly holdsBlobs = false;
+  putBlob: Op<'putBlob'> = () => Promise.resolve(false);
+  openBlob: Op<'openBlob'> = () => Promise.resolve(null);
+  dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = () => Promise.resolve(0);
+
   // Deliveries
   claimDue: Op<'claimDue'> = (options) => settle(() => deliveries.claimDue(this, options));
   recordAttempt: Op<'recordAttempt'> = (claim, result, outcome) =>

@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import type { BlobOperations } from '../db/store.js';
+import type { Logger } from '../logger.js';
+import { MediaStore } from './media-store.js';
+
+/**
+ * The media folder as a cache of the files the database holds (PostgreSQL): a file this instance
+ * lacks is copied from the database once, in the background, while the request that missed it is
+ * served from the database directly. A copy lands like a download: temp file, hash checked, fsync,
+ * rename; so the folder only ever holds complete files named by their hash. Concurrent misses of
+ * one file share one copy.
+ */
+export class BlobCache {
+  readonly #files: MediaStore;
+  readonly #store: BlobOperations;
+  readonly #logger: Logger;
+  readonly #filling = new Map<string, Promise<void>>();
+
+  constructor(dir: string, store: BlobOperations, logger: Logger) {
+    this.#files = new MediaStore(dir);
+    this.#store = store;
+    this.#logger = logger;
+  }
+
+  /** Starts copying `sha256` into the folder unless a copy is under way; settles when it is done. */
+  fill(sha256: string, size: number): Promise<void> {
+    const running = this.#filling.get(sha256);
+    if (running) return running;
+    const filling = this.#copy(sha256, size)
+      .catch((err: unknown) => {
+        // The next miss tries again; meanwhile requests are served from the database.
+        this.#logger.warn({ err, sha256 }, 'media cache fill failed');
+      })
+      .finally(() => this.#filling.delete(sha256));
+    this.#filling.set(sha256, filling);
+    return filling;
+  }
+
+  async #copy(sha256: string, size: number): Promise<void> {
+    const source = await this.#store.openBlob(sha256, { start: 0, end: size - 1 });
+    if (source === null) throw new Error(`the database holds no bytes for ${sha256}`);
+    const temp = await this.#files.createTemp();
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        await temp.handle.write(chunk);
+      }
+      const got = hash.digest('hex');
+      if (got !== sha256) throw new Error(`the database's bytes for ${sha256} hash to ${got}`);
+      await temp.handle.sync();
+      await temp.handle.close();
+      await this.#files.commitTemp(temp.path, sha256);
+      await this.#files.flushDirectories();
+    } catch (error) {
+      source.destroy();
+      await temp.handle.close().catch(() => undefined);
+      await this.#files.discardTemp(temp.path);
+      throw error;
+    }
+  }
+}
