@@ -1,5 +1,6 @@
-import { and, desc, eq, gte, inArray, lte, lt, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
+import { changeFilterWhere } from './change-filter.js';
 import { changeRowSelection } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
@@ -95,30 +96,16 @@ function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: strin
 
 /** Newest first. */
 export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
-  const conditions: SQL[] = [];
-  if (filter.since !== undefined) {
-    const first = changeIdBound(store, 'since', filter.since);
-    if (first === undefined) return [];
-    conditions.push(gte(changes.id, first));
-  }
-  if (filter.until !== undefined) {
-    const last = changeIdBound(store, 'until', filter.until);
-    if (last === undefined) return [];
-    conditions.push(lte(changes.id, last));
-  }
-  if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
-  if (filter.uuids !== undefined) {
-    if (filter.uuids.length === 0) return [];
-    conditions.push(inArray(changes.uuid, [...filter.uuids]));
-  }
-  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
-  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
-  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
+  const where = changeFilterWhere(filter, changes, {
+    first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
+    last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
+  });
+  if (where === null) return [];
   return store.db
     .select(changeRowSelection)
     .from(changes)
     .leftJoin(versions, eq(versions.id, changes.versionId))
-    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .all();

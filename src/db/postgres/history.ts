@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { changeFilterWhere } from '../change-filter.js';
 import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
 import type { ChangeFilter, CoworkerHistory } from '../queries.js';
@@ -26,30 +27,16 @@ async function changeIdBound(
 
 /** Newest first. */
 export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise<ChangeRow[]> {
-  const conditions: SQL[] = [];
-  if (filter.since !== undefined) {
-    const first = await changeIdBound(ctx, 'since', filter.since);
-    if (first === undefined) return [];
-    conditions.push(gte(changes.id, first));
-  }
-  if (filter.until !== undefined) {
-    const last = await changeIdBound(ctx, 'until', filter.until);
-    if (last === undefined) return [];
-    conditions.push(lte(changes.id, last));
-  }
-  if (filter.uuid !== undefined) conditions.push(eq(changes.uuid, filter.uuid));
-  if (filter.uuids !== undefined) {
-    if (filter.uuids.length === 0) return [];
-    conditions.push(inArray(changes.uuid, [...filter.uuids]));
-  }
-  if (filter.field !== undefined) conditions.push(eq(changes.field, filter.field));
-  if (filter.kind !== undefined) conditions.push(eq(changes.kind, filter.kind));
-  if (filter.beforeId !== undefined) conditions.push(lt(changes.id, filter.beforeId));
+  const where = changeFilterWhere(filter, changes, {
+    first: filter.since === undefined ? undefined : await changeIdBound(ctx, 'since', filter.since),
+    last: filter.until === undefined ? undefined : await changeIdBound(ctx, 'until', filter.until),
+  });
+  if (where === null) return [];
   return ctx.db
     .select(changeRowSelection)
     .from(changes)
     .leftJoin(versions, eq(versions.id, changes.versionId))
-    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit);
 }
