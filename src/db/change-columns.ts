@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { changes } from './schema.js';
 
 /**
@@ -32,21 +32,27 @@ export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", c.at, c.uui
 // drizzle names a joined query's columns by table: "changes"."old_value", "versions"."body".
 const [C, V] = ['"changes"', '"versions"'];
 
-/** drizzle's selection of `ChangeRow` (SQLite), for `.from(changes).leftJoin(versions, …)`. */
-export const changeRowSelection = {
-  id: changes.id,
-  runId: changes.runId,
-  at: changes.at,
-  uuid: changes.uuid,
-  slot: changes.slot,
-  kind: changes.kind,
-  field: changes.field,
-  oldValue: sql<string | null>`${sql.raw(oldValueSql(C, V))}`,
-  newValue: sql<string | null>`${sql.raw(newValueSql(C, V))}`,
-};
+/**
+ * drizzle's selection of `ChangeRow` from either dialect's `changes` table, for
+ * `.from(changes).leftJoin(versions, …)`: the values resolved as the expressions above say.
+ */
+type ChangeKey = 'id' | 'runId' | 'at' | 'uuid' | 'slot' | 'kind' | 'field';
 
-/** The same expressions for the PostgreSQL twin's selection (its tables are other objects). */
-export const joinedValueSql = {
-  oldValue: () => sql<string | null>`${sql.raw(oldValueSql(C, V))}`,
-  newValue: () => sql<string | null>`${sql.raw(newValueSql(C, V))}`,
-};
+export function changeRowSelectionOf<T extends Record<ChangeKey, unknown>>(
+  table: T,
+): Pick<T, ChangeKey> & { oldValue: SQL<string | null>; newValue: SQL<string | null> } {
+  return {
+    id: table.id,
+    runId: table.runId,
+    at: table.at,
+    uuid: table.uuid,
+    slot: table.slot,
+    kind: table.kind,
+    field: table.field,
+    oldValue: sql<string | null>`${sql.raw(oldValueSql(C, V))}`,
+    newValue: sql<string | null>`${sql.raw(newValueSql(C, V))}`,
+  };
+}
+
+/** SQLite's. */
+export const changeRowSelection = changeRowSelectionOf(changes);

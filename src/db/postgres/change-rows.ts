@@ -1,22 +1,12 @@
-import { joinedValueSql } from '../change-columns.js';
+import { changeRowSelectionOf } from '../change-columns.js';
 import type { ChangeRow } from '../schema.js';
 import { insertWithIds } from './bulk.js';
 import type { RunMemory } from './outbox.js';
 import { changes } from './schema.js';
 import type { Tx } from './sql.js';
 
-/** drizzle's selection of `ChangeRow`, for `.from(changes).leftJoin(versions, …)` (see change-columns.ts). */
-export const changeRowSelection = {
-  id: changes.id,
-  runId: changes.runId,
-  at: changes.at,
-  uuid: changes.uuid,
-  slot: changes.slot,
-  kind: changes.kind,
-  field: changes.field,
-  oldValue: joinedValueSql.oldValue(),
-  newValue: joinedValueSql.newValue(),
-};
+/** drizzle's selection of `ChangeRow` on PostgreSQL (see change-columns.ts). */
+export const changeRowSelection = changeRowSelectionOf(changes);
 
 const CHANGE_COLUMNS = [
   { name: 'run_id', type: 'bigint' },
