@@ -180,7 +180,7 @@ async function startParts(
 ): Promise<void> {
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
-  const store = (parts.store = await openStore(database));
+  const store = (parts.store = await openStore(database, { logger }));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.

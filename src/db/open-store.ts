@@ -1,6 +1,7 @@
 import type { DatabaseTarget } from '../config/database-url.js';
 import { maskPassword } from '../config/database-url.js';
 import { MirrorError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { NotificationOutbox } from '../notify/outbox.js';
 import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
@@ -26,6 +27,8 @@ export interface OpenStoreOptions {
   existing?: boolean;
   /** Names this process to the other instances (PostgreSQL's application_name). */
   instanceId?: string;
+  /** Where PostgreSQL's open says what it did (migrations applied, or waited for). */
+  logger?: Logger;
 }
 
 /**
@@ -45,6 +48,7 @@ export async function openStore(choice: StoreChoice, options: OpenStoreOptions =
     return await openPgStore(target, {
       poolMax: choice.poolMax,
       ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
+      ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });
   } catch (cause) {
     throw maskedError(cause, target.label);
