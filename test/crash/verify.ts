@@ -2,7 +2,8 @@ import { gt } from 'drizzle-orm';
 import { expect } from 'vitest';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import { latestSucceededRun, listingAt } from '../../src/db/queries.js';
-import { changes, runs, type ChangeRow, type RunRow } from '../../src/db/schema.js';
+import { CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
+import { runs, type ChangeRow, type RunRow } from '../../src/db/schema.js';
 
 /** The file is a sound SQLite database, one run at most holds the lock, and only succeeded runs left data. */
 export function expectSoundDatabase(store: MirrorDatabase): void {
@@ -68,7 +69,10 @@ export function runsAfter(store: MirrorDatabase, runId: number): RunRow[] {
 }
 
 export function changesAfter(store: MirrorDatabase, runId: number): ChangeRow[] {
-  return store.db.select().from(changes).where(gt(changes.runId, runId)).orderBy(changes.id).all();
+  // Through the store's one reading of change rows: an added entry's body lives in its version.
+  return store.sqlite
+    .prepare(`${CHANGE_ROWS_SQL} where c.run_id > ? order by c.id`)
+    .all(runId) as ChangeRow[];
 }
 
 interface Appearance {
