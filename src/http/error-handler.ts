@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { MirrorError } from '../errors.js';
+
+/**
+ * A page or API answer that needs the database while it is away (a restart, a failover): "try
+ * again", as the list endpoint's `?as_of=` says, never a 500. The list itself keeps its snapshot.
+ */
+const DATABASE_AWAY = "The mirror's database is unavailable right now; try again shortly.";
+const RETRY_AFTER_S = '5';
 
 /**
  * Fastify's side answers a failure itself and says so in the log: a client error (bad JSON, a
@@ -11,6 +19,10 @@ export function registerErrorHandlers(
   notFound?: (req: IncomingMessage, res: ServerResponse) => void,
 ): void {
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    if (error instanceof MirrorError && error.code === 'DB_ERROR') {
+      request.log.warn({ err: error, url: request.url }, 'request needed the database, which is away');
+      return reply.code(503).header('Retry-After', RETRY_AFTER_S).send({ detail: DATABASE_AWAY });
+    }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err: error, url: request.url, method: request.method }, 'request failed');

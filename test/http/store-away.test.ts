@@ -65,6 +65,15 @@ describe('when the database goes away', () => {
       { detail: 'The history is unavailable right now; try again shortly.' },
     ]);
 
+    // Pages and the history API need the database too: "try again shortly", never a 500.
+    for (const path of ['/changes/', '/runs/', '/api/mirror/changes/', '/api/mirror/runs/']) {
+      const answer = await fetch(`${mirror.url}${path}`);
+      expect([path, answer.status, answer.headers.get('retry-after')]).toEqual([path, 503, '5']);
+      expect(await answer.json()).toEqual({
+        detail: "The mirror's database is unavailable right now; try again shortly.",
+      });
+    }
+
     db.back();
     const after = await fetch(`${mirror.url}/readyz`);
     expect(after.status).toBe(200);
