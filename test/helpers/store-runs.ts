@@ -1,4 +1,5 @@
 import { loadConfig } from '../../src/config/load-config.js';
+import type { RunCommit } from '../../src/db/run-commit.js';
 import type { Store } from '../../src/db/store.js';
 import { bodyHash } from '../../src/sync/body-hash.js';
 import { succeededRunOutbox } from '../../src/webhooks/outbox.js';
@@ -68,9 +69,19 @@ export async function commitChangeRows(store: Store, count: number): Promise<voi
       newValue: changed ? JSON.stringify(`Name, ${i}+1`) : kind === 'removed' ? null : entry,
     };
   });
-  await store.commitRun({
-    runId: run.id,
-    finishedAt: '2025-03-01T10:00:00.000Z',
+  await store.commitRun(bareCommit(run.id, '2025-03-01T10:00:00.000Z', events));
+  await store.releaseRun(run.id);
+}
+
+/** A commit with no listing, media or outbox: only `events`, for tests of the change rows or the commit itself. */
+export function bareCommit(
+  runId: number,
+  finishedAt: string,
+  events: RunCommit['diff']['events'] = [],
+): RunCommit {
+  return {
+    runId,
+    finishedAt,
     diff: {
       placements: [],
       closedVersionIds: [],
@@ -87,6 +98,5 @@ export async function commitChangeRows(store: Store, count: number): Promise<voi
     unknownFields: [],
     media: null,
     outbox: null,
-  });
-  await store.releaseRun(run.id);
+  };
 }

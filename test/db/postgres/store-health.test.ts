@@ -2,6 +2,7 @@ import { expect, it } from 'vitest';
 import { openPgStore } from '../../../src/db/postgres/store.js';
 import { describePostgres, pgTarget, usePostgres } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/process.js';
+import { bareCommit } from '../../helpers/store-runs.js';
 
 describePostgres('the PostgreSQL store’s health', () => {
   const pg = usePostgres();
@@ -44,26 +45,7 @@ describePostgres('a PostgreSQL run whose lock connection is lost', () => {
         errorCode: 'RUN_ABORTED',
       });
       const refused = await store
-        .commitRun({
-          runId: run.id,
-          finishedAt: new Date().toISOString(),
-          diff: {
-            placements: [],
-            closedVersionIds: [],
-            events: [],
-            newCoworkers: [],
-            removedCoworkers: [],
-            returnedCoworkers: [],
-            counts: { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 },
-          },
-          positions: [],
-          pages: 1,
-          pageSize: 8,
-          optionsBody: null,
-          unknownFields: [],
-          media: null,
-          outbox: null,
-        })
+        .commitRun(bareCommit(run.id, new Date().toISOString()))
         .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: 'RUN_ABORTED' });
       expect(await other.latestSucceededRun()).toBeUndefined();
