@@ -1,7 +1,7 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
-import { changeRowSelection } from './change-columns.js';
+import { CHANGE_ROWS_SQL, changeRowSelection } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -111,8 +111,13 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
     .all();
 }
 
+const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, first_seen_at as firstSeenAt,
+        removed_run as removedRun, removed_at as removedAt, last_seen_run as lastSeenRun,
+        last_seen_at as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
+   from coworkers where uuid = ?`;
+
 export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
-  return store.db.select().from(coworkers).where(eq(coworkers.uuid, uuid)).get();
+  return prepared(store.sqlite, COWORKER_ROW_SQL).get(uuid) as CoworkerRow | undefined;
 }
 
 export interface CoworkerHistory {
@@ -121,25 +126,28 @@ export interface CoworkerHistory {
   changes: ChangeRow[];
 }
 
-/** Every version (oldest first) and every change (oldest first) of one coworker. */
+/** A version row as `VersionRow`, from `versions`. */
+const VERSION_ROWS_SQL = `select id, uuid, slot, body, body_hash as bodyHash, valid_from_run as validFromRun,
+        valid_to_run as validToRun
+   from versions`;
+
+/**
+ * Every version (oldest first) and every change (oldest first) of one coworker. Prepared SQL read
+ * straight into rows: drizzle's statement building and row mapping were a third of the call's time
+ * at a hundred changes (bench/history-queries.ts).
+ */
 export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHistory | undefined {
   const coworker = getCoworker(store, uuid);
   if (!coworker) return undefined;
   return {
     coworker,
-    versions: store.db
-      .select()
-      .from(versions)
-      .where(eq(versions.uuid, uuid))
-      .orderBy(versions.validFromRun, versions.slot)
-      .all(),
-    changes: store.db
-      .select(changeRowSelection)
-      .from(changes)
-      .leftJoin(versions, eq(versions.id, changes.versionId))
-      .where(eq(changes.uuid, uuid))
-      .orderBy(changes.id)
-      .all(),
+    versions: prepared(
+      store.sqlite,
+      `${VERSION_ROWS_SQL} where uuid = ? order by valid_from_run, slot, id`,
+    ).all(uuid) as VersionRow[],
+    changes: prepared(store.sqlite, `${CHANGE_ROWS_SQL} where c.uuid = ? order by c.id`).all(
+      uuid,
+    ) as ChangeRow[],
   };
 }
 

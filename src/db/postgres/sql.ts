@@ -25,6 +25,19 @@ export async function rows<T>(db: Queryable, text: string, values: unknown[] = [
   return (await db.query<T & pg.QueryResultRow>({ text, values, types })).rows;
 }
 
+/**
+ * Rows of a named prepared statement: parsed and planned once per connection, not per call (the
+ * plan of a short read can cost more than running it). Only for SQL built from constants.
+ */
+export async function preparedRows<T>(
+  db: Queryable,
+  name: string,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  return (await db.query<T & pg.QueryResultRow>({ name, text, values, types })).rows;
+}
+
 /** The first row of a query, or undefined. */
 export async function one<T>(db: Queryable, text: string, values: unknown[] = []): Promise<T | undefined> {
   return (await rows<T>(db, text, values))[0];
