@@ -5,12 +5,47 @@ import { openDatabase } from '../../src/db/open.js';
 import { MirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { beginRun } from '../../src/sync/run-lock.js';
-import { runIsolatedSync } from '../../src/sync/isolated-sync.js';
+import { runIsolatedSync, type IsolatedSyncOptions } from '../../src/sync/isolated-sync.js';
+import type { Store } from '../../src/db/store.js';
 import { BUILT_CLI, ensureBuilt } from '../helpers/process.js';
 import { tableRows, tempDir } from '../helpers/temp-db.js';
 import { makeEntries, makeEntry, startFakeDrf } from '../upstream/fake-drf.js';
 
 beforeAll(() => ensureBuilt());
+
+/**
+ * A sync child of the built CLI against `upstream` and the SQLite file `databasePath`, its output
+ * discarded; `env` and `options` add to or override what every test here hands it.
+ */
+function isolatedSync(
+  target: { upstream: string; databasePath: string; store: Store },
+  options: Partial<IsolatedSyncOptions> & Pick<IsolatedSyncOptions, 'maxHeapMb' | 'maxDurationMs'>,
+  env: Record<string, string> = {},
+  onRunStarted: (runId: number) => void = () => undefined,
+): Promise<void> {
+  return runIsolatedSync(
+    {
+      execPath: process.execPath,
+      nodeArgs: [],
+      cliPath: BUILT_CLI,
+      env: {
+        PATH: process.env.PATH ?? '',
+        UPSTREAM_URL: target.upstream,
+        DATABASE_PATH: target.databasePath,
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      store: target.store,
+      upstream: target.upstream,
+      logger: silentLogger(),
+      stdout: new PassThrough().resume(),
+      stderr: new PassThrough().resume(),
+      ...options,
+    },
+    new AbortController().signal,
+    onRunStarted,
+  );
+}
 
 describe('start runs each sync in its own process', () => {
   it('regression: a sync that blows its heap dies alone; the run is failed with the reason, the lock freed, and the next run succeeds', async () => {
@@ -24,27 +59,9 @@ describe('start runs each sync in its own process', () => {
     const store = openDatabase(databasePath);
     onTestFinished(() => store.close());
     const sync = (maxHeapMb: number) =>
-      runIsolatedSync(
-        {
-          execPath: process.execPath,
-          nodeArgs: [],
-          cliPath: BUILT_CLI,
-          env: {
-            PATH: process.env.PATH ?? '',
-            UPSTREAM_URL: upstream.baseUrl,
-            DATABASE_PATH: databasePath,
-            LOG_LEVEL: 'warn',
-          },
-          maxHeapMb,
-          maxDurationMs: 600_000,
-          store,
-          upstream: upstream.baseUrl,
-          logger: silentLogger(),
-          stdout: new PassThrough().resume(),
-          stderr: new PassThrough().resume(),
-        },
-        new AbortController().signal,
-        () => undefined,
+      isolatedSync(
+        { upstream: upstream.baseUrl, databasePath, store },
+        { maxHeapMb, maxDurationMs: 600_000 },
       );
 
     const error = await sync(64).then(
@@ -82,32 +99,17 @@ describe('start runs each sync in its own process', () => {
     onTestFinished(() => store.close());
     const runsStarted: number[] = [];
 
-    const run = runIsolatedSync(
+    const run = isolatedSync(
+      { upstream: upstream.baseUrl, databasePath, store },
       {
-        execPath: process.execPath,
-        nodeArgs: [],
-        cliPath: BUILT_CLI,
-        // The child's own deadlines are far off: it stands for a child too stuck to honour them.
-        env: {
-          PATH: process.env.PATH ?? '',
-          UPSTREAM_URL: upstream.baseUrl,
-          DATABASE_PATH: databasePath,
-          SYNC_MAX_DURATION: '10m',
-          UPSTREAM_REQUEST_DEADLINE: '10m',
-          LOG_LEVEL: 'warn',
-        },
         maxHeapMb: 256,
         // Long enough for the child to start, take the lock and reach the upstream on a loaded
         // machine (3 s was not, at load 13: the child was killed before its first request).
         maxDurationMs: 10_000,
         watchdogGraceMs: 1_000,
-        store,
-        upstream: upstream.baseUrl,
-        logger: silentLogger(),
-        stdout: new PassThrough().resume(),
-        stderr: new PassThrough().resume(),
       },
-      new AbortController().signal,
+      // The child's own deadlines are far off: it stands for a child too stuck to honour them.
+      { SYNC_MAX_DURATION: '10m', UPSTREAM_REQUEST_DEADLINE: '10m' },
       (runId) => runsStarted.push(runId),
     );
     const error = await run.then(
