@@ -2,8 +2,8 @@
  * Delivery latency after commit: a run with changes is committed (its outbox in the same
  * transaction), and the time until a fast loopback receiver holds the POST is measured, one run at
  * a time so no queue adds to it. Two paths:
- *   - `start`'s worker on its own connection, noticing another connection's commit (PRAGMA
- *     data_version, polled every POLL_MS): the sync in another process or thread;
+ *   - `start`'s worker on its own connection, woken by the store's commit watch (on SQLite, PRAGMA
+ *     data_version read every POLL_MS): the sync in another process or thread;
  *   - a worker nudged on the committing connection, as `sync` does right after its commit.
  * Baseline, measured in the same run: a bare undici POST of the same body to the same receiver.
  *

@@ -271,7 +271,7 @@ function startNotify(config: Config, store: Store, logger: Logger): NotifyWorker
     }
     return null;
   }
-  return startNotifyWorker(config, outbox, logger);
+  return startNotifyWorker(config, outbox, logger, store);
 }
 
 /** What a child sync needs that `start` alone knows: the demo's upstream and media, the db chosen. */

@@ -195,8 +195,6 @@ export interface DeliveryOperations {
   redeliver(id: number): Promise<boolean>;
   enableEndpoint(endpointId: number): Promise<boolean>;
   pendingDeliveries(urls: readonly string[]): Promise<number>;
-  /** Changes whenever another connection commits. */
-  commitsSeen(): Promise<number>;
   listDeliveries(filter: DeliveryFilter): Promise<DeliveryRow[]>;
   countDeliveries(filter: Omit<DeliveryFilter, 'limit'>): Promise<number>;
   getDelivery(id: number): Promise<{ delivery: DeliveryRow; attempts: WebhookAttemptRow[] } | undefined>;

@@ -1,13 +1,19 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/load-config.js';
+import type { Store } from '../db/store.js';
 import { sendMessage } from './send.js';
 import { deliverDue, type DeliverDeps, type NotificationOutbox } from './outbox.js';
 import { digestSettings, writeDueDigest, type DigestSettings } from './digest-outbox.js';
 
 export interface NotifyWorkerDeps extends DeliverDeps {
   logger: Logger;
-  /** How often due rows are looked for. */
+  /** How often due rows are looked for (retries coming due); commits wake the worker too. */
   pollMs: number;
+  /**
+   * The store's commit watch (Store['watchCommits']): a pass follows every commit of any process
+   * or instance, so a run's messages go out at once rather than at the next poll.
+   */
+  watchCommits?: (onCommit: () => void) => () => void;
   /** Hourly or daily digests: each pass first writes the one due, if not written yet. */
   digest?: DigestSettings | null;
 }
@@ -19,7 +25,10 @@ export interface NotifyWorkerDeps extends DeliverDeps {
 export class NotifyWorker {
   readonly #deps: NotifyWorkerDeps;
   #timer: NodeJS.Timeout | null = null;
+  #unwatch: (() => void) | null = null;
   #pass: Promise<void> = Promise.resolve();
+  /** A pass is queued and not begun: further pokes join it rather than queue more. */
+  #queued: Promise<void> | null = null;
   #stopped = false;
 
   constructor(deps: NotifyWorkerDeps) {
@@ -40,13 +49,20 @@ export class NotifyWorker {
     if (this.#timer || this.#stopped) return;
     this.#timer = setInterval(() => void this.poke(), this.#deps.pollMs);
     this.#timer.unref();
+    this.#unwatch = this.#deps.watchCommits?.(() => void this.poke()) ?? null;
     void this.poke();
   }
 
   /** Runs one pass after the one in flight; resolves when it is done. */
   poke(): Promise<void> {
-    this.#pass = this.#pass.then(() => this.#drain());
-    return this.#pass;
+    if (this.#queued) return this.#queued;
+    const queued = this.#pass.then(() => {
+      this.#queued = null;
+      return this.#drain();
+    });
+    this.#queued = queued;
+    this.#pass = queued;
+    return queued;
   }
 
   async #drain(): Promise<void> {
@@ -63,6 +79,8 @@ export class NotifyWorker {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#unwatch?.();
+    this.#unwatch = null;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     await this.#pass;
@@ -85,24 +103,37 @@ function bind(outbox: NotificationOutbox): NotificationOutbox {
   };
 }
 
-/** How often `start` looks for due notifications: a run's message goes out within this. */
+/** How often `start` looks for due notifications besides each commit: retries go out within this. */
 export const NOTIFY_POLL_MS = 5000;
+
+/** How often a store that cannot be told of commits (SQLite's data_version) is asked for them. */
+const NOTIFY_WATCH_POLL_MS = 250;
 
 /** The worker `start` runs, or null when NOTIFY_URLS names no target. */
 export function startNotifyWorker(
   config: Pick<Config, 'notify' | 'server'>,
   outbox: NotificationOutbox,
   logger: Logger,
+  store?: Pick<Store, 'watchCommits'>,
 ): NotifyWorker | null {
   const targets = config.notify.urls ?? [];
   if (targets.length === 0) return null;
+  const log = logger.child({ module: 'notify' });
+  const watchCommits = store
+    ? (onCommit: () => void) =>
+        store.watchCommits(onCommit, {
+          pollMs: NOTIFY_WATCH_POLL_MS,
+          onError: (err) => log.warn({ err }, 'cannot watch for commits; polling meanwhile'),
+        })
+    : undefined;
   const worker = new NotifyWorker({
     outbox,
     targets,
     send: sendMessage,
     timeoutMs: config.notify.timeoutMs,
-    logger: logger.child({ module: 'notify' }),
+    logger: log,
     pollMs: NOTIFY_POLL_MS,
+    ...(watchCommits ? { watchCommits } : {}),
     digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
   });
   worker.start();

@@ -15,8 +15,18 @@ import { createSigner, type Signer } from './sign.js';
  * another process takes over a delivery only when its holder is certainly gone.
  */
 const LEASE_MARGIN_MS = 2_000;
-/** How often the worker looks for commits made by other connections (PRAGMA data_version). */
+/**
+ * How often a store that cannot be told of commits (SQLite: PRAGMA data_version, a counter of the
+ * connection, no table read) is asked; PostgreSQL tells the worker by NOTIFY instead.
+ */
 export const POLL_MS = 50;
+/**
+ * The worker wakes on commits and at its own due times; this slow look is the safety net for a
+ * write no one announced (a notification lost with its connection between two LISTENs, say).
+ */
+export const SAFETY_POLL_MS = 10_000;
+/** After a failed claim (the database away), the next try. */
+const CLAIM_RETRY_MS = 1_000;
 
 export interface DeliveryWorkerDeps {
   store: Store;
@@ -29,7 +39,7 @@ export interface DeliveryWorkerDeps {
 
 /**
  * Sends the outbox: per endpoint one delivery at a time, oldest first; endpoints in parallel.
- * Everything it knows is in SQLite, so any process can run one and a killed one loses nothing:
+ * Everything it knows is in the store, so any process can run one and a killed one loses nothing:
  * its leases expire and the next worker sends the same messages under the same webhook-id.
  */
 export class DeliveryWorker {
@@ -43,10 +53,10 @@ export class DeliveryWorker {
   readonly #busy = new Map<number, Promise<void>>();
   #timer: NodeJS.Timeout | null = null;
   #wakeTimer: NodeJS.Timeout | null = null;
-  #dataVersion = -1;
+  #wakeTimerAt: number | null = null;
+  #unwatch: (() => void) | null = null;
   #nextWakeAt: number | null = 0;
   #ticking = false;
-  #polling = false;
   #again = false;
   #stopped = false;
   #claimUntil = Number.POSITIVE_INFINITY;
@@ -65,12 +75,19 @@ export class DeliveryWorker {
     this.#signer = createSigner(deps.settings.secret);
   }
 
-  /** Watches the database for due deliveries until stop(). */
+  /**
+   * Watches the database for due deliveries until stop(): woken by every commit the store announces
+   * (any process, any instance), by its own next due time, and by a slow safety poll.
+   */
   start(): void {
     if (this.#timer || this.#stopped) return;
-    this.#timer = setInterval(() => void this.#poll(), POLL_MS);
+    this.#timer = setInterval(() => this.nudge(), SAFETY_POLL_MS);
     this.#timer.unref();
-    this.nudge();
+    // watchCommits calls once at once: the first look.
+    this.#unwatch = this.#deps.store.watchCommits(() => this.nudge(), {
+      pollMs: POLL_MS,
+      onError: (error) => this.#claimFailed(error, 'cannot watch the outbox for commits; retrying'),
+    });
   }
 
   /** Looks for due deliveries now (after a commit made on this very connection, say). */
@@ -120,33 +137,14 @@ export class DeliveryWorker {
     if (this.#stopped) return;
     this.#stopped = true;
     this.#shutdown.abort();
+    this.#unwatch?.();
+    this.#unwatch = null;
     if (this.#timer) clearInterval(this.#timer);
     if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
     this.#timer = null;
     await Promise.all(this.#busy.values());
     await this.#agent.close();
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
-  }
-
-  async #poll(): Promise<void> {
-    // One look at a time: a slow answer must not pile polls up behind it.
-    if (this.#polling) return;
-    this.#polling = true;
-    let version: number;
-    try {
-      version = await this.#deps.store.commitsSeen();
-    } catch (error) {
-      if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
-        this.#lastClaimErrorAt = Date.now();
-        this.#log.error({ err: error }, 'cannot read the outbox; retrying at every poll');
-      }
-      return;
-    } finally {
-      this.#polling = false;
-    }
-    const changed = version !== this.#dataVersion;
-    this.#dataVersion = version;
-    if (changed || (this.#nextWakeAt !== null && Date.now() >= this.#nextWakeAt)) this.nudge();
   }
 
   async #tick(): Promise<void> {
@@ -169,13 +167,10 @@ export class DeliveryWorker {
         this.#busy.set(claim.endpointId, attempt);
       }
     } catch (error) {
-      // A busy or failing database: the poll tries again; nothing is lost, the rows stay pending.
-      // One line a minute at most: the poll runs twenty times a second.
-      if (Date.now() - this.#lastClaimErrorAt >= 60_000) {
-        this.#lastClaimErrorAt = Date.now();
-        this.#log.error({ err: error }, 'cannot claim webhook deliveries; retrying at every poll');
-      }
-      this.#nextWakeAt = Date.now() + POLL_MS;
+      // A busy or failing database: nothing is lost, the rows stay pending; look again shortly.
+      this.#claimFailed(error, 'cannot claim webhook deliveries; retrying');
+      this.#nextWakeAt = Date.now() + CLAIM_RETRY_MS;
+      this.#wakeSoon(this.#nextWakeAt);
     } finally {
       this.#ticking = false;
       if (this.#again) {
@@ -187,13 +182,29 @@ export class DeliveryWorker {
     }
   }
 
-  /** A retry due before the next poll gets its own timer, so short schedules are kept to the ms. */
+  /** One line a minute at most: a database away fails every look until it is back. */
+  #claimFailed(error: unknown, message: string): void {
+    if (Date.now() - this.#lastClaimErrorAt < 60_000) return;
+    this.#lastClaimErrorAt = Date.now();
+    this.#log.error({ err: error }, message);
+  }
+
+  /**
+   * The next due time (a retry, a lease ending) gets a timer of its own, kept to the ms: nothing
+   * else would wake the worker then. An earlier timer already set stands.
+   */
   #wakeSoon(at: number | null): void {
     if (at === null || this.#timer === null) return;
-    const delay = at - Date.now();
-    if (delay >= POLL_MS) return;
+    if (this.#wakeTimer !== null && this.#wakeTimerAt !== null && this.#wakeTimerAt <= at) return;
     if (this.#wakeTimer) clearTimeout(this.#wakeTimer);
-    this.#wakeTimer = setTimeout(() => this.nudge(), Math.max(0, delay));
+    this.#wakeTimerAt = at;
+    // setTimeout holds 2^31 - 1 ms at most; a later time is reached by waking on the way.
+    const delay = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
+    this.#wakeTimer = setTimeout(() => {
+      this.#wakeTimer = null;
+      this.#wakeTimerAt = null;
+      this.nudge();
+    }, delay);
     this.#wakeTimer.unref();
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
 import { silentLogger } from '../../src/logger.js';
@@ -8,6 +8,7 @@ import { NotifyWorker, type NotifyWorkerDeps } from '../../src/notify/worker.js'
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';
+import { eventually } from '../helpers/process.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 
 const accept = () => null;
@@ -113,6 +114,28 @@ describe('notifications sent by runs (issue 22)', () => {
     await next.poke();
     await next.stop();
     expect(standIn.requests).toHaveLength(2);
+  });
+
+  it("a started worker sends a run's messages when the run commits, long before its next poll", async () => {
+    const store = tempDatabase();
+    const { standIn, urls, targets } = await twoTargets();
+    const upstream = await simulatedUpstream({ seed: 5, count: 6 });
+    await sync(store, upstream);
+    // Polls once a minute: only the commit can wake it within the wait below.
+    const started = new NotifyWorker({
+      ...workerDeps(store, targets),
+      watchCommits: (onCommit) => store.watchCommits(onCommit, { pollMs: 50 }),
+    });
+    started.start();
+    onTestFinished(() => started.stop());
+    upstream.data.edit(1, 'post');
+    await sync(store, upstream, { NOTIFY_URLS: urls });
+
+    await eventually(
+      () => (standIn.requests.length === 2 ? true : undefined),
+      10_000,
+      'one message per target',
+    );
   });
 
   it('a failed run writes no changes message, though its listing changed upstream', async () => {

@@ -10,7 +10,7 @@ import type { Queryable } from './sql.js';
 // never for a rolled-back run). Each watcher listens on a connection of its own, outside the pool:
 // LISTEN belongs to a session, and a pooled connection is handed to other queries.
 
-/** The channel commits are announced on; the payload is the committed run's id. */
+/** The channel commits are announced on; the payload is the committed run's id, or `outbox`. */
 export const COMMIT_CHANNEL = 'coworker_mirror_commits';
 
 /** First and longest wait before listening again after the connection was lost. */
@@ -20,6 +20,14 @@ const RETRY_MAX_MS = 5_000;
 /** Announces a run's commit; call inside the commit's transaction. */
 export async function announceCommit(client: Queryable, runId: number): Promise<void> {
   await client.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, String(runId)]);
+}
+
+/**
+ * Announces a write to an outbox made outside a run (a redelivery, an endpoint enabled again, a
+ * lease handed back): the workers of every instance look again at once. Call after it committed.
+ */
+export async function announceOutboxChange(db: Queryable): Promise<void> {
+  await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, 'outbox']);
 }
 
 interface Listener {

@@ -10,6 +10,7 @@ import {
   type DeliveryFilter,
   type DeliveryRow,
 } from '../sqlite/deliveries.js';
+import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { one, rows, run, transaction, type Queryable } from './sql.js';
 
@@ -111,15 +112,16 @@ export async function recordAttempt(
 }
 
 export async function releaseLease(ctx: PgContext, claim: Claim, token: string): Promise<void> {
-  await run(
+  const changed = await run(
     ctx.pool,
     'update webhook_deliveries set lease_until = null, lease_token = null where id = $1 and lease_token = $2',
     [claim.deliveryId, token],
   );
+  if (changed > 0) await announceOutboxChange(ctx.pool);
 }
 
 export async function redeliver(ctx: PgContext, id: number): Promise<boolean> {
-  return transaction(ctx.pool, async ({ client }) => {
+  const done = await transaction(ctx.pool, async ({ client }) => {
     const changed = await run(
       client,
       `update webhook_deliveries set status = 'pending', tries = 0, next_attempt_at = $1, finished_at = null
@@ -135,6 +137,8 @@ export async function redeliver(ctx: PgContext, id: number): Promise<boolean> {
     );
     return true;
   });
+  if (done) await announceOutboxChange(ctx.pool);
+  return done;
 }
 
 export async function enableEndpoint(ctx: PgContext, endpointId: number): Promise<boolean> {
@@ -143,6 +147,7 @@ export async function enableEndpoint(ctx: PgContext, endpointId: number): Promis
     'update webhook_endpoints set disabled_at = null, disabled_reason = null where id = $1',
     [endpointId],
   );
+  if (changed > 0) await announceOutboxChange(ctx.pool);
   return changed > 0;
 }
 
@@ -154,34 +159,6 @@ export async function pendingDeliveries(ctx: PgContext, urls: readonly string[])
     [[...urls]],
   );
   return row?.n ?? 0;
-}
-
-/**
- * A number that changes when another instance writes what the delivery worker acts on: a run's
- * end (new messages), a redelivery, an endpoint disabled or enabled. Read off indexes, so cheap.
- */
-export async function commitsSeen(ctx: PgContext): Promise<number> {
-  const row = await one<{
-    runs: number;
-    deliveries: number;
-    pending: number;
-    disabled: number;
-    attempts: number;
-  }>(
-    ctx.pool,
-    `select (select coalesce(max(id), 0) from runs) as runs,
-            (select count(*) from runs where status = 'running') as running,
-            (select coalesce(max(id), 0) from webhook_deliveries) as deliveries,
-            (select count(*) from webhook_deliveries where status = 'pending') as pending,
-            (select count(*) from webhook_endpoints where disabled_at is not null) as disabled,
-            (select coalesce(max(id), 0) from webhook_attempts) as attempts`,
-  );
-  // One number from the tuple: an FNV-1a hash of its text, kept within 32 bits.
-  let hash = 0x811c9dc5;
-  for (const char of JSON.stringify(row ?? {})) {
-    hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193) >>> 0;
-  }
-  return hash;
 }
 
 const SELECT = `select d.id, m.webhook_id as "webhookId", m.type, m.run_id as "runId", e.id as "endpointId", e.url,

@@ -6,6 +6,7 @@ import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
 import type { DisabledNotifyTarget } from '../store.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './advisory-keys.js';
+import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { endpointId, newMessageIds } from './outbox.js';
 import { changeSubjects } from './pages.js';
@@ -122,12 +123,13 @@ export class PgNotificationOutbox implements NotificationOutbox {
   }
 
   async release(): Promise<void> {
-    await run(
+    const released = await run(
       this.#ctx.pool,
       `update webhook_deliveries set lease_until = null, lease_token = null
         where lease_token = $1 and status = 'pending'`,
       [this.#token],
     );
+    if (released > 0) await announceOutboxChange(this.#ctx.pool);
   }
 }
 
@@ -155,6 +157,7 @@ export async function enableNotifyTargets(db: Queryable, targetId: string | null
       where disabled_at is not null and ${IS_NOTIFY} and ($1::text is null or url = $1::text) returning url`,
     [targetId === null ? null : `${NOTIFY_ENDPOINT_PREFIX}${targetId}`],
   );
+  if (found.length > 0) await announceOutboxChange(db);
   return found.map((r) => r.url.slice(NOTIFY_ENDPOINT_PREFIX.length)).sort();
 }
 

@@ -164,7 +164,6 @@ export class PgStore implements Store {
   pendingDeliveries: Op<'pendingDeliveries'> = this.#guard((urls) =>
     deliveries.pendingDeliveries(this.#ctx, urls),
   );
-  commitsSeen: Op<'commitsSeen'> = this.#guard(() => deliveries.commitsSeen(this.#ctx));
   listDeliveries: Op<'listDeliveries'> = this.#guard((filter) =>
     deliveries.listDeliveries(this.#ctx, filter),
   );

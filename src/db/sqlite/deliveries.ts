@@ -196,14 +196,6 @@ export function pendingDeliveries(store: MirrorDatabase, urls: readonly string[]
     .get(JSON.stringify(urls)) as number;
 }
 
-/**
- * A number that changes whenever another connection commits (PRAGMA data_version): the worker
- * polls it to notice new messages without reading the outbox.
- */
-export function commitsSeen(store: MirrorDatabase): number {
-  return store.sqlite.pragma('data_version', { simple: true }) as number;
-}
-
 /** A delivery with its message and endpoint, as the API and the CLI list them. */
 export interface DeliveryRow {
   id: number;

@@ -137,7 +137,6 @@ export class SqliteStore implements MirrorDatabase {
     settle(() => deliveries.enableEndpoint(this, endpointId));
   pendingDeliveries: Op<'pendingDeliveries'> = (urls) =>
     settle(() => deliveries.pendingDeliveries(this, urls));
-  commitsSeen: Op<'commitsSeen'> = () => settle(() => deliveries.commitsSeen(this));
   listDeliveries: Op<'listDeliveries'> = (filter) => settle(() => deliveries.listDeliveries(this, filter));
   countDeliveries: Op<'countDeliveries'> = (filter) => settle(() => deliveries.countDeliveries(this, filter));
   getDelivery: Op<'getDelivery'> = (id) => settle(() => deliveries.getDelivery(this, id));
