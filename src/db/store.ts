@@ -177,6 +177,11 @@ export interface BlobOperations {
   openBlob(sha256: string, span: ByteSpan): Promise<Readable | null>;
   /** Deletes bytes no kept media_blobs row names; only under the run lock. How many files. */
   dropUnreferencedBlobs(): Promise<number>;
+  /**
+   * The files retention dropped (MEDIA_RETENTION), by sha256: an instance deletes its cached copies.
+   * A drop is announced to `watchCommits` after it commits.
+   */
+  droppedBlobs(): Promise<string[]>;
 }
 
 /** The webhook outbox. */

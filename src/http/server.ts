@@ -13,6 +13,7 @@ import { createDrfHandler } from './drf-handler.js';
 import { registerErrorHandlers } from './error-handler.js';
 import { createHttpServer } from './http-server.js';
 import { createMediaHandler } from './media-route.js';
+import { sweepDroppedBlobs } from '../media/blob-cache.js';
 import { createMediaRewriter } from './media-rewrite.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
@@ -199,6 +200,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.config.server) } : {}),
   });
   const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
+  const stopSweep = sweepDroppedBlobs(media?.dir ?? null, deps.store, logger);
   const servedMedia = media && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null);
   const { app, routes } = createApp(
     logger,
@@ -229,6 +231,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     },
     async close() {
       snapshots.stopPolling();
+      await stopSweep();
       // Fastify closes idle connections at once, but one still being answered waits for its client:
       // a client that stopped reading a large body would hold the shutdown forever. After a grace,
       // such connections are cut.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BlobOperations } from '../db/store.js';
+import type { BlobOperations, WatchOperations } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { MediaStore } from './media-store.js';
 
@@ -59,4 +59,49 @@ export class BlobCache {
       throw error;
     }
   }
+}
+
+/** How often a store that cannot announce drops is asked (unused: only PostgreSQL holds blobs). */
+const SWEEP_WATCH_POLL_MS = 5_000;
+
+/**
+ * Keeps the media folder (`dir`; null: no media) of an instance whose store holds the files
+ * (PostgreSQL) free of files retention dropped on any instance: after
+ * every commit the store announces (a drop is announced too, after it commits), the folder's copies
+ * of dropped files are deleted. One sweep at a time; commits during one ask for one more. Returns
+ * the stop, which waits for a sweep under way.
+ */
+export function sweepDroppedBlobs(
+  dir: string | null,
+  store: Pick<BlobOperations, 'holdsBlobs' | 'droppedBlobs'> & WatchOperations,
+  logger: Logger,
+): () => Promise<void> {
+  if (dir === null || !store.holdsBlobs) return () => Promise.resolve();
+  const files = new MediaStore(dir);
+  let running: Promise<void> = Promise.resolve();
+  let queued = false;
+  const sweep = async (): Promise<void> => {
+    queued = false;
+    try {
+      const removed = (await store.droppedBlobs()).filter((sha) => files.has(sha));
+      for (const sha of removed) files.remove(sha);
+      if (removed.length > 0)
+        logger.info({ removed: removed.length, dir }, 'media cache: dropped files deleted');
+    } catch (err) {
+      // The next commit (or the database coming back) sweeps again; the files are never served.
+      logger.warn({ err }, 'media cache: cannot read the dropped files; kept until the next commit');
+    }
+  };
+  const unwatch = store.watchCommits(
+    () => {
+      if (queued) return;
+      queued = true;
+      running = running.then(sweep);
+    },
+    { pollMs: SWEEP_WATCH_POLL_MS },
+  );
+  return async () => {
+    unwatch();
+    await running;
+  };
 }

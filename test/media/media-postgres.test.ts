@@ -11,6 +11,7 @@ import { runSync } from '../../src/sync/run-sync.js';
 import { syncConfig } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { describePostgres, pgTarget, usePostgres } from '../helpers/postgres.js';
+import { eventually } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { listedMediaUrls, objectPath, sha256 } from './harness.js';
 
@@ -195,6 +196,41 @@ describePostgres('media on PostgreSQL', () => {
     expect(await store.dropMediaUnusedSince(future)).toEqual([before]);
     expect(await store.openBlob(before, { start: 0, end: 0 })).toBeNull();
     expect(await store.openBlob(after, { start: 0, end: 0 })).not.toBeNull();
+  });
+
+  it('a file retention drops leaves the media folder of every instance that cached it; the current file stays', async () => {
+    const url = pg.server.url(await pg.server.createDatabase());
+    const host = await startSimulatedMediaHost();
+    onTestFinished(() => host.close());
+    const upstream = await startSimulatedUpstream({ seed: 7, count: 4, mediaBaseUrl: host.mediaBaseUrl });
+    onTestFinished(() => upstream.close());
+    const a = await instance(url);
+    const env = { MEDIA_ORIGINS: host.url, MEDIA_DIR: join(tempDir(), 'media'), MEDIA_TIMEOUT: '5s' };
+    const mediaUrl = listedMediaUrls(upstream, host).find((u) => u.endsWith('.png')) ?? '';
+    const name = mediaUrl.split('/').at(-1) ?? '';
+    const before = sha256(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(0));
+    await runSync(syncConfig(upstream.url, env), { store: a, logger: silentLogger() });
+    host.bump(mediaUrl);
+    const after = sha256(host.fileAt(mediaUrl)?.bytes ?? Buffer.alloc(0));
+    await runSync(syncConfig(upstream.url, env), { store: a, logger: silentLogger() });
+    // Instance B serves both files once, which copies them into its own folder.
+    const dirB = join(tempDir(), 'media');
+    const mirror = await startMirror(await instance(url), { media: { dir: dirB, rewrite: false } });
+    for (const sha of [before, after]) {
+      expect((await get(`${mirror.url}/media/${sha}/${name}`)).status).toBe(200);
+      await eventually(() => (existsSync(objectPath(dirB, sha)) ? true : undefined), 10_000, `${sha} cached`);
+    }
+
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await a.dropMediaUnusedSince(future)).toEqual([before]);
+
+    await eventually(
+      () => (existsSync(objectPath(dirB, before)) ? undefined : true),
+      10_000,
+      'the copy deleted',
+    );
+    expect(existsSync(objectPath(dirB, after))).toBe(true);
+    expect((await get(`${mirror.url}/media/${before}/${name}`)).status).toBe(404);
   });
 
   it("fills an instance's media folder from the database: the complete file under its hash", async () => {

@@ -10,7 +10,7 @@ import type { Queryable } from './sql.js';
 // never for a rolled-back run). Each watcher listens on a connection of its own, outside the pool:
 // LISTEN belongs to a session, and a pooled connection is handed to other queries.
 
-/** The channel commits are announced on; the payload is the committed run's id, or `outbox`. */
+/** The channel commits are announced on; the payload is the committed run's id, `outbox` or `media`. */
 export const COMMIT_CHANNEL = 'coworker_mirror_commits';
 
 /** First and longest wait before listening again after the connection was lost. */
@@ -28,6 +28,11 @@ export async function announceCommit(client: Queryable, runId: number): Promise<
  */
 export async function announceOutboxChange(db: Queryable): Promise<void> {
   await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, 'outbox']);
+}
+
+/** Announces that retention dropped files: every instance deletes its cached copies. After the commit. */
+export async function announceMediaDropped(db: Queryable): Promise<void> {
+  await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, 'media']);
 }
 
 interface Listener {

@@ -112,3 +112,12 @@ export async function dropUnreferencedBlobs(ctx: PgContext): Promise<number> {
   );
   return found.length;
 }
+
+/** The files retention dropped (their chunks went with them), by sha256. */
+export async function droppedBlobs(ctx: PgContext): Promise<string[]> {
+  const found = await tuples<[string]>(
+    ctx.pool,
+    'select sha256 from media_blobs where dropped_at is not null',
+  );
+  return found.map(([sha]) => sha);
+}

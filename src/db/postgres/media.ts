@@ -1,5 +1,6 @@
 import type { HeldMedia, KeptBlob, MediaCounts } from '../sqlite/media.js';
 import type { MediaRunRow } from '../schema.js';
+import { announceMediaDropped } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { one, rows, run, transaction, tuples, type Queryable } from './sql.js';
 
@@ -23,7 +24,7 @@ export async function heldMedia(ctx: PgContext): Promise<HeldMedia[]> {
 }
 
 export async function dropMediaUnusedSince(ctx: PgContext, cutoff: string): Promise<string[]> {
-  return transaction(ctx.pool, async ({ client }) => {
+  const dropped = await transaction(ctx.pool, async ({ client }) => {
     const found = await tuples<[string]>(
       client,
       `update media_blobs set dropped_at = $2
@@ -45,6 +46,8 @@ export async function dropMediaUnusedSince(ctx: PgContext, cutoff: string): Prom
     }
     return shas;
   });
+  if (dropped.length > 0) await announceMediaDropped(ctx.pool);
+  return dropped;
 }
 
 /** The [url, sha256] of every file held as of run `runId`; on the pool, or inside a commit's transaction. */

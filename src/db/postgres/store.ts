@@ -145,6 +145,7 @@ export class PgStore implements Store {
   readonly holdsBlobs = true;
   putBlob: Op<'putBlob'> = this.#guard((sha256, path) => blobs.putBlob(this.#ctx, sha256, path));
   openBlob: Op<'openBlob'> = this.#guard((sha256, span) => blobs.openBlob(this.#ctx, sha256, span));
+  droppedBlobs: Op<'droppedBlobs'> = this.#guard(() => blobs.droppedBlobs(this.#ctx));
   dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = this.#guard(() =>
     blobs.dropUnreferencedBlobs(this.#ctx),
   );

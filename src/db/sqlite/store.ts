@@ -125,6 +125,8 @@ export class SqliteStore implements MirrorDatabase {
   putBlob: Op<'putBlob'> = () => Promise.resolve(false);
   openBlob: Op<'openBlob'> = () => Promise.resolve(null);
   dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = () => Promise.resolve(0);
+  /** The folder is the store here: retention deletes the files itself. */
+  droppedBlobs: Op<'droppedBlobs'> = () => Promise.resolve([]);
 
   // Deliveries
   claimDue: Op<'claimDue'> = (options) => settle(() => deliveries.claimDue(this, options));
