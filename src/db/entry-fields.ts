@@ -50,5 +50,6 @@ export function shownField(body: string | null, key: string): string {
   if (body === null) return '';
   const value = entryField(body, key);
   if (value === null) return '';
-  return asText(firstCodePoints(String(value), DIRECTORY_TEXT_CHARS + 1));
+  // SQLite's substr reads a text as C does: up to its first NUL (a \u0000 in the entry).
+  return asText(firstCodePoints(String(value).split('\0', 1)[0] ?? '', DIRECTORY_TEXT_CHARS + 1));
 }

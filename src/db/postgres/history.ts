@@ -186,23 +186,70 @@ const asciiLower = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toL
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /**
+ * A field of the entry text `body` read in SQL (migration entry_field_function): its text when it
+ * is a JSON string, else `body` is selected too and read here, as SQLite's `->>` would read it.
+ */
+export const entryFieldSql = (body: string, key: string, as: string): string =>
+  `cross join lateral coworker_mirror_entry_field(${body}, '${key}') ${as}`;
+
+interface FoundName {
+  uuid: string;
+  slot: number;
+  name: string | null;
+  post: string | null;
+  /** The entry, when a field is not a plain string (read in TypeScript then). */
+  body: string | null;
+  removed: boolean;
+}
+
+/**
  * Coworkers whose latest name (of any appearance) contains `text`, case-insensitively (ASCII),
- * present ones first, then by name; the names are read from the entry texts here, as the SQLite
- * store's `->>` reads them.
+ * present ones first, then by name; matched in SQL on the names the database extracts (only the
+ * matches travel, never every entry), the rare entry whose name is not a string read here.
  */
 export async function findByName(ctx: PgContext, text: string, limit = 50): Promise<NamedCoworker[]> {
   const needle = asciiLower(text);
-  const found = await rows<Appearance>(ctx.pool, `${LATEST_EACH} order by v.uuid, v.slot`);
-  const byUuid = new Map<string, NamedCoworker>();
-  for (const a of found) {
-    if (byUuid.has(a.uuid)) continue;
-    const name = entryField(a.body, 'name');
-    if (name === null || !asciiLower(String(name)).includes(needle)) continue;
-    byUuid.set(a.uuid, namedOf(a));
+  const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  // lower() of a C-collated text folds ASCII letters only, as SQLite's LIKE does.
+  const found = await preparedRows<FoundName>(
+    ctx.pool,
+    'find_by_name',
+    `select l.uuid, l.slot, n.value as name, p.value as post, l.removed,
+            case when n.other or p.other then l.body end as body
+       from (${LATEST_EACH}) l ${entryFieldSql('l.body', 'name', 'n')} ${entryFieldSql('l.body', 'post', 'p')}
+      where n.other or lower(n.value collate "C") like $1
+      order by l.uuid, l.slot`,
+    [pattern],
+  );
+  const byUuid = new Map<string, { coworker: NamedCoworker; number: number | null }>();
+  for (const row of found) {
+    if (byUuid.has(row.uuid)) continue;
+    if (row.body === null) {
+      byUuid.set(row.uuid, { coworker: namedOfFields(row), number: null });
+      continue;
+    }
+    const name = entryField(row.body, 'name');
+    // SQLite's LIKE reads a text as C does: up to its first NUL.
+    const text = String(name).split('\0', 1)[0] ?? '';
+    if (name === null || !asciiLower(text).includes(needle)) continue;
+    byUuid.set(row.uuid, {
+      coworker: namedOf({ ...row, body: row.body }),
+      number: typeof name === 'number' ? name : null,
+    });
   }
+  // SQLite's order: a number (a name ->> reads as one) before any text, texts by their bytes.
   return [...byUuid.values()]
     .sort(
-      (a, b) => Number(a.removed) - Number(b.removed) || byBytes(a.name, b.name) || byBytes(a.uuid, b.uuid),
+      (a, b) =>
+        Number(a.coworker.removed) - Number(b.coworker.removed) ||
+        (a.number === null ? 1 : 0) - (b.number === null ? 1 : 0) ||
+        (a.number ?? 0) - (b.number ?? 0) ||
+        (a.number === null ? byBytes(a.coworker.name, b.coworker.name) : 0) ||
+        byBytes(a.coworker.uuid, b.coworker.uuid),
     )
-    .slice(0, limit);
+    .slice(0, limit)
+    .map((c) => c.coworker);
 }
+
+const namedOfFields = (row: FoundName): NamedCoworker =>
+  named({ uuid: row.uuid, name: row.name, post: row.post, removed: row.removed ? 1 : 0 });

@@ -1,31 +1,54 @@
 import { entryOfChange } from '../commit-plans.js';
-import { shownField } from '../entry-fields.js';
+import { asText, DIRECTORY_TEXT_CHARS, firstCodePoints, shownField } from '../entry-fields.js';
 import type { ChangeSubject, DirectoryEntry } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { PgContext } from './context.js';
+import { entryFieldSql } from './history.js';
 import { tuples, type Queryable } from './sql.js';
 
 // Reads for the people-facing pages on PostgreSQL (the twin of src/db/page-queries.ts's); names
-// and posts are read from the entry texts in TypeScript, as src/db/entry-fields.ts says why.
+// and posts of changes' subjects are read from the entry texts in TypeScript (src/db/entry-fields.ts
+// says why), the directory's in SQL by a function that never fails a query (entryFieldSql).
 
-/** Every coworker by its latest name and post, one row per appearance (in uuid, appearance order). */
+type DirectoryRow = [
+  uuid: string,
+  slot: number,
+  name: string | null,
+  post: string | null,
+  body: string | null,
+  removedRun: number | null,
+  removedAt: string | null,
+  firstSeenAt: string,
+];
+
+/** A field as a page shows it: the database's string, or the entry read here when it is not one. */
+const shown = (value: string | null, body: string | null, key: string): string =>
+  body !== null ? shownField(body, key) : asText(firstCodePoints(value ?? '', DIRECTORY_TEXT_CHARS + 1));
+
+/**
+ * Every coworker by its latest name and post, one row per appearance (in uuid, appearance order).
+ * Names and posts are extracted in SQL (migration entry_field_function): only they travel, not
+ * every entry; an entry whose name or post is not a plain string travels whole and is read here.
+ */
 export async function coworkerDirectory(ctx: PgContext): Promise<DirectoryEntry[]> {
-  const found = await tuples<[string, number, string, number | null, string | null, string]>(
+  const fields = `n.value, p.value, case when n.other or p.other then v.body end`;
+  const lateral = `${entryFieldSql('v.body', 'name', 'n')} ${entryFieldSql('v.body', 'post', 'p')}`;
+  const found = await tuples<DirectoryRow>(
     ctx.pool,
-    `select v.uuid, v.slot, v.body, c.removed_run, c.removed_at, c.first_seen_at
-       from versions v join coworkers c on c.uuid = v.uuid
+    `select v.uuid, v.slot, ${fields}, c.removed_run, c.removed_at, c.first_seen_at
+       from versions v join coworkers c on c.uuid = v.uuid ${lateral}
       where v.valid_to_run is null
      union all
-     select v.uuid, v.slot, v.body, c.removed_run, c.removed_at, c.first_seen_at
-       from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
+     select v.uuid, v.slot, ${fields}, c.removed_run, c.removed_at, c.first_seen_at
+       from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run ${lateral}
       where c.removed_run is not null
      order by 1, 2`,
   );
-  return found.map(([uuid, appearance, body, removedRun, removedAt, firstSeenAt]) => ({
+  return found.map(([uuid, appearance, name, post, body, removedRun, removedAt, firstSeenAt]) => ({
     uuid,
     appearance,
-    name: shownField(body, 'name'),
-    post: shownField(body, 'post'),
+    name: shown(name, body, 'name'),
+    post: shown(post, body, 'post'),
     removedRun,
     removedAt,
     firstSeenAt,
