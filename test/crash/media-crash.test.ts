@@ -17,7 +17,7 @@ type Plan =
   | { at: 'txn' | 'txn-end'; n: 2; delayMs: number };
 
 /** Committed media rows that name a file missing, partial or of other bytes; and media rows of unfinished runs. */
-function mediaProblems(store: MirrorDatabase, dir: string): Record<string, unknown> {
+async function mediaProblems(store: MirrorDatabase, dir: string): Promise<Record<string, unknown>> {
   const leftovers = store.sqlite
     .prepare(
       `select
@@ -26,7 +26,7 @@ function mediaProblems(store: MirrorDatabase, dir: string): Record<string, unkno
          (select count(*) from media_versions mv where not exists (select 1 from media_blobs b where b.sha256 = mv.sha256)) as dangling`,
     )
     .get() as Record<string, number>;
-  return { missingOrPartial: expectedMissingOrPartial(store, dir), ...leftovers };
+  return { missingOrPartial: await expectedMissingOrPartial(store, dir), ...leftovers };
 }
 
 /** Object files no committed row vouches for (allowed after a kill, collected by the next run). */
@@ -88,7 +88,7 @@ describe('crash safety of the media mirror: a sync SIGKILLed at random instants'
       const store = openDatabase(dbFile);
       try {
         expect(store.sqlite.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
-        expect(mediaProblems(store, mediaDir), `kill ${kill}`).toEqual({
+        expect(await mediaProblems(store, mediaDir), `kill ${kill}`).toEqual({
           missingOrPartial: [],
           blobs: 0,
           versions: 0,
@@ -100,7 +100,7 @@ describe('crash safety of the media mirror: a sync SIGKILLed at random instants'
           logger: silentLogger(),
         });
         expect(summary.media?.failed).toBe(0);
-        expect(mediaProblems(store, mediaDir)).toEqual({
+        expect(await mediaProblems(store, mediaDir)).toEqual({
           missingOrPartial: [],
           blobs: 0,
           versions: 0,

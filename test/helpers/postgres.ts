@@ -342,6 +342,17 @@ export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & 
 const madeUrls = new WeakMap<Store, string>();
 
 /**
+ * The variable that points a command (the CLI in-process, a spawned `start` or `sync`) at a store
+ * `storeMaker` made: DATABASE_URL for PostgreSQL, DATABASE_PATH for a SQLite file.
+ */
+export function databaseEnv(
+  store: Store & { file: string },
+): { DATABASE_URL: string } | { DATABASE_PATH: string } {
+  const url = madeUrls.get(store);
+  return url === undefined ? { DATABASE_PATH: store.file } : { DATABASE_URL: url };
+}
+
+/**
  * The rows a query reads from a store `storeMaker` made, on its own connection: for whole-table
  * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1).
  */
