@@ -16,7 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, onTestFinished } from 'vitest';
 import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
 import { openDatabase } from '../../src/db/open.js';
-import { openPgStore } from '../../src/db/postgres/store.js';
+import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
@@ -331,15 +331,20 @@ export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & 
   const pg = kind === 'postgres' ? usePostgres() : null;
   return async (defer = untilTestEnds) => {
     if (pg === null) return tempDatabase(defer);
-    const url = pg.server.url(await pg.server.createDatabase());
-    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
-    madeUrls.set(store, url);
+    const store = await openPgStoreAt(pg.server.url(await pg.server.createDatabase()));
     defer(() => store.close());
     return store;
   };
 }
 
 const madeUrls = new WeakMap<Store, string>();
+
+/** A PostgreSQL store on `url` (not closed for you) whose rows `storeRows` and `databaseEnv` reach. */
+export async function openPgStoreAt(url: string, options: { instanceId?: string } = {}): Promise<PgStore> {
+  const store = await openPgStore(pgTarget(url), { poolMax: 4, ...options });
+  madeUrls.set(store, url);
+  return store;
+}
 
 /**
  * The variable that points a command (the CLI in-process, a spawned `start` or `sync`) at a store
@@ -362,13 +367,25 @@ export async function storeRows(store: Store, sql: string): Promise<Record<strin
     if (!(store instanceof SqliteStore)) throw new Error('storeRows(): not a store storeMaker made');
     return store.sqlite.prepare(sql).all() as Record<string, unknown>[];
   }
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const client = await connectClient(url);
   try {
-    const found = await rows<Record<string, unknown>>(pool, sql);
+    const found = await rows<Record<string, unknown>>(client, sql);
     return found.map((row) =>
       Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : v])),
     );
   } finally {
-    await pool.end();
+    await client.end();
   }
+}
+
+/**
+ * One connection for a test's own reads, as the store's queries are typed. Not a pool: a pool's
+ * end() resolves before its connections have closed, and a server stopped right after (the last
+ * test of a file) ends them with 57P01, reported as an unhandled error; a client's end() waits.
+ */
+export async function connectClient(url: string): Promise<pg.PoolClient> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // A lone client is a PoolClient without release(), which the store's query helpers never call.
+  return client as pg.PoolClient;
 }
