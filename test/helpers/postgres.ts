@@ -359,13 +359,20 @@ export function databaseEnv(
 
 /**
  * The rows a query reads from a store `storeMaker` made, on its own connection: for whole-table
- * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1).
+ * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1). A write is run
+ * too, and answers no rows.
  */
 export async function storeRows(store: Store, sql: string): Promise<Record<string, unknown>[]> {
   const url = madeUrls.get(store);
   if (url === undefined) {
     if (!(store instanceof SqliteStore)) throw new Error('storeRows(): not a store storeMaker made');
-    return store.sqlite.prepare(sql).all() as Record<string, unknown>[];
+    const statement = store.sqlite.prepare(sql);
+    // A write (an UPDATE a test stages) answers no rows, as on PostgreSQL.
+    if (!statement.reader) {
+      statement.run();
+      return [];
+    }
+    return statement.all() as Record<string, unknown>[];
   }
   const client = await connectClient(url);
   try {
