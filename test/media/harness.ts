@@ -149,8 +149,8 @@ export function tempLeftovers(dir: string): string[] {
 }
 
 /** A rig of `count` coworkers synced twice, new bytes behind one PNG's URL in between: one media_changed. */
-export async function rigWithMediaChange(count: number): Promise<MediaRig> {
-  const rig = await mediaRig({ count });
+export async function rigWithMediaChange(count: number, store?: RigStore): Promise<MediaRig> {
+  const rig = await mediaRig({ count }, store);
   await rig.sync();
   const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
   rig.host.bump(bumped);

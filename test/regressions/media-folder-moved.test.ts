@@ -6,6 +6,8 @@ import { listedMediaUrls, mediaRig, sha256 } from '../media/harness.js';
 // Regression: with the media folder moved away under a running `serve`, a file requested before got
 // no HTTP answer at all (the route remembered it as present and the stream failed on open),
 // /readyz stayed ready and the pages kept pointing at dead /media/ URLs.
+// SQLite only: on PostgreSQL the folder is a cache of the bytes the database holds (served-media.ts
+// reports a missing folder only when the store holds no blobs), so there is nothing to fall back from.
 describe('the media folder moved away under a running server', () => {
   it('files answer 503, /readyz says why, pages fall back to the upstream URLs; all recover when it is back', async () => {
     const rig = await mediaRig();
