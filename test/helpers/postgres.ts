@@ -12,6 +12,7 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, onTestFinished } from 'vitest';
 import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
@@ -21,7 +22,7 @@ import { rows } from '../../src/db/postgres/sql.js';
 import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
 import { untilTestEnds, type Defer } from './scope.js';
-import { tempDatabase } from './temp-db.js';
+import { tempDatabase, tempDir } from './temp-db.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
 // port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
@@ -374,6 +375,11 @@ export async function storeRows(store: Store, sql: string): Promise<Record<strin
     }
     return statement.all() as Record<string, unknown>[];
   }
+  return pgRows(url, sql);
+}
+
+/** Rows of `sql` on a connection of its own to `url`, booleans read as SQLite's 0 and 1. */
+async function pgRows(url: string, sql: string): Promise<Record<string, unknown>[]> {
   const client = await connectClient(url);
   try {
     const found = await rows<Record<string, unknown>>(client, sql);
@@ -395,4 +401,45 @@ export async function connectClient(url: string): Promise<pg.PoolClient> {
   await client.connect();
   // A lone client is a PoolClient without release(), which the store's query helpers never call.
   return client as pg.PoolClient;
+}
+
+/** A database a spawned command (the built CLI, `start`) is pointed at, and reads of it. */
+export interface CliDatabase {
+  /** What `--db` takes: a SQLite file path or a postgres:// URL. */
+  readonly arg: string;
+  /** The variable that says the same: DATABASE_PATH or DATABASE_URL. */
+  readonly env: { DATABASE_PATH: string } | { DATABASE_URL: string };
+  /** Rows of a query on a connection of its own (portable SQL; booleans as SQLite's 0 and 1). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * New databases of `kind` for commands run as processes: a file path in a temp folder (created by
+ * the command) or a new database on this describe block's PostgreSQL. Call at the top of the block.
+ */
+export function cliDatabases(kind: StoreKind): () => Promise<CliDatabase> {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+  return async () => {
+    if (pg === null) {
+      const file = join(tempDir(), 'mirror.db');
+      return {
+        arg: file,
+        env: { DATABASE_PATH: file },
+        rows: (sql) => {
+          const db = new Database(file, { readonly: true });
+          try {
+            return Promise.resolve(db.prepare(sql).all() as Record<string, unknown>[]);
+          } finally {
+            db.close();
+          }
+        },
+      };
+    }
+    const url = pg.server.url(await pg.server.createDatabase());
+    return {
+      arg: url,
+      env: { DATABASE_URL: url },
+      rows: (sql) => pgRows(url, sql),
+    };
+  };
 }
