@@ -302,7 +302,7 @@ export function storeOpener(kind: StoreKind): StoreOpener {
   const pg = kind === 'postgres' ? usePostgres() : null;
   const urls = new WeakMap<Store, string>();
   const openPg = async (url: string): Promise<Store & { file: string }> => {
-    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
+    const store = await openPgStoreAt(url);
     urls.set(store, url);
     onTestFinished(() => store.close());
     return store;
