@@ -1,15 +1,12 @@
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
-import type { RunRow } from '../../src/db/schema.js';
 import { silentLogger } from '../../src/logger.js';
 import { Rng, type SimulatedData } from '../../src/simulated-upstream/index.js';
 import { deriveSeed } from '../../src/simulated-upstream/prng.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { syncConfig } from '../helpers/config.js';
 import { simulatedUpstream } from '../helpers/sync.js';
-import { tempDir } from '../helpers/temp-db.js';
+import { sqliteCrashDatabase, type CrashDatabase, type CrashStore } from './crash-store.js';
 import { spawnChildSync, type ChildLine, type ChildRun } from './sync-child.js';
 import {
   changesAfter,
@@ -21,6 +18,7 @@ import {
   recordedEvents,
   runsAfter,
   servedListing,
+  type RunRecord,
 } from './verify.js';
 
 export interface CampaignOptions {
@@ -31,6 +29,8 @@ export interface CampaignOptions {
   maxCount: number;
   /** Upstream latency per request, so the crawl is a window worth aiming at. */
   latencyMs: number;
+  /** The store the children sync to: a new SQLite file unless given. */
+  database?: CrashDatabase;
 }
 
 /** How far the child had got, by the lines the parent had read when it sent SIGKILL. */
@@ -69,7 +69,7 @@ interface Verified {
  * upstream's change. Every outcome is asserted; the records say where each kill landed.
  */
 export async function runCrashCampaign(options: CampaignOptions): Promise<KillRecord[]> {
-  const dbFile = join(tempDir(), 'mirror.db');
+  const database = options.database ?? sqliteCrashDatabase();
   const upstream = await simulatedUpstream({ seed: options.seed, count: options.initialCount });
   upstream.faults.set({ latency: options.latencyMs });
   const rng = new Rng(deriveSeed(options.seed, 'crash-campaign'));
@@ -83,7 +83,7 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<KillRe
     const mutations = mutate(upstream.data, rng, plan.at === 'txn' && rng.chance(0.6), options.maxCount);
     const target = upstream.data.entries().map((entry) => JSON.stringify(entry));
 
-    const child = spawnChildSync(upstream.url, dbFile);
+    const child = spawnChildSync(upstream.url, database.arg);
     const stage = await killAsPlanned(child, plan);
     const exit = await child.exited;
     expect(exit, `kill ${kill}: the child ended on its own\n${child.stdout}\n${child.stderr}`).toEqual({
@@ -92,10 +92,10 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<KillRe
     });
 
     try {
-      expectSoundBeforeMigrating(dbFile);
-      const store = openDatabase(dbFile);
+      await database.afterKill(child.pid);
+      const store = await database.open();
       try {
-        const killed = checkAfterKill(store, kill, child, verified, target);
+        const killed = await checkAfterKill(store, kill, child, verified, target);
         verified = await recoverAndCheck(
           store,
           kill,
@@ -117,7 +117,7 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<KillRe
           mutations,
         });
       } finally {
-        store.close();
+        await store.close();
       }
     } catch (error) {
       // Name the kill, so a failure can be told apart and replayed (same seed, same plan order).
@@ -129,32 +129,21 @@ export async function runCrashCampaign(options: CampaignOptions): Promise<KillRe
   return records;
 }
 
-/** The file as the crash left it, before anything (a migration) writes to it. */
-function expectSoundBeforeMigrating(dbFile: string): void {
-  const raw = openDatabase(dbFile, { migrate: false });
-  try {
-    expect(raw.sqlite.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
-    expect(raw.sqlite.pragma('foreign_key_check')).toEqual([]);
-  } finally {
-    raw.close();
-  }
-}
-
 interface AfterKill {
-  run: RunRow | undefined;
+  run: RunRecord | undefined;
   committed: boolean;
 }
 
 /** Readers see entirely the listing before the run or entirely the run's; the run row agrees. */
-function checkAfterKill(
-  store: MirrorDatabase,
+async function checkAfterKill(
+  store: CrashStore,
   kill: number,
   child: ChildRun,
   verified: Verified,
   target: readonly string[],
-): AfterKill {
-  expectSoundDatabase(store);
-  const served = servedListing(store);
+): Promise<AfterKill> {
+  await expectSoundDatabase(store);
+  const served = await servedListing(store);
   const committed = sameListing(served.entries, target);
   const previous = sameListing(served.entries, verified.listing);
   expect(
@@ -162,14 +151,14 @@ function checkAfterKill(
     `kill ${kill}: served listing (run ${served.runId}) is neither the one before the run nor the run's own: ` +
       `${mismatch(served.entries, verified.listing)} vs before; ${mismatch(served.entries, target)} vs upstream`,
   ).toBe(true);
-  const newRuns = runsAfter(store, verified.runId);
+  const newRuns = await runsAfter(store, verified.runId);
   // Only the killed child's run can be new, and only if it got as far as inserting its row.
   expect(newRuns.map((r) => r.holderPid)).toEqual(newRuns.length === 0 ? [] : [child.pid]);
   const run = newRuns[0];
   if (committed) {
     expect({ status: run?.status, served: served.runId }).toEqual({ status: 'succeeded', served: run?.id });
   } else {
-    // Opening the database found the killed holder dead and recorded its run as aborted.
+    // Opening the store found the killed holder dead and recorded its run as aborted.
     expect(run?.status ?? 'none').toMatch(/^(none|aborted)$/);
     expect(served.runId).toBe(verified.runId);
   }
@@ -177,7 +166,7 @@ function checkAfterKill(
 }
 
 async function recoverAndCheck(
-  store: MirrorDatabase,
+  store: CrashStore,
   kill: number,
   upstreamUrl: string,
   child: ChildRun,
@@ -186,12 +175,12 @@ async function recoverAndCheck(
   target: readonly string[],
   everSeen: ReadonlySet<string>,
 ): Promise<Verified> {
-  let atStart: RunRow[] = [];
+  let atStart: RunRecord[] = [];
   const summary = await runSync(syncConfig(upstreamUrl), {
-    store,
+    store: store.store,
     logger: silentLogger(),
-    onRunStarted: () => {
-      atStart = runsAfter(store, verified.runId);
+    onRunStarted: async () => {
+      atStart = await runsAfter(store, verified.runId);
     },
   });
 
@@ -213,22 +202,22 @@ async function recoverAndCheck(
     expect(atStart[0]?.errorMessage).toContain(`process ${child.pid} `);
   }
 
-  expectSoundDatabase(store);
-  const served = servedListing(store);
+  await expectSoundDatabase(store);
+  const served = await servedListing(store);
   expect(served.runId).toBe(summary.runId);
   expect(
     sameListing(served.entries, target),
     `kill ${kill}: after recovery, ${mismatch(served.entries, target)}`,
   ).toBe(true);
-  const runs = runsAfter(store, verified.runId);
+  const runs = await runsAfter(store, verified.runId);
   expect(runs.map((r) => r.status)).toEqual([
     ...(killed.run ? [killed.committed ? 'succeeded' : 'aborted'] : []),
     'succeeded',
   ]);
 
   // Exactly the upstream's change since the last verified state, each event recorded once.
-  const recorded = changesAfter(store, verified.runId);
-  expectChangesReplayTo(store, verified.runId, verified.listing, recorded, summary.runId, target);
+  const recorded = await changesAfter(store, verified.runId);
+  await expectChangesReplayTo(store, verified.runId, verified.listing, recorded, summary.runId, target);
   expectEventsMatch(expectedEvents(verified.listing, target, everSeen), recordedEvents(recorded));
   expectRunCountersMatchChanges(runs, recorded);
   if (killed.committed) expect(recorded.filter((c) => c.runId === summary.runId)).toEqual([]);

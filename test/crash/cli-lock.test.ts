@@ -1,33 +1,41 @@
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { openDatabase } from '../../src/db/open.js';
+import { STORE_KINDS, usePostgres } from '../helpers/postgres.js';
 import { simulatedUpstream } from '../helpers/sync.js';
-import { tempDir } from '../helpers/temp-db.js';
+import { postgresCrashDatabase, sqliteCrashDatabase, type CrashDatabase } from './crash-store.js';
 import { spawnCliSync } from './sync-child.js';
-import { expectSoundDatabase } from './verify.js';
+import { expectSoundDatabase, runsAfter } from './verify.js';
 
-function runRows(dbFile: string): {
-  id: number;
-  status: string;
-  holderPid: number | null;
-  errorCode: string | null;
-  errorMessage: string | null;
-}[] {
-  const store = openDatabase(dbFile);
+async function runRows(database: CrashDatabase): Promise<
+  {
+    id: number;
+    status: string;
+    holderPid: number | null;
+    errorCode: string | null;
+    errorMessage: string | null;
+  }[]
+> {
+  const store = await database.open();
   try {
-    expectSoundDatabase(store);
-    return store.db.query.runs
-      .findMany({ columns: { id: true, status: true, holderPid: true, errorCode: true, errorMessage: true } })
-      .sync();
+    await expectSoundDatabase(store);
+    return (await runsAfter(store, 0)).map(({ id, status, holderPid, errorCode, errorMessage }) => ({
+      id,
+      status,
+      holderPid,
+      errorCode,
+      errorMessage,
+    }));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
-describe('sync CLI: the run lock across processes', () => {
+describe.each(STORE_KINDS)('sync CLI on %s: the run lock across processes', (kind) => {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+
   it('refuses a second sync with exit 4 naming the run that holds the lock; a kill of the holder frees it as aborted', async () => {
-    const dbFile = join(tempDir(), 'mirror.db');
+    const database = pg === null ? sqliteCrashDatabase() : await postgresCrashDatabase(pg.server);
+    const dbFile = database.arg;
     const upstream = await simulatedUpstream({ seed: 3, count: 40 });
     // Every answer is held back far longer than this test lasts: the first sync sits in its crawl.
     upstream.faults.set({ latency: 120_000 });
@@ -35,7 +43,7 @@ describe('sync CLI: the run lock across processes', () => {
     const holder = spawnCliSync(upstream.url, dbFile);
     const started = await holder.waitFor((line) => line.msg === 'sync started');
     expect(started, `the first sync never started:\n${holder.stdout}\n${holder.stderr}`).toBeDefined();
-    expect(runRows(dbFile)).toEqual([
+    expect(await runRows(database)).toEqual([
       { id: 1, status: 'running', holderPid: holder.pid, errorCode: null, errorMessage: null },
     ]);
 
@@ -44,16 +52,17 @@ describe('sync CLI: the run lock across processes', () => {
     expect(second.stderr).toContain('[SYNC_LOCKED]');
     expect(second.stderr).toContain(`another sync holds the lock: run 1 (pid ${holder.pid} on `);
     // The refused sync left no run behind.
-    expect(runRows(dbFile).map((r) => [r.id, r.status])).toEqual([[1, 'running']]);
+    expect((await runRows(database)).map((r) => [r.id, r.status])).toEqual([[1, 'running']]);
 
     holder.kill();
     expect(await holder.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    await database.afterKill(holder.pid);
     upstream.faults.clear('latency');
 
     const third = spawnCliSync(upstream.url, dbFile);
     expect(await third.exited, third.stderr).toEqual({ code: EXIT.ok, signal: null });
     expect(third.stdout).toMatch(/^run 2 succeeded: 40 entries on 5 pages; 40 added/m);
-    const runs = runRows(dbFile);
+    const runs = await runRows(database);
     expect(runs.map(({ errorMessage: _, ...rest }) => rest)).toEqual([
       { id: 1, status: 'aborted', holderPid: holder.pid, errorCode: 'RUN_ABORTED' },
       { id: 2, status: 'succeeded', holderPid: third.pid, errorCode: null },

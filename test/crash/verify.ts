@@ -1,37 +1,38 @@
-import { gt } from 'drizzle-orm';
 import { expect } from 'vitest';
-import type { MirrorDatabase } from '../../src/db/open.js';
-import { latestSucceededRun, listingAt } from '../../src/db/queries.js';
-import { CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
-import { runs, type ChangeRow, type RunRow } from '../../src/db/schema.js';
+import type { ChangeRow, RunRow } from '../../src/db/schema.js';
+import type { CrashStore } from './crash-store.js';
 
-/** The file is a sound SQLite database, one run at most holds the lock, and only succeeded runs left data. */
-export function expectSoundDatabase(store: MirrorDatabase): void {
-  expect(store.sqlite.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
-  expect(store.sqlite.pragma('foreign_key_check')).toEqual([]);
-  const running = store.sqlite.prepare("select count(*) as n from runs where status = 'running'").get() as {
-    n: number;
-  };
-  expect(running.n).toBeLessThanOrEqual(1);
-  expect(leftoversOfUnfinishedRuns(store), 'rows written by runs that did not succeed').toEqual([]);
+/**
+ * The store is sound: a SQLite file passes its integrity and foreign key checks (PostgreSQL
+ * enforces its foreign keys as it writes, and its pages are the server's), one run at most holds
+ * the lock, only succeeded runs left data, and the current listing is whole.
+ */
+export async function expectSoundDatabase(db: CrashStore): Promise<void> {
+  if (db.kind === 'sqlite') {
+    expect(await db.all('pragma integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+    expect(await db.all('pragma foreign_key_check')).toEqual([]);
+  }
+  const [running] = await db.all<{ n: number }>("select count(*) as n from runs where status = 'running'");
+  expect(running?.n).toBeLessThanOrEqual(1);
+  expect(await leftoversOfUnfinishedRuns(db), 'rows written by runs that did not succeed').toEqual([]);
   // The current listing is made of current versions, one position each, and of all of them.
-  const current = store.sqlite
-    .prepare(
-      `select (select count(*) from listing_positions where valid_to_run is null) as positions,
-              (select count(*) from versions where valid_to_run is null) as versions,
-              (select count(*) from listing_positions lp join versions v on v.id = lp.version_id
-                where lp.valid_to_run is null and v.valid_to_run is null) as listedVersions`,
-    )
-    .get() as { positions: number; versions: number; listedVersions: number };
+  const [current] = await db.all<{ positions: number; versions: number; listedVersions: number }>(
+    `select (select count(*) from listing_positions where valid_to_run is null) as positions,
+            (select count(*) from versions where valid_to_run is null) as versions,
+            (select count(*) from listing_positions lp join versions v on v.id = lp.version_id
+              where lp.valid_to_run is null and v.valid_to_run is null) as "listedVersions"`,
+  );
   expect(current).toEqual({
-    positions: current.positions,
-    versions: current.positions,
-    listedVersions: current.positions,
+    positions: current?.positions,
+    versions: current?.positions,
+    listedVersions: current?.positions,
   });
 }
 
 /** Data rows that name a run which is not `succeeded`: what a half-applied commit would leave. */
-function leftoversOfUnfinishedRuns(store: MirrorDatabase): { table: string; column: string; rows: number }[] {
+async function leftoversOfUnfinishedRuns(
+  db: CrashStore,
+): Promise<{ table: string; column: string; rows: number }[]> {
   const columns: [string, string][] = [
     ['coworkers', 'first_seen_run'],
     ['coworkers', 'removed_run'],
@@ -43,36 +44,43 @@ function leftoversOfUnfinishedRuns(store: MirrorDatabase): { table: string; colu
     ['listing_positions', 'valid_to_run'],
     ['changes', 'run_id'],
   ];
-  return columns
-    .map(([table, column]) => ({
-      table,
-      column,
-      rows: (
-        store.sqlite
-          .prepare(
-            `select count(*) as n from ${table} where ${column} is not null and ${column} not in (select id from runs where status = 'succeeded')`,
-          )
-          .get() as { n: number }
-      ).n,
-    }))
-    .filter((leftover) => leftover.rows > 0);
+  const counted = await Promise.all(
+    columns.map(async ([table, column]) => {
+      const [found] = await db.all<{ n: number }>(
+        `select count(*) as n from ${table} where ${column} is not null and ${column} not in (select id from runs where status = 'succeeded')`,
+      );
+      return { table, column, rows: found?.n ?? 0 };
+    }),
+  );
+  return counted.filter((leftover) => leftover.rows > 0);
 }
 
 /** What a reader is served now: the listing of the latest successful run (exact JSON texts). */
-export function servedListing(store: MirrorDatabase): { runId: number; entries: string[] } {
-  const run = latestSucceededRun(store);
-  return run ? { runId: run.id, entries: listingAt(store, run).entries } : { runId: 0, entries: [] };
+export async function servedListing(db: CrashStore): Promise<{ runId: number; entries: string[] }> {
+  const run = await db.store.latestSucceededRun();
+  return run
+    ? { runId: run.id, entries: (await db.store.listingAt(run)).entries }
+    : { runId: 0, entries: [] };
 }
 
-export function runsAfter(store: MirrorDatabase, runId: number): RunRow[] {
-  return store.db.select().from(runs).where(gt(runs.id, runId)).orderBy(runs.id).all();
+/** What the campaigns read of a run: its row as stored (a dead holder's run is not shown aborted). */
+export type RunRecord = Pick<
+  RunRow,
+  'id' | 'status' | 'holderPid' | 'errorCode' | 'errorMessage' | 'added' | 'removed' | 'returned' | 'changed'
+>;
+
+export function runsAfter(db: CrashStore, runId: number): Promise<RunRecord[]> {
+  return db.all<RunRecord>(
+    `select id, status, holder_pid as "holderPid", error_code as "errorCode", error_message as "errorMessage",
+            added, removed, returned, changed
+       from runs where id > ? order by id`,
+    runId,
+  );
 }
 
-export function changesAfter(store: MirrorDatabase, runId: number): ChangeRow[] {
+export function changesAfter(db: CrashStore, runId: number): Promise<ChangeRow[]> {
   // Through the store's one reading of change rows: an added entry's body lives in its version.
-  return store.sqlite
-    .prepare(`${CHANGE_ROWS_SQL} where c.run_id > ? order by c.id`)
-    .all(runId) as ChangeRow[];
+  return db.all<ChangeRow>(`${db.changeRowsSql} where c.run_id > ? order by c.id`, runId);
 }
 
 interface Appearance {
@@ -82,13 +90,13 @@ interface Appearance {
 }
 
 /** Every appearance current after run `runId` (none for 0), keyed by uuid and slot. */
-function appearancesAt(store: MirrorDatabase, runId: number): Appearance[] {
-  return store.sqlite
-    .prepare(
-      `select uuid, slot, body from versions
-        where valid_from_run <= ? and (valid_to_run is null or valid_to_run > ?)`,
-    )
-    .all(runId, runId) as Appearance[];
+function appearancesAt(db: CrashStore, runId: number): Promise<Appearance[]> {
+  return db.all<Appearance>(
+    `select uuid, slot, body from versions
+      where valid_from_run <= ? and (valid_to_run is null or valid_to_run > ?)`,
+    runId,
+    runId,
+  );
 }
 
 type Fields = Record<string, unknown>;
@@ -109,15 +117,15 @@ const sortedCanonical = (bodies: readonly string[]) =>
  * must apply to exactly the state it claims to change (an event recorded twice, or a field change
  * whose old value is not what was stored, fails here). The result must be the listing `expected`.
  */
-export function expectChangesReplayTo(
-  store: MirrorDatabase,
+export async function expectChangesReplayTo(
+  db: CrashStore,
   fromRun: number,
   fromListing: readonly string[],
   recorded: readonly ChangeRow[],
   toRun: number,
   expected: readonly string[],
-): void {
-  const start = appearancesAt(store, fromRun);
+): Promise<void> {
+  const start = await appearancesAt(db, fromRun);
   expectSameStates(
     'versions current at the verified run vs the verified listing',
     sortedCanonical(start.map((a) => a.body)),
@@ -133,7 +141,7 @@ export function expectChangesReplayTo(
     sortedCanonical(expected),
   );
   // And slot by slot, the replayed state is what the mirror holds as current.
-  const current = appearancesAt(store, toRun);
+  const current = await appearancesAt(db, toRun);
   const held = new Map(current.map((a) => [keyOf(a.uuid, a.slot), canonical(JSON.parse(a.body) as Fields)]));
   expect(held.size, 'two current versions for one appearance (uuid, slot)').toBe(current.length);
   const replayed = new Map([...state].map(([key, fields]) => [key, canonical(fields)]));
@@ -284,7 +292,7 @@ function changedFields(oldBody: string, newBody: string): string[] {
 
 /** Each succeeded run's counters agree with the change rows it wrote. */
 export function expectRunCountersMatchChanges(
-  runRows: readonly RunRow[],
+  runRows: readonly RunRecord[],
   recorded: readonly ChangeRow[],
 ): void {
   for (const run of runRows.filter((r) => r.status === 'succeeded')) {

@@ -1,27 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parsePostgresUrl } from '../../src/config/database-url.js';
-import { openPgStore } from '../../src/db/postgres/store.js';
 import { describePostgres, usePostgres } from '../helpers/postgres.js';
 import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 
 beforeAll(() => ensureBuilt());
-
-/**
- * False while src/db/postgres/store.ts is the placeholder (its openPgStore rejects "not merged
- * yet"); then these tests skip, and run once the real store is in.
- */
-const pgStoreMerged = await (async () => {
-  const parsed = parsePostgresUrl('postgres://probe:probe@127.0.0.1:1/probe?connect_timeout=2');
-  if (!parsed.ok) throw new Error(parsed.problem);
-  return openPgStore(parsed.value, {}).then(
-    async (store) => {
-      await store.close();
-      return true;
-    },
-    (error: unknown) => !(error instanceof Error && error.message.includes('not merged yet')),
-  );
-})();
 
 describe('choosing the store from the CLI', () => {
   it('DATABASE_URL and DATABASE_PATH both set: exit 2 naming both, the password never shown', async () => {
@@ -36,7 +18,7 @@ describe('choosing the store from the CLI', () => {
   });
 });
 
-(pgStoreMerged ? describePostgres : describe.skip)('the CLI on PostgreSQL', () => {
+describePostgres('the CLI on PostgreSQL', () => {
   const pg = usePostgres();
 
   it('a wrong password: exit 8 with one line saying what to check, the password never shown', async () => {

@@ -6,15 +6,18 @@ import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
+import { cliDatabases, STORE_KINDS } from '../helpers/postgres.js';
 
 beforeAll(() => ensureBuilt());
 
-describe('serve and sync as separate processes on one database file', () => {
+describe.each(STORE_KINDS)('serve and sync as separate processes on one database on %s', (kind) => {
+  const database = cliDatabases(kind);
+
   it('serve picks up what a sync in another process commits, without a restart', async () => {
-    const db = join(tempDir(), 'mirror.db');
+    const db = (await database()).arg;
     const upstream = await simulatedUpstream({ seed: 21, count: 20 });
-    // serve reads an existing database only (a mistyped --db must not create one): an empty one.
-    openDatabase(db).close();
+    // serve reads an existing SQLite file only (a mistyped --db must not create one): an empty one.
+    if (kind === 'sqlite') openDatabase(db).close();
     const serve = runCli(['serve', '--db', db, '--port', '0'], { SNAPSHOT_POLL: '100ms' });
     const url = (JSON.parse(await serve.waitFor(/"msg":"serving the mirror"/)) as { url: string }).url;
     expect((await fetch(`${url}${LIST_PATH}`)).status).toBe(503);
@@ -59,7 +62,9 @@ describe('serve and sync as separate processes on one database file', () => {
     serve.child.kill('SIGTERM');
     expect((await serve.exited).code).toBe(0);
   });
+});
 
+describe('sync flags', () => {
   it('sync without an upstream, or with a bad one, exits 2 naming the flag', async () => {
     const db = join(tempDir(), 'mirror.db');
     const none = runCli(['sync', '--db', db], {});

@@ -1,12 +1,12 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
+import { cliDatabases, STORE_KINDS, type CliDatabase } from '../helpers/postgres.js';
 
 const TOKEN = 'e2e-admin-token-0123456789';
 
@@ -21,11 +21,9 @@ interface RunJson {
   error: { code: string; message: string } | null;
 }
 
-async function startMain(env: Record<string, string>) {
-  const dir = tempDir();
-  const db = join(dir, 'mirror.db');
+async function startMain(env: Record<string, string>, db?: CliDatabase) {
   const proc = runCli(['start', '--port', '0'], {
-    DATABASE_PATH: db,
+    ...(db?.env ?? { DATABASE_PATH: join(tempDir(), 'mirror.db') }),
     LOG_LEVEL: 'info',
     SNAPSHOT_POLL: '100ms',
     ...env,
@@ -37,24 +35,25 @@ async function startMain(env: Record<string, string>) {
   return { proc, url, db, runs };
 }
 
-function dbFacts(file: string) {
-  const db = new Database(file, { readonly: true });
-  try {
-    return {
-      integrity: db.pragma('integrity_check', { simple: true }),
-      running: (db.prepare("select count(*) as n from runs where status = 'running'").get() as { n: number })
-        .n,
-      statuses: db.prepare('select status from runs order by id').pluck().all() as string[],
-    };
-  } finally {
-    db.close();
-  }
+/** What start left: a sound file on SQLite (PostgreSQL's soundness is its own), no run held, the runs. */
+async function dbFacts(db: CliDatabase) {
+  const [integrity] =
+    'DATABASE_PATH' in db.env ? await db.rows('pragma integrity_check') : [{ integrity_check: 'ok' }];
+  const [running] = await db.rows("select count(*) as n from runs where status = 'running'");
+  return {
+    integrity: integrity?.integrity_check,
+    running: running?.n,
+    statuses: (await db.rows('select status from runs order by id')).map((r) => r.status),
+  };
 }
 
-describe('coworker-mirror start (the built CLI as a real process)', () => {
+describe.each(STORE_KINDS)('coworker-mirror start on %s: runs and the store', (kind) => {
+  const database = cliDatabases(kind);
+
   it('syncs on a schedule of every second, records the upstream changes, serves them, exits 0 on SIGTERM', async () => {
     const upstream = await simulatedUpstream({ seed: 11, count: 30 });
-    const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '* * * * * *' });
+    const db = await database();
+    const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '* * * * * *' }, db);
     await eventually(
       async () => ((await main.runs()).some((r) => r.status === 'succeeded') ? true : undefined),
       WAIT_MS,
@@ -87,17 +86,17 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
 
     main.proc.child.kill('SIGTERM');
     expect(await main.proc.exited).toEqual({ code: 0, signal: null });
-    expect(dbFacts(main.db)).toMatchObject({ integrity: 'ok', running: 0 });
+    expect(await dbFacts(db)).toMatchObject({ integrity: 'ok', running: 0 });
   });
 
   it('SIGTERM in the middle of a run: exit 0, the run recorded as aborted, nothing partial stored', async () => {
     const upstream = await simulatedUpstream({ seed: 12, count: 200 });
     upstream.faults.set({ latency: 150 });
-    const main = await startMain({
-      UPSTREAM_URL: upstream.url,
-      SYNC_CRON: '0 0 1 1 *',
-      SYNC_CONCURRENCY: '1',
-    });
+    const db = await database();
+    const main = await startMain(
+      { UPSTREAM_URL: upstream.url, SYNC_CRON: '0 0 1 1 *', SYNC_CONCURRENCY: '1' },
+      db,
+    );
     await main.proc.waitFor(/"msg":"sync started"/);
     await eventually(
       () => (upstream.requests.length >= 3 ? true : undefined),
@@ -106,23 +105,18 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     );
     main.proc.child.kill('SIGTERM');
     expect(await main.proc.exited).toEqual({ code: 0, signal: null });
-    const facts = dbFacts(main.db);
-    expect(facts).toEqual({ integrity: 'ok', running: 0, statuses: ['aborted'] });
-    const db = new Database(main.db, { readonly: true });
-    expect(db.prepare('select count(*) from versions').pluck().get()).toBe(0);
-    expect(db.prepare('select error_code from runs').pluck().get()).toBe('RUN_ABORTED');
-    db.close();
+    expect(await dbFacts(db)).toEqual({ integrity: 'ok', running: 0, statuses: ['aborted'] });
+    expect(await db.rows('select count(*) as n from versions')).toEqual([{ n: 0 }]);
+    expect(await db.rows('select error_code from runs')).toEqual([{ error_code: 'RUN_ABORTED' }]);
   });
 
   it('a tick during a run is skipped and logged; the admin route answers 401, 403, 202 and 409', async () => {
     const upstream = await simulatedUpstream({ seed: 13, count: 120 });
     upstream.faults.set({ latency: 120 });
-    const main = await startMain({
-      UPSTREAM_URL: upstream.url,
-      SYNC_CRON: '* * * * * *',
-      SYNC_CONCURRENCY: '1',
-      ADMIN_TOKEN: TOKEN,
-    });
+    const main = await startMain(
+      { UPSTREAM_URL: upstream.url, SYNC_CRON: '* * * * * *', SYNC_CONCURRENCY: '1', ADMIN_TOKEN: TOKEN },
+      await database(),
+    );
     await main.proc.waitFor(/sync skipped: a run is in progress/);
     const post = (auth?: string) =>
       fetch(`${main.url}/api/mirror/sync/`, { method: 'POST', headers: auth ? { Authorization: auth } : {} });
@@ -151,7 +145,9 @@ describe('coworker-mirror start (the built CLI as a real process)', () => {
     await main.proc.exited;
     expect(main.proc.output()).not.toContain(TOKEN);
   });
+});
 
+describe('coworker-mirror start (the built CLI as a real process)', () => {
   it('without ADMIN_TOKEN the admin route does not exist', async () => {
     const upstream = await simulatedUpstream({ seed: 14, count: 5 });
     const main = await startMain({ UPSTREAM_URL: upstream.url, SYNC_CRON: '0 0 1 1 *' });

@@ -1,32 +1,26 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
-import { tempDir } from '../helpers/temp-db.js';
+import { cliDatabases, STORE_KINDS, type CliDatabase } from '../helpers/postgres.js';
 import { webhookReceiver } from '../helpers/webhook-receiver.js';
 
 beforeAll(() => ensureBuilt());
 
-const statuses = (file: string) => {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db.prepare('select status from webhook_deliveries order by id').pluck().all() as string[];
-  } finally {
-    db.close();
-  }
-};
+const statuses = async (db: CliDatabase) =>
+  (await db.rows('select status from webhook_deliveries order by id')).map((r) => r.status);
 
-describe('coworker-mirror sync with WEBHOOK_URLS (the built CLI)', () => {
+describe.each(STORE_KINDS)('coworker-mirror sync with WEBHOOK_URLS (the built CLI) on %s', (kind) => {
+  const database = cliDatabases(kind);
+
   it('delivers after its commit within a bounded wait, and leaves the rest to the next process', async () => {
     const upstream = await simulatedUpstream({ seed: 5, count: 9 });
     const receiver = await webhookReceiver(null);
     let answering = false;
     receiver.behave(() => (answering ? { kind: 'status', status: 200 } : { kind: 'hang' }));
-    const db = join(tempDir(), 'mirror.db');
+    const db = await database();
     const env = {
       UPSTREAM_URL: upstream.url,
-      DATABASE_PATH: db,
+      ...db.env,
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_TIMEOUT: '500ms',
       WEBHOOK_RETRY_SCHEDULE: '1h',
@@ -37,7 +31,7 @@ describe('coworker-mirror sync with WEBHOOK_URLS (the built CLI)', () => {
     expect(await hanging.exited).toEqual({ code: 0, signal: null });
     expect(hanging.output()).toContain('"msg":"webhook attempt failed; will retry"');
     expect(hanging.output()).toContain('"msg":"webhook deliveries left pending for the next process"');
-    expect(statuses(db)).toEqual(['pending']);
+    expect(await statuses(db)).toEqual(['pending']);
 
     // Queued again by hand, the next sync (which has nothing new) sends it.
     answering = true;
@@ -45,7 +39,7 @@ describe('coworker-mirror sync with WEBHOOK_URLS (the built CLI)', () => {
     expect(await redeliver.exited).toEqual({ code: 0, signal: null });
     const next = runCli(['sync'], env);
     expect(await next.exited).toEqual({ code: 0, signal: null });
-    expect(statuses(db)).toEqual(['succeeded']);
+    expect(await statuses(db)).toEqual(['succeeded']);
     expect(receiver.received.map((r) => r.id)).toEqual([receiver.received[0]?.id, receiver.received[0]?.id]);
   });
 });

@@ -12,16 +12,17 @@ import {
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, onTestFinished } from 'vitest';
 import { parsePostgresUrl, type PostgresTarget } from '../../src/config/database-url.js';
 import { openDatabase } from '../../src/db/open.js';
-import { openPgStore } from '../../src/db/postgres/store.js';
+import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
 import { untilTestEnds, type Defer } from './scope.js';
-import { tempDatabase } from './temp-db.js';
+import { tempDatabase, tempDir } from './temp-db.js';
 
 // A real PostgreSQL for the tests: initdb in a temporary folder, the postmaster on a free loopback
 // port with its unix socket in that folder, stopped and removed afterwards. As root (CI containers)
@@ -301,7 +302,7 @@ export function storeOpener(kind: StoreKind): StoreOpener {
   const pg = kind === 'postgres' ? usePostgres() : null;
   const urls = new WeakMap<Store, string>();
   const openPg = async (url: string): Promise<Store & { file: string }> => {
-    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
+    const store = await openPgStoreAt(url);
     urls.set(store, url);
     onTestFinished(() => store.close());
     return store;
@@ -331,9 +332,7 @@ export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & 
   const pg = kind === 'postgres' ? usePostgres() : null;
   return async (defer = untilTestEnds) => {
     if (pg === null) return tempDatabase(defer);
-    const url = pg.server.url(await pg.server.createDatabase());
-    const store = await openPgStore(pgTarget(url), { poolMax: 4 });
-    madeUrls.set(store, url);
+    const store = await openPgStoreAt(pg.server.url(await pg.server.createDatabase()));
     defer(() => store.close());
     return store;
   };
@@ -341,23 +340,106 @@ export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & 
 
 const madeUrls = new WeakMap<Store, string>();
 
+/** A PostgreSQL store on `url` (not closed for you) whose rows `storeRows` and `databaseEnv` reach. */
+export async function openPgStoreAt(url: string, options: { instanceId?: string } = {}): Promise<PgStore> {
+  const store = await openPgStore(pgTarget(url), { poolMax: 4, ...options });
+  madeUrls.set(store, url);
+  return store;
+}
+
+/**
+ * The variable that points a command (the CLI in-process, a spawned `start` or `sync`) at a store
+ * `storeMaker` made: DATABASE_URL for PostgreSQL, DATABASE_PATH for a SQLite file.
+ */
+export function databaseEnv(
+  store: Store & { file: string },
+): { DATABASE_URL: string } | { DATABASE_PATH: string } {
+  const url = madeUrls.get(store);
+  return url === undefined ? { DATABASE_PATH: store.file } : { DATABASE_URL: url };
+}
+
 /**
  * The rows a query reads from a store `storeMaker` made, on its own connection: for whole-table
- * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1).
+ * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1). A write is run
+ * too, and answers no rows.
  */
 export async function storeRows(store: Store, sql: string): Promise<Record<string, unknown>[]> {
   const url = madeUrls.get(store);
   if (url === undefined) {
     if (!(store instanceof SqliteStore)) throw new Error('storeRows(): not a store storeMaker made');
-    return store.sqlite.prepare(sql).all() as Record<string, unknown>[];
+    const statement = store.sqlite.prepare(sql);
+    // A write (an UPDATE a test stages) answers no rows, as on PostgreSQL.
+    if (!statement.reader) {
+      statement.run();
+      return [];
+    }
+    return statement.all() as Record<string, unknown>[];
   }
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  return pgRows(url, sql);
+}
+
+/** Rows of `sql` on a connection of its own to `url`, booleans read as SQLite's 0 and 1. */
+async function pgRows(url: string, sql: string): Promise<Record<string, unknown>[]> {
+  const client = await connectClient(url);
   try {
-    const found = await rows<Record<string, unknown>>(pool, sql);
+    const found = await rows<Record<string, unknown>>(client, sql);
     return found.map((row) =>
       Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : v])),
     );
   } finally {
-    await pool.end();
+    await client.end();
   }
+}
+
+/**
+ * One connection for a test's own reads, as the store's queries are typed. Not a pool: a pool's
+ * end() resolves before its connections have closed, and a server stopped right after (the last
+ * test of a file) ends them with 57P01, reported as an unhandled error; a client's end() waits.
+ */
+export async function connectClient(url: string): Promise<pg.PoolClient> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  // A lone client is a PoolClient without release(), which the store's query helpers never call.
+  return client as pg.PoolClient;
+}
+
+/** A database a spawned command (the built CLI, `start`) is pointed at, and reads of it. */
+export interface CliDatabase {
+  /** What `--db` takes: a SQLite file path or a postgres:// URL. */
+  readonly arg: string;
+  /** The variable that says the same: DATABASE_PATH or DATABASE_URL. */
+  readonly env: { DATABASE_PATH: string } | { DATABASE_URL: string };
+  /** Rows of a query on a connection of its own (portable SQL; booleans as SQLite's 0 and 1). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * New databases of `kind` for commands run as processes: a file path in a temp folder (created by
+ * the command) or a new database on this describe block's PostgreSQL. Call at the top of the block.
+ */
+export function cliDatabases(kind: StoreKind): () => Promise<CliDatabase> {
+  const pg = kind === 'postgres' ? usePostgres() : null;
+  return async () => {
+    if (pg === null) {
+      const file = join(tempDir(), 'mirror.db');
+      return {
+        arg: file,
+        env: { DATABASE_PATH: file },
+        rows: (sql) => {
+          const db = new Database(file, { readonly: true });
+          try {
+            return Promise.resolve(db.prepare(sql).all() as Record<string, unknown>[]);
+          } finally {
+            db.close();
+          }
+        },
+      };
+    }
+    const url = pg.server.url(await pg.server.createDatabase());
+    return {
+      arg: url,
+      env: { DATABASE_URL: url },
+      rows: (sql) => pgRows(url, sql),
+    };
+  };
 }

@@ -5,12 +5,12 @@ import { runSync } from '../../src/sync/run-sync.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { syncConfig } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
-import { tempDatabase } from '../helpers/temp-db.js';
 import { makeEntry, startFakeDrf } from '../upstream/fake-drf.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
+import type { Store } from '../../src/db/store.js';
 
 /** A mirror (the whole server, Fastify beside it) whose first page is about 10 MB. */
-async function mirrorOfBigPage() {
-  const store = tempDatabase();
+async function mirrorOfBigPage(store: Store) {
   const entries = Array.from({ length: 8 }, (_, i) => makeEntry(i, { notes: 'x'.repeat(1_250_000) }));
   const upstream = await startFakeDrf({ entries });
   onTestFinished(() => upstream.close());
@@ -41,37 +41,41 @@ function exchange(port: number, raw: string): Promise<{ head: string; body: Buff
 
 const contentLength = (head: string): number => Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1]);
 
-describe('answers written raw on the socket', () => {
-  it('regression: a request Node refuses (HTTP/1.2) gets its whole 10 MB page, not a cut one', async () => {
-    const mirror = await mirrorOfBigPage();
-    const { head, body } = await exchange(
-      mirror.port,
-      `GET ${LIST_PATH} HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n`,
-    );
-    expect(head).toMatch(/^HTTP\/1\.2 200 OK\r\n/);
-    expect(contentLength(head)).toBeGreaterThan(10_000_000);
-    // Fastify's default clientError handler destroyed the socket under the raw answer.
-    expect(body.length).toBe(contentLength(head));
-  });
+describe.each(STORE_KINDS)('on %s', (kind) => {
+  const fresh = storeMaker(kind);
 
-  it('an HTTP/1.0 request gets an HTTP/1.0 status line, its whole page, and the connection closes', async () => {
-    const mirror = await mirrorOfBigPage();
-    const viaOne = await exchange(
-      mirror.port,
-      `GET ${LIST_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
-    );
-    const { head, body } = await exchange(
-      mirror.port,
-      `GET ${LIST_PATH} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`,
-    );
-    // As gunicorn: the request's version, and one request per connection even when asked to keep it.
-    expect(head).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
-    expect(head).toMatch(/\r\nConnection: close(\r\n|$)/);
-    expect(body.length).toBe(contentLength(head));
-    expect(body.equals(viaOne.body)).toBe(true);
-    const head10 = await exchange(mirror.port, `HEAD ${LIST_PATH} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`);
-    expect(head10.head).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
-    expect(contentLength(head10.head)).toBe(body.length);
-    expect(head10.body.length).toBe(0);
+  describe('answers written raw on the socket', () => {
+    it('regression: a request Node refuses (HTTP/1.2) gets its whole 10 MB page, not a cut one', async () => {
+      const mirror = await mirrorOfBigPage(await fresh());
+      const { head, body } = await exchange(
+        mirror.port,
+        `GET ${LIST_PATH} HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n`,
+      );
+      expect(head).toMatch(/^HTTP\/1\.2 200 OK\r\n/);
+      expect(contentLength(head)).toBeGreaterThan(10_000_000);
+      // Fastify's default clientError handler destroyed the socket under the raw answer.
+      expect(body.length).toBe(contentLength(head));
+    });
+
+    it('an HTTP/1.0 request gets an HTTP/1.0 status line, its whole page, and the connection closes', async () => {
+      const mirror = await mirrorOfBigPage(await fresh());
+      const viaOne = await exchange(
+        mirror.port,
+        `GET ${LIST_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      );
+      const { head, body } = await exchange(
+        mirror.port,
+        `GET ${LIST_PATH} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`,
+      );
+      // As gunicorn: the request's version, and one request per connection even when asked to keep it.
+      expect(head).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
+      expect(head).toMatch(/\r\nConnection: close(\r\n|$)/);
+      expect(body.length).toBe(contentLength(head));
+      expect(body.equals(viaOne.body)).toBe(true);
+      const head10 = await exchange(mirror.port, `HEAD ${LIST_PATH} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`);
+      expect(head10.head).toMatch(/^HTTP\/1\.0 200 OK\r\n/);
+      expect(contentLength(head10.head)).toBe(body.length);
+      expect(head10.body.length).toBe(0);
+    });
   });
 });

@@ -7,6 +7,7 @@ import { startMirror } from '../helpers/mirror-server.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { chromiumBrowser, missing } from '../helpers/requirements.js';
 import { mediaRig } from './harness.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 
 const CHROMIUM = chromiumBrowser();
 
@@ -50,21 +51,26 @@ const ENTRIES = [
   ['Linus', null, ['team/images/IMG_1234.jpg']],
 ] as const;
 
-describe('offline fallback in a real browser', () => {
+describe.each(STORE_KINDS)('offline fallback in a real browser on %s', (kind) => {
+  const fresh = storeMaker(kind);
+
   it.skipIf(missing(CHROMIUM))(
     'with the upstream and its media host stopped, a page on the mirror shows every image and plays the mp4 with a seek',
     async () => {
-      const rig = await mediaRig((host) => ({
-        entries: ENTRIES.map(([name, emoji, images], i) => ({
-          uuid: String(i).repeat(32),
-          name,
-          post: 'Engineer',
-          emoji_file: emoji && host.mediaBaseUrl + emoji,
-          emoji_file_webm: null,
-          show_image: true,
-          images: images.map((p) => host.mediaBaseUrl + encodeURI(p)),
-        })),
-      }));
+      const rig = await mediaRig(
+        (host) => ({
+          entries: ENTRIES.map(([name, emoji, images], i) => ({
+            uuid: String(i).repeat(32),
+            name,
+            post: 'Engineer',
+            emoji_file: emoji && host.mediaBaseUrl + emoji,
+            emoji_file_webm: null,
+            show_image: true,
+            images: images.map((p) => host.mediaBaseUrl + encodeURI(p)),
+          })),
+        }),
+        await fresh(),
+      );
       await rig.sync();
       const expected = new Map(
         rig.upstream.data

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import type { MirrorDatabase } from '../../src/db/open.js';
+import { SqliteStore } from '../../src/db/sqlite/store.js';
+import type { Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/logger.js';
 import type { MediaConfig } from '../../src/config/load-config.js';
 import {
@@ -14,10 +15,14 @@ import {
 } from '../../src/simulated-upstream/index.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
 import { syncConfig, type TestEnv } from '../helpers/config.js';
-import { tempDatabase } from '../helpers/temp-db.js';
+import { storeRows } from '../helpers/postgres.js';
+import { tempDatabase, tempDir } from '../helpers/temp-db.js';
+
+/** A store a media test runs on: a SQLite file, or a PostgreSQL database `storeMaker` made. */
+export type RigStore = Store & { file: string };
 
 export interface MediaRig {
-  store: MirrorDatabase;
+  store: RigStore;
   upstream: SimulatedUpstream;
   host: SimulatedMediaHost;
   media: MediaConfig;
@@ -38,9 +43,14 @@ export async function mediaHost(): Promise<SimulatedMediaHost> {
   return closeOnce(await startSimulatedMediaHost());
 }
 
-/** A simulated upstream whose media live on a simulated media host, a fresh db, media settings. */
+/**
+ * A simulated upstream whose media live on a simulated media host, a store (a fresh SQLite file
+ * unless one is given), media settings. The media folder is beside a SQLite file; on PostgreSQL,
+ * whose `file` is a URL, it is a temp folder (there it is a cache of the bytes the database holds).
+ */
 export async function mediaRig(
   options: SimulatedUpstreamOptions | ((host: SimulatedMediaHost) => SimulatedUpstreamOptions) = {},
+  given?: RigStore,
 ): Promise<MediaRig> {
   const host = await mediaHost();
   const chosen = typeof options === 'function' ? options(host) : options;
@@ -52,10 +62,10 @@ export async function mediaRig(
       ...chosen,
     }),
   );
-  const store = tempDatabase();
+  const store = given ?? tempDatabase();
   const mediaEnv: TestEnv = {
     MEDIA_ORIGINS: host.url,
-    MEDIA_DIR: join(store.file, '..', 'media'),
+    MEDIA_DIR: store instanceof SqliteStore ? join(store.file, '..', 'media') : join(tempDir(), 'media'),
     MEDIA_MAX_BYTES: String(10 * 1024 * 1024),
     MEDIA_RUN_MAX_BYTES: String(100 * 1024 * 1024),
     MEDIA_TIMEOUT: '5s',
@@ -76,16 +86,44 @@ export function objectPath(dir: string, sha: string): string {
   return join(dir, 'objects', sha.slice(0, 2), sha);
 }
 
-/** Every committed blob row has its complete file: present and hashing to its name. */
-export function expectedMissingOrPartial(store: MirrorDatabase, dir: string): string[] {
-  const shas = store.sqlite
-    .prepare('select sha256 from media_blobs where dropped_at is null')
-    .pluck()
-    .all() as string[];
-  return shas.filter((sha) => {
+async function heldBytes(store: Store, sha: string, size: number): Promise<Buffer | null> {
+  const stream = await store.openBlob(sha, { start: 0, end: size - 1 });
+  if (stream === null) return null;
+  const parts: Buffer[] = [];
+  for await (const part of stream) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}
+
+/**
+ * The committed blob rows whose bytes are missing, partial or other bytes: the file in the folder
+ * on SQLite, the database's bytes on PostgreSQL (its folder is a cache and may lack any file).
+ */
+export async function expectedMissingOrPartial(store: RigStore, dir: string): Promise<string[]> {
+  const held = (await storeRows(
+    store,
+    'select sha256, size from media_blobs where dropped_at is null order by sha256',
+  )) as { sha256: string; size: number }[];
+  const bad: string[] = [];
+  for (const { sha256: sha, size } of held) {
+    if (store.holdsBlobs) {
+      const bytes = await heldBytes(store, sha, Number(size));
+      if (bytes === null || sha256(bytes) !== sha) bad.push(sha);
+      continue;
+    }
     const path = objectPath(dir, sha);
-    return !existsSync(path) || sha256(readFileSync(path)) !== sha;
-  });
+    if (!existsSync(path) || sha256(readFileSync(path)) !== sha) bad.push(sha);
+  }
+  return bad;
+}
+
+/**
+ * Every row of a table on either store (`tableRows` for any store), ordered by the columns named in
+ * turn (by the first for `*`): rows tied on the first would come in each database's own order.
+ */
+export function rowsOf(store: RigStore, table: string, columns = '*'): Promise<Record<string, unknown>[]> {
+  const named = columns === '*' ? 1 : columns.split(',').length;
+  const order = Array.from({ length: named }, (_, i) => i + 1).join(', ');
+  return storeRows(store, `select ${columns} from ${table} order by ${order}`);
 }
 
 /** Distinct media URLs of the upstream's listing on the host. */
@@ -111,8 +149,8 @@ export function tempLeftovers(dir: string): string[] {
 }
 
 /** A rig of `count` coworkers synced twice, new bytes behind one PNG's URL in between: one media_changed. */
-export async function rigWithMediaChange(count: number): Promise<MediaRig> {
-  const rig = await mediaRig({ count });
+export async function rigWithMediaChange(count: number, store?: RigStore): Promise<MediaRig> {
+  const rig = await mediaRig({ count }, store);
   await rig.sync();
   const bumped = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
   rig.host.bump(bumped);

@@ -1,9 +1,8 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listChanges } from '../../src/db/queries.js';
 import { changeView } from '../../src/db/history-views.js';
-import { tableRows } from '../helpers/temp-db.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 import {
   tempLeftovers,
   expectedMissingOrPartial,
@@ -11,12 +10,15 @@ import {
   mediaHost,
   mediaRig,
   objectPath,
+  rowsOf,
   sha256,
 } from './harness.js';
 
-describe('media mirror: fetch and store', () => {
+describe.each(STORE_KINDS)('media mirror on %s: fetch and store', (kind) => {
+  const fresh = storeMaker(kind);
+
   it('stores every listed media file once, by sha256, byte for byte, with its Content-Type', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     const urls = listedMediaUrls(rig.upstream, rig.host);
     expect(urls.length).toBeGreaterThan(5);
     const summary = await rig.sync();
@@ -34,13 +36,13 @@ describe('media mirror: fetch and store', () => {
       }),
     );
     expect(
-      tableRows(rig.store, 'media_blobs', 'sha256, size, content_type, created_run, dropped_at'),
+      await rowsOf(rig.store, 'media_blobs', 'sha256, size, content_type, created_run, dropped_at'),
     ).toEqual(
       [...expected]
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([sha, v]) => ({ sha256: sha, ...v, created_run: summary.runId, dropped_at: null })),
     );
-    expect(tableRows(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run')).toEqual(
+    expect(await rowsOf(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run')).toEqual(
       expect.arrayContaining(
         urls.map((url) => ({
           url,
@@ -54,16 +56,16 @@ describe('media mirror: fetch and store', () => {
       const file = rig.host.fileAt(url)?.bytes ?? Buffer.alloc(0);
       expect(readFileSync(objectPath(rig.media.dir, sha256(file)))).toEqual(file);
     }
-    expect(expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
+    expect(await expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
     expect(tempLeftovers(rig.media.dir)).toEqual([]);
   });
 
   it('an unchanged run sends conditional requests and transfers and writes no media bytes', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     await rig.sync();
     const before = rig.host.bytesSent;
-    const blobs = tableRows(rig.store, 'media_blobs');
-    const versions = tableRows(rig.store, 'media_versions');
+    const blobs = await rowsOf(rig.store, 'media_blobs');
+    const versions = await rowsOf(rig.store, 'media_versions');
     const sent = rig.host.requests.length;
     const summary = await rig.sync();
     const urls = listedMediaUrls(rig.upstream, rig.host);
@@ -72,12 +74,12 @@ describe('media mirror: fetch and store', () => {
     const second = rig.host.requests.slice(sent);
     expect(second.every((r) => typeof r.headers['if-none-match'] === 'string')).toBe(true);
     expect(second.every((r) => typeof r.headers['if-modified-since'] === 'string')).toBe(true);
-    expect(tableRows(rig.store, 'media_blobs')).toEqual(blobs);
-    expect(tableRows(rig.store, 'media_versions')).toEqual(versions);
+    expect(await rowsOf(rig.store, 'media_blobs')).toEqual(blobs);
+    expect(await rowsOf(rig.store, 'media_versions')).toEqual(versions);
   });
 
   it('new bytes at the same URL are a media_changed change; both files are kept', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     await rig.sync();
     const url = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png'));
     if (!url) throw new Error('no png in the listing');
@@ -89,7 +91,7 @@ describe('media mirror: fetch and store', () => {
     const holders = rig.upstream.data
       .entries()
       .filter((e) => (e as { emoji_file?: unknown }).emoji_file === url || JSON.stringify(e).includes(url));
-    const changes = listChanges(rig.store, { limit: 100, kind: 'media_changed' }).map(changeView);
+    const changes = (await rig.store.listChanges({ limit: 100, kind: 'media_changed' })).map(changeView);
     expect(changes).toHaveLength(holders.length);
     expect(changes[0]).toMatchObject({
       run: summary.runId,
@@ -100,7 +102,7 @@ describe('media mirror: fetch and store', () => {
     expect(existsSync(objectPath(rig.media.dir, oldSha))).toBe(true);
     expect(existsSync(objectPath(rig.media.dir, newSha))).toBe(true);
     expect(
-      tableRows(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run').filter(
+      (await rowsOf(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run')).filter(
         (r) => r.url === url,
       ),
     ).toEqual([
@@ -110,7 +112,7 @@ describe('media mirror: fetch and store', () => {
   });
 
   it('a failing URL does not fail the run: recorded with its reason, last good bytes kept, retried next run', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     const first = await rig.sync();
     const url = listedMediaUrls(rig.upstream, rig.host)[0] ?? '';
     const served = sha256(rig.host.fileAt(url)?.bytes ?? Buffer.alloc(0));
@@ -119,7 +121,7 @@ describe('media mirror: fetch and store', () => {
     const second = await rig.sync();
     expect(second.media?.failed).toBe(1);
     expect(
-      tableRows(rig.store, 'media_urls', 'url, checked_run, failure_code, failure_message').find(
+      (await rowsOf(rig.store, 'media_urls', 'url, checked_run, failure_code, failure_message')).find(
         (r) => r.url === url,
       ),
     ).toEqual({
@@ -129,14 +131,14 @@ describe('media mirror: fetch and store', () => {
       failure_message: 'answered 503',
     });
     expect(
-      tableRows(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run').filter(
+      (await rowsOf(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run')).filter(
         (r) => r.url === url,
       ),
     ).toEqual([{ url, sha256: served, valid_from_run: first.runId, valid_to_run: null }]);
     rig.host.fail(url, null);
     const third = await rig.sync();
     expect(third.media?.failed).toBe(0);
-    expect(tableRows(rig.store, 'media_urls', 'url, failure_code').find((r) => r.url === url)).toEqual({
+    expect((await rowsOf(rig.store, 'media_urls', 'url, failure_code')).find((r) => r.url === url)).toEqual({
       url,
       failure_code: null,
     });
@@ -177,15 +179,17 @@ describe('media mirror: fetch and store', () => {
   ] as const)(
     '%s is recorded per URL as missing, the listing commits',
     async (_name, arrange, overrides, code) => {
-      const rig = await mediaRig();
+      const rig = await mediaRig({}, await fresh());
       const url = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
       arrange(rig, url);
       const summary = await rig.sync(overrides);
       expect(summary.entries).toBe(rig.upstream.data.count);
-      const failures = tableRows(rig.store, 'media_urls', 'url, failure_code').filter((r) => r.url === url);
+      const failures = (await rowsOf(rig.store, 'media_urls', 'url, failure_code')).filter(
+        (r) => r.url === url,
+      );
       expect(failures).toEqual([{ url, failure_code: code }]);
-      expect(tableRows(rig.store, 'media_versions').filter((r) => r.url === url)).toEqual([]);
-      expect(expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
+      expect((await rowsOf(rig.store, 'media_versions')).filter((r) => r.url === url)).toEqual([]);
+      expect(await expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
       expect(tempLeftovers(rig.media.dir)).toEqual([]);
     },
   );
@@ -210,7 +214,7 @@ describe('media mirror: fetch and store', () => {
     const summary = await rig.sync({ MEDIA_ORIGINS: host.url });
     expect(summary.media).toMatchObject({ fetched: 1, failed: 1 });
     expect(other.requests).toEqual([]);
-    expect(tableRows(rig.store, 'media_urls', 'url, failure_code')).toEqual([
+    expect(await rowsOf(rig.store, 'media_urls', 'url, failure_code')).toEqual([
       { url: `${host.mediaBaseUrl}team/emoji/ada.png`, failure_code: null },
       { url: `${host.mediaBaseUrl}team/images/moved.jpg`, failure_code: 'MEDIA_REDIRECT_REFUSED' },
     ]);
@@ -221,7 +225,7 @@ describe('media mirror: fetch and store', () => {
   });
 
   it('collects the temp files and unreferenced objects a killed run left', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     await rig.sync();
     const orphan = 'f'.repeat(64);
     mkdirSync(join(rig.media.dir, 'objects', 'ff'), { recursive: true });
@@ -230,11 +234,11 @@ describe('media mirror: fetch and store', () => {
     await rig.sync();
     expect(existsSync(objectPath(rig.media.dir, orphan))).toBe(false);
     expect(tempLeftovers(rig.media.dir)).toEqual([]);
-    expect(expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
+    expect(await expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
   });
 
   it('MEDIA_RETENTION drops files no version valid in the window references, never a current one', async () => {
-    const rig = await mediaRig();
+    const rig = await mediaRig({}, await fresh());
     await rig.sync();
     const url = listedMediaUrls(rig.upstream, rig.host).find((u) => u.endsWith('.png')) ?? '';
     const oldSha = sha256(rig.host.fileAt(url)?.bytes ?? Buffer.alloc(0));
@@ -244,10 +248,10 @@ describe('media mirror: fetch and store', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await rig.sync({ MEDIA_RETENTION: '1' });
     expect(existsSync(objectPath(rig.media.dir, oldSha))).toBe(false);
-    const dropped = tableRows(rig.store, 'media_blobs', 'sha256, dropped_at').filter(
+    const dropped = (await rowsOf(rig.store, 'media_blobs', 'sha256, dropped_at')).filter(
       (r) => r.dropped_at !== null,
     );
     expect(dropped.map((r) => r.sha256)).toEqual([oldSha]);
-    expect(expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
+    expect(await expectedMissingOrPartial(rig.store, rig.media.dir)).toEqual([]);
   });
 });

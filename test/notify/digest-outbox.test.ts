@@ -1,7 +1,7 @@
-import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { openDatabase } from '../../src/db/open.js';
-import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { describe, expect, it } from 'vitest';
+import { notificationOutboxOf } from '../../src/db/open-store.js';
+import type { Store } from '../../src/db/store.js';
+import type { NotificationOutbox } from '../../src/notify/outbox.js';
 import { silentLogger } from '../../src/logger.js';
 import { lastDigestPeriod } from '../../src/notify/digest.js';
 import { writeDueDigest, type DigestSettings } from '../../src/notify/digest-outbox.js';
@@ -11,7 +11,17 @@ import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
-import { tableRows, tempDir } from '../helpers/temp-db.js';
+import { STORE_KINDS, storeOpener, storeRows, type StoreOpener } from '../helpers/postgres.js';
+
+/** Every row of a table, in the order of the columns named (either store). */
+const tableRows = (store: Store, table: string, columns: string) =>
+  storeRows(store, `select ${columns} from ${table} order by ${columns}`);
+
+function outboxOf(store: Store): NotificationOutbox {
+  const outbox = notificationOutboxOf(store);
+  if (outbox === null) throw new Error('this store keeps no notification outbox');
+  return outbox;
+}
 
 const at = (iso: string) => new Date(iso);
 
@@ -65,99 +75,100 @@ function target(entry: string): NotifyTarget {
 }
 
 /** Two runs with changes under NOTIFY_DIGEST=hourly, recorded at 09:10 and 09:40 UTC. */
-async function twoRunsInOneHour() {
+async function twoRunsInOneHour(stores: StoreOpener) {
   const standIn = await chatStandIn(() => null);
   const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
   const targets = entries.map(target);
-  const file = join(tempDir(), 'mirror.db');
-  const store = openDatabase(file);
-  onTestFinished(() => store.close());
+  const store = await stores.open();
   const env = { NOTIFY_URLS: entries.join(','), NOTIFY_DIGEST: 'hourly' };
   const upstream = await simulatedUpstream({ seed: 31, count: 3 });
   const first = await sync(store, upstream, env);
   upstream.data.edit(1, 'post');
   const second = await sync(store, upstream, env);
-  const moveRun = (runId: number, iso: string) => {
-    store.sqlite.prepare('update runs set finished_at = ? where id = ?').run(iso, runId);
-    store.sqlite.prepare('update changes set at = ? where run_id = ?').run(iso, runId);
+  const moveRun = async (runId: number, iso: string) => {
+    await storeRows(store, `update runs set finished_at = '${iso}' where id = ${runId}`);
+    await storeRows(store, `update changes set at = '${iso}' where run_id = ${runId}`);
   };
-  moveRun(first.runId, '2026-11-24T09:10:00.000Z');
-  moveRun(second.runId, '2026-11-24T09:40:00.000Z');
+  await moveRun(first.runId, '2026-11-24T09:10:00.000Z');
+  await moveRun(second.runId, '2026-11-24T09:40:00.000Z');
   const settings: DigestSettings = {
     digest: { every: 'hour' },
     targetIds: targets.map((t) => t.id),
     context: { baseUrl: 'https://mirror.example.com', timeZone: 'UTC' },
   };
-  return { standIn, targets, file, store, settings };
+  return { standIn, targets, store, settings };
 }
 
-describe('NOTIFY_DIGEST=hourly|daily: one message per target and period (issue 22)', () => {
-  it("runs write none of their own; the period's digest is written once per target, by whichever instance", async () => {
-    const { file, store, settings } = await twoRunsInOneHour();
-    expect(tableRows(store, 'webhook_messages', 'type')).toEqual([]);
+describe.each(STORE_KINDS)(
+  'NOTIFY_DIGEST=hourly|daily on %s: one message per target and period (issue 22)',
+  (kind) => {
+    const stores = storeOpener(kind);
 
-    const one = new SqliteNotificationOutbox(store);
-    const other = openDatabase(file);
-    onTestFinished(() => other.close());
-    const two = new SqliteNotificationOutbox(other);
-    expect(await writeDueDigest(one, settings, at('2026-11-24T10:05:00Z'))).toBe(2);
-    expect(await writeDueDigest(two, settings, at('2026-11-24T10:06:00Z'))).toBe(0);
-    expect(await writeDueDigest(one, settings, at('2026-11-24T10:59:59Z'))).toBe(0);
-    // The next hour had no change: nothing is written for it.
-    expect(await writeDueDigest(two, settings, at('2026-11-24T11:05:00Z'))).toBe(0);
+    it("runs write none of their own; the period's digest is written once per target, by whichever instance", async () => {
+      const { store, settings } = await twoRunsInOneHour(stores);
+      expect(await tableRows(store, 'webhook_messages', 'type')).toEqual([]);
 
-    const rows = tableRows(store, 'webhook_messages', 'webhook_id, type') as {
-      webhook_id: string;
-      type: string;
-    }[];
-    // tableRows orders by the first column: the ids' order.
-    expect(rows).toEqual(
-      [...settings.targetIds].sort().map((id) => ({
-        webhook_id: `digest_${id}_2026-11-24T10:00:00.000Z`,
-        type: 'notify.changes',
-      })),
-    );
-    const body = store.sqlite.prepare('select body from webhook_messages limit 1').pluck().get() as string;
-    const message = JSON.parse(body) as NotifyMessage;
-    expect(message).toMatchObject({
-      event: 'changes',
-      title: 'Team page since 2026-11-24 09:00: 3 joined, 1 changed',
-      footer: '2 runs up to 2026-11-24 10:00. Times in UTC.',
-      link: {
-        label: 'Every change of the period',
-        url: 'https://mirror.example.com/changes/?since=2026-11-24T09%3A00%3A00.000Z',
-      },
+      const one = outboxOf(store);
+      // Another instance's handle on the same database.
+      const two = outboxOf(await stores.another(store));
+      expect(await writeDueDigest(one, settings, at('2026-11-24T10:05:00Z'))).toBe(2);
+      expect(await writeDueDigest(two, settings, at('2026-11-24T10:06:00Z'))).toBe(0);
+      expect(await writeDueDigest(one, settings, at('2026-11-24T10:59:59Z'))).toBe(0);
+      // The next hour had no change: nothing is written for it.
+      expect(await writeDueDigest(two, settings, at('2026-11-24T11:05:00Z'))).toBe(0);
+
+      const rows = (await tableRows(store, 'webhook_messages', 'webhook_id, type')) as {
+        webhook_id: string;
+        type: string;
+      }[];
+      expect(rows).toEqual(
+        [...settings.targetIds].sort().map((id) => ({
+          webhook_id: `digest_${id}_2026-11-24T10:00:00.000Z`,
+          type: 'notify.changes',
+        })),
+      );
+      const body = String((await storeRows(store, 'select body from webhook_messages order by id'))[0]?.body);
+      const message = JSON.parse(body) as NotifyMessage;
+      expect(message).toMatchObject({
+        event: 'changes',
+        title: 'Team page since 2026-11-24 09:00: 3 joined, 1 changed',
+        footer: '2 runs up to 2026-11-24 10:00. Times in UTC.',
+        link: {
+          label: 'Every change of the period',
+          url: 'https://mirror.example.com/changes/?since=2026-11-24T09%3A00%3A00.000Z',
+        },
+      });
+      expect(message.lines).toHaveLength(4);
     });
-    expect(message.lines).toHaveLength(4);
-  });
 
-  it('the worker of start writes the due digest on its pass, and delivers it to each target', async () => {
-    const { standIn, targets, store, settings } = await twoRunsInOneHour();
-    const deps = {
-      outbox: new SqliteNotificationOutbox(store),
-      targets,
-      send: sendMessage,
-      timeoutMs: 5000,
-      sleep: () => Promise.resolve(),
-      logger: silentLogger(),
-      pollMs: 60_000,
-    };
-    const writer = new NotifyWorker({ ...deps, digest: settings, now: () => at('2026-11-24T10:05:00Z') });
-    await writer.poke();
-    await writer.stop();
-    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
-      { status: 'pending' },
-      { status: 'pending' },
-    ]);
-    // The rows are due from when they were written, by the real clock.
-    const sender = new NotifyWorker(deps);
-    await sender.poke();
-    await sender.stop();
-    expect(standIn.requests).toHaveLength(2);
-    for (const request of standIn.requests) expect(request.body).toContain('3 joined, 1 changed');
-    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
-      { status: 'succeeded' },
-      { status: 'succeeded' },
-    ]);
-  });
-});
+    it('the worker of start writes the due digest on its pass, and delivers it to each target', async () => {
+      const { standIn, targets, store, settings } = await twoRunsInOneHour(stores);
+      const deps = {
+        outbox: outboxOf(store),
+        targets,
+        send: sendMessage,
+        timeoutMs: 5000,
+        sleep: () => Promise.resolve(),
+        logger: silentLogger(),
+        pollMs: 60_000,
+      };
+      const writer = new NotifyWorker({ ...deps, digest: settings, now: () => at('2026-11-24T10:05:00Z') });
+      await writer.poke();
+      await writer.stop();
+      expect(await tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+        { status: 'pending' },
+        { status: 'pending' },
+      ]);
+      // The rows are due from when they were written, by the real clock.
+      const sender = new NotifyWorker(deps);
+      await sender.poke();
+      await sender.stop();
+      expect(standIn.requests).toHaveLength(2);
+      for (const request of standIn.requests) expect(request.body).toContain('3 joined, 1 changed');
+      expect(await tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+        { status: 'succeeded' },
+        { status: 'succeeded' },
+      ]);
+    });
+  },
+);

@@ -1,15 +1,21 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
-import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { notificationOutboxOf } from '../../src/db/open-store.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker, type NotifyWorkerDeps } from '../../src/notify/worker.js';
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
-import { tableRows, tempDatabase } from '../helpers/temp-db.js';
 import { eventually } from '../helpers/process.js';
-import type { MirrorDatabase } from '../../src/db/open.js';
+import type { Store } from '../../src/db/store.js';
+import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
+
+/** Every row of a table, in the order of the columns named (either store). */
+const tableRows = (store: Store, table: string, columns: string) =>
+  storeRows(store, `select ${columns} from ${table} order by ${columns}`);
+const firstBody = async (store: Store): Promise<string> =>
+  String((await storeRows(store, 'select body from webhook_messages order by id'))[0]?.body);
 
 const accept = () => null;
 
@@ -24,13 +30,15 @@ async function twoTargets(): Promise<{ standIn: StandIn; urls: string; targets: 
   return { standIn, urls: entries.join(','), targets };
 }
 
-function worker(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorker {
+function worker(store: Store, targets: NotifyTarget[]): NotifyWorker {
   return new NotifyWorker(workerDeps(store, targets));
 }
 
-function workerDeps(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorkerDeps {
+function workerDeps(store: Store, targets: NotifyTarget[]): NotifyWorkerDeps {
+  const outbox = notificationOutboxOf(store);
+  if (outbox === null) throw new Error('this store keeps no notification outbox');
   return {
-    outbox: new SqliteNotificationOutbox(store),
+    outbox,
     targets,
     send: sendMessage,
     timeoutMs: 5000,
@@ -41,9 +49,11 @@ function workerDeps(store: MirrorDatabase, targets: NotifyTarget[]): NotifyWorke
   };
 }
 
-describe('notifications sent by runs (issue 22)', () => {
+describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind) => {
+  const fresh = storeMaker(kind);
+
   it('a run with changes writes one row per target in its transaction; the worker delivers each once', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { standIn, urls, targets } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 7, count: 12 });
     await sync(store, upstream);
@@ -51,13 +61,13 @@ describe('notifications sent by runs (issue 22)', () => {
     upstream.data.remove(1);
     const second = await sync(store, upstream, { NOTIFY_URLS: urls });
 
-    const endpoints = tableRows(store, 'webhook_endpoints', 'url') as { url: string }[];
+    const endpoints = (await tableRows(store, 'webhook_endpoints', 'url')) as { url: string }[];
     expect(endpoints.map((e) => e.url).sort()).toEqual(targets.map((t) => `notify:${t.id}`).sort());
-    const rows = tableRows(store, 'webhook_messages', 'type, run_id');
+    const rows = await tableRows(store, 'webhook_messages', 'type, run_id');
     expect(rows).toEqual([{ type: 'notify.changes', run_id: second.runId }]);
     // The rows share the webhook outbox, but the webhook views (deliveries, status page, metrics)
     // are the webhooks' alone.
-    expect(tableRows(store, 'webhook_deliveries', 'status')).toHaveLength(targets.length);
+    expect(await tableRows(store, 'webhook_deliveries', 'status')).toHaveLength(targets.length);
     expect(await store.listDeliveries({ limit: 10 })).toEqual([]);
     expect(await store.countDeliveries({})).toBe(0);
 
@@ -66,23 +76,23 @@ describe('notifications sent by runs (issue 22)', () => {
     await w.poke();
     await w.stop();
     expect(standIn.requests).toHaveLength(2);
-    const names = changedNames(store, second.runId);
+    const names = await changedNames(store, second.runId);
     expect(names.length).toBeGreaterThan(0);
     for (const request of standIn.requests) {
       for (const name of names) expect(request.body).toContain(jsonText(name));
     }
-    expect(tableRows(store, 'webhook_deliveries', 'status')).toEqual([
+    expect(await tableRows(store, 'webhook_deliveries', 'status')).toEqual([
       { status: 'succeeded' },
       { status: 'succeeded' },
     ]);
   });
 
   it('a run of more changes than lines counts them all and words the first ones by name', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { urls } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 3, count: 25 });
     await sync(store, upstream, { NOTIFY_URLS: urls });
-    const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+    const body = await firstBody(store);
     const message = JSON.parse(body) as NotifyMessage;
     expect(message.title).toContain('25 joined');
     expect(message.lines).toHaveLength(MAX_LINES);
@@ -91,7 +101,7 @@ describe('notifications sent by runs (issue 22)', () => {
   });
 
   it('a stop mid-pass sends no more and hands the rest back, which the next worker sends at once', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { standIn, urls, targets } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 4, count: 3 });
     await sync(store, upstream, { NOTIFY_URLS: urls });
@@ -106,7 +116,7 @@ describe('notifications sent by runs (issue 22)', () => {
     await first.poke();
     await (stopping as Promise<void> | null);
     expect(standIn.requests).toHaveLength(1);
-    expect(tableRows(store, 'webhook_deliveries', 'id, status, lease_until')).toEqual([
+    expect(await tableRows(store, 'webhook_deliveries', 'id, status, lease_until')).toEqual([
       { id: 1, status: 'succeeded', lease_until: null },
       { id: 2, status: 'pending', lease_until: null },
     ]);
@@ -117,7 +127,7 @@ describe('notifications sent by runs (issue 22)', () => {
   });
 
   it("a started worker sends a run's messages when the run commits, long before its next poll", async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { standIn, urls, targets } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 5, count: 6 });
     await sync(store, upstream);
@@ -139,19 +149,19 @@ describe('notifications sent by runs (issue 22)', () => {
   });
 
   it('a failed run writes no changes message, though its listing changed upstream', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { urls } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 9, count: 5 });
     await sync(store, upstream);
     upstream.data.add(1);
     upstream.faults.set({ invalidJson: { page: 1 } });
     await expect(sync(store, upstream, { NOTIFY_URLS: urls })).rejects.toThrow();
-    const types = tableRows(store, 'webhook_messages', 'type') as { type: string }[];
+    const types = (await tableRows(store, 'webhook_messages', 'type')) as { type: string }[];
     expect(types.filter((t) => t.type === 'notify.changes')).toEqual([]);
   });
 
   it('a failure message says since when the streak began and which snapshot is still served', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { urls } = await twoTargets();
     const upstream = await simulatedUpstream({ seed: 9, count: 5 });
     const good = await sync(store, upstream);
@@ -159,14 +169,14 @@ describe('notifications sent by runs (issue 22)', () => {
     const env = { NOTIFY_URLS: urls, WEBHOOK_FAILURE_THRESHOLD: '3' };
     // Runs a minute apart or more, so each time the message could name is told apart.
     const setTime = (column: string, id: number, iso: string) =>
-      store.sqlite.prepare(`update runs set ${column} = ? where id = ?`).run(iso, id);
-    setTime('finished_at', good.runId, '2026-11-24T08:50:00.000Z');
+      storeRows(store, `update runs set ${column} = '${iso}' where id = ${id}`);
+    await setTime('finished_at', good.runId, '2026-11-24T08:50:00.000Z');
     for (let i = 0; i < 3; i++) {
       await expect(sync(store, upstream, env)).rejects.toThrow();
-      if (i < 2) setTime('started_at', good.runId + 1 + i, `2026-11-24T09:${10 + i * 10}:00.000Z`);
+      if (i < 2) await setTime('started_at', good.runId + 1 + i, `2026-11-24T09:${10 + i * 10}:00.000Z`);
     }
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-    const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
+    const body = await firstBody(store);
     const message = JSON.parse(body) as NotifyMessage;
     // The streak began with the first failed run, not with the one that reached the threshold.
     expect(message.summary).toMatch(
@@ -178,7 +188,7 @@ describe('notifications sent by runs (issue 22)', () => {
   });
 
   it('a permanent refusal fails the row and disables the target; its later rows wait', async () => {
-    const store = tempDatabase();
+    const store = await fresh();
     const { standIn, urls, targets } = await twoTargets();
     standIn.answer(404, {}, 'no_service');
     const upstream = await simulatedUpstream({ seed: 5, count: 6 });
@@ -191,14 +201,14 @@ describe('notifications sent by runs (issue 22)', () => {
     await w.poke();
     await w.stop();
     expect(standIn.requests).toHaveLength(2);
-    const endpoints = tableRows(store, 'webhook_endpoints', 'disabled_reason') as {
+    const endpoints = (await tableRows(store, 'webhook_endpoints', 'disabled_reason')) as {
       disabled_reason: string | null;
     }[];
     expect(endpoints.map((e) => e.disabled_reason)).toEqual([
       expect.stringContaining('404'),
       expect.stringContaining('404'),
     ]);
-    expect(tableRows(store, 'webhook_deliveries', 'id, status')).toEqual([
+    expect(await tableRows(store, 'webhook_deliveries', 'id, status')).toEqual([
       { id: 1, status: 'failed' },
       { id: 2, status: 'failed' },
       { id: 3, status: 'pending' },
@@ -208,18 +218,12 @@ describe('notifications sent by runs (issue 22)', () => {
 });
 
 /** The names of the coworkers a run changed, as its stored versions say. */
-function changedNames(store: MirrorDatabase, runId: number): string[] {
-  const uuids = store.sqlite
-    .prepare('select distinct uuid from changes where run_id = ?')
-    .pluck()
-    .all(runId) as string[];
-  return uuids.map(
-    (uuid) =>
-      store.sqlite
-        .prepare(`select json_extract(body, '$.name') from versions where uuid = ? order by id desc limit 1`)
-        .pluck()
-        .get(uuid) as string,
+async function changedNames(store: Store, runId: number): Promise<string[]> {
+  const uuids = (await storeRows(store, `select distinct uuid from changes where run_id = ${runId}`)).map(
+    (r) => String(r.uuid),
   );
+  const names = await store.namesOf(uuids);
+  return uuids.map((uuid) => names.get(uuid) ?? '');
 }
 
 /** A name as it appears inside a JSON string (quotes and backslashes escaped). */

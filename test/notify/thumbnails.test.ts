@@ -3,25 +3,23 @@ import type { NotifyMessage } from '../../src/notify/message.js';
 import { emailContent } from '../../src/notify/formats/email-format.js';
 import { discordPayload, slackPayload, teamsPayload } from '../../src/notify/formats/chat-formats.js';
 import { pictureOf } from '../../src/notify/thumbnails.js';
-import { mediaRig } from '../media/harness.js';
+import { mediaRig, rowsOf, type RigStore } from '../media/harness.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 
 const BASE = 'https://mirror.example.com';
 const TARGET = 'ntfy+http://127.0.0.1:9/topic';
 
-function storedMessage(rig: {
-  store: { sqlite: { prepare(sql: string): { pluck(): { get(): unknown } } } };
-}) {
-  const body = rig.store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
-  return JSON.parse(body) as NotifyMessage;
+async function storedMessage(rig: { store: RigStore }): Promise<NotifyMessage> {
+  const [row] = await rowsOf(rig.store, 'webhook_messages', 'body');
+  return JSON.parse(String(row?.body)) as NotifyMessage;
 }
 
 describe('thumbnails in messages: the mirror’s own media, never the upstream’s (issue 22)', () => {
   it('with PUBLIC_BASE_URL and the bytes mirrored, each line shows its picture from the mirror', async () => {
     const rig = await mediaRig({ count: 3 });
     await rig.sync({ NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE });
-    const message = storedMessage(rig);
+    const message = await storedMessage(rig);
     const images = message.lines.map((l) => l.imageUrl);
     expect(images.some((i) => i !== null)).toBe(true);
     for (const image of images.filter((i) => i !== null)) {
@@ -44,7 +42,7 @@ describe('thumbnails in messages: the mirror’s own media, never the upstream�
   it('without PUBLIC_BASE_URL, or without the bytes, no thumbnail at all', async () => {
     const rig = await mediaRig({ count: 3 });
     await rig.sync({ NOTIFY_URLS: TARGET });
-    expect(storedMessage(rig).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);
+    expect((await storedMessage(rig)).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);
 
     // Media not mirrored (no MEDIA_ORIGINS): the upstream's pictures are not shown.
     const store = tempDatabase();

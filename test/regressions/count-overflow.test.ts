@@ -4,7 +4,7 @@ import { parse } from 'lossless-json';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { validatePage } from '../../src/upstream/validate.js';
 import { sync } from '../helpers/sync.js';
-import { tempDatabase } from '../helpers/temp-db.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 
 const BODY = '{"count":1e400,"next":null,"previous":null,"results":[]}';
 
@@ -19,19 +19,23 @@ async function rawUpstream(): Promise<{ url: string }> {
 }
 
 // Regression: `count: 1e400` was reported as "received null" (JSON.stringify of Infinity).
-describe('a count past the range of a double', () => {
-  it('a sync fails naming the number as out of range, never "null"', async () => {
-    const store = tempDatabase();
-    const failure = await sync(store, await rawUpstream()).catch((error: unknown) => error as Error);
-    expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toBe(
-      'page 1: envelope field "count": expected a finite number, received a number too large for a double (read as Infinity)',
-    );
-  });
+describe.each(STORE_KINDS)('on %s', (kind) => {
+  const fresh = storeMaker(kind);
 
-  it('with a parser that keeps numbers as their text, the message quotes the text', () => {
-    expect(() => validatePage(parse(BODY), 1)).toThrow(
-      /^page 1: envelope field "count": expected number, received 1e400$/,
-    );
+  describe('a count past the range of a double', () => {
+    it('a sync fails naming the number as out of range, never "null"', async () => {
+      const store = await fresh();
+      const failure = await sync(store, await rawUpstream()).catch((error: unknown) => error as Error);
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toBe(
+        'page 1: envelope field "count": expected a finite number, received a number too large for a double (read as Infinity)',
+      );
+    });
+
+    it('with a parser that keeps numbers as their text, the message quotes the text', () => {
+      expect(() => validatePage(parse(BODY), 1)).toThrow(
+        /^page 1: envelope field "count": expected number, received 1e400$/,
+      );
+    });
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { chromiumBrowser, missing } from '../helpers/requirements.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 import { oncePerFile, untilTestEnds, type Defer } from '../helpers/scope.js';
 import { configuredTimeZone, localClock } from '../../src/web/time-zone.js';
 import { buildPageHistory, HOSTILE_NAME, RTL_NAME, UUID } from './page-history.js';
@@ -106,9 +107,16 @@ async function axeViolations(page: Page): Promise<AxeViolation[]> {
   return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
-describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
+/**
+ * Every view on SQLite; on PostgreSQL one, since a page's layout is the store's no more than its
+ * bytes are: there the pages are read from the other store, in the browser, at one width.
+ */
+const VIEWS_OF = { sqlite: VIEWS, postgres: VIEWS.slice(-1) };
+
+describe.skipIf(missing(CHROMIUM)).each(STORE_KINDS)('pages in a real browser on %s', (kind) => {
+  const fresh = storeMaker(kind);
   const rig = oncePerFile(async (defer) => {
-    const history = await buildPageHistory(defer);
+    const history = await buildPageHistory(defer, await fresh(defer));
     const mirror = await startMirror(history.store, { defer });
     const browser = await chromium.launch({ executablePath: CHROMIUM.found ?? '', args: ['--no-sandbox'] });
     defer(() => browser.close());
@@ -125,7 +133,7 @@ describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
     return context;
   }
 
-  describe.each(VIEWS)('at $width px, $colorScheme', (view) => {
+  describe.each(VIEWS_OF[kind])('at $width px, $colorScheme', (view) => {
     // One context per view, as a reader's browser; each test opens its own page in it.
     const viewContext = oncePerFile((defer) =>
       newContext(
@@ -167,7 +175,10 @@ describe.skipIf(missing(CHROMIUM))('pages in a real browser', () => {
           (pageCase.thumbnails ? [new URL(mirror.url).origin, media] : [new URL(mirror.url).origin]).sort(),
         );
         await page.screenshot({
-          path: join(SHOTS, `${pageCase.name}-${view.width}-${view.colorScheme}.png`),
+          path: join(
+            SHOTS,
+            `${pageCase.name}-${view.width}-${view.colorScheme}${kind === 'sqlite' ? '' : `-${kind}`}.png`,
+          ),
           fullPage: true,
         });
       },

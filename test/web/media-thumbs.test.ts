@@ -3,7 +3,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startMirror } from '../helpers/mirror-server.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { chromiumBrowser, missing } from '../helpers/requirements.js';
-import { mediaRig, type MediaRig } from '../media/harness.js';
+import { mediaRig, type MediaRig, type RigStore } from '../media/harness.js';
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 
 /**
  * Issue 22, section 5: the pages' and the feed's thumbnails come from the mirror whenever it holds
@@ -32,13 +33,16 @@ function person(uuid: string, name: string, emoji: string, images: string[], bas
  * her emoji's same address (media_changed); Quin's video emoji changes address. Then the upstream
  * and its media host stop.
  */
-async function mirroredThenOffline(): Promise<MediaRig> {
-  const rig = await mediaRig((host) => ({
-    entries: [
-      person(PIA, 'Pia Nyström', 'team/emoji/pia.png', ['team/images/p_1.png'], host.mediaBaseUrl),
-      person(QUIN, 'Quin Adebayo', 'team/emoji/quin.mp4', [], host.mediaBaseUrl),
-    ],
-  }));
+async function mirroredThenOffline(store: RigStore): Promise<MediaRig> {
+  const rig = await mediaRig(
+    (host) => ({
+      entries: [
+        person(PIA, 'Pia Nyström', 'team/emoji/pia.png', ['team/images/p_1.png'], host.mediaBaseUrl),
+        person(QUIN, 'Quin Adebayo', 'team/emoji/quin.mp4', [], host.mediaBaseUrl),
+      ],
+    }),
+    store,
+  );
   await rig.sync();
   const base = rig.host.mediaBaseUrl;
   rig.upstream.data.setEntries([
@@ -78,9 +82,11 @@ async function thumbnails(page: Page): Promise<Shown[]> {
   );
 }
 
-describe.skipIf(missing(CHROMIUM))('thumbnails with the media host down', () => {
+describe.skipIf(missing(CHROMIUM)).each(STORE_KINDS)('thumbnails with the media host down on %s', (kind) => {
+  const fresh = storeMaker(kind);
+
   it('the before and after images of every change load from the mirror; videos and files are named', async () => {
-    const rig = await mirroredThenOffline();
+    const rig = await mirroredThenOffline(await fresh());
     const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
     const page = await browserPage();
     await page.goto(`${mirror.url}/changes/?kind=changed`);
@@ -116,7 +122,7 @@ describe.skipIf(missing(CHROMIUM))('thumbnails with the media host down', () => 
   }, 60_000);
 
   it("the feed's thumbnails are the mirror's, at absolute addresses", async () => {
-    const rig = await mirroredThenOffline();
+    const rig = await mirroredThenOffline(await fresh());
     const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
     const atom = await (await fetch(`${mirror.url}/api/mirror/changes.atom`)).text();
     const sources = [...atom.matchAll(/<img [^>]*src="([^"]+)"/g)].map((m) => m[1] ?? '');
@@ -128,7 +134,7 @@ describe.skipIf(missing(CHROMIUM))('thumbnails with the media host down', () => 
   }, 60_000);
 
   it('a thumbnail that cannot load still shows its file name, in full', async () => {
-    const rig = await mirroredThenOffline();
+    const rig = await mirroredThenOffline(await fresh());
     // No media folder given: the pages point at the stopped host.
     const mirror = await startMirror(rig.store);
     const page = await browserPage();
