@@ -17,19 +17,13 @@ import {
   type VersionRow,
 } from './schema.js';
 import { prepared } from './prepared.js';
+import { runRow, runRows } from './sqlite/run-rows.js';
 
 /** Named reads shared by the CLI, the history API and the list endpoint. */
 
 /** Runs as a reader should see them: one whose holder provably died reads as aborted. */
 export function listRuns(store: MirrorDatabase, options: { limit: number; offset?: number }): RunRow[] {
-  return store.db
-    .select()
-    .from(runs)
-    .orderBy(desc(runs.id))
-    .limit(options.limit)
-    .offset(options.offset ?? 0)
-    .all()
-    .map((run) => runAsSeen(store, run));
+  return runRows(store.sqlite, options).map((run) => runAsSeen(store, run));
 }
 
 export function countRuns(store: MirrorDatabase): number {
@@ -37,7 +31,7 @@ export function countRuns(store: MirrorDatabase): number {
 }
 
 export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
-  const run = store.db.select().from(runs).where(eq(runs.id, id)).get();
+  const run = runRow(store.sqlite, id);
   return run && runAsSeen(store, run);
 }
 
