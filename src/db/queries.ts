@@ -1,7 +1,7 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
-import { changeRowSelection } from './change-columns.js';
+import { changeRowSelection, changeRowsOf } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -95,14 +95,22 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
     last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
   });
   if (where === null) return [];
-  return store.db
+  const query = store.db
     .select(changeRowSelection)
     .from(changes)
     .leftJoin(versions, eq(versions.id, changes.versionId))
     .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit)
-    .all();
+    .toSQL();
+  // drizzle builds the SQL (one definition of the filter), but its own `.all()` prepared it again
+  // at every call and mapped each row field by field: a feed page paid the first, an export of
+  // 1,000,000 changes mostly the second (issue 21). The text varies only with the filter's shape.
+  return changeRowsOf(
+    prepared(store.sqlite, query.sql)
+      .raw(true)
+      .all(...query.params) as unknown[][],
+  );
 }
 
 export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
