@@ -2,6 +2,7 @@ import { Feed } from 'feed';
 import { Fragment, h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import type { ChangeSubject } from '../db/page-queries.js';
+import { canonicalText } from '../db/history-views.js';
 import type { ChangeRow } from '../db/schema.js';
 import { changeSentence } from './change-text.js';
 import { parseStored } from './format.js';
@@ -98,6 +99,9 @@ function cell(text: string): string {
 
 function valueCell(text: string | null): string {
   if (text === null) return '';
+  // An object already in its canonical form is its own `stringifyJson` (as in the JSON Lines export).
+  const canonical = text.charCodeAt(0) === 0x7b ? canonicalText(text) : undefined;
+  if (canonical !== undefined) return cell(canonical);
   const value = parseStored(text);
   return cell(typeof value === 'string' ? value : stringifyJson(value));
 }
