@@ -1,6 +1,5 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
-import { once } from 'node:events';
 import type { ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeKind, ChangeRow } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
@@ -9,41 +8,17 @@ import {
   changeView,
   changeViewJson,
   coworkerView,
-  runView,
   versionView,
   type ChangeView,
 } from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
-import { renderChanges, renderFound, renderHistory, renderRuns } from './human-output.js';
-import { styleFor, type Style } from './terminal.js';
+import { renderChanges, renderFound, renderHistory } from './human-output.js';
 import { withExistingStoreAsync } from './with-store.js';
+import { stdoutOutput, type Output } from './output.js';
 import { stringifyJson } from '../json/safe-json.js';
 
-/** Where a read command writes and how: tests pass their own. */
-export interface Output {
-  write: (line: string) => void;
-  style: Style;
-  /**
-   * Resolves once the destination has taken what was written (stdout's 'drain'): a stream awaits it
-   * between batches, so a slow reader holds the export back instead of its rows piling up in memory.
-   */
-  drained?: () => Promise<void>;
-}
-
-function stdoutOutput(): Output {
-  let full = false;
-  return {
-    write: (line) => {
-      if (!process.stdout.write(`${line}\n`)) full = true;
-    },
-    style: styleFor(process.stdout),
-    drained: async () => {
-      if (!full) return;
-      await once(process.stdout, 'drain');
-      full = false;
-    },
-  };
-}
+export type { Output } from './output.js';
+export { runRunsCommand } from './runs-command.js';
 
 /** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
 export type HistoryTarget = { uuid: string } | { name: string };
@@ -188,22 +163,6 @@ export async function runChangesCommand(
     for await (const batch of batches) for (const row of batch) rows.push(changeView(row));
     const names = await store.namesOf(rows.map((c) => c.uuid));
     for (const line of renderChanges(rows, names, out.style)) out.write(line);
-    return EXIT.ok;
-  });
-}
-
-export async function runRunsCommand(
-  config: Config,
-  limit: number,
-  json: boolean,
-  out: Output = stdoutOutput(),
-): Promise<number> {
-  return withExistingStoreAsync(config, async (store) => {
-    const runs = await store.listRuns({ limit });
-    const media = await store.mediaRunsByIds(runs.map((r) => r.id));
-    const rows = runs.map((r) => runView(r, media.get(r.id)));
-    if (json) for (const r of rows) out.write(stringifyJson(r));
-    else for (const line of renderRuns(rows, out.style)) out.write(line);
     return EXIT.ok;
   });
 }

@@ -148,7 +148,7 @@ function addReadCommands(program: Command): void {
       .option('--json', 'JSON Lines output'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
-    const { runRunsCommand } = await import('./history-commands.js');
+    const { runRunsCommand } = await import('./runs-command.js');
     process.exitCode = await runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
   });
 }

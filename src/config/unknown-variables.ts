@@ -21,11 +21,15 @@ export function findUnknownVariables(
   for (const name of Object.keys(env).sort()) {
     if (knownSet.has(name)) continue;
     const upper = name.toUpperCase();
-    const suggestion = closest(upper, [...known]);
+    // A name two edits from another differs from it in length by two at most: the others cannot be
+    // near, and measuring the whole environment against every setting cost every command ≈ 30 ms.
+    const alike = known.filter((k) => Math.abs(k.length - upper.length) <= 2);
+    const nearest = alike.length > 0 ? closest(upper, alike) : undefined;
     // Short names (HOME vs HOST) are one letter apart by chance; only longer ones get two.
-    const near = distance(upper, suggestion) <= (suggestion.length <= 5 ? 1 : 2);
+    const near = nearest !== undefined && distance(upper, nearest) <= (nearest.length <= 5 ? 1 : 2);
     const owned = ownedPrefixes.some((p) => upper.startsWith(p));
-    if (near || owned) found.push({ name, suggestion });
+    if (near) found.push({ name, suggestion: nearest });
+    else if (owned) found.push({ name, suggestion: closest(upper, [...known]) });
   }
   return found;
 }

@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { changes } from './schema.js';
+import { changes, type ChangeKind, type ChangeRow } from './schema.js';
 
 /**
  * An added, returned or removed change stores its whole entry once, in the version `version_id`
@@ -56,3 +56,36 @@ export function changeRowSelectionOf<T extends Record<ChangeKey, unknown>>(
 
 /** SQLite's. */
 export const changeRowSelection = changeRowSelectionOf(changes);
+
+/**
+ * Rows read `raw()` (arrays) with `changeRowSelection`, as `ChangeRow`s: drizzle selects its fields
+ * in the selection's key order, the order written here (test/db/change-rows-of.test.ts holds both).
+ */
+export function changeRowsOf(rows: readonly unknown[][]): ChangeRow[] {
+  const out = new Array<ChangeRow>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as [
+      number,
+      number,
+      string,
+      string,
+      number,
+      ChangeKind,
+      string | null,
+      string | null,
+      string | null,
+    ];
+    out[i] = {
+      id: r[0],
+      runId: r[1],
+      at: r[2],
+      uuid: r[3],
+      slot: r[4],
+      kind: r[5],
+      field: r[6],
+      oldValue: r[7],
+      newValue: r[8],
+    };
+  }
+  return out;
+}

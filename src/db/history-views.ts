@@ -100,7 +100,7 @@ export function changeView(row: ChangeRow): ChangeView {
 }
 
 /** Stored JSON text as it reads back, or undefined when reading it back could change it. */
-function canonicalText(text: string | null): string | undefined {
+export function canonicalText(text: string | null): string | undefined {
   if (text === null) return 'null';
   try {
     // V8's parse and stringify: equal text means no whitespace, escapes, duplicate keys or

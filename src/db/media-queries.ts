@@ -1,8 +1,11 @@
-import type { MirrorDatabase } from './open.js';
+import type { MirrorDatabase, SqliteHandle } from './open.js';
 import type { MediaRunRow } from './schema.js';
 
 /** Media figures of the given runs (runs that mirrored no media are absent). */
-export function mediaRunsByIds(store: MirrorDatabase, runIds: readonly number[]): Map<number, MediaRunRow> {
+export function mediaRunsByIds(
+  store: Pick<SqliteHandle, 'sqlite'>,
+  runIds: readonly number[],
+): Map<number, MediaRunRow> {
   if (runIds.length === 0) return new Map();
   const rows = store.sqlite
     .prepare(

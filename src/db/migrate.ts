@@ -2,9 +2,11 @@ import type Database from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError } from '../errors.js';
-import { knownMigrations, migrationsFolder, standingOf, type SchemaStanding } from './migration-files.js';
+import { knownMigrations, migrationsFolder } from './migration-files.js';
+import { schemaStanding } from './sqlite/schema-standing.js';
 
 export type { SchemaStanding } from './migration-files.js';
+export { schemaStanding };
 
 /**
  * Applies the committed drizzle-kit migrations (migrations/sqlite/); the one code path for CLI,
@@ -44,17 +46,6 @@ export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): voi
       { cause },
     );
   }
-}
-
-/** Reads drizzle's own bookkeeping (`__drizzle_migrations`, ordered by `created_at` as its migrator does). */
-export function schemaStanding(sqlite: Database.Database): SchemaStanding {
-  const hasTable = sqlite
-    .prepare("select 1 from sqlite_master where type = 'table' and name = '__drizzle_migrations'")
-    .get();
-  const last = hasTable
-    ? Number(sqlite.prepare('select max(created_at) from __drizzle_migrations').pluck().get() ?? 0)
-    : 0;
-  return standingOf('sqlite', last);
 }
 
 /** Refuses, before anything is written, a database that a newer version of coworker-mirror migrated. */

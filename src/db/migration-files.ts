@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 
-export type Dialect = 'sqlite' | 'postgres';
+import type { Dialect } from './migration-times.js';
+
+export type { Dialect };
 
 /**
  * The committed migrations of one dialect. src/db/ and dist/db/ sit at the same depth, so this
@@ -24,22 +26,5 @@ export function knownMigrations(dialect: Dialect): MigrationMeta[] {
   return list;
 }
 
-/** Where the database's schema stands against the migrations this build carries. */
-export interface SchemaStanding {
-  /** Migrations of this build not yet applied. */
-  pending: number;
-  /** The database holds a migration later than any this build knows: written by a newer version. */
-  newer: boolean;
-}
-
-/**
- * Compares the newest migration a database records (drizzle's `created_at`, 0 for none) with this
- * build's, the way drizzle's migrators decide what to apply.
- */
-export function standingOf(dialect: Dialect, lastApplied: number): SchemaStanding {
-  const whens = knownMigrations(dialect).map((m) => m.folderMillis);
-  return {
-    pending: whens.filter((when) => when > lastApplied).length,
-    newer: whens.every((when) => lastApplied > when),
-  };
-}
+// Where a database stands is asked at every read command: it reads the journal alone (migration-times.ts).
+export { standingOf, type SchemaStanding } from './migration-times.js';

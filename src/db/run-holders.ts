@@ -1,71 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { eq } from 'drizzle-orm';
 import type { MirrorDatabase } from './open.js';
 import { runs, type RunRow } from './schema.js';
+import { deadHolderMessage, holderIsDead } from './run-liveness.js';
 
-/**
- * Who holds a `running` run, and whether that holder is provably gone. It lives beside the tables
- * rather than in sync/ because every process that opens the database (read commands and `serve`
- * included) must report a dead holder's run as aborted, not only the next sync.
- */
-export interface RunHolder {
-  pid: number;
-  host: string;
-  token: string;
-}
-
-const PROCESS_TOKEN = randomUUID();
-/** Runs this process holds right now: a row of ours not in here was left behind by a failed update. */
-const activeRuns = new Set<string>();
-const runKey = (store: MirrorDatabase, runId: number) => `${store.file}#${runId}`;
-
-export function currentHolder(): RunHolder {
-  return { pid: process.pid, host: hostname(), token: PROCESS_TOKEN };
-}
-
-export function markRunActive(store: MirrorDatabase, runId: number): void {
-  activeRuns.add(runKey(store, runId));
-}
-
-export function markRunInactive(store: MirrorDatabase, runId: number): void {
-  activeRuns.delete(runKey(store, runId));
-}
-
-/** How often a run in progress says it is alive, and how long silence means its process is gone. */
-export const HEARTBEAT_MS = 15_000;
-export const LEASE_MS = 120_000;
-
-/**
- * True when the process that holds a run is gone. On this host the pid tells; a holder on another
- * host (a container recreated under a new hostname) is gone once its heartbeat is older than the lease.
- */
-function holderIsDead(store: MirrorDatabase, run: RunRow, now = Date.now()): boolean {
-  const self = currentHolder();
-  if (run.holderHost !== self.host || run.holderPid === null) {
-    const lastSign = Date.parse(run.heartbeatAt ?? run.startedAt);
-    return Number.isFinite(lastSign) && now - lastSign > LEASE_MS;
-  }
-  if (run.holderToken === self.token) return !activeRuns.has(runKey(store, run.id));
-  // Our own pid under another token: an earlier process with this pid (a restarted container's
-  // PID 1) died holding the run.
-  if (run.holderPid === self.pid) return true;
-  try {
-    process.kill(run.holderPid, 0);
-    return false;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else, so it is alive.
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
-/** The reason recorded on a run whose holder died. */
-function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
-  return (
-    `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress ` +
-    `(crash, kill, or no heartbeat for ${LEASE_MS / 1000} s); nothing it fetched was stored`
-  );
-}
+// Whether a run's holder lives is decided without the ORM (run-liveness.ts), so a read command that
+// only lists runs need not load it; what is written when a holder died lives here.
+export {
+  currentHolder,
+  HEARTBEAT_MS,
+  LEASE_MS,
+  markRunActive,
+  markRunInactive,
+  runAsSeen,
+  type RunHolder,
+} from './run-liveness.js';
 
 /**
  * Marks runs left `running` by a dead holder as aborted and returns the live holder's run, if any.
@@ -123,13 +71,4 @@ export function recoverDeadRuns(store: MirrorDatabase): number {
       return before - (count.get() as number);
     })
     .immediate();
-}
-
-/**
- * A run as a reader should see it: `running` with a provably dead holder reads as aborted. For
- * read-only connections, which cannot record it.
- */
-export function runAsSeen(store: MirrorDatabase, run: RunRow): RunRow {
-  if (run.status !== 'running' || !holderIsDead(store, run)) return run;
-  return { ...run, status: 'aborted', errorCode: 'RUN_ABORTED', errorMessage: deadHolderMessage(run) };
 }

@@ -1,8 +1,8 @@
-import { stringify } from 'csv-stringify/sync';
 import { Feed } from 'feed';
 import { Fragment, h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import type { ChangeSubject } from '../db/page-queries.js';
+import { canonicalText } from '../db/history-views.js';
 import type { ChangeRow } from '../db/schema.js';
 import { changeSentence } from './change-text.js';
 import { parseStored } from './format.js';
@@ -99,6 +99,9 @@ function cell(text: string): string {
 
 function valueCell(text: string | null): string {
   if (text === null) return '';
+  // An object already in its canonical form is its own `stringifyJson` (as in the JSON Lines export).
+  const canonical = text.charCodeAt(0) === 0x7b ? canonicalText(text) : undefined;
+  if (canonical !== undefined) return cell(canonical);
   const value = parseStored(text);
   return cell(typeof value === 'string' ? value : stringifyJson(value));
 }
@@ -117,6 +120,20 @@ const CSV_COLUMNS = [
   'sentence',
 ];
 
+/**
+ * A field as csv-stringify wrote it with this module's options (test/web/csv-field.test.ts holds
+ * the two together): quoted when it holds a comma, a quote or a line break, its quotes doubled.
+ * Written here because the library's per-field machinery was most of a CSV export's time.
+ */
+export function csvField(text: string): string {
+  if (!NEEDS_QUOTES.test(text)) return text;
+  return `"${text.includes('"') ? text.replaceAll('"', '""') : text}"`;
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+const CSV_HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
+
 /** RFC 4180 (CRLF, quoted when needed) with a UTF-8 byte order mark, which spreadsheets need to read UTF-8. */
 export function changesCsv(changes: readonly ChangeRow[], subjects: Map<number, ChangeSubject>): string {
   return changesCsvRecords(changes, subjects, { header: true });
@@ -131,26 +148,16 @@ export function changesCsvRecords(
   subjects: Map<number, ChangeSubject>,
   options: { header: boolean },
 ): string {
-  const rows = changes.map((change) => {
+  let text = options.header ? `\ufeff${CSV_HEADER}` : '';
+  for (const change of changes) {
     const subject = subjects.get(change.id);
-    return [
-      String(change.id),
-      String(change.runId),
-      change.at,
-      change.uuid,
+    // id, run, at and appearance are numbers and an ISO time: nothing in them needs quoting.
+    text +=
+      `${change.id},${change.runId},${csvField(change.at)},${csvField(change.uuid)},` +
       // 1-based, as every surface numbers appearances for people (`appearanceLabel`).
-      String(change.slot + 1),
-      cell(subject?.name ?? ''),
-      change.kind,
-      change.field ?? '',
-      valueCell(change.oldValue),
-      valueCell(change.newValue),
-      cell(changeSentence(change, subject)),
-    ];
-  });
-  return stringify(options.header ? [CSV_COLUMNS, ...rows] : rows, {
-    bom: options.header,
-    record_delimiter: 'windows',
-    quoted_match: /[\r\n]/,
-  });
+      `${change.slot + 1},${csvField(cell(subject?.name ?? ''))},${csvField(change.kind)},` +
+      `${csvField(change.field ?? '')},${csvField(valueCell(change.oldValue))},` +
+      `${csvField(valueCell(change.newValue))},${csvField(cell(changeSentence(change, subject)))}\r\n`;
+  }
+  return text;
 }

@@ -111,6 +111,15 @@ describe('each command loads only what it uses (regression: --version loaded the
     expect(present(loaded, [...SERVER_STACK, ...PAGES, ...WEBHOOKS, ...SIMULATED])).toEqual([]);
   });
 
+  it('runs on a current SQLite database loads neither the ORM nor its migrator (regression: 4× a bare node)', async () => {
+    const { preload, db } = fixture();
+    const loaded = await loadedBy(preload, ['runs', '--db', db]);
+    expect(loaded.has('better-sqlite3')).toBe(true);
+    expect(
+      present(loaded, ['drizzle-orm', 'string-width', 'dist/db/open.js', 'dist/db/sqlite/store.js']),
+    ).toEqual([]);
+  });
+
   it.each([
     ['runs', ['runs']],
     ['history', ['history', '{uuid}']],

@@ -39,6 +39,11 @@ describe('the pages’ store reads prepare their statements once per connection'
         db.directoryWithRun(),
         db.changeSubjects(changes),
         db.countRuns(),
+        db.listRuns({ limit: 5 }),
+        db.getRun(1),
+        // drizzle-built: prepared again at every call before (issue 21)
+        db.listChanges({ limit: 10 }),
+        db.listChanges({ limit: 10, kind: 'changed', beforeId: 100 }),
       ]);
     const first = await reads();
     expect(await preparesDuring(db, reads)).toBe(0);

@@ -1,0 +1,28 @@
+import { once } from 'node:events';
+import { styleFor, type Style } from './terminal.js';
+
+/** Where a read command writes and how: tests pass their own. */
+export interface Output {
+  write: (line: string) => void;
+  style: Style;
+  /**
+   * Resolves once the destination has taken what was written (stdout's 'drain'): a stream awaits it
+   * between batches, so a slow reader holds the export back instead of its rows piling up in memory.
+   */
+  drained?: () => Promise<void>;
+}
+
+export function stdoutOutput(): Output {
+  let full = false;
+  return {
+    write: (line) => {
+      if (!process.stdout.write(`${line}\n`)) full = true;
+    },
+    style: styleFor(process.stdout),
+    drained: async () => {
+      if (!full) return;
+      await once(process.stdout, 'drain');
+      full = false;
+    },
+  };
+}

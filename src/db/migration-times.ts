@@ -1,0 +1,45 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+const times = new Map<Dialect, number[]>();
+
+/**
+ * When each migration of this build was generated: drizzle's `folderMillis`, which its migrators
+ * take from the journal's `when`. Read from the journal alone, so asking whether a database is
+ * current costs neither the ORM's migrator nor the SQL files (`runs` asks it at every call).
+ * src/db/ and dist/db/ sit at the same depth, as in migration-files.ts.
+ */
+export function knownMigrationTimes(dialect: Dialect): number[] {
+  let list = times.get(dialect);
+  if (!list) {
+    const journal = new URL(`../../migrations/${dialect}/meta/_journal.json`, import.meta.url);
+    const parsed = JSON.parse(readFileSync(fileURLToPath(journal), 'utf8')) as {
+      entries: { when: number }[];
+    };
+    list = parsed.entries.map((entry) => entry.when);
+    times.set(dialect, list);
+  }
+  return list;
+}
+
+/** Where the database's schema stands against the migrations this build carries. */
+export interface SchemaStanding {
+  /** Migrations of this build not yet applied. */
+  pending: number;
+  /** The database holds a migration later than any this build knows: written by a newer version. */
+  newer: boolean;
+}
+
+/**
+ * Compares the newest migration a database records (drizzle's `created_at`, 0 for none) with this
+ * build's, the way drizzle's migrators decide what to apply.
+ */
+export function standingOf(dialect: Dialect, lastApplied: number): SchemaStanding {
+  const whens = knownMigrationTimes(dialect);
+  return {
+    pending: whens.filter((when) => when > lastApplied).length,
+    newer: whens.every((when) => lastApplied > when),
+  };
+}

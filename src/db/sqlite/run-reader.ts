@@ -1,0 +1,58 @@
+import { accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { mediaRunsByIds } from '../media-queries.js';
+import { runAsSeen } from '../run-liveness.js';
+import type { Store } from '../store.js';
+import { runRows } from './run-rows.js';
+import { schemaStanding } from './schema-standing.js';
+
+/** What `runs` reads: the store's own operations, and the close that ends the connection. */
+export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
+
+/** A throw becomes a rejection, as from the store's own operations. */
+const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
+
+function writable(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The runs of a SQLite database read without the ORM or the migrator (≈ 2× a bare `node -e 0`
+ * instead of 4×, issue 21), or null when only the full open (`openStore`) may read it: no file
+ * (it says DB_NOT_FOUND), a file or folder it must open read-only, a schema this build would
+ * migrate or refuse. A reader records nothing: a run whose holder died reads as aborted, as on a
+ * read-only connection, and is recorded by the next process that opens the database to write.
+ */
+export function openRunReader(file: string): RunReader | null {
+  if (!writable(file) || !writable(dirname(file))) return null;
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file, { fileMustExist: true });
+  } catch {
+    return null;
+  }
+  try {
+    sqlite.pragma('busy_timeout = 5000');
+    const standing = schemaStanding(sqlite);
+    if (standing.pending > 0 || standing.newer) {
+      sqlite.close();
+      return null;
+    }
+  } catch {
+    // Not a database, or not ours: the full open says what is wrong with it.
+    sqlite.close();
+    return null;
+  }
+  const handle = { sqlite, file };
+  return {
+    listRuns: (options) => settle(() => runRows(sqlite, options).map((run) => runAsSeen(handle, run))),
+    mediaRunsByIds: (runIds) => settle(() => mediaRunsByIds(handle, runIds)),
+    close: () => sqlite.close(),
+  };
+}
