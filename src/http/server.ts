@@ -232,21 +232,31 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     async close() {
       snapshots.stopPolling();
       await stopSweep();
-      // Fastify closes idle connections at once, but one still being answered waits for its client:
-      // a client that stopped reading a large body would hold the shutdown forever. After a grace,
-      // such connections are cut.
-      const graceMs = deps.closeGraceMs ?? CLOSE_GRACE_MS;
-      const cut = setTimeout(() => {
-        logger.warn({ graceMs }, 'answers still in flight at the end of the close grace: connections cut');
-        httpServer.closeAllConnections();
-      }, graceMs);
-      try {
-        await app.close();
-      } finally {
-        clearTimeout(cut);
-      }
+      await closeWithGrace(app, httpServer, logger, deps.closeGraceMs ?? CLOSE_GRACE_MS);
     },
   };
+}
+
+/**
+ * Fastify closes idle connections at once, but one still being answered waits for its client: a
+ * client that stopped reading a large body would hold the shutdown forever. After a grace, such
+ * connections are cut.
+ */
+async function closeWithGrace(
+  app: FastifyInstance,
+  httpServer: Server,
+  logger: Logger,
+  graceMs: number,
+): Promise<void> {
+  const cut = setTimeout(() => {
+    logger.warn({ graceMs }, 'answers still in flight at the end of the close grace: connections cut');
+    httpServer.closeAllConnections();
+  }, graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }
 
 /**
