@@ -195,6 +195,10 @@ function matchAppearances(
   unmatchedNew: IndexedEntry[];
   unmatchedOld: CurrentAppearance[];
 } {
+  // A uuid new to the listing (or gone from it) pairs nothing: no text is read for it.
+  if (previous.length === 0 || news.length === 0) {
+    return { pairs: [], unmatchedNew: [...news], unmatchedOld: [...previous] };
+  }
   // The common case, a uuid listed once before and once now: no bookkeeping needed.
   if (previous.length === 1 && news.length === 1) {
     const [prev] = previous as [CurrentAppearance];
