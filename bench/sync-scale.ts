@@ -153,7 +153,7 @@ function printGoals(r: Record<PhaseName, PhaseReport>): void {
   const peak = PHASES.reduce((worst, phase) => (r[phase].maxRssBytes > r[worst].maxRssBytes ? phase : worst));
   const peakMb = Number((r[peak].maxRssBytes / 1e6).toFixed(1));
   console.log(
-    `sync-scale peak RSS: ${megabytes(r[peak].maxRssBytes)} (${peak}) ${checkGoal('sync-scale', 'peak RSS of a phase', peakMb, 300, ' MB')}`,
+    `sync-scale peak RSS: ${megabytes(r[peak].maxRssBytes)} (${peak}) ${checkGoal('sync-scale', 'peak RSS of a phase', peakMb, 200, ' MB')}`,
   );
 }
 

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
 import { runSync } from '../../src/sync/run-sync.js';
-import { crawlListing } from './client.js';
+import { crawlDiscarding } from './client.js';
 import { benchSyncSettings } from './settings.js';
 import { timed } from './stats.js';
 
@@ -44,9 +44,10 @@ if (!url || !result || (phase !== 'crawl' && phase !== 'sync') || (phase === 'sy
   throw new Error('usage: sync-phase.ts --phase crawl|sync --url URL [--db FILE] --result FILE');
 }
 
+/** The crawl a sync makes (fetch, parse, validate, check), its pages dropped as they arrive. */
 async function crawlOnly(upstreamUrl: string): Promise<Measured> {
-  const { ms, value } = await timed(() => crawlListing(benchSyncSettings(upstreamUrl)));
-  return { ms, entries: value.entries.length, pages: value.pages };
+  const { ms, value } = await timed(() => crawlDiscarding(benchSyncSettings(upstreamUrl)));
+  return { ms, entries: value.count, pages: value.pages };
 }
 
 async function syncInto(upstreamUrl: string, file: string): Promise<Measured> {

@@ -8,13 +8,15 @@ import { CONTRACT_PAGE_SIZE } from './settings.js';
 export const LISTING_BYTES_PER_ENTRY = 512;
 
 /**
- * Heap a sync needs beside the listing (its modules, a page in flight, the SQLite batches), and per
- * byte of listing: the crawl and diff hold the listing parsed, ≈ 6× its text (a 100,000-entry sync
- * peaked at ≈ 2.2 KB of RSS per 288-B entry, RSS including the base). A streaming sync lowers the
- * factor; the rule below then accepts smaller heaps.
+ * Heap a sync needs: its modules, the pages in flight, one staging batch and one diff chunk (the
+ * base), and per byte of listing what the streaming sync still keeps whole: the distinct media URLs
+ * when media are mirrored, the unknown fields' names. The listing itself lives in the run's stage
+ * (temp tables), never in the heap: a 100,000-entry first and unchanged sync of the compiled CLI
+ * both ran within a 64 MiB heap (docs/benchmarks.md), where the whole-listing sync needed 6 bytes
+ * of heap per listing byte.
  */
 export const SYNC_HEAP_BASE_MB = 48;
-export const SYNC_HEAP_PER_LISTING_BYTE = 6;
+export const SYNC_HEAP_PER_LISTING_BYTE = 0.5;
 
 const MIB = 1024 * 1024;
 

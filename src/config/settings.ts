@@ -245,9 +245,9 @@ export const settings = {
     maxHeapMb: {
       env: 'SYNC_MAX_HEAP_MB',
       flag: null,
-      default: '3072',
+      default: '512',
       schema: int(64, 65_536),
-      doc: 'Heap limit (MiB) of the sync process `start` runs each sync in; past it that process dies, not the server. At least 48 + 6 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
+      doc: 'Heap limit (MiB) of the sync process `start` runs each sync in; past it that process dies, not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
       echo: 'plain',
     },
   },

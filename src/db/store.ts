@@ -9,6 +9,7 @@ import type {
 import type { Readable } from 'node:stream';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from './run-commit.js';
+import type { RunStage } from './run-stage.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
 import type { ChangeStreamFilter } from './change-batches.js';
 import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
@@ -53,6 +54,11 @@ export interface RunOperations {
   heartbeat(runId: number, at: string): Promise<void>;
   /** A succeeded run's listing, media and notifications, in ONE transaction. */
   commitRun(commit: RunCommit): Promise<void>;
+  /**
+   * The stage of a run that holds the lock: its crawled listing, diff and commit in temp tables of
+   * one connection held until `close` (see run-stage.ts). What a sync commits through.
+   */
+  openStage(runId: number): Promise<RunStage>;
   /** A run's end without data, with its `sync.failed` notification, in one transaction. */
   endRun(end: RunEnd): Promise<void>;
   /** Forgets a run this process held (after it was committed or ended). */

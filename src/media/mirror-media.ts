@@ -44,13 +44,14 @@ export interface MirrorMediaDeps {
  */
 export async function mirrorMedia(
   settings: MediaSettings,
-  entryTexts: readonly string[],
+  /** The listing's entry texts, read once (the sync streams them from its stage). */
+  entryTexts: Iterable<string> | AsyncIterable<string>,
   deps: MirrorMediaDeps,
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
   await collectLeftovers(deps.store, mediaStore, log);
-  const listed = listedUrls(entryTexts, settings.origins, log);
+  const listed = await listedUrls(entryTexts, settings.origins, log);
   // Bytes the database holds need no local copy to be revalidated: any instance may run the sync.
   const held = heldValidators(await deps.store.heldMedia(), deps.store.holdsBlobs ? null : mediaStore);
   const fetcher = new MediaFetcher({
@@ -192,11 +193,15 @@ function countOutcomes(items: readonly MediaItem[]): MediaCounts {
   return counts;
 }
 
-function listedUrls(entryTexts: readonly string[], origins: readonly string[], log: Logger): Set<string> {
+async function listedUrls(
+  entryTexts: Iterable<string> | AsyncIterable<string>,
+  origins: readonly string[],
+  log: Logger,
+): Promise<Set<string>> {
   const allowed = new Set(origins);
   const listed = new Set<string>();
   const refused = new Set<string>();
-  for (const text of entryTexts) {
+  for await (const text of entryTexts) {
     for (const { url } of mediaRefs(JSON.parse(text))) {
       if (isAllowedMediaUrl(url, allowed)) listed.add(url);
       else refused.add(url);

@@ -1,5 +1,4 @@
 import type { ChangeInput, RunCounts, StoredAppearance } from '../db/run-commit.js';
-import type { ChangeKind } from '../db/schema.js';
 import { parseJson } from '../json/lossless.js';
 import { canonicalJson, canonicalValue, stringifyJson } from '../json/safe-json.js';
 import { pairByFewestChanges, type FieldMap } from './pair-appearances.js';
@@ -49,11 +48,82 @@ export interface DiffInput {
   removedOf?: (uuid: string) => readonly CurrentAppearance[];
 }
 
+/** What a uuid's group needs besides its appearances: what is known of the uuid, and stored texts. */
+export interface GroupContext {
+  /** Whether the uuid was ever stored, and then whether it is tombstoned (removed and not back). */
+  known: boolean | undefined;
+  /** The stored text of a version; asked only for versions that changed or left. */
+  bodyOf: (versionId: number) => string;
+  /** The removed appearances of this uuid (the last state of each slot no longer listed). */
+  removed: () => readonly CurrentAppearance[];
+}
+
+/** One appearance of the new listing: its entry and its index in the listing. */
+export interface IndexedEntry {
+  entry: ListingEntry;
+  index: number;
+}
+
+/** Where a group's new appearance goes: a kept version, or a new state in `slot`. */
+export type GroupPlacement =
+  { kind: 'keep'; versionId: number } | { kind: 'new'; slot: number; replaces: number | null };
+
+/** What one uuid's group gives: placements and events by listing index, removals, closings. */
+export interface GroupOutcome {
+  placements: [index: number, placement: GroupPlacement][];
+  /** Field changes of a changed appearance, at its index. */
+  fieldEvents: [index: number, events: ChangeEvent[]][];
+  /** Appearances added or returned, at their index: their event's entry is the listing's text. */
+  entryEvents: { index: number; slot: number; kind: 'added' | 'returned' }[];
+  /** Stored appearances that left, in the order their `removed` events are recorded. */
+  removals: CurrentAppearance[];
+  /** Versions that stop being current (replaced or removed). */
+  closed: number[];
+  /** The uuid was never stored before. */
+  isNew: boolean;
+  /** The uuid was tombstoned and is listed again. */
+  returned: boolean;
+}
+
+/**
+ * One uuid's appearances before and now (each in listing order) → what to store for it. Pure;
+ * the group's counts are added to `counts`. Every decision of the diff is made here, so the
+ * whole-listing diff and the streaming sync (by groups of uuids) decide alike.
+ */
+export function diffGroup(
+  previous: readonly CurrentAppearance[],
+  news: readonly IndexedEntry[],
+  ctx: GroupContext,
+  counts: DiffCounts,
+): GroupOutcome {
+  const out: GroupOutcome = {
+    placements: [],
+    fieldEvents: [],
+    entryEvents: [],
+    removals: [],
+    closed: [],
+    isNew: false,
+    returned: false,
+  };
+  const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news, ctx.bodyOf);
+  for (const [prev, next] of pairs) placePair(prev, next, ctx.bodyOf, out, counts);
+  placeExtras(
+    ctx,
+    [...pairs.map(([prev]) => prev.slot), ...unmatchedOld.map((prev) => prev.slot)],
+    unmatchedNew,
+    out,
+    counts,
+  );
+  for (const prev of unmatchedOld) recordRemoval(prev, out, counts);
+  return out;
+}
+
 /**
  * Pure: previous state + new listing → what to store. Appearances of one uuid are matched
  * identical-first, then by the fewest changed fields, so a reordering alone is never a change and
  * an edit or a removal is pinned on the appearance it concerns. An appearance that comes back
- * identical to one removed before takes that appearance's place: it returned.
+ * identical to one removed before takes that appearance's place: it returned. The listing whole,
+ * over `diffGroup`; the sync diffs by groups of uuids (stream-diff.ts).
  */
 export function diffListing(input: DiffInput): DiffResult {
   const previousByUuid = groupBy(input.current, (a) => a.uuid);
@@ -62,7 +132,7 @@ export function diffListing(input: DiffInput): DiffResult {
     (index) => input.listing[index]?.uuid ?? unreachable(),
   );
   const placements: (Placement | undefined)[] = new Array<Placement | undefined>(input.listing.length);
-  const bodyOf = input.bodyOf;
+  const { bodyOf, listing } = input;
   const result: Omit<DiffResult, 'placements'> = {
     closedVersionIds: [],
     events: [],
@@ -73,31 +143,39 @@ export function diffListing(input: DiffInput): DiffResult {
   };
   // Sparse: most entries of a large listing have no event.
   const eventsAt = new Map<number, ChangeEvent[]>();
+  const removal = (prev: CurrentAppearance) => removalEvent(prev, bodyOf);
 
   for (const [uuid, group] of newIndexesByUuid) {
-    const previous = all(previousByUuid.get(uuid));
     // Built per uuid and dropped at once: short-lived, unlike one wrapper per entry for the whole diff.
-    const news = all(group).map((index): IndexedEntry => ({
-      entry: input.listing[index] ?? unreachable(),
-      index,
-    }));
-    const { pairs, unmatchedNew, unmatchedOld } = matchAppearances(previous, news, bodyOf);
-    for (const [prev, next] of pairs) {
-      placements[next.index] = placePair(prev, next, eventsAt, bodyOf, result);
-    }
-    placeExtras(
-      { uuid, known: input.known, removedOf: input.removedOf, bodyOf },
-      [...pairs.map(([prev]) => prev.slot), ...unmatchedOld.map((prev) => prev.slot)],
-      unmatchedNew,
-      placements,
-      eventsAt,
-      result,
+    const news = all(group).map((index): IndexedEntry => ({ entry: listing[index] ?? unreachable(), index }));
+    const known = input.known.get(uuid);
+    const removedOf = input.removedOf;
+    const out = diffGroup(
+      all(previousByUuid.get(uuid)),
+      news,
+      { known, bodyOf, removed: () => (known !== undefined && removedOf ? removedOf(uuid) : []) },
+      result.counts,
     );
-    for (const prev of unmatchedOld) recordRemoval(prev, bodyOf, result);
+    for (const [index, p] of out.placements) {
+      const entry = listing[index] ?? unreachable();
+      placements[index] = p.kind === 'keep' ? p : { ...p, uuid, body: entry.json, hash: entry.hash };
+    }
+    for (const [index, events] of out.fieldEvents) eventsAt.set(index, events);
+    for (const { index, slot, kind } of out.entryEvents) {
+      const newValue = (listing[index] ?? unreachable()).json;
+      eventsAt.set(index, [{ uuid, slot, kind, field: null, oldValue: null, newValue }]);
+    }
+    if (out.isNew) result.newCoworkers.push(uuid);
+    if (out.returned) result.returnedCoworkers.push(uuid);
+    result.closedVersionIds.push(...out.closed);
+    result.events.push(...out.removals.map(removal));
   }
   for (const [uuid, previous] of previousByUuid) {
     if (newIndexesByUuid.has(uuid)) continue;
-    for (const prev of all(previous)) recordRemoval(prev, bodyOf, result);
+    for (const prev of all(previous)) {
+      recordRemoval(prev, { closed: result.closedVersionIds, removals: [] }, result.counts);
+      result.events.push(removal(prev));
+    }
     result.removedCoworkers.push(uuid);
   }
 
@@ -106,11 +184,6 @@ export function diffListing(input: DiffInput): DiffResult {
   const placed = [...eventsAt.entries()].sort((a, b) => a[0] - b[0]).flatMap(([, events]) => events);
   result.events = [...placed, ...removals];
   return { placements: placements.map((p) => p ?? unreachable()), ...result };
-}
-
-interface IndexedEntry {
-  entry: ListingEntry;
-  index: number;
 }
 
 function matchAppearances(
@@ -122,6 +195,10 @@ function matchAppearances(
   unmatchedNew: IndexedEntry[];
   unmatchedOld: CurrentAppearance[];
 } {
+  // A uuid new to the listing (or gone from it) pairs nothing: no text is read for it.
+  if (previous.length === 0 || news.length === 0) {
+    return { pairs: [], unmatchedNew: [...news], unmatchedOld: [...previous] };
+  }
   // The common case, a uuid listed once before and once now: no bookkeeping needed.
   if (previous.length === 1 && news.length === 1) {
     const [prev] = previous as [CurrentAppearance];
@@ -227,13 +304,14 @@ function fieldMap(body: string): FieldMap {
 function placePair(
   prev: CurrentAppearance,
   { entry: next, index }: IndexedEntry,
-  eventsAt: Map<number, ChangeEvent[]>,
   bodyOf: (versionId: number) => string,
-  result: Omit<DiffResult, 'placements'>,
-): Placement {
+  out: GroupOutcome,
+  counts: DiffCounts,
+): void {
   if (prev.hash === next.hash) {
-    result.counts.unchanged++;
-    return { kind: 'keep', versionId: prev.versionId };
+    counts.unchanged++;
+    out.placements.push([index, { kind: 'keep', versionId: prev.versionId }]);
+    return;
   }
   const fieldEvents = diffFields(bodyOf(prev.versionId), next.json).map((f): ChangeEvent => ({
     uuid: prev.uuid,
@@ -241,26 +319,12 @@ function placePair(
     kind: 'changed',
     ...f,
   }));
-  if (fieldEvents.length > 0) eventsAt.set(index, fieldEvents);
+  if (fieldEvents.length > 0) out.fieldEvents.push([index, fieldEvents]);
   // Key order alone changed: a new stored state (it is served differently) but no field changed.
-  if (fieldEvents.length > 0) result.counts.changed++;
-  else result.counts.unchanged++;
-  result.closedVersionIds.push(prev.versionId);
-  return {
-    kind: 'new',
-    uuid: prev.uuid,
-    slot: prev.slot,
-    body: next.json,
-    hash: next.hash,
-    replaces: prev.versionId,
-  };
-}
-
-interface ExtrasContext {
-  uuid: string;
-  known: ReadonlyMap<string, boolean>;
-  removedOf: ((uuid: string) => readonly CurrentAppearance[]) | undefined;
-  bodyOf: (versionId: number) => string;
+  if (fieldEvents.length > 0) counts.changed++;
+  else counts.unchanged++;
+  out.closed.push(prev.versionId);
+  out.placements.push([index, { kind: 'new', slot: prev.slot, replaces: prev.versionId }]);
 }
 
 /**
@@ -269,20 +333,18 @@ interface ExtrasContext {
  * (the coworker is back). The others are new appearances, in slots never used by this uuid.
  */
 function placeExtras(
-  ctx: ExtrasContext,
+  ctx: GroupContext,
   /** Slots the uuid's current appearances hold, kept or leaving in this run. */
   heldSlots: readonly number[],
   extras: readonly IndexedEntry[],
-  placements: (Placement | undefined)[],
-  eventsAt: Map<number, ChangeEvent[]>,
-  result: Omit<DiffResult, 'placements'>,
+  out: GroupOutcome,
+  counts: DiffCounts,
 ): void {
   if (extras.length === 0) return;
-  const { uuid, known } = ctx;
-  const tombstoned = known.get(uuid) === true;
-  if (!known.has(uuid)) result.newCoworkers.push(uuid);
-  if (tombstoned) result.returnedCoworkers.push(uuid);
-  const removed = known.has(uuid) && ctx.removedOf ? ctx.removedOf(uuid) : [];
+  const tombstoned = ctx.known === true;
+  out.isNew = ctx.known === undefined;
+  out.returned = tombstoned;
+  const removed = ctx.known !== undefined ? ctx.removed() : [];
   const returns = matchReturns(removed, extras, tombstoned, ctx.bodyOf);
   // A new appearance never takes a slot with a history: not one held now, not one removed before.
   const usedSlots = new Set([...heldSlots, ...removed.map((r) => r.slot)]);
@@ -296,19 +358,10 @@ function placeExtras(
       usedSlots.add(slot);
     }
     const at = back?.slot ?? slot;
-    const kind: ChangeKind = back === undefined && extra !== wholeReturn ? 'added' : 'returned';
-    result.counts[kind]++;
-    eventsAt.set(extra.index, [
-      { uuid, slot: at, kind, field: null, oldValue: null, newValue: extra.entry.json },
-    ]);
-    placements[extra.index] = {
-      kind: 'new',
-      uuid,
-      slot: at,
-      body: extra.entry.json,
-      hash: extra.entry.hash,
-      replaces: null,
-    };
+    const kind = back === undefined && extra !== wholeReturn ? 'added' : 'returned';
+    counts[kind]++;
+    out.entryEvents.push({ index: extra.index, slot: at, kind });
+    out.placements.push([extra.index, { kind: 'new', slot: at, replaces: null }]);
   }
 }
 
@@ -338,21 +391,25 @@ function matchReturns(
   return returns;
 }
 
-function recordRemoval(
-  prev: CurrentAppearance,
-  bodyOf: (versionId: number) => string,
-  result: Omit<DiffResult, 'placements'>,
-): void {
-  result.counts.removed++;
-  result.closedVersionIds.push(prev.versionId);
-  result.events.push({
+function removalEvent(prev: CurrentAppearance, bodyOf: (versionId: number) => string): ChangeEvent {
+  return {
     uuid: prev.uuid,
     slot: prev.slot,
     kind: 'removed',
     field: null,
     oldValue: bodyOf(prev.versionId),
     newValue: null,
-  });
+  };
+}
+
+function recordRemoval(
+  prev: CurrentAppearance,
+  out: Pick<GroupOutcome, 'closed' | 'removals'>,
+  counts: DiffCounts,
+): void {
+  counts.removed++;
+  out.closed.push(prev.versionId);
+  out.removals.push(prev);
 }
 
 /** Top-level fields whose JSON differs, in the new entry's key order, then fields that vanished. */

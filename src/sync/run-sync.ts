@@ -1,10 +1,17 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
+import type { RunStage, StagedEntry } from '../db/run-stage.js';
 import type { Store } from '../db/store.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
-import { crawl, driftSummary, type CrawlBounds, type CrawlResult } from '../upstream/crawl.js';
+import {
+  crawlInto,
+  driftSummary,
+  type CrawlBounds,
+  type CrawlSink,
+  type CrawlSummary,
+} from '../upstream/crawl.js';
 import { USER_AGENT } from '../version.js';
 import { failedRunOutbox, succeededRunOutbox } from '../webhooks/outbox.js';
 import { notifyOutboxSettings, notifyRunOutbox } from '../notify/run-outbox.js';
@@ -14,9 +21,9 @@ import { applyMediaRetention } from '../media/retention.js';
 import type { MediaSettings } from '../media/settings.js';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
-import { diffListing, type DiffCounts, type DiffResult } from './diff.js';
+import type { DiffCounts } from './diff.js';
+import { diffStaged } from './stream-diff.js';
 import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
-import { loadCurrentState, type CurrentState } from './store-run.js';
 
 /** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
 export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> &
@@ -109,26 +116,34 @@ function startDeadline(
   return { stalled: () => stalled, clear: () => clearTimeout(timer) };
 }
 
-/** The run's work once it holds the lock: a confirmed listing, its media, one commit. */
+/**
+ * The run's work once it holds the lock, over its stage: a confirmed listing, its media, one
+ * commit. The stage is dropped whatever happens: a failed run leaves nothing but its run record.
+ */
 async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
-  const { first, state, diff } = await crawlAndDiff(config, run);
+  const stage = await run.deps.store.openStage(run.id);
+  try {
+    return await syncStaged(config, run, stage);
+  } finally {
+    // A stage that cannot be dropped (a lost connection) died with its session anyway.
+    await stage.close().catch((err: unknown) => run.log.warn({ err }, 'could not drop the run stage'));
+  }
+}
+
+async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promise<SyncSummary> {
+  const { first, counts } = await crawlAndDiff(config, run, stage);
   const { deps, log } = run;
   // Media phase: every file is durable before the commit that references it; a media failure is
   // recorded per URL and never fails the run.
   const mediaSettings = mediaSettingsOf(config);
   const media = mediaSettings
-    ? await mirrorMedia(
-        mediaSettings,
-        first.entries.map((e) => e.json),
-        { store: deps.store, logger: log, signal: deps.signal },
-      )
+    ? await mirrorMedia(mediaSettings, stage.texts(), { store: deps.store, logger: log, signal: deps.signal })
     : null;
   if (deps.signal.aborted) throw abortError(deps.signal);
-  await deps.store.commitRun({
+  await stage.commit({
     runId: run.id,
     finishedAt: new Date().toISOString(),
-    diff,
-    positions: state.positions,
+    counts,
     pages: first.pages,
     pageSize: await observedPageSize(deps.store, first),
     optionsBody: first.optionsBody,
@@ -142,8 +157,8 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,
-    entries: first.entries.length,
-    counts: diff.counts,
+    entries: first.count,
+    counts,
     unknownFields: [...new Set(first.unknownFields.map((u) => u.field))],
     durationMs: Date.now() - run.started,
     ...(media ? { media: media.counts } : {}),
@@ -153,22 +168,19 @@ async function syncListing(config: SyncConfig, run: Run): Promise<SyncSummary> {
   return summary;
 }
 
-/** Crawls, diffs against what is stored, and confirms what a single crawl cannot be trusted with. */
+/**
+ * Crawls into the stage, diffs it against what is stored, and confirms what a single crawl cannot
+ * be trusted with.
+ */
 async function crawlAndDiff(
   config: SyncConfig,
   run: Run,
-): Promise<{ first: CrawlResult; state: CurrentState; diff: DiffResult }> {
+  stage: RunStage,
+): Promise<{ first: CrawlSummary; counts: DiffCounts }> {
   const { client, deps, log } = run;
-  const first = await crawlOnce(config, client, log, deps);
-  const listing = first.entries.map((e) => ({ uuid: e.uuid, json: e.json, hash: bodyHash(e.json) }));
-  const state = await loadCurrentState(deps.store, listing);
-  const diff = diffListing({
-    current: state.appearances,
-    known: state.known,
-    listing,
-    bodyOf: state.bodyOf,
-    removedOf: state.removedOf,
-  });
+  const first = await stageCrawl(stage, (sink) => crawlOnce(config, client, log, deps, sink));
+  const held = await stage.holdCurrent(bodyHash);
+  const counts = await diffStaged(stage, deps.store, deps.signal);
   await confirmListing(
     {
       baseUrl: config.upstream.target.url,
@@ -176,12 +188,17 @@ async function crawlAndDiff(
       logger: log,
       signal: deps.signal,
       limits: crawlBounds(config),
-      crawlAgain: () => crawlOnce(config, client, log, { ...deps, onProgress: undefined }),
+      crawlAgain: (sink) => crawlOnce(config, client, log, { ...deps, onProgress: undefined }, sink),
     },
+    stage,
     first,
-    diff,
+    counts.removed,
   );
-  await refuseUnconfirmedDrop(deps.store, config, run.id, first, state, diff);
+  await refuseUnconfirmedDrop(deps.store, config, run.id, {
+    listed: first.count,
+    held,
+    removed: counts.removed,
+  });
   if (deps.signal.aborted) throw abortError(deps.signal);
   if (first.unknownFields.length > 0) {
     log.warn(
@@ -189,7 +206,50 @@ async function crawlAndDiff(
       'schema drift: upstream entries carry fields the contract does not name; kept as received',
     );
   }
-  return { first, state, diff };
+  return { first, counts };
+}
+
+/** Entries staged per transaction. */
+const STAGE_BATCH = 1_000;
+
+/**
+ * A crawl whose pages go to the stage in batches as they arrive, one append at a time (a stage
+ * is one connection), the crawl waiting for its page's batch: memory holds a batch, not the listing.
+ */
+async function stageCrawl(
+  stage: RunStage,
+  crawlWith: (sink: CrawlSink) => Promise<CrawlSummary>,
+): Promise<CrawlSummary> {
+  let batch: StagedEntry[] = [];
+  let tail: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    const rows = batch;
+    batch = [];
+    tail = tail.then(() => stage.append(rows));
+    return tail;
+  };
+  const summary = await crawlWith({
+    onPage: async (page, entries) => {
+      for (const e of entries) {
+        batch.push({
+          position: e.position,
+          page,
+          index: e.index,
+          uuid: e.uuid,
+          body: e.json,
+          hash: bodyHash(e.json),
+        });
+      }
+      if (batch.length >= STAGE_BATCH) await flush();
+    },
+    reset: async () => {
+      batch = [];
+      await tail;
+      await stage.reset();
+    },
+  });
+  await flush();
+  return summary;
 }
 
 /** Records the run as failed (or aborted) with its `sync.failed` notification, and logs it. */
@@ -260,18 +320,22 @@ function crawlOnce(
   client: UpstreamClient,
   logger: Logger,
   deps: Pick<SyncDependencies, 'signal' | 'onProgress'>,
-): Promise<CrawlResult> {
-  return crawl({
-    client,
-    baseUrl: config.upstream.target.url,
-    concurrency: config.sync.concurrency,
-    maxPages: config.sync.maxPages,
-    maxCrawlAttempts: config.sync.maxCrawlAttempts,
-    logger,
-    ...(deps.signal ? { signal: deps.signal } : {}),
-    onProgress: progressReporter(logger, deps.onProgress),
-    bounds: crawlBounds(config),
-  });
+  sink: CrawlSink,
+): Promise<CrawlSummary> {
+  return crawlInto(
+    {
+      client,
+      baseUrl: config.upstream.target.url,
+      concurrency: config.sync.concurrency,
+      maxPages: config.sync.maxPages,
+      maxCrawlAttempts: config.sync.maxCrawlAttempts,
+      logger,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+      onProgress: progressReporter(logger, deps.onProgress),
+      bounds: crawlBounds(config),
+    },
+    sink,
+  );
 }
 
 /**
@@ -284,14 +348,10 @@ async function refuseUnconfirmedDrop(
   store: Store,
   config: SyncConfig,
   runId: number,
-  crawlResult: CrawlResult,
-  state: CurrentState,
-  diff: DiffResult,
+  { listed, held, removed }: { listed: number; held: number; removed: number },
 ): Promise<void> {
-  const held = state.appearances.length;
-  const removed = diff.counts.removed;
   if (held === 0 || removed === 0) return;
-  const empty = crawlResult.entries.length === 0;
+  const empty = listed === 0;
   if (empty ? config.sync.allowEmpty : !isLargeDrop(removed, held, config.sync.confirmDrop)) return;
   const code = empty ? 'EMPTY_LISTING_UNCONFIRMED' : 'LARGE_DROP_UNCONFIRMED';
   if ((await store.previousRun(runId))?.errorCode === code) return;
@@ -307,11 +367,11 @@ async function refuseUnconfirmedDrop(
   const percent = Math.round((removed / held) * 100);
   throw new MirrorError(
     code,
-    `the upstream lists ${entries(crawlResult.entries.length)} where the mirror holds ${held}: ${removed} ` +
+    `the upstream lists ${entries(listed)} where the mirror holds ${held}: ${removed} ` +
       `(${percent}%) would be recorded as removed, more than SYNC_CONFIRM_DROP (${config.sync.confirmDrop * 100}%) ` +
       'of them. Nothing was stored and the mirror keeps serving what it holds; if the drop is real, the next ' +
       'run confirms it (or set SYNC_CONFIRM_DROP=0 to record such drops at once)',
-    { held, removed, listed: crawlResult.entries.length, share: config.sync.confirmDrop },
+    { held, removed, listed, share: config.sync.confirmDrop },
   );
 }
 
@@ -348,9 +408,9 @@ function progressReporter(
  * A single page does not reveal the page size (it only bounds it from below): keep what earlier
  * runs saw, else the contract's 8, and never less than the entries that page held.
  */
-async function observedPageSize(store: Store, result: CrawlResult): Promise<number> {
+async function observedPageSize(store: Store, result: CrawlSummary): Promise<number> {
   if (result.pages > 1) return result.pageSize;
-  return Math.max((await store.latestSucceededRun())?.pageSize ?? CONTRACT_PAGE_SIZE, result.entries.length);
+  return Math.max((await store.latestSucceededRun())?.pageSize ?? CONTRACT_PAGE_SIZE, result.count);
 }
 
 function abortError(signal: AbortSignal, cause?: unknown): MirrorError {

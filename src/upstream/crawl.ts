@@ -3,13 +3,7 @@ import { defaultOf } from '../config/settings.js';
 import { MirrorError, isMirrorError } from '../errors.js';
 import type { UpstreamClient } from './client.js';
 import { checkPageLinks, listLocation, pageUrl, type ListLocation } from './page-links.js';
-import {
-  assembleListing,
-  checkPageShape,
-  type Listing,
-  type ListingShape,
-  type Mismatch,
-} from './listing-shape.js';
+import { checkPageShape, type ListingShape, type Mismatch } from './listing-shape.js';
 import {
   DEFAULT_ENTRY_LIMITS,
   validatePage,
@@ -27,8 +21,24 @@ export interface CrawledEntry {
   json: string;
 }
 
-export interface CrawlResult {
-  entries: CrawledEntry[];
+/** One entry as a sink receives it: where it stands in the listing, and its text. */
+export interface SunkEntry extends CrawledEntry {
+  /** 0-based position in the whole listing. */
+  position: number;
+}
+
+/**
+ * Where a crawl puts its entries as pages arrive (in any page order when concurrent), so nothing
+ * holds the listing whole. `reset` drops what an attempt put there: the upstream changed mid-crawl
+ * and the crawl starts over.
+ */
+export interface CrawlSink {
+  onPage(page: number, entries: readonly SunkEntry[]): Promise<void> | void;
+  reset(): Promise<void> | void;
+}
+
+/** What a crawl into a sink learnt besides the entries. */
+export interface CrawlSummary {
   count: number;
   /** Entries per full page; with a single page, that page's length (0 for an empty listing). */
   pageSize: number;
@@ -36,10 +46,14 @@ export interface CrawlResult {
   unknownFields: UnknownField[];
   /** The OPTIONS body as received, or null when that request failed (logged). */
   optionsBody: string | null;
-  /** Uuids listed more than once, in order of first appearance. */
-  repeatedUuids: string[];
   /** Whole-crawl attempts used, 1 when the first was consistent. */
   attempts: number;
+}
+
+export interface CrawlResult extends CrawlSummary {
+  entries: CrawledEntry[];
+  /** Uuids listed more than once, in order of first appearance. */
+  repeatedUuids: string[];
 }
 
 export interface CrawlOptions {
@@ -82,6 +96,14 @@ interface AttemptContext {
   bounds: CrawlBounds;
   /** Bytes of page bodies read so far in this attempt. */
   tally: { bytes: number };
+  sink: CrawlSink;
+  drift: DriftTally;
+}
+
+/** Unknown fields by name, each at its first place in page order, and envelope fields: bounded by names. */
+interface DriftTally {
+  fields: Map<string, { field: UnknownField; order: [page: number, seq: number] }>;
+  envelope: Set<string>;
 }
 
 function listingTooLarge(ctx: AttemptContext, page: number): MirrorError {
@@ -145,30 +167,49 @@ async function fetchCheckedPage(
   const mismatch = checkPageShape(shape, validated);
   if (mismatch) throw new InconsistentError(mismatch);
   checkPageLinks(ctx.location, validated, page, shape.pages);
+  await deliver(ctx, shape, validated);
   return validated;
+}
+
+/** Hands a checked page to the sink and notes its drift; the page is then dropped. */
+async function deliver(ctx: AttemptContext, shape: ListingShape, page: ValidatedPage): Promise<void> {
+  const base = (page.page - 1) * shape.pageSize;
+  await ctx.sink.onPage(
+    page.page,
+    page.entries.map((e) => ({
+      page: page.page,
+      index: e.index,
+      position: base + e.index,
+      uuid: e.uuid,
+      json: e.json,
+    })),
+  );
+  page.unknownFields.forEach((field, seq) => {
+    const seen = ctx.drift.fields.get(field.field);
+    const [p, q] = seen?.order ?? [Infinity, Infinity];
+    if (page.page < p || (page.page === p && seq < q)) {
+      ctx.drift.fields.set(field.field, { field, order: [page.page, seq] });
+    }
+  });
+  for (const field of page.unknownEnvelopeFields) ctx.drift.envelope.add(field);
 }
 
 /** Strictly in order, requesting each page's own (already checked) `next`. */
 async function fetchSequential(
   ctx: AttemptContext,
   shape: ListingShape,
-  pages: ValidatedPage[],
+  first: ValidatedPage,
 ): Promise<void> {
+  let link = first.next;
   for (let page = 2; page <= shape.pages; page++) {
-    const link = pages[page - 2]?.next;
     if (!link) throw new Error(`unreachable: page ${page - 1} was checked to link to page ${page}`);
-    pages.push(await fetchCheckedPage(ctx, shape, page, link));
+    link = (await fetchCheckedPage(ctx, shape, page, link)).next;
     ctx.options.onProgress?.(page, shape.pages);
   }
 }
 
 /** A pool of workers over pages 2..N; the first failure cancels the rest. */
-async function fetchConcurrent(
-  ctx: AttemptContext,
-  shape: ListingShape,
-  pages: ValidatedPage[],
-  concurrency: number,
-): Promise<void> {
+async function fetchConcurrent(ctx: AttemptContext, shape: ListingShape, concurrency: number): Promise<void> {
   const controller = new AbortController();
   const poolCtx = { ...ctx, signal: AbortSignal.any([ctx.signal, controller.signal]) };
   let nextPage = 2;
@@ -178,7 +219,7 @@ async function fetchConcurrent(
     while (nextPage <= shape.pages && !failure) {
       const page = nextPage++;
       try {
-        pages[page - 1] = await fetchCheckedPage(poolCtx, shape, page, pageUrl(ctx.location, page));
+        await fetchCheckedPage(poolCtx, shape, page, pageUrl(ctx.location, page));
       } catch (error) {
         // Only the first failure is the story; later ones are mostly our own cancellation.
         failure ??= { error };
@@ -193,7 +234,7 @@ async function fetchConcurrent(
   if (failure) throw failure.error;
 }
 
-async function crawlOnce(ctx: AttemptContext): Promise<Listing> {
+async function crawlOnce(ctx: AttemptContext): Promise<ListingShape> {
   const first = await fetchPage(ctx, 1, ctx.location.listUrl);
   const shape = shapeFromFirstPage(first, ctx.options.maxPages);
   if (shape.count > ctx.bounds.maxEntries) {
@@ -204,12 +245,12 @@ async function crawlOnce(ctx: AttemptContext): Promise<Listing> {
     );
   }
   checkPageLinks(ctx.location, first, 1, shape.pages);
+  await deliver(ctx, shape, first);
   ctx.options.onProgress?.(1, shape.pages);
-  const pages: ValidatedPage[] = [first];
   const concurrency = ctx.options.concurrency ?? defaultOf('sync', 'concurrency');
-  if (concurrency <= 1) await fetchSequential(ctx, shape, pages);
-  else await fetchConcurrent(ctx, shape, pages, concurrency);
-  return assembleListing(shape, pages);
+  if (concurrency <= 1) await fetchSequential(ctx, shape, first);
+  else await fetchConcurrent(ctx, shape, concurrency);
+  return shape;
 }
 
 function shapeFromFirstPage(first: ValidatedPage, maxPages: number): ListingShape {
@@ -266,11 +307,12 @@ async function fetchOptions(
 }
 
 /**
- * Reads the whole listing: page 1 fixes count and page size, pages 2..N follow (concurrently when
- * allowed) and must agree with it and with DRF's link rules. If the upstream changes mid-crawl the
- * whole crawl starts over, up to `maxCrawlAttempts`, then fails with UPSTREAM_INCONSISTENT.
+ * Reads the whole listing into `sink`: page 1 fixes count and page size, pages 2..N follow
+ * (concurrently when allowed) and must agree with it and with DRF's link rules. If the upstream
+ * changes mid-crawl the sink is reset and the whole crawl starts over, up to `maxCrawlAttempts`,
+ * then fails with UPSTREAM_INCONSISTENT.
  */
-export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
+export async function crawlInto(options: CrawlOptions, sink: CrawlSink): Promise<CrawlSummary> {
   const location = listLocation(options.baseUrl);
   const log = options.logger.child({ module: 'crawl' });
   const maxAttempts = Math.max(1, options.maxCrawlAttempts ?? defaultOf('sync', 'maxCrawlAttempts'));
@@ -288,18 +330,25 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
   let succeeded = false;
   try {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      const drift: DriftTally = { fields: new Map(), envelope: new Set() };
       try {
-        const { unknownEnvelopeFields, ...listing } = await crawlOnce({
+        if (attempt > 1) await sink.reset();
+        const shape = await crawlOnce({
           options,
           location,
           log,
           signal,
           bounds,
           tally: { bytes: 0 },
+          sink,
+          drift,
         });
-        reportDrift(log, listing.unknownFields, unknownEnvelopeFields);
+        const unknownFields = [...drift.fields.values()]
+          .sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1])
+          .map((f) => f.field);
+        reportDrift(log, unknownFields, [...drift.envelope]);
         succeeded = true;
-        return { ...listing, optionsBody: await optionsBody, attempts: attempt };
+        return { ...shape, unknownFields, optionsBody: await optionsBody, attempts: attempt };
       } catch (error) {
         if (!(error instanceof InconsistentError)) throw error;
         mismatches.push({ ...error.mismatch, attempt });
@@ -317,6 +366,27 @@ export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
     `upstream kept changing during the crawl (${maxAttempts} attempts); last: page ${last?.page}: ${last?.what} expected ${last?.expected}, got ${last?.got}`,
     { attempts: maxAttempts, mismatches, ...(last ? { page: last.page } : {}) },
   );
+}
+
+/** The whole listing in memory, in listing order: for tests and benches of the crawl alone. */
+export async function crawl(options: CrawlOptions): Promise<CrawlResult> {
+  let pages = new Map<number, CrawledEntry[]>();
+  const summary = await crawlInto(options, {
+    onPage: (page, entries) => {
+      pages.set(
+        page,
+        entries.map(({ position: _position, ...entry }) => entry),
+      );
+    },
+    reset: () => {
+      pages = new Map();
+    },
+  });
+  const entries = [...pages].sort((a, b) => a[0] - b[0]).flatMap(([, list]) => list);
+  const seen = new Map<string, number>();
+  for (const entry of entries) seen.set(entry.uuid, (seen.get(entry.uuid) ?? 0) + 1);
+  const repeatedUuids = [...seen].filter(([, times]) => times > 1).map(([uuid]) => uuid);
+  return { entries, ...summary, repeatedUuids };
 }
 
 function reportDrift(

@@ -19,7 +19,7 @@ describe('the sync caps agree', () => {
       maxEntries: 1_000_000,
       maxPages: 125_000,
       maxListingBytes: 512_000_000,
-      maxHeapMb: 3072,
+      maxHeapMb: 512,
     });
     // The simulated upstream's 1,000,000-entry listing passed 256 MiB at page 116,463.
     expect(sync.maxListingBytes).toBeGreaterThan(Math.ceil((256 * 1024 * 1024 * 125_000) / 116_463));
@@ -37,9 +37,9 @@ describe('the sync caps agree', () => {
       fix: 'raise SYNC_MAX_LISTING_BYTES to 512000000 or lower SYNC_MAX_ENTRIES to 524288',
     },
     {
-      set: { SYNC_MAX_HEAP_MB: '1024' },
+      set: { SYNC_MAX_HEAP_MB: '256' },
       name: 'SYNC_MAX_HEAP_MB',
-      fix: 'raise SYNC_MAX_HEAP_MB to 2978 or lower SYNC_MAX_LISTING_BYTES to 170568362',
+      fix: 'raise SYNC_MAX_HEAP_MB to 293 or lower SYNC_MAX_LISTING_BYTES to 436207616',
     },
   ])('refuses $name below what the caps above it admit, naming the fix', ({ set, name, fix }) => {
     const issues = issuesOf(set);

@@ -1,6 +1,7 @@
 import { MirrorError } from '../../errors.js';
 import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-plans.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { StageCommit } from '../run-stage.js';
 import { insertMany, insertWithIds, setWhereIds } from './bulk.js';
 import type { PgContext } from './context.js';
 import { insertChanges } from './change-rows.js';
@@ -60,7 +61,7 @@ export async function removedAppearances(
   return uuids.flatMap((uuid) => byUuid.get(uuid) ?? []);
 }
 
-async function lockRunningRow(tx: Tx, runId: number): Promise<void> {
+export async function lockRunningRow(tx: Pick<Tx, 'client'>, runId: number): Promise<void> {
   const row = await one<{ status: string }>(tx.client, 'select status from runs where id = $1 for update', [
     runId,
   ]);
@@ -93,7 +94,7 @@ export async function commitRun(ctx: PgContext, input: RunCommit): Promise<void>
       writes.open.map((w) => [...w, input.runId]),
     );
     await writeChanges(tx, input, versionIds, memory);
-    await markSucceeded(tx, input);
+    await markSucceeded(tx, { ...input, counts: input.diff.counts }, input.diff.placements.length);
     // Media rows first, as the SQLite store writes them: a run's messages see its own media
     // (its media_changed changes, the files its thumbnails point at).
     if (input.media) await writeMediaRows(tx, input.runId, input.finishedAt, input.media, memory);
@@ -214,13 +215,14 @@ async function closedVersions(
   return out;
 }
 
-async function markSucceeded(tx: Tx, input: RunCommit): Promise<void> {
+/** The run marked succeeded with its figures, its OPTIONS body kept or upserted. */
+export async function markSucceeded(tx: Tx, input: StageCommit, entries: number): Promise<void> {
   // An OPTIONS request that failed this time keeps the body the upstream gave before.
   const optionsBodyId =
     input.optionsBody === null
       ? await previousOptionsBodyId(tx)
       : await upsertOptionsBody(tx, input.optionsBody);
-  const c = input.diff.counts;
+  const c = input.counts;
   await run(
     tx.client,
     `update runs set status = 'succeeded', finished_at = $2, pages = $3, entries = $4, page_size = $5,
@@ -231,7 +233,7 @@ async function markSucceeded(tx: Tx, input: RunCommit): Promise<void> {
       input.runId,
       input.finishedAt,
       input.pages,
-      input.diff.placements.length,
+      entries,
       input.pageSize,
       c.added,
       c.changed,

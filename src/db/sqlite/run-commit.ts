@@ -4,6 +4,7 @@ import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-pla
 import type { MirrorDatabase } from '../open.js';
 import { latestSucceededRun } from '../queries.js';
 import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { StageCommit } from '../run-stage.js';
 import { optionsBodies, runs } from '../schema.js';
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox } from './outbox.js';
@@ -92,7 +93,7 @@ export function commitRun(store: MirrorDatabase, input: RunCommit): void {
       const versionIds = writeVersions(store, input);
       writeListing(store, input, versionIds);
       writeChanges(store, input, versionIds);
-      markSucceeded(store, input);
+      markSucceeded(store, { ...input, counts: input.diff.counts }, input.diff.placements.length);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (input.media) writeMediaRows(store, input.runId, input.media);
       if (input.outbox) writeOutbox(store, input.runId, input.outbox);
@@ -101,7 +102,8 @@ export function commitRun(store: MirrorDatabase, input: RunCommit): void {
     .immediate();
 }
 
-function markSucceeded(store: MirrorDatabase, input: RunCommit): void {
+/** The run marked succeeded with its figures, its OPTIONS body kept or upserted. */
+export function markSucceeded(store: MirrorDatabase, input: StageCommit, entries: number): void {
   // An OPTIONS request that failed this time keeps the body the upstream gave before.
   const optionsBodyId =
     input.optionsBody === null ? previousOptionsBodyId(store) : upsertOptionsBody(store, input.optionsBody);
@@ -111,9 +113,9 @@ function markSucceeded(store: MirrorDatabase, input: RunCommit): void {
       status: 'succeeded',
       finishedAt: input.finishedAt,
       pages: input.pages,
-      entries: input.diff.placements.length,
+      entries,
       pageSize: input.pageSize,
-      ...input.diff.counts,
+      ...input.counts,
       optionsBodyId,
       unknownFields: input.unknownFields.length > 0 ? JSON.stringify(input.unknownFields) : null,
     })

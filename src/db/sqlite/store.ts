@@ -18,6 +18,7 @@ import * as media from './media.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
 import { runCountsReader } from './runs.js';
+import { openSqliteStage } from './stage.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -51,6 +52,7 @@ export class SqliteStore implements MirrorDatabase {
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
   commitRun = (commit: RunCommit): Promise<void> => settle(() => commitRun(this, commit));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
+  openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
   releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
   recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = (run) => settle(() => recordFailedRun(this, run));

@@ -21,10 +21,16 @@ const [databaseUrl = '', upstreamUrl = ''] = process.argv.slice(2);
 const target = parsePostgresUrl(databaseUrl);
 if (!target.ok) throw new Error(target.problem);
 const store = await openPgStore(target.value, { instanceId: `crash-child/${process.pid}` });
-const commit = store.commitRun;
-store.commitRun = (input) => {
-  mark('commit');
-  return commit(input);
+// A sync commits through its stage: mark as that commit starts.
+const openStage = store.openStage;
+store.openStage = async (runId) => {
+  const stage = await openStage(runId);
+  const commit = stage.commit.bind(stage);
+  stage.commit = (input) => {
+    mark('commit');
+    return commit(input);
+  };
+  return stage;
 };
 try {
   const summary = await runSync(syncConfig(upstreamUrl), { store, logger: silentLogger() });

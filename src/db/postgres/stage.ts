@@ -1,0 +1,108 @@
+import { drizzle } from 'drizzle-orm/node-postgres';
+import type pg from 'pg';
+import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
+import {
+  openRunStage,
+  type RunStage,
+  type StageCommit,
+  type StageConnection,
+  type StageDialect,
+} from '../run-stage.js';
+import type { ChangeRow } from '../schema.js';
+import { insertMany } from './bulk.js';
+import { announceCommit } from './commit-watch.js';
+import type { PgContext } from './context.js';
+import { writeMediaRows } from './media-commit.js';
+import { writeOutbox, type RunMemory } from './outbox.js';
+import { lockRunningRow, markSucceeded } from './run-commit.js';
+import { assertHeld, latestSucceededRun } from './runs.js';
+import * as schema from './schema.js';
+import { one, rows, run, tuples, type Tx } from './sql.js';
+
+/** `?` placeholders as PostgreSQL's `$n`. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+/**
+ * A run's stage in TEMP tables of ONE pooled connection held for the whole run: they live in that
+ * session only, and the run's commit runs on it. A lost connection takes the stage with it.
+ */
+export async function openPgStage(ctx: PgContext, runId: number): Promise<RunStage> {
+  assertHeld(ctx, runId);
+  const client = await ctx.pool.connect();
+  try {
+    return await openRunStage(pgStageDialect(ctx, client));
+  } catch (error) {
+    client.release(true);
+    throw error;
+  }
+}
+
+function pgStageDialect(ctx: PgContext, client: pg.PoolClient): StageDialect {
+  let broken = false;
+  const tx: Tx = { client, db: drizzle({ client, schema }) };
+  const conn: StageConnection = {
+    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
+      tuples<T>(client, numbered(sql), [...params]),
+    run: async (sql, params = []) => {
+      await run(client, numbered(sql), [...params]);
+    },
+    insert: (table, columns, values) => insertMany(client, table, columns, values),
+    list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
+    transaction: async (work) => {
+      await client.query('begin');
+      try {
+        const result = await work();
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
+        throw error;
+      }
+    },
+  };
+  return {
+    conn,
+    lastSeen: async () => {
+      const last = await latestSucceededRun(tx.db);
+      return last && { id: last.id, finishedAt: last.finishedAt };
+    },
+    commit: (commit, statements, entries) =>
+      conn.transaction(async () => {
+        assertHeld(ctx, commit.runId);
+        await lockRunningRow(tx, commit.runId);
+        // This run's change rows are the ones past the newest id before them (no index on run_id).
+        const changesAfter =
+          (await one<{ id: number }>(client, 'select coalesce(max(id), 0) as id from changes'))?.id ?? 0;
+        for (const [sql, params] of statements) await conn.run(sql, params);
+        await finish(tx, commit, entries, changesAfter);
+      }, true),
+    release: () => {
+      client.release(broken);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** After the listing: the run's figures, media rows, outbox and notifications, and the announcement. */
+async function finish(tx: Tx, commit: StageCommit, entries: number, changesAfter: number): Promise<void> {
+  await markSucceeded(tx, commit, entries);
+  // Media rows first, as the SQLite store writes them: a run's messages see its own media.
+  const memory: RunMemory = { changes: [], bodies: new Map() };
+  if (commit.media) await writeMediaRows(tx, commit.runId, commit.finishedAt, commit.media, memory);
+  if (commit.outbox || commit.notify) {
+    memory.changes = await rows<ChangeRow>(
+      tx.client,
+      `${PG_CHANGE_ROWS_SQL} where c.id > $1 and c.run_id = $2 order by c.id`,
+      [changesAfter, commit.runId],
+    );
+  }
+  if (commit.outbox) await writeOutbox(tx, commit.runId, commit.outbox, memory);
+  if (commit.notify) await writeOutbox(tx, commit.runId, commit.notify, memory);
+  // Delivered to every instance's listener at the commit, never for a rollback.
+  await announceCommit(tx.client, commit.runId);
+}

@@ -1,0 +1,498 @@
+import type { RunCommit, RunCounts } from './run-commit.js';
+
+// A run's stage: the crawled listing, the current listing it is diffed against and the diff's
+// outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
+// database's own tables until the commit, which reads them set-based in ONE transaction; a crash
+// or a failed run leaves nothing (a temp table dies with its connection). One implementation for
+// both dialects over `StageConnection`: the SQL below is what SQLite and PostgreSQL both speak.
+
+/** One crawled entry, staged as its page arrives. */
+export interface StagedEntry {
+  /** 0-based position in the listing. */
+  position: number;
+  page: number;
+  index: number;
+  uuid: string;
+  body: string;
+  hash: string;
+}
+
+/** An entry of the new listing as the diff reads it first: no text. */
+export interface StagedNew {
+  position: number;
+  uuid: string;
+  hash: string;
+}
+
+/** An appearance of the current listing. */
+export interface StagedHeld {
+  position: number;
+  versionId: number;
+  uuid: string;
+  slot: number;
+  hash: string;
+}
+
+/** Complete uuid groups: every appearance, new and held, of the uuids in (after, last]. */
+export interface StageChunk {
+  /** In uuid then position order. */
+  news: StagedNew[];
+  held: StagedHeld[];
+  /** Every uuid of the chunk ever stored: true when tombstoned. */
+  known: Map<string, boolean>;
+  /** The chunk's last uuid, the key of the next; null when this was the last chunk. */
+  last: string | null;
+}
+
+/** A change the commit writes, with the key that orders the run's changes. */
+export interface StagedEvent {
+  order: [phase: number, at: number, seq: number];
+  uuid: string;
+  slot: number;
+  kind: string;
+  field: string | null;
+  oldValue: string | null;
+  newValue: string | null;
+  /** The entry is the body of the version opened at this listing position (added, returned). */
+  refPosition: number | null;
+  /** The entry is the body of this version (removed). */
+  refVersion: number | null;
+}
+
+/** What the diff decided for a chunk of uuid groups. */
+export interface StageOutcome {
+  /** A kept version, or null: a new state of `uuid` in `slot` whose body is the staged entry's. */
+  places: [position: number, versionId: number | null, uuid: string | null, slot: number | null][];
+  closed: number[];
+  events: StagedEvent[];
+  coworkers: [uuid: string, kind: 'new' | 'returned' | 'removed', order: number][];
+}
+
+/** A succeeded run's commit over its stage: what is not in the stage tables. */
+export type StageCommit = Omit<RunCommit, 'diff' | 'positions'> & { counts: RunCounts };
+
+/** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
+export interface RunStage {
+  /** Adds entries; a batch is one transaction. */
+  append(entries: readonly StagedEntry[]): Promise<void>;
+  /** Forgets every staged entry (the crawl starts over). */
+  reset(): Promise<void>;
+  entryCount(): Promise<number>;
+  /** Copies the current listing into the stage (its hashes; `hashOf` for rows stored without one); how many. */
+  holdCurrent(hashOf: (body: string) => string): Promise<number>;
+  /** The next complete uuid groups after `after` ('' first), about `rows` rows of each side. */
+  chunk(after: string, rows: number): Promise<StageChunk>;
+  /** Staged entry texts at these positions. */
+  entryTexts(positions: readonly number[]): Promise<Map<number, string>>;
+  record(outcome: StageOutcome): Promise<void>;
+  /** Uuids listed more than once: how many, and the first `limit` in listing order. */
+  repeatedUuids(limit: number): Promise<{ count: number; first: string[] }>;
+  /**
+   * Texts the run would store as a new state while they stand twice or more in the listing
+   * (after `record`): how many, and the pages holding them.
+   */
+  exactCopies(): Promise<{ copies: number; pages: number[] }>;
+  /** The staged texts of one page, in page order. */
+  pageTexts(page: number): Promise<string[]>;
+  /** Every staged text in listing order, read in batches. */
+  texts(): AsyncIterable<string>;
+  /** Writes the run from its stage in one transaction, with media, outbox and notifications. */
+  commit(commit: StageCommit): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StageColumn {
+  name: string;
+  type: 'int' | 'bigint' | 'text';
+}
+
+/** The few things the stage needs of a connection; placeholders are `?`. */
+export interface StageConnection {
+  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  run(sql: string, params?: readonly unknown[]): Promise<void>;
+  insert(
+    table: string,
+    columns: readonly StageColumn[],
+    rows: readonly (readonly unknown[])[],
+  ): Promise<void>;
+  /** A subquery listing the values of one `?` parameter, and that parameter's value. */
+  list(type: 'bigint' | 'int', values: readonly number[]): { sql: string; param: unknown };
+  /** Runs `work` in one transaction on this connection (`write`: one that writes the database's tables). */
+  transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
+}
+
+/** One statement of a commit, `?` placeholders. */
+export type StageStatement = [sql: string, params: readonly unknown[]];
+
+/** What differs between the stores around the commit's shared statements. */
+export interface StageDialect {
+  conn: StageConnection;
+  /** The latest successful run: the last that saw a coworker removed now. */
+  lastSeen(): Promise<{ id: number; finishedAt: string | null } | undefined>;
+  /**
+   * ONE transaction: refuses (RUN_ABORTED) unless the run is still running, runs the listing's
+   * `statements`, then marks the run succeeded and writes its media rows, outbox and notifications.
+   */
+  commit(commit: StageCommit, statements: readonly StageStatement[], entries: number): Promise<void>;
+  /** Gives the connection back, once the stage tables are dropped. */
+  release(): Promise<void>;
+}
+
+const TABLES = [
+  'stage_entries',
+  'stage_current',
+  'stage_places',
+  'stage_closed',
+  'stage_events',
+  'stage_coworkers',
+];
+
+const SCHEMA = [
+  `create temp table stage_entries (pos integer primary key, page integer not null, idx integer not null,
+     uuid text not null, body text not null, hash text not null)`,
+  'create index stage_entries_uuid on stage_entries (uuid, pos)',
+  'create index stage_entries_page on stage_entries (page, idx)',
+  `create temp table stage_current (pos integer primary key, position_id bigint not null, version_id bigint not null,
+     uuid text not null, slot integer not null, hash text)`,
+  'create index stage_current_uuid on stage_current (uuid, pos)',
+  `create temp table stage_places (pos integer primary key, version_id bigint, uuid text, slot integer)`,
+  'create temp table stage_closed (version_id bigint primary key)',
+  `create temp table stage_events (k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
+     slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
+     ref_version bigint)`,
+  'create temp table stage_coworkers (uuid text primary key, kind text not null, ord integer not null)',
+];
+
+const ENTRY_COLUMNS: StageColumn[] = [
+  { name: 'pos', type: 'int' },
+  { name: 'page', type: 'int' },
+  { name: 'idx', type: 'int' },
+  { name: 'uuid', type: 'text' },
+  { name: 'body', type: 'text' },
+  { name: 'hash', type: 'text' },
+];
+
+/** Rows read at once where the stage walks a table. */
+const READ_BATCH = 1_000;
+
+/** Creates the stage tables on the dialect's connection and answers the stage over them. */
+export async function openRunStage(dialect: StageDialect): Promise<RunStage> {
+  const { conn } = dialect;
+  await dropTables(conn);
+  for (const statement of SCHEMA) await conn.run(statement);
+  return new SqlRunStage(dialect);
+}
+
+async function dropTables(conn: StageConnection): Promise<void> {
+  for (const table of TABLES) await conn.run(`drop table if exists ${table}`);
+}
+
+class SqlRunStage implements RunStage {
+  readonly #dialect: StageDialect;
+  readonly #conn: StageConnection;
+  #closed = false;
+
+  constructor(dialect: StageDialect) {
+    this.#dialect = dialect;
+    this.#conn = dialect.conn;
+  }
+
+  append(entries: readonly StagedEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    const rows = entries.map((e) => [e.position, e.page, e.index, e.uuid, e.body, e.hash]);
+    return this.#conn.transaction(() => this.#conn.insert('stage_entries', ENTRY_COLUMNS, rows), false);
+  }
+
+  reset(): Promise<void> {
+    return this.#conn.run('delete from stage_entries');
+  }
+
+  async entryCount(): Promise<number> {
+    return Number((await this.#conn.rows<[number]>('select count(*) from stage_entries'))[0]?.[0] ?? 0);
+  }
+
+  holdCurrent(hashOf: (body: string) => string): Promise<number> {
+    return holdCurrent(this.#conn, hashOf);
+  }
+
+  chunk(after: string, rows: number): Promise<StageChunk> {
+    return readChunk(this.#conn, after, rows);
+  }
+
+  async entryTexts(positions: readonly number[]): Promise<Map<number, string>> {
+    const out = new Map<number, string>();
+    for (let at = 0; at < positions.length; at += READ_BATCH) {
+      const list = this.#conn.list('int', positions.slice(at, at + READ_BATCH));
+      const found = await this.#conn.rows<[number, string]>(
+        `select pos, body from stage_entries where pos in ${list.sql}`,
+        [list.param],
+      );
+      for (const [position, body] of found) out.set(position, body);
+    }
+    return out;
+  }
+
+  record(outcome: StageOutcome): Promise<void> {
+    return this.#conn.transaction(() => recordOutcome(this.#conn, outcome), false);
+  }
+
+  async repeatedUuids(limit: number): Promise<{ count: number; first: string[] }> {
+    const repeated = `select uuid, min(pos) as first from stage_entries group by uuid having count(*) > 1`;
+    const [count] = await this.#conn.rows<[number]>(`select count(*) from (${repeated}) r`);
+    const first = await this.#conn.rows<[string]>(
+      `select uuid from (${repeated}) r order by first limit ${Math.trunc(limit)}`,
+    );
+    return { count: Number(count?.[0] ?? 0), first: first.map(([uuid]) => uuid) };
+  }
+
+  async exactCopies(): Promise<{ copies: number; pages: number[] }> {
+    const copies = `select e.hash from stage_entries e
+      where e.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos where p.version_id is null)
+      group by e.hash having count(*) > 1`;
+    const [count] = await this.#conn.rows<[number]>(`select count(*) from (${copies}) c`);
+    if (Number(count?.[0] ?? 0) === 0) return { copies: 0, pages: [] };
+    const pages = await this.#conn.rows<[number]>(
+      `select distinct page from stage_entries where hash in (${copies}) order by page`,
+    );
+    return { copies: Number(count?.[0] ?? 0), pages: pages.map(([page]) => page) };
+  }
+
+  async pageTexts(page: number): Promise<string[]> {
+    const found = await this.#conn.rows<[string]>(
+      'select body from stage_entries where page = ? order by idx',
+      [page],
+    );
+    return found.map(([body]) => body);
+  }
+
+  async *texts(): AsyncIterable<string> {
+    let after = -1;
+    for (;;) {
+      const batch = await this.#conn.rows<[number, string]>(
+        `select pos, body from stage_entries where pos > ? order by pos limit ${READ_BATCH}`,
+        [after],
+      );
+      for (const [, body] of batch) yield body;
+      const last = batch[batch.length - 1];
+      if (last === undefined || batch.length < READ_BATCH) return;
+      after = last[0];
+    }
+  }
+
+  async commit(commit: StageCommit): Promise<void> {
+    // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
+    const lastSeen = await this.#dialect.lastSeen();
+    await this.#dialect.commit(commit, listingStatements(commit, lastSeen), await this.entryCount());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await dropTables(this.#conn);
+    } finally {
+      await this.#dialect.release();
+    }
+  }
+}
+
+/** The current listing into stage_current, set-based: no row passes through the process. */
+async function holdCurrent(conn: StageConnection, hashOf: (body: string) => string): Promise<number> {
+  await conn.transaction(async () => {
+    await conn.run('delete from stage_current');
+    await conn.run(
+      `insert into stage_current (pos, position_id, version_id, uuid, slot, hash)
+       select lp.position, lp.id, v.id, v.uuid, v.slot, v.body_hash
+         from listing_positions lp join versions v on v.id = lp.version_id
+        where lp.valid_to_run is null`,
+    );
+    // Rows written before body_hash existed are hashed here, a batch at a time.
+    for (;;) {
+      const missing = await conn.rows<[number, string]>(
+        `select c.pos, v.body from stage_current c join versions v on v.id = c.version_id
+          where c.hash is null order by c.pos limit ${READ_BATCH}`,
+      );
+      if (missing.length === 0) break;
+      for (const [position, body] of missing) {
+        await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
+      }
+    }
+  }, false);
+  await conn.run('analyze stage_current');
+  await conn.run('analyze stage_entries');
+  const [count] = await conn.rows<[number]>('select count(*) from stage_current');
+  return Number(count?.[0] ?? 0);
+}
+
+/**
+ * The uuid `rows` rows past `after` on one side, or null when that side has fewer left: the chunk
+ * ends at the smaller of the two sides' bounds, so it holds about `rows` rows of each, and whole
+ * groups (a uuid listed 20,000 times comes in one chunk, the walk stays linear).
+ */
+async function boundOf(
+  conn: StageConnection,
+  table: string,
+  after: string,
+  rows: number,
+): Promise<string | null> {
+  const [row] = await conn.rows<[string]>(
+    `select uuid from ${table} where uuid > ? order by uuid limit 1 offset ${Math.trunc(rows)}`,
+    [after],
+  );
+  return row?.[0] ?? null;
+}
+
+async function readChunk(conn: StageConnection, after: string, rows: number): Promise<StageChunk> {
+  const bounds = [
+    await boundOf(conn, 'stage_entries', after, rows),
+    await boundOf(conn, 'stage_current', after, rows),
+  ];
+  const found = bounds.filter((b): b is string => b !== null);
+  // Both sides end before their bound: this chunk takes the rest.
+  const last = found.length === 2 ? (found[0]! < found[1]! ? found[0]! : found[1]!) : (found[0] ?? null);
+  const upper = last === null ? '' : ' and uuid <= ?';
+  const params = last === null ? [after] : [after, last];
+  const news = await conn.rows<[number, string, string]>(
+    `select pos, uuid, hash from stage_entries where uuid > ?${upper} order by uuid, pos`,
+    params,
+  );
+  const held = await conn.rows<[number, number, string, number, string]>(
+    `select pos, version_id, uuid, slot, hash from stage_current where uuid > ?${upper} order by uuid, pos`,
+    params,
+  );
+  const known = await conn.rows<[string, number | boolean]>(
+    `select uuid, case when removed_run is null then 0 else 1 end from coworkers where uuid > ?${upper}`,
+    params,
+  );
+  return {
+    news: news.map(([position, uuid, hash]) => ({ position, uuid, hash })),
+    held: held.map(([position, versionId, uuid, slot, hash]) => ({ position, versionId, uuid, slot, hash })),
+    known: new Map(known.map(([uuid, removed]) => [uuid, Number(removed) === 1])),
+    last,
+  };
+}
+
+async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {
+  await conn.insert(
+    'stage_places',
+    [
+      { name: 'pos', type: 'int' },
+      { name: 'version_id', type: 'bigint' },
+      { name: 'uuid', type: 'text' },
+      { name: 'slot', type: 'int' },
+    ],
+    outcome.places,
+  );
+  await conn.insert(
+    'stage_closed',
+    [{ name: 'version_id', type: 'bigint' }],
+    outcome.closed.map((id) => [id]),
+  );
+  await conn.insert(
+    'stage_events',
+    EVENT_COLUMNS,
+    outcome.events.map((e) => [
+      ...e.order,
+      e.uuid,
+      e.slot,
+      e.kind,
+      e.field,
+      e.oldValue,
+      e.newValue,
+      e.refPosition,
+      e.refVersion,
+    ]),
+  );
+  await conn.insert(
+    'stage_coworkers',
+    [
+      { name: 'uuid', type: 'text' },
+      { name: 'kind', type: 'text' },
+      { name: 'ord', type: 'int' },
+    ],
+    outcome.coworkers,
+  );
+}
+
+const EVENT_COLUMNS: StageColumn[] = [
+  { name: 'k1', type: 'int' },
+  { name: 'k2', type: 'int' },
+  { name: 'k3', type: 'int' },
+  { name: 'uuid', type: 'text' },
+  { name: 'slot', type: 'int' },
+  { name: 'kind', type: 'text' },
+  { name: 'field', type: 'text' },
+  { name: 'old_value', type: 'text' },
+  { name: 'new_value', type: 'text' },
+  { name: 'ref_pos', type: 'int' },
+  { name: 'ref_version', type: 'bigint' },
+];
+
+/**
+ * The listing part of a commit, set-based from the stage: coworkers, versions (new ones inserted in
+ * listing order, so their ids ascend with the listing), the positions whose version changed, and
+ * the changes in the diff's order. An added, returned or removed change refers to the version
+ * holding its entry (migration body_once) and stores no text. `lastSeen` is the last run that
+ * still saw the coworkers removed now.
+ */
+export function listingStatements(
+  { runId, finishedAt }: Pick<StageCommit, 'runId' | 'finishedAt'>,
+  lastSeen: { id: number; finishedAt: string | null } | undefined,
+): StageStatement[] {
+  return [
+    [
+      `insert into coworkers (uuid, first_seen_run, first_seen_at)
+       select uuid, cast(? as bigint), cast(? as text) from stage_coworkers where kind = 'new' order by ord`,
+      [runId, finishedAt],
+    ],
+    [
+      `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+              last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
+      [runId],
+    ],
+    [
+      `update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ?
+        where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
+      [runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null],
+    ],
+    ['update versions set valid_to_run = ? where id in (select version_id from stage_closed)', [runId]],
+    [
+      `insert into versions (uuid, slot, body, body_hash, valid_from_run)
+       select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
+         from stage_places p join stage_entries e on e.pos = p.pos
+        where p.version_id is null
+        order by p.pos`,
+      [runId],
+    ],
+    // A run opens one version per (uuid, slot) at most: that triple finds each new id.
+    [
+      `update stage_places set version_id = (select v.id from versions v
+         where v.uuid = stage_places.uuid and v.slot = stage_places.slot and v.valid_from_run = ?)
+       where version_id is null`,
+      [runId],
+    ],
+    // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
+    [
+      `update listing_positions set valid_to_run = ?
+        where id in (select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
+                      where p.pos is null or p.version_id <> c.version_id)`,
+      [runId],
+    ],
+    [
+      `insert into listing_positions (position, version_id, valid_from_run)
+       select p.pos, p.version_id, cast(? as bigint)
+         from stage_places p left join stage_current c on c.pos = p.pos
+        where c.pos is null or c.version_id <> p.version_id
+        order by p.pos`,
+      [runId],
+    ],
+    [
+      `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
+       select cast(? as bigint), cast(? as text), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+              coalesce(e.ref_version, p.version_id)
+         from stage_events e left join stage_places p on p.pos = e.ref_pos
+        order by e.k1, e.k2, e.k3`,
+      [runId, finishedAt],
+    ],
+  ];
+}
