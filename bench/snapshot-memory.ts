@@ -5,14 +5,17 @@
  * run 1 released once replaced), with the layout before this change (every entry held parsed beside
  * the page bytes) and after it (the page bytes alone). Printed as ratios to the listing's bytes:
  * goal ≤ 2× for the snapshot held and for the peak of the swap, each above the process's idle RSS.
+ * With `--as-of`, the same for a past snapshot (`?as_of=`) of run 1 with every page loaded: the
+ * heap and Buffers it retains, and the bytes it tells the `AS_OF_CACHE_BYTES` budget it costs.
  *
- *   npx tsx bench/snapshot-memory.ts [--mib 200]
+ *   npx tsx bench/snapshot-memory.ts [--mib 200] [--as-of]
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/open.js';
 import type { PreparedSnapshot } from '../src/drf/snapshot.js';
 import { buildSnapshot } from '../src/http/build-in-slices.js';
+import { loadPastSnapshot, PageNotLoaded } from '../src/http/past-snapshot.js';
 import { runScript } from './lib/child.js';
 import { buildHistory } from './lib/history-fixture.js';
 import { checkGoal, machineLine, megabytes, ratio, seconds } from './lib/report.js';
@@ -26,6 +29,7 @@ const ENTRY_BYTES = 285;
 const { values } = parseArgs({
   options: {
     mib: { type: 'string', default: '200' },
+    'as-of': { type: 'boolean', default: false },
     phase: { type: 'string' },
     db: { type: 'string' },
   },
@@ -76,6 +80,38 @@ async function phase(db: string, layout: 'before' | 'after'): Promise<void> {
   store.close();
 }
 
+/** Child: a past snapshot of run 1 with every page loaded, as `?as_of=` and MEDIA_REWRITE load it. */
+async function asOfPhase(db: string, layout: 'before' | 'after'): Promise<void> {
+  const store = openDatabase(db);
+  const run = await store.getRun(1);
+  if (!run) throw new Error('no run 1');
+  const idleRetained = retained();
+  const idle = rss();
+  const past = await loadPastSnapshot(store, run, () => undefined);
+  try {
+    void past.prepared.pageTails[0];
+  } catch (error) {
+    if (!(error instanceof PageNotLoaded)) throw error;
+    await error.loadAll();
+  }
+  // The old layout kept every page's entries parsed beside its bytes.
+  const held = layout === 'before' ? Array.from(past.prepared.entryValues) : [];
+  const heldRetained = retained() - idleRetained;
+  const heldRss = rss() - idle;
+  const wire = past.prepared.pageTails.reduce((sum, tail) => sum + tail.length, 0);
+  const heldRatio = heldRetained / wire;
+  console.log(
+    `as_of ${layout.padEnd(6)} listing ${megabytes(wire)} (${past.prepared.count.toLocaleString('en-US')} entries); ` +
+      `past snapshot held: heap+buffers +${megabytes(heldRetained)} = ${ratio(heldRatio)}× its bytes` +
+      (layout === 'after'
+        ? ` ${checkGoal(BENCH, 'past snapshot held / listing bytes', heldRatio, GOAL_RATIO, '×')}`
+        : '') +
+      `, RSS +${megabytes(heldRss)}; counted for AS_OF_CACHE_BYTES ${megabytes(past.bytes)} ` +
+      `= ${ratio(past.bytes / heldRetained)}× what it holds (${held.length} values kept)`,
+  );
+  store.close();
+}
+
 async function main(): Promise<void> {
   console.log(machineLine());
   await withTempDir(async (dir) => {
@@ -89,7 +125,10 @@ async function main(): Promise<void> {
     console.log(
       `snapshot-memory: ${coworkers.toLocaleString('en-US')} entries, 2 runs, built in ${seconds(performance.now() - started)}`,
     );
-    for (const layout of ['before', 'after'] as const) {
+    const phases = values['as-of']
+      ? (['as-of-before', 'as-of-after'] as const)
+      : (['before', 'after'] as const);
+    for (const layout of phases) {
       await runScript('bench/snapshot-memory.ts', ['--phase', layout, '--db', db], {
         timeoutMs: 30 * 60_000,
         nodeFlags: ['--expose-gc'],
@@ -100,6 +139,8 @@ async function main(): Promise<void> {
 
 if (values.phase === 'before' || values.phase === 'after') {
   await phase(values.db ?? '', values.phase);
+} else if (values.phase === 'as-of-before' || values.phase === 'as-of-after') {
+  await asOfPhase(values.db ?? '', values.phase === 'as-of-before' ? 'before' : 'after');
 } else {
   await main();
 }

@@ -1,6 +1,6 @@
 import type { RunRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
-import { lazyArray, snapshotPage, type PreparedSnapshot, type SnapshotPage } from '../drf/snapshot.js';
+import { lazyArray, snapshotPage, valuesFromTails, type PreparedSnapshot } from '../drf/snapshot.js';
 import { MirrorError } from '../errors.js';
 import { snapshotFrame } from './build-in-slices.js';
 
@@ -14,12 +14,24 @@ import { snapshotFrame } from './build-in-slices.js';
  */
 export interface PastSnapshot {
   readonly prepared: PreparedSnapshot;
-  /** Approximate memory held: version ids, and each page built (its bytes and parsed entries). */
+  /** Approximate memory held: version ids, and each page built (its bytes). */
   readonly bytes: number;
 }
 
-/** Parsed entries cost about this many times their JSON text (V8 objects and strings). */
-const PARSED_FACTOR = 3;
+/** A built page's Buffer object and map entry (measured: ≈ 210–260 B whatever its length). */
+const PAGE_OBJECT_BYTES = 256;
+
+/**
+ * What a built page holds: its bytes, rounded up to its share of the Buffer pool's 8 KiB slab when
+ * it is small enough to be pooled (a page of 8 entries of ≈ 285 B leaves ≈ 600 B of each slab's
+ * third unused), and its objects. Counting the bytes alone fell 27 % short of the heap measured.
+ */
+function pageCost(tail: Buffer): number {
+  const slab = Buffer.poolSize;
+  if (tail.length >= slab >>> 1) return tail.length + PAGE_OBJECT_BYTES;
+  const aligned = Math.ceil(tail.length / 8) * 8;
+  return slab / Math.floor(slab / aligned) + PAGE_OBJECT_BYTES;
+}
 
 /**
  * Thrown by a past snapshot's page that is not built yet: the page's texts come from the store,
@@ -41,16 +53,19 @@ export class PageNotLoaded extends Error {
 /** Texts read from the store at once when every page is wanted: a few hundred KB. */
 const READ_ENTRIES = 1024;
 
-/** The pages of a past listing, built from the store's texts as they are asked for. */
+/**
+ * The pages of a past listing, built from the store's texts as they are asked for. Only each page's
+ * bytes are kept, as the current snapshot keeps them: the parsed entries cost 3–5× their text.
+ */
 function pageLoader(
   store: Store,
   versionIds: Int32Array,
   pageSize: number,
-  onBuilt: (page: SnapshotPage) => void,
-): (index: number) => SnapshotPage {
+  onBuilt: (tail: Buffer) => void,
+): (index: number) => Buffer {
   const count = versionIds.length;
   const numPages = Math.max(1, Math.ceil(count / pageSize));
-  const pages = new Map<number, SnapshotPage>();
+  const pages = new Map<number, Buffer>();
   const loading = new Map<number, Promise<void>>();
   // Reads pages [first, end) in one read and builds those not built meanwhile.
   const fill = async (first: number, end: number): Promise<void> => {
@@ -63,9 +78,9 @@ function pageLoader(
         if (text !== undefined) return text;
         throw new MirrorError('SNAPSHOT_INVALID', 'a listed version is missing', { i: from + at + i });
       });
-      const built = snapshotPage(present, index * pageSize);
-      pages.set(index, built);
-      onBuilt(built);
+      const { tail } = snapshotPage(present, index * pageSize);
+      pages.set(index, tail);
+      onBuilt(tail);
     }
   };
   const load = (index: number): Promise<void> => {
@@ -98,15 +113,17 @@ export async function loadPastSnapshot(
   const frame = snapshotFrame(run, versionIds.length, optionsBody);
   const { count, pageSize, numPages } = frame;
   const state = { bytes: versionIds.byteLength };
-  const page = pageLoader(store, versionIds, pageSize, (built) => {
-    const grown = built.tail.length * (1 + PARSED_FACTOR);
+  const page = pageLoader(store, versionIds, pageSize, (tail) => {
+    const grown = pageCost(tail);
     state.bytes += grown;
     onGrow(grown);
   });
+  const pageTails = lazyArray(numPages, page);
+  // A page not loaded yet throws PageNotLoaded from here too, as from pageTails.
   const prepared: PreparedSnapshot = {
     ...frame,
-    pageTails: lazyArray(numPages, (i) => page(i).tail),
-    entryValues: lazyArray(count, (i) => page(Math.floor(i / pageSize)).values[i % pageSize] ?? null),
+    pageTails,
+    entryValues: valuesFromTails(pageTails, pageSize, count),
   };
   return {
     prepared,

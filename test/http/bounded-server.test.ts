@@ -73,6 +73,30 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
       expect(lazy.entryValues.slice(8, 16)).toEqual(whole.entryValues.slice(8, 16));
     });
 
+    it('regression: a past snapshot keeps its pages as bytes, not their entries parsed (≈ 3× more)', async () => {
+      const { store, runs } = await history(await fresh());
+      const run = runs[1];
+      if (!run) throw new Error('no run');
+      const past = await loadPastSnapshot(store, run, () => undefined);
+      const { prepared } = past;
+      try {
+        void prepared.pageTails[0];
+      } catch (error) {
+        if (!(error instanceof PageNotLoaded)) throw error;
+        await error.loadAll();
+      }
+      const wire = prepared.pageTails.reduce((sum, tail) => sum + tail.length, 0);
+      const ids = 4 * prepared.count;
+      // Counted: the bytes, their Buffer-pool share and a few objects; the parsed entries were 3× more.
+      expect(past.bytes).toBeGreaterThan(wire + ids);
+      expect(past.bytes).toBeLessThan(2 * wire + ids);
+      // Entries are parsed again from the page bytes when read: none is held between two pages.
+      const first = prepared.entryValues[0];
+      expect(prepared.entryValues[8]).not.toEqual(first);
+      expect(prepared.entryValues[0]).toEqual(first);
+      expect(prepared.entryValues[0]).not.toBe(first);
+    });
+
     it('the current snapshot built in slices is the very snapshot built at once, and swaps in', async () => {
       const { store, runs } = await history(await fresh());
       for (const run of runs) {
@@ -117,7 +141,8 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
         expect(mirror.snapshots.pastSnapshotBytes).toBeLessThanOrEqual(budget);
         seen.push(mirror.snapshots.pastSnapshotRuns);
       }
-      // Each run of ~30 entries costs ~36 KB built whole: one fits, and the newest used is it.
+      // A run of ~30 entries costs ≈ 12 KB built whole (4 pages of ≈ 1.9 KB, each counted with its
+      // Buffer-pool share): three fit, and the newest used is always among them.
       expect(seen.map((held) => held.at(-1))).toEqual([1, 2, 3, 4, 1, 2]);
       expect((await store.latestSucceededRun())?.id).toBe(5);
     });
