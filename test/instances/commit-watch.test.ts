@@ -65,3 +65,37 @@ describePostgres('watchCommits on PostgreSQL after a lost connection', () => {
     await atLeast(after + 1, watched.calls);
   });
 });
+
+describePostgres('watchCommits on PostgreSQL: one listening session per store', () => {
+  const pg = usePostgres();
+
+  it('two watchers of one store share one LISTEN session, each called at its start and after a commit; the session ends with the last watcher', async () => {
+    const name = await pg.server.createDatabase();
+    const store = await openPgStore(pgTarget(pg.server.url(name)), { poolMax: 2 });
+    onTestFinished(() => store.close());
+    const listeners = async () =>
+      Number(
+        (
+          await pg.server
+            .admin(name)
+            .query<{ n: string }>(`select count(*) as n from pg_stat_activity where query ilike 'listen %'`)
+        ).rows[0]?.n,
+      );
+    let first = 0;
+    let second = 0;
+    const stopFirst = store.watchCommits(() => (first += 1), { pollMs: 20 });
+    await atLeast(1, () => first);
+    const stopSecond = store.watchCommits(() => (second += 1), { pollMs: 20 });
+    await atLeast(1, () => second);
+    expect(await listeners()).toBe(1);
+    const upstream = await simulatedUpstream({ seed: 52, count: 4 });
+    const [a, b] = [first, second];
+    await runSync(syncConfig(upstream.url), { store, logger: silentLogger() });
+    await atLeast(a + 1, () => first);
+    await atLeast(b + 1, () => second);
+    stopFirst();
+    expect(await listeners()).toBe(1);
+    stopSecond();
+    await eventually(async () => ((await listeners()) === 0 ? true : undefined));
+  });
+});

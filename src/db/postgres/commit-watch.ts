@@ -109,3 +109,67 @@ export function watchPostgresCommits(
     }
   };
 }
+
+interface Watcher {
+  onCommit: () => void;
+  onError: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * Every watcher of one store on ONE listening connection: the snapshot holder, the webhook and
+ * notification workers and the media sweep each watch, and a connection apiece outside the pool
+ * was four sessions per instance that DATABASE_POOL_MAX did not count. A watcher that joins a
+ * listening connection gets its first call at once, as a watch of its own would.
+ */
+export class SharedCommitWatch {
+  readonly #watchers = new Set<Watcher>();
+  #stop: (() => void) | null = null;
+  #listening = false;
+
+  constructor(
+    private readonly target: PostgresTarget,
+    private readonly instanceId: string,
+  ) {}
+
+  watch(onCommit: () => void, options: Pick<CommitWatchOptions, 'onError'>): () => void {
+    const watcher: Watcher = { onCommit, onError: options.onError };
+    this.#watchers.add(watcher);
+    if (this.#stop === null) {
+      this.#stop = watchPostgresCommits(
+        this.target,
+        this.instanceId,
+        () => {
+          this.#listening = true;
+          this.#each((w) => w.onCommit());
+        },
+        {
+          onError: (error) => {
+            this.#listening = false;
+            this.#each((w) => w.onError?.(error));
+          },
+        },
+      );
+    } else if (this.#listening) {
+      queueMicrotask(() => {
+        if (this.#watchers.has(watcher)) onCommit();
+      });
+    }
+    return () => {
+      if (!this.#watchers.delete(watcher) || this.#watchers.size > 0) return;
+      this.#stop?.();
+      this.#stop = null;
+      this.#listening = false;
+    };
+  }
+
+  /** One watcher's throw must not keep the others from hearing of the commit. */
+  #each(call: (watcher: Watcher) => void): void {
+    for (const watcher of [...this.#watchers]) {
+      try {
+        call(watcher);
+      } catch (error) {
+        watcher.onError?.(error);
+      }
+    }
+  }
+}

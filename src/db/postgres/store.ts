@@ -13,7 +13,7 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches } from '../change-batches.js';
 import { keyClearEndpointUrls } from './endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
-import { watchPostgresCommits } from './commit-watch.js';
+import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
 import { openPgStage } from './stage.js';
@@ -189,8 +189,12 @@ export class PgStore implements Store {
 
   // Watch
   /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */
+  #commitWatch: SharedCommitWatch | null = null;
   watchCommits: Op<'watchCommits'> = (onCommit, options) =>
-    watchPostgresCommits(this.#ctx.target, this.#ctx.instanceId, onCommit, options);
+    (this.#commitWatch ??= new SharedCommitWatch(this.#ctx.target, this.#ctx.instanceId)).watch(
+      onCommit,
+      options,
+    );
 
   // Health
   /** No file to watch: a networked database's problems are `databaseProblem`'s. */
