@@ -64,7 +64,7 @@ function unnestArguments(
  * (as SQLite's rowids ascend in insertion order); returns them in row order.
  */
 export async function insertWithIds(
-  client: pg.PoolClient,
+  client: pg.ClientBase,
   table: string,
   columns: readonly Column[],
   rows: readonly (readonly unknown[])[],
@@ -90,7 +90,7 @@ export async function insertWithIds(
 
 /** Inserts rows, one statement per chunk; `suffix` (an ON CONFLICT clause) is appended as is. */
 export async function insertMany(
-  client: pg.PoolClient,
+  client: pg.ClientBase,
   table: string,
   columns: readonly Column[],
   rows: readonly (readonly unknown[])[],
@@ -108,7 +108,7 @@ export async function insertMany(
 
 /** `update <table> set <column> = <value> where id = any(ids)`, one statement per chunk. */
 export async function setWhereIds(
-  client: pg.PoolClient,
+  client: pg.ClientBase,
   table: string,
   assignment: string,
   value: unknown,

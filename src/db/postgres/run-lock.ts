@@ -69,7 +69,11 @@ function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
   });
 }
 
-async function connectLockClient(target: PostgresTarget, instanceId: string): Promise<pg.Client> {
+/**
+ * A connection outside the pool, for a session a run holds from start to end (its lock, its stage).
+ * An error event on it is the caller's to handle; a query in flight rejects with it anyway.
+ */
+export async function connectOwnClient(target: PostgresTarget, instanceId: string): Promise<pg.Client> {
   const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId);
   const client = new pg.Client({
     connectionString,
@@ -92,7 +96,7 @@ async function connectLockClient(target: PostgresTarget, instanceId: string): Pr
  * The lock lives on a connection of its own, outside the pool, for as long as the run.
  */
 export async function takeRunLock(target: PostgresTarget, instanceId: string): Promise<HeldRunLock> {
-  const client = await connectLockClient(target, instanceId);
+  const client = await connectOwnClient(target, instanceId);
   const lost = new AbortController();
   let released = false;
   const onLost = (cause?: unknown) => {

@@ -7,7 +7,7 @@ import type { PostgresDb } from './open.js';
 // transaction's client, and one transaction per write operation.
 
 /** A pool (each query on any free connection) or the one client of a transaction. */
-export type Queryable = pg.Pool | pg.PoolClient;
+export type Queryable = pg.Pool | pg.ClientBase;
 
 const INT8 = 20;
 /**
@@ -59,7 +59,8 @@ export async function run(db: Queryable, text: string, values: unknown[] = []): 
 
 /** A transaction's client and a drizzle handle over that same client. */
 export interface Tx {
-  client: pg.PoolClient;
+  /** A pooled client, or a connection of the run's own (its stage). */
+  client: pg.ClientBase;
   db: PostgresDb;
 }
 

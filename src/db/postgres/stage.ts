@@ -1,5 +1,6 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
+import { connectOwnClient } from './run-lock.js';
 import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
 import {
   openRunStage,
@@ -31,17 +32,21 @@ function numbered(sql: string): string {
  */
 export async function openPgStage(ctx: PgContext, runId: number): Promise<RunStage> {
   assertHeld(ctx, runId);
-  const client = await ctx.pool.connect();
+  // A connection of its own, outside the pool, as the run lock has: held for the whole run, a pooled
+  // one would leave DATABASE_POOL_MAX=1 nothing for the run's other reads (its heartbeat, media).
+  const client = await connectOwnClient(ctx.target, ctx.instanceId);
   try {
     return await openRunStage(pgStageDialect(ctx, client));
   } catch (error) {
-    client.release(true);
+    await client.end().catch(() => undefined);
     throw error;
   }
 }
 
-function pgStageDialect(ctx: PgContext, client: pg.PoolClient): StageDialect {
-  let broken = false;
+function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
+  // A lost connection rejects the query in flight, which fails the run; unheard, the event would
+  // end the process.
+  client.on('error', () => undefined);
   const tx: Tx = { client, db: drizzle({ client, schema }) };
   const conn: StageConnection = {
     rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
@@ -58,9 +63,8 @@ function pgStageDialect(ctx: PgContext, client: pg.PoolClient): StageDialect {
         await client.query('commit');
         return result;
       } catch (error) {
-        await client.query('rollback').catch(() => {
-          broken = true;
-        });
+        // A rollback that fails leaves nothing: the session, and its stage, ends at release.
+        await client.query('rollback').catch(() => undefined);
         throw error;
       }
     },
@@ -81,10 +85,8 @@ function pgStageDialect(ctx: PgContext, client: pg.PoolClient): StageDialect {
         for (const [sql, params] of statements) await conn.run(sql, params);
         await finish(tx, commit, entries, changesAfter);
       }, true),
-    release: () => {
-      client.release(broken);
-      return Promise.resolve();
-    },
+    // Ending the session drops the TEMP tables, whether or not the run committed.
+    release: () => client.end().catch(() => undefined),
   };
 }
 
