@@ -72,16 +72,32 @@ export async function transaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>
   const client = await pool.connect();
   let broken = false;
   try {
-    await client.query('begin');
-    const result = await work({ client, db: drizzle({ client, schema }) });
+    return await withinTransaction(
+      client,
+      () => work({ client, db: drizzle({ client, schema }) }),
+      () => (broken = true),
+    );
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * `work` between begin and commit on this client, rolled back when it throws; `onLost` hears of a
+ * rollback that failed (the connection is then gone, and with it the transaction).
+ */
+export async function withinTransaction<T>(
+  client: pg.ClientBase,
+  work: () => Promise<T>,
+  onLost: () => void = () => undefined,
+): Promise<T> {
+  await client.query('begin');
+  try {
+    const result = await work();
     await client.query('commit');
     return result;
   } catch (error) {
-    await client.query('rollback').catch(() => {
-      broken = true;
-    });
+    await client.query('rollback').catch(onLost);
     throw error;
-  } finally {
-    client.release(broken);
   }
 }

@@ -18,7 +18,7 @@ import { writeOutbox, type RunMemory } from './outbox.js';
 import { lockRunningRow, markSucceeded } from './run-commit.js';
 import { assertHeld, latestSucceededRun } from './runs.js';
 import * as schema from './schema.js';
-import { one, rows, run, tuples, type Tx } from './sql.js';
+import { one, rows, run, tuples, withinTransaction, type Tx } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
@@ -56,18 +56,8 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
     },
     insert: (table, columns, values) => insertMany(client, table, columns, values),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
-    transaction: async (work) => {
-      await client.query('begin');
-      try {
-        const result = await work();
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        // A rollback that fails leaves nothing: the session, and its stage, ends at release.
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      }
-    },
+    // A failed rollback leaves nothing behind: the session, and its stage, ends at release.
+    transaction: (work) => withinTransaction(client, work),
   };
   return {
     conn,
