@@ -16,7 +16,7 @@ import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
-import { openPgStage } from './stage.js';
+import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
@@ -75,7 +75,9 @@ export class PgStore implements Store {
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
   commitRun: Op<'commitRun'> = this.#guard((commit) => commitRun(this.#ctx, commit));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
-  openStage: Op<'openStage'> = this.#guard((runId) => openPgStage(this.#ctx, runId));
+  openStage: Op<'openStage'> = this.#guard(async (runId) =>
+    guardedStage(await openPgStage(this.#ctx, runId), (error) => operationError(error, this.#ctx.target)),
+  );
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
