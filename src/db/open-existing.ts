@@ -1,31 +1,9 @@
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MirrorError } from '../errors.js';
 import { schemaStanding } from './migrate.js';
 import { openDatabase, type MirrorDatabase } from './open.js';
-
-/** True when the file or its folder cannot (or, by its mode, should not) be written. */
-function readOnlyOnDisk(file: string): boolean {
-  for (const path of [file, dirname(file)]) {
-    // The mode bits count too: root may write anything, yet a file chmod'ed 0444 means "leave it".
-    if ((statSync(path).mode & 0o222) === 0) return true;
-    try {
-      accessSync(path, constants.W_OK);
-    } catch {
-      return true;
-    }
-  }
-  return false;
-}
-
-function folderWritable(folder: string): boolean {
-  try {
-    accessSync(folder, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { mayWrite, readOnlyOnDisk } from './sqlite/on-disk.js';
 
 /**
  * Opens the database of a read command (`runs`, `history`, `changes`, `serve`): it must exist (a
@@ -43,7 +21,7 @@ export function openExistingDatabase(file: string): MirrorDatabase {
   if (!readOnlyOnDisk(file)) return openDatabase(file);
   // A WAL database is read through its -shm file; where that is missing and the folder cannot be
   // written (a read-only mount), SQLite can only read the file as immutable.
-  const immutable = !folderWritable(dirname(file)) && !existsSync(`${file}-shm`);
+  const immutable = !mayWrite(dirname(file)) && !existsSync(`${file}-shm`);
   const store = openDatabase(file, { readonly: true, migrate: false, immutable });
   if (schemaStanding(store.sqlite).pending > 0) {
     store.close();

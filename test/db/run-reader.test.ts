@@ -1,3 +1,4 @@
+import { chmodSync } from 'node:fs';
 import { desc } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { runs } from '../../src/db/schema.js';
@@ -90,5 +91,12 @@ describe('runs read without the ORM (issue 21: `runs` at 2× a bare node)', () =
   it('no file is left to the full open, which says DB_NOT_FOUND and creates nothing', () => {
     const store = tempDatabase();
     expect(openRunReader(`${store.file}.missing`)).toBeNull();
+  });
+
+  it('a file chmod 0444 is left to the full open, which reads it read-only, even for root', () => {
+    const store = tempDatabase();
+    store.close();
+    chmodSync(store.file, 0o444);
+    expect(openRunReader(store.file)).toBeNull();
   });
 });

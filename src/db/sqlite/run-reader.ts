@@ -1,9 +1,8 @@
-import { accessSync, constants } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { mediaRunsByIds } from '../media-queries.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
+import { writableOnDisk } from './on-disk.js';
 import { runRows } from './run-rows.js';
 import { schemaStanding } from './schema-standing.js';
 
@@ -13,15 +12,6 @@ export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): 
 /** A throw becomes a rejection, as from the store's own operations. */
 const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
-function writable(path: string): boolean {
-  try {
-    accessSync(path, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The runs of a SQLite database read without the ORM or the migrator (≈ 2× a bare `node -e 0`
  * instead of 4×, issue 21), or null when only the full open (`openStore`) may read it: no file
@@ -30,7 +20,8 @@ function writable(path: string): boolean {
  * read-only connection, and is recorded by the next process that opens the database to write.
  */
 export function openRunReader(file: string): RunReader | null {
-  if (!writable(file) || !writable(dirname(file))) return null;
+  // A file the full open would open read-only (a 0444 file, even for root) is left to it.
+  if (!writableOnDisk(file)) return null;
   let sqlite: Database.Database;
   try {
     sqlite = new Database(file, { fileMustExist: true });
