@@ -5,6 +5,7 @@ import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
+import { onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
@@ -44,13 +45,11 @@ export async function runSyncCommand(
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
     // "the sync process crashed"; the terminal gets the CLI's usual one line.
     const { code, message, details } = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
-    reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
+    reportToParent(parentSender(), { type: 'run-failed', code, message, details });
     throw thrown;
   });
   const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const stopSignals = onStopSignal((signal) => controller.abort(new Error(`received ${signal}`)));
   // Under `start`, the IPC channel closes when the parent dies (even by SIGKILL): an orphaned run
   // would hold the lock and the upstream for nobody, so it ends as aborted and the process exits.
   const onOrphaned = () => controller.abort(new Error('the parent start process is gone'));
@@ -66,7 +65,7 @@ export async function runSyncCommand(
         onRunStarted: async (runId) => {
           if (reboundFrom !== null) await recordRebind(store, runId, reboundFrom);
           // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
-          reportToParent(process.send?.bind(process), { type: 'run-started', runId });
+          reportToParent(parentSender(), { type: 'run-started', runId });
         },
         onProgress: bar.onProgress,
       },
@@ -85,8 +84,7 @@ export async function runSyncCommand(
       await webhooksAfterSync(store, config, logger);
       await notifyAfterSync(store, config, logger);
     }
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stopSignals();
     process.off('disconnect', onOrphaned);
     await store.close();
   }
@@ -139,14 +137,15 @@ function namedUpstream(config: Config, label: string | undefined): NamedUpstream
 }
 
 function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
-  const tty = process.stderr.isTTY === true;
+  const stderr = syncStderr();
+  const tty = stderr.isTTY === true;
   // On a terminal the bar shows progress, so only warnings and errors are logged beside it, as
   // lines for people (JSON lines with stacks drowned the one line that says what failed).
   const base = createLogger({
     level: tty && config.log.level !== 'debug' ? 'warn' : config.log.level,
     pretty: tty,
     prettyFd: 2,
-    destination: process.stderr,
+    destination: stderr,
   });
   // The demo's syncs (children of `start`) say so on every line, as `start` does.
   return upstreamLabel === DEMO_UPSTREAM_LABEL ? base.child({ mode: 'demo' }) : base;
@@ -157,10 +156,11 @@ async function progressBar(): Promise<{
   onProgress: (done: number, total: number) => void;
   stop: () => void;
 }> {
-  if (process.stderr.isTTY !== true) return { onProgress: () => undefined, stop: () => undefined };
+  const stream = syncStderr();
+  if (stream.isTTY !== true) return { onProgress: () => undefined, stop: () => undefined };
   const { SingleBar, Presets } = await import('cli-progress');
   const bar = new SingleBar(
-    { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true },
+    { format: 'sync [{bar}] {value}/{total} pages', hideCursor: true, stream },
     Presets.shades_classic,
   );
   let started = false;
@@ -179,7 +179,7 @@ async function progressBar(): Promise<{
 function reportFailure(thrown: unknown): number {
   const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
   const { code, message, details } = error;
-  reportToParent(process.send?.bind(process), { type: 'run-failed', code, message, details });
+  reportToParent(parentSender(), { type: 'run-failed', code, message, details });
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
   process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
   return exitCodeFor(error.code);

@@ -247,7 +247,7 @@ export const settings = {
       flag: null,
       default: '512',
       schema: int(64, 65_536),
-      doc: 'Heap limit (MiB) of the sync process `start` runs each sync in; past it that process dies, not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
+      doc: 'Heap limit (MiB) of every sync: `sync` runs in a thread with it, `start` runs each sync in a child process with it; past it the run fails (SYNC_CRASHED), not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
       echo: 'plain',
     },
   },

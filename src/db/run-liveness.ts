@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { isMainThread, workerData } from 'node:worker_threads';
 import type { SqliteHandle } from './open.js';
 import type { RunRow } from './schema.js';
 
@@ -17,7 +18,18 @@ export interface RunHolder {
   token: string;
 }
 
-const PROCESS_TOKEN = randomUUID();
+/**
+ * `sync`'s thread (src/cli/sync-thread.ts) holds its run under its process's token, passed in
+ * `workerData.runHolderToken`: one process is one holder, and the main thread, which records a
+ * thread that died, does not take the run for a dead process's.
+ */
+const PROCESS_TOKEN = inheritedToken() ?? randomUUID();
+
+function inheritedToken(): string | undefined {
+  if (isMainThread) return undefined;
+  const token = (workerData as { runHolderToken?: unknown } | null)?.runHolderToken;
+  return typeof token === 'string' ? token : undefined;
+}
 /** Runs this process holds right now: a row of ours not in here was left behind by a failed update. */
 const activeRuns = new Set<string>();
 const runKey = (store: RunFile, runId: number) => `${store.file}#${runId}`;

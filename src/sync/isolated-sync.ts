@@ -24,6 +24,12 @@ const childMessageSchema = z.discriminatedUnion('type', [
 ]);
 type ChildMessage = z.infer<typeof childMessageSchema>;
 
+/** A message of a child (or of `sync`'s thread) as sent; null when it is not one. */
+export function parseChildMessage(raw: unknown): ChildMessage | null {
+  const parsed = childMessageSchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}
+
 /** The child's side: sends one message to the parent when it runs under `start` (no-op otherwise). */
 export function reportToParent(
   send: ((message: unknown) => boolean) | undefined,
@@ -201,12 +207,12 @@ function follow(
     outcome.stderrTail = (outcome.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
   });
   child.on('message', (raw) => {
-    const parsed = childMessageSchema.safeParse(raw);
-    if (!parsed.success) return;
-    if (parsed.data.type === 'run-started') {
-      outcome.runId = parsed.data.runId;
-      onRunStarted(parsed.data.runId);
-    } else outcome.failure = parsed.data;
+    const message = parseChildMessage(raw);
+    if (!message) return;
+    if (message.type === 'run-started') {
+      outcome.runId = message.runId;
+      onRunStarted(message.runId);
+    } else outcome.failure = message;
   });
 }
 

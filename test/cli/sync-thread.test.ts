@@ -1,0 +1,108 @@
+import Database from 'better-sqlite3';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
+import { LIST_PATH } from '../../src/upstream/contract.js';
+import { ensureBuilt, runCli } from '../helpers/process.js';
+import { tempDir } from '../helpers/temp-db.js';
+
+// A bare `sync` runs in a thread whose heap is SYNC_MAX_HEAP_MB (src/cli/sync-thread.ts), as each
+// sync of `start` runs in a child with it: the built CLI, started as users start it (no node flags).
+
+const MIB = 1024 * 1024;
+const PAGES = 200;
+const entries = generateCoworkers(7, PAGES * 8);
+
+/**
+ * A real upstream of PAGES pages. With `unknownFields`, each entry also carries 1,000 field names
+ * of its own: the crawl keeps every distinct unknown name (to report them), 1,600,000 names in all,
+ * far past a 64 MiB heap, while the listing stays within its 32 MiB cap.
+ */
+async function upstream(options: { unknownFields: () => boolean; hold?: () => void }): Promise<string> {
+  const server = createServer((request, response) => {
+    if (!request.url?.startsWith(LIST_PATH)) return void response.writeHead(404).end();
+    if (options.hold) return options.hold();
+    const page = Number(new URL(request.url, 'http://x').searchParams.get('page') ?? '1');
+    response
+      .writeHead(200, { 'Content-Type': 'application/json' })
+      .end(pageBody(page, options.unknownFields()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  onTestFinished(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const pageBody = (page: number, unknown: boolean): string => {
+    const results = entries.slice((page - 1) * 8, page * 8).map((entry, i) => {
+      const own = Array.from({ length: 1000 }, (_, k) => `"f${page}_${i}_${k}":0`).join(',');
+      return unknown ? `{${JSON.stringify(entry).slice(1, -1)},${own}}` : JSON.stringify(entry);
+    });
+    const list = `${base}${LIST_PATH}`;
+    const next = page < PAGES ? JSON.stringify(`${list}?page=${page + 1}`) : 'null';
+    const previous = page === 1 ? 'null' : JSON.stringify(page === 2 ? list : `${list}?page=${page - 1}`);
+    return `{"count":${PAGES * 8},"next":${next},"previous":${previous},"results":[${results.join(',')}]}`;
+  };
+  return base;
+}
+
+function runsOf(
+  path: string,
+): { id: number; status: string; error_code: string | null; error_message: string | null }[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db
+      .prepare('select id, status, error_code, error_message from runs order by id')
+      .all() as ReturnType<typeof runsOf>;
+  } finally {
+    db.close();
+  }
+}
+
+describe('a bare sync runs within SYNC_MAX_HEAP_MB', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('past the heap the run fails naming the setting, the process lives to record it, and the next run succeeds', async () => {
+    let unknownFields = true;
+    const url = await upstream({ unknownFields: () => unknownFields });
+    const db = join(tempDir(), 'mirror.db');
+    const env = {
+      UPSTREAM_URL: url,
+      DATABASE_PATH: db,
+      SYNC_MAX_HEAP_MB: '64',
+      SYNC_MAX_LISTING_BYTES: String(32 * MIB),
+      SYNC_MAX_ENTRIES: '60000',
+      LOG_LEVEL: 'warn',
+    };
+    const failed = runCli(['sync'], env);
+    expect(await failed.exited).toEqual({ code: EXIT.unexpected, signal: null });
+    expect(failed.output()).toContain(
+      'coworker-mirror: sync failed (run 1) [SYNC_CRASHED]: the sync ran out of its 64 MiB heap (SYNC_MAX_HEAP_MB)',
+    );
+    expect(runsOf(db)).toEqual([
+      expect.objectContaining({ id: 1, status: 'failed', error_code: 'SYNC_CRASHED' }),
+    ]);
+    expect(runsOf(db)[0]?.error_message).toMatch(/raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES/);
+
+    unknownFields = false;
+    const next = runCli(['sync'], env);
+    expect(await next.exited).toEqual({ code: EXIT.ok, signal: null });
+    expect(next.output()).toMatch(/run 2 succeeded: 1600 entries on 200 pages; 1600 added/);
+  });
+
+  it('SIGTERM reaches the run in its thread: it ends as aborted', async () => {
+    let held: (() => void) | undefined;
+    const requested = new Promise<void>((resolve) => (held = resolve));
+    // Page 1 never answers: the run is mid-crawl when the signal comes.
+    const url = await upstream({ unknownFields: () => false, hold: () => held?.() });
+    const db = join(tempDir(), 'mirror.db');
+    const run = runCli(['sync'], { UPSTREAM_URL: url, DATABASE_PATH: db, LOG_LEVEL: 'warn' });
+    await requested;
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: EXIT.aborted, signal: null });
+    expect(runsOf(db)).toEqual([expect.objectContaining({ id: 1, status: 'aborted' })]);
+  });
+});
