@@ -8,6 +8,15 @@ import { answerVersionFlag } from './cli/version-flag.js';
 
 async function main(): Promise<void> {
   if (answerVersionFlag(process.argv.slice(2), (text) => process.stdout.write(text))) return;
+  if (process.argv[2] === 'sync') {
+    // Before the CLI loads: a bare `sync` runs in a thread with its heap limit (cli/sync-thread.ts),
+    // and this thread only waits for it.
+    const thread = await import('./cli/sync-thread.js');
+    if (thread.wantsSyncThread()) {
+      process.exitCode = await thread.runSyncInThread();
+      return;
+    }
+  }
   try {
     const { buildProgram } = await import('./cli/program.js');
     // Commander's own usage errors (unknown option, bad choice, missing argument) are exit 2 like

@@ -97,14 +97,8 @@ function addSyncCommand(program: Command): void {
       .addOption(new Option('--upstream-label <label>').hideHelp()),
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & { rebind?: boolean; upstreamLabel?: string }) => {
-    const config = configFrom(flags);
-    const thread = await import('./sync-thread.js');
-    if (thread.wantsSyncThread()) {
-      process.exitCode = await thread.runSyncInThread(config);
-      return;
-    }
     const { runSyncCommand } = await import('./sync-command.js');
-    process.exitCode = await runSyncCommand(config, {
+    process.exitCode = await runSyncCommand(configFrom(flags), {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
     });

@@ -5,7 +5,7 @@ import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
-import { onStopSignal, parentSender, syncStderr } from './sync-thread.js';
+import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
@@ -41,6 +41,7 @@ export async function runSyncCommand(
   }
   const logger = syncLogger(config, options.upstreamLabel);
   const bar = await progressBar();
+  announceStore(config.database);
   const store = await openStore(config.database).catch((thrown: unknown) => {
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
     // "the sync process crashed"; the terminal gets the CLI's usual one line.

@@ -1,11 +1,10 @@
 import tty from 'node:tty';
 import { pathToFileURL } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Config } from '../config/load-config.js';
+import { syncHeapMbFrom } from '../config/sync-heap.js';
+import type { StoreChoice } from '../db/open-store.js';
+import type { ErrorCode } from '../errors.js';
 import { currentHolder, markRunActive, markRunInactive } from '../db/run-liveness.js';
-import { MirrorError } from '../errors.js';
-import { parseChildMessage } from '../sync/isolated-sync.js';
-import { exitCodeFor } from './exit-codes.js';
 
 // A bare `sync` runs in a worker thread with SYNC_MAX_HEAP_MB as its heap limit. Without a limit
 // V8 sizes the heap from the machine (4 GiB here) and lets a long crawl's garbage pile up: a
@@ -83,15 +82,33 @@ export function syncStderr(): NodeJS.WriteStream {
   return process.stderr;
 }
 
+/** Sent by the thread before it opens its store: where the main thread records a thread that died. */
+interface StoreMessage {
+  type: 'sync-store';
+  database: StoreChoice;
+}
+
+/** In the thread: names the run's store to the main thread (a no-op elsewhere). */
+export function announceStore(database: StoreChoice): void {
+  if (threadData()) parentPort?.postMessage({ type: 'sync-store', database } satisfies StoreMessage);
+}
+
+/** The run id of a `run-started` message (src/sync/isolated-sync.ts), checked, not trusted as typed. */
+function startedRunId(message: unknown): number | null {
+  const m = message as { type?: unknown; runId?: unknown } | null;
+  return m?.type === 'run-started' && Number.isSafeInteger(m.runId) ? (m.runId as number) : null;
+}
+
 /**
  * Runs this same command line in a thread limited to SYNC_MAX_HEAP_MB and resolves with its exit
- * code. A thread that dies (out of heap) leaves its run `running`: it is ended here as failed, with
- * the reason, as `start` does for a child that dies.
+ * code. Called before the CLI loads: the main thread only waits, so the process holds one copy of
+ * the modules. A thread that dies (out of heap) leaves its run `running`: it is ended here as
+ * failed, with the reason, as `start` does for a child that dies.
  */
-export async function runSyncInThread(config: Config): Promise<number> {
+export async function runSyncInThread(): Promise<number> {
   const script = process.argv[1];
   if (script === undefined) throw new Error('no CLI script in process.argv');
-  const maxHeapMb = config.sync.maxHeapMb;
+  const maxHeapMb = syncHeapMbFrom(process.env);
   const entry = threadEntry(script);
   const worker = new Worker(entry.code, {
     eval: entry.eval,
@@ -106,16 +123,13 @@ export async function runSyncInThread(config: Config): Promise<number> {
   const forward = (signal: NodeJS.Signals) => worker.postMessage({ type: STOP, signal });
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
-  let runId: number | null = null;
+  const seen: { database: StoreChoice | null; runId: number | null; runFile: { file: string } } = {
+    database: null,
+    runId: null,
+    runFile: { file: '' },
+  };
   let crash: Error | null = null;
-  // The thread's run is this process's: alive to whatever store this thread opens, until it ends.
-  const runFile = { file: config.database.target.kind === 'sqlite' ? config.database.target.path : '' };
-  worker.on('message', (raw: unknown) => {
-    const message = parseChildMessage(raw);
-    if (message?.type !== 'run-started') return;
-    runId = message.runId;
-    markRunActive(runFile, runId);
-  });
+  worker.on('message', (message: unknown) => follow(seen, message));
   worker.on('error', (error) => {
     crash = error;
   });
@@ -123,10 +137,27 @@ export async function runSyncInThread(config: Config): Promise<number> {
   process.off('SIGINT', forward);
   process.off('SIGTERM', forward);
   try {
-    return crash === null ? code : await reportCrash(config, runId, crash);
+    return crash === null ? code : await reportCrash(seen, maxHeapMb, crash);
   } finally {
-    if (runId !== null) markRunInactive(runFile, runId);
+    if (seen.runId !== null) markRunInactive(seen.runFile, seen.runId);
   }
+}
+
+/** The thread's run is this process's: alive to whatever store this thread opens, until it ends. */
+function follow(
+  seen: { database: StoreChoice | null; runId: number | null; runFile: { file: string } },
+  message: unknown,
+): void {
+  const store = message as Partial<StoreMessage> | null;
+  if (store?.type === 'sync-store' && store.database) {
+    seen.database = store.database;
+    seen.runFile = { file: store.database.target.kind === 'sqlite' ? store.database.target.path : '' };
+    return;
+  }
+  const runId = startedRunId(message);
+  if (runId === null) return;
+  seen.runId = runId;
+  markRunActive(seen.runFile, runId);
 }
 
 /**
@@ -141,30 +172,43 @@ function threadEntry(script: string): { code: string; eval: boolean } {
   return { code, eval: true };
 }
 
-async function reportCrash(config: Config, runId: number | null, crash: Error): Promise<number> {
+async function reportCrash(
+  seen: { database: StoreChoice | null; runId: number | null },
+  maxHeapMb: number,
+  crash: Error,
+): Promise<number> {
+  const [{ MirrorError }, { exitCodeFor }] = await Promise.all([
+    import('../errors.js'),
+    import('./exit-codes.js'),
+  ]);
   const outOfHeap = (crash as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
   const why = outOfHeap
-    ? `ran out of its ${config.sync.maxHeapMb} MiB heap (SYNC_MAX_HEAP_MB): the listing is too large for it; raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES`
+    ? `ran out of its ${maxHeapMb} MiB heap (SYNC_MAX_HEAP_MB): the listing is too large for it; raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES`
     : `crashed: ${crash.message.slice(0, 300)}`;
+  const { runId, database } = seen;
   const error = new MirrorError(
     'SYNC_CRASHED',
     `the sync ${why}; nothing was stored`,
-    { runId, maxHeapMb: config.sync.maxHeapMb },
+    { runId, maxHeapMb },
     { cause: crash },
   );
-  if (runId !== null) await endDeadRun(config, runId, error);
+  if (runId !== null && database !== null) await endDeadRun(database, runId, error);
   const run = runId === null ? '' : ` (run ${runId})`;
   process.stderr.write(`coworker-mirror: sync failed${run} [${error.code}]: ${error.message}\n`);
   return exitCodeFor(error.code);
 }
 
 /** Guarded by status = 'running': a run the thread did end keeps its own story. */
-async function endDeadRun(config: Config, runId: number, error: MirrorError): Promise<void> {
+async function endDeadRun(
+  database: StoreChoice,
+  runId: number,
+  error: { code: ErrorCode; message: string },
+): Promise<void> {
   const [{ openStore }, { endRunWithoutData }] = await Promise.all([
     import('../db/open-store.js'),
     import('../sync/run-lock.js'),
   ]);
-  const store = await openStore(config.database);
+  const store = await openStore(database);
   try {
     await endRunWithoutData(store, runId, 'failed', error);
   } finally {

@@ -18,6 +18,7 @@ import {
 } from './values.js';
 import { DEFAULT_POOL_MAX, databasePoolMax, databaseUrlText } from './database-url.js';
 import { notifyDigest, notifyEventList, notifyEventTypes, notifyTargetList } from '../notify/targets.js';
+import { SYNC_HEAP_DEFAULT_MB, SYNC_HEAP_MAX_MB, SYNC_HEAP_MIN_MB } from './sync-heap.js';
 
 /** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */
 export type Echo = 'plain' | 'secret' | 'url';
@@ -245,8 +246,8 @@ export const settings = {
     maxHeapMb: {
       env: 'SYNC_MAX_HEAP_MB',
       flag: null,
-      default: '512',
-      schema: int(64, 65_536),
+      default: String(SYNC_HEAP_DEFAULT_MB),
+      schema: int(SYNC_HEAP_MIN_MB, SYNC_HEAP_MAX_MB),
       doc: 'Heap limit (MiB) of every sync: `sync` runs in a thread with it, `start` runs each sync in a child process with it; past it the run fails (SYNC_CRASHED), not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
       echo: 'plain',
     },

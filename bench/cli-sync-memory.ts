@@ -1,0 +1,107 @@
+/**
+ * Peak RSS of the compiled CLI's `sync`, as cron runs it: `dist/cli.js sync` with its shebang's
+ * flags and the default settings, against a simulated upstream of `--entries` coworkers (default
+ * 1,000,000) held by this process. Phases: (a) the crawl alone, the baseline, in its own process
+ * (bench/lib/sync-phase.ts under the same heap limit as the sync); (b) a first sync into an empty
+ * database; (c) an unchanged sync. Peak RSS from GNU time (`%M`), which counts the whole process,
+ * every thread included. Needs `npm run build` first.
+ *
+ *   npx tsx bench/cli-sync-memory.ts [--entries 1000000]
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
+import { crawlListing } from './lib/client.js';
+import { checkGoal, machineLine, megabytes, ratio, seconds } from './lib/report.js';
+import { benchSyncSettings } from './lib/settings.js';
+import type { PhaseReport } from './lib/sync-phase.js';
+import { withTempDir } from './lib/temp-dir.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const PHASE_SCRIPT = fileURLToPath(new URL('./lib/sync-phase.ts', import.meta.url));
+// The shebang's flags (`#!/usr/bin/env -S node …`): the CLI as cron starts it.
+const SHEBANG_FLAGS = (readFileSync(CLI, 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(3);
+const GOAL_MB = 200;
+
+const { values } = parseArgs({ options: { entries: { type: 'string', default: '1000000' } } });
+const entries = Number(values.entries);
+if (!Number.isInteger(entries) || entries < 1)
+  throw new Error(`--entries must be a positive integer, got ${values.entries}`);
+if (!existsSync(CLI)) throw new Error('dist/cli.js is missing: run `npm run build` first');
+
+interface Measured {
+  ms: number;
+  maxRssBytes: number;
+  output: string;
+}
+
+/** One process under GNU time; its peak RSS is the last line time writes to stderr. */
+function measured(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Measured> {
+  const started = performance.now();
+  const child = spawn('/usr/bin/time', ['-f', 'PEAK_RSS_KB %M', ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const kb = /PEAK_RSS_KB (\d+)/.exec(output)?.[1];
+      if (code !== 0 || kb === undefined) return reject(new Error(`${args.join(' ')} failed:\n${output}`));
+      resolve({ ms: performance.now() - started, maxRssBytes: Number(kb) * 1024, output });
+    });
+  });
+}
+
+await withTempDir(async (dir) => {
+  const upstream = await startSimulatedUpstream({ seed: 11, count: entries });
+  try {
+    // Rendered once here, so no phase pays for the upstream's first rendering of its pages.
+    await crawlListing(benchSyncSettings(upstream.url));
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'error' };
+    const heapMb = benchSyncSettings(upstream.url).sync.maxHeapMb;
+    const result = join(dir, 'baseline.json');
+    const baseline = await measured(
+      [
+        process.execPath,
+        ...SHEBANG_FLAGS,
+        `--max-old-space-size=${heapMb}`,
+        '--import',
+        'tsx',
+        PHASE_SCRIPT,
+        ...['--phase', 'crawl', '--url', upstream.url, '--result', result],
+      ],
+      process.env,
+    );
+    const crawl = JSON.parse(readFileSync(result, 'utf8')) as PhaseReport;
+    const db = join(dir, 'mirror.db');
+    const sync = [process.execPath, ...SHEBANG_FLAGS, CLI, 'sync', '--upstream', upstream.url, '--db', db];
+    const first = await measured(sync, env);
+    const unchanged = await measured(sync, env);
+    console.log(machineLine());
+    console.log(
+      `cli-sync-memory (a) crawl only (tsx, ${heapMb} MiB heap): ${seconds(crawl.ms)}, peak RSS ${megabytes(baseline.maxRssBytes)}`,
+    );
+    for (const [label, phase] of [
+      ['(b) first sync', first],
+      ['(c) unchanged sync', unchanged],
+    ] as const) {
+      const line = phase.output.split('\n').find((l) => l.startsWith('run ')) ?? '';
+      console.log(
+        `cli-sync-memory ${label}: ${seconds(phase.ms)} wall, peak RSS ${megabytes(phase.maxRssBytes)} ` +
+          `${checkGoal('cli-sync-memory', `${label} peak RSS, ${entries} entries`, phase.maxRssBytes / 1e6, GOAL_MB, ' MB')}; ${line}`,
+      );
+    }
+    console.log(
+      `cli-sync-memory first sync wall / crawl: ${ratio(first.ms / crawl.ms)}; database ${megabytes(statSync(db).size)}, ` +
+        `${Math.round(statSync(db).size / entries)} B per entry`,
+    );
+  } finally {
+    await upstream.close();
+  }
+});
