@@ -1,13 +1,11 @@
-import Database from 'better-sqlite3';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
 import { LIST_PATH } from '../../src/upstream/contract.js';
 import { ensureBuilt, runCli } from '../helpers/process.js';
-import { tempDir } from '../helpers/temp-db.js';
+import { cliDatabases, STORE_KINDS } from '../helpers/postgres.js';
 
 // A bare `sync` runs in a thread whose heap is SYNC_MAX_HEAP_MB (src/cli/sync-thread.ts), as each
 // sync of `start` runs in a child with it: the built CLI, started as users start it (no node flags).
@@ -49,29 +47,19 @@ async function upstream(options: { unknownFields: () => boolean; hold?: () => vo
   return base;
 }
 
-function runsOf(
-  path: string,
-): { id: number; status: string; error_code: string | null; error_message: string | null }[] {
-  const db = new Database(path, { readonly: true });
-  try {
-    return db
-      .prepare('select id, status, error_code, error_message from runs order by id')
-      .all() as ReturnType<typeof runsOf>;
-  } finally {
-    db.close();
-  }
-}
+const RUNS = 'select id, status, error_code, error_message from runs order by id';
 
-describe('a bare sync runs within SYNC_MAX_HEAP_MB', () => {
+describe.each(STORE_KINDS)('on %s: a bare sync runs within SYNC_MAX_HEAP_MB', (kind) => {
+  const database = cliDatabases(kind);
   beforeAll(() => ensureBuilt());
 
   it('past the heap the run fails naming the setting, the process lives to record it, and the next run succeeds', async () => {
     let unknownFields = true;
     const url = await upstream({ unknownFields: () => unknownFields });
-    const db = join(tempDir(), 'mirror.db');
+    const db = await database();
     const env = {
+      ...db.env,
       UPSTREAM_URL: url,
-      DATABASE_PATH: db,
       SYNC_MAX_HEAP_MB: '64',
       SYNC_MAX_LISTING_BYTES: String(32 * MIB),
       SYNC_MAX_ENTRIES: '60000',
@@ -82,10 +70,9 @@ describe('a bare sync runs within SYNC_MAX_HEAP_MB', () => {
     expect(failed.output()).toContain(
       'coworker-mirror: sync failed (run 1) [SYNC_CRASHED]: the sync ran out of its 64 MiB heap (SYNC_MAX_HEAP_MB)',
     );
-    expect(runsOf(db)).toEqual([
-      expect.objectContaining({ id: 1, status: 'failed', error_code: 'SYNC_CRASHED' }),
-    ]);
-    expect(runsOf(db)[0]?.error_message).toMatch(/raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES/);
+    const runs = await db.rows(RUNS);
+    expect(runs).toEqual([expect.objectContaining({ id: 1, status: 'failed', error_code: 'SYNC_CRASHED' })]);
+    expect(runs[0]?.error_message).toMatch(/raise SYNC_MAX_HEAP_MB or lower SYNC_MAX_LISTING_BYTES/);
 
     unknownFields = false;
     const next = runCli(['sync'], env);
@@ -98,11 +85,11 @@ describe('a bare sync runs within SYNC_MAX_HEAP_MB', () => {
     const requested = new Promise<void>((resolve) => (held = resolve));
     // Page 1 never answers: the run is mid-crawl when the signal comes.
     const url = await upstream({ unknownFields: () => false, hold: () => held?.() });
-    const db = join(tempDir(), 'mirror.db');
-    const run = runCli(['sync'], { UPSTREAM_URL: url, DATABASE_PATH: db, LOG_LEVEL: 'warn' });
+    const db = await database();
+    const run = runCli(['sync'], { ...db.env, UPSTREAM_URL: url, LOG_LEVEL: 'warn' });
     await requested;
     run.child.kill('SIGTERM');
     expect(await run.exited).toEqual({ code: EXIT.aborted, signal: null });
-    expect(runsOf(db)).toEqual([expect.objectContaining({ id: 1, status: 'aborted' })]);
+    expect(await db.rows(RUNS)).toEqual([expect.objectContaining({ id: 1, status: 'aborted' })]);
   });
 });
