@@ -162,12 +162,12 @@ function addReadCommands(program: Command): void {
       .option('--json', 'JSON Lines output'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
-    const { runRunsCommand } = await import('./runs-command.js');
-    process.exitCode = await runRunsCommand(
-      await storeConfigFrom(flags),
-      parseLimit(flags.limit),
-      flags.json === true,
-    );
+    // Both load at once: their files are read while the other's are compiled.
+    const [{ runRunsCommand }, config] = await Promise.all([
+      import('./runs-command.js'),
+      storeConfigFrom(flags),
+    ]);
+    process.exitCode = await runRunsCommand(config, parseLimit(flags.limit), flags.json === true);
   });
 }
 
