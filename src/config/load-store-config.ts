@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { chooseDatabase, databaseSettingParsers, type DatabaseTarget } from './database-url.js';
-import type { Config } from './load-config.js';
+import type { Config, SettingValues } from './load-config.js';
 import { rawSettings, settingIssue, type FlagValues, type Issue } from './raw-settings.js';
 import { settingList, settingOf, settings, type SettingKey } from './setting-table.js';
 import type { Parsed } from './text-values.js';
@@ -20,11 +20,7 @@ export function unknownVariablesIn(env: Readonly<Record<string, string | undefin
 }
 
 /** The database group's values as the settings table parses them. */
-export interface DatabaseValues {
-  path: string;
-  url: string | null;
-  poolMax: number;
-}
+export type DatabaseValues = SettingValues['database'];
 
 const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
 
@@ -47,7 +43,10 @@ export function databaseOf(
   return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
 }
 
-/** What a read command's config holds: the store to read, and what loadConfig tells of the variables. */
+/**
+ * What a read command's config holds: the store to read, and what loadConfig tells of the variables
+ * (`explicit` among the database settings alone).
+ */
 export type StoreConfig = Pick<Config, 'database' | 'explicit' | 'unknownVariables'>;
 
 /**
