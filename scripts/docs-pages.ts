@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
 import * as prettier from 'prettier';
 import { buildProgram } from '../src/cli/program.js';
-import { settingList, type ListedSetting } from '../src/config/settings.js';
+import { settingList, type ListedSetting } from '../src/config/setting-table.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -60,10 +60,10 @@ function settingRow(s: ListedSetting): string[] {
   ];
 }
 
-/** Every setting, grouped as `src/config/settings.ts` groups them, in its order. */
+/** Every setting, grouped as `src/config/setting-table.ts` groups them, in its order. */
 export function configurationReference(): string {
   const groups = [...new Set(settingList.map((s) => s.group))];
-  const source = '_Generated from `src/config/settings.ts`._';
+  const source = '_Generated from `src/config/setting-table.ts`._';
   return [
     source,
     ...groups.flatMap((group) => [
@@ -123,7 +123,7 @@ function commandSection(command: Command, path: string): string[] {
 export function cliReference(): string {
   const program = buildProgram();
   const source =
-    '_Generated from `src/cli/program.ts` and `src/config/settings.ts`. A flag wins over its variable; ' +
+    '_Generated from `src/cli/program.ts` and `src/config/setting-table.ts`. A flag wins over its variable; ' +
     'every command also takes `--help`._';
   return [source, ...program.commands.flatMap((c) => commandSection(c, `coworker-mirror ${c.name()}`))].join(
     '\n\n',

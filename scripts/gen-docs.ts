@@ -34,7 +34,7 @@ async function check(): Promise<number> {
       return 0;
     }
     process.stderr.write(
-      `docs:check: ${stale.join(', ')} out of date with src/config/settings.ts or src/cli/program.ts ` +
+      `docs:check: ${stale.join(', ')} out of date with src/config/setting-table.ts or src/cli/program.ts ` +
         '(diff above: committed, then regenerated). Run: npm run docs:generate, and commit the result.\n',
     );
     return 1;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { Config, SettingKey } from '../config/load-config.js';
+import type { Config } from '../config/load-config.js';
+import type { SettingKey } from '../config/setting-table.js';
 import { deliveryStatuses, type DeliveryStatus } from '../db/enums.js';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit-codes.js';
@@ -31,7 +32,7 @@ const stdout: Write = (line) => process.stdout.write(`${line}\n`);
 /** What `cli.ts` lends its subcommands: its flag helpers, so every command reads settings alike. */
 export interface CliHelpers {
   withSettings: (command: Command, keys: readonly SettingKey[]) => Command;
-  configFrom: (options: Record<string, unknown>) => Config;
+  configFrom: (options: Record<string, unknown>) => Promise<Config>;
 }
 
 /** One delivery's attempts, oldest first, in local time (TZ) under a header row. */
@@ -89,7 +90,7 @@ function registerList(deliveries: Command, cli: CliHelpers, write: Write): void 
       ['database.path'],
     )
     .action(async (flags: ListFlags) => {
-      const config = cli.configFrom(flags);
+      const config = await cli.configFrom(flags);
       const { withExistingStoreAsync, listDeliveries, renderDeliveries, disabledTargetLines } =
         await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
@@ -122,7 +123,7 @@ function registerShow(deliveries: Command, cli: CliHelpers, write: Write): void 
       ['database.path'],
     )
     .action(async (id: string, flags: Record<string, unknown> & { json?: boolean }) => {
-      const config = cli.configFrom(flags);
+      const config = await cli.configFrom(flags);
       const { withExistingStoreAsync, getDelivery, renderDeliveries } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         const delivery = await getDelivery(store, positiveId('<id>', id), config.webhooks.urls);
@@ -153,7 +154,7 @@ function registerRedeliver(deliveries: Command, cli: CliHelpers, write: Write): 
       ['database.path'],
     )
     .action(async (id: string, flags: Record<string, unknown>) => {
-      const config = cli.configFrom(flags);
+      const config = await cli.configFrom(flags);
       const { withExistingStoreAsync, redeliver } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         if (!(await redeliver(store, positiveId('<id>', id)))) {
@@ -176,7 +177,7 @@ function registerEnable(deliveries: Command, cli: CliHelpers, write: Write): voi
       ['database.path'],
     )
     .action(async (endpoint: string, flags: Record<string, unknown>) => {
-      const config = cli.configFrom(flags);
+      const config = await cli.configFrom(flags);
       const { withExistingStoreAsync, enableEndpoint } = await deliveryParts();
       process.exitCode = await withExistingStoreAsync(config, async (store) => {
         if (!(await enableEndpoint(store, positiveId('<endpoint>', endpoint)))) {

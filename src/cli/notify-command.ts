@@ -16,7 +16,7 @@ export function registerNotifyCommand(program: Command, cli: CliHelpers, write: 
       ['database.path'],
     )
     .action(async (which: string, flags: Record<string, unknown>) => {
-      const config = cli.configFrom(flags);
+      const config = await cli.configFrom(flags);
       const [{ withExistingStoreAsync }, { runNotifyEnable }] = await Promise.all([
         import('./with-store.js'),
         import('./notify-actions.js'),
@@ -35,6 +35,6 @@ export function registerNotifyCommand(program: Command, cli: CliHelpers, write: 
     .action(async (flags: Record<string, unknown>) => {
       const { runNotifyTest } = await import('./notify-actions.js');
       const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-      process.exitCode = await runNotifyTest(cli.configFrom(flags), timeZone, write);
+      process.exitCode = await runNotifyTest(await cli.configFrom(flags), timeZone, write);
     });
 }

@@ -5,15 +5,11 @@
  * (`runs` never loads the HTTP server, `--help` loads no store); test/cli/lazy-commands.test.ts holds it.
  */
 import { Command, Option } from 'commander';
-import {
-  loadConfig,
-  parseDuration,
-  settingList,
-  settingOf,
-  type Config,
-  type FlagValues,
-  type SettingKey,
-} from '../config/load-config.js';
+import type { Config } from '../config/load-config.js';
+import type { StoreConfig } from '../config/load-store-config.js';
+import type { FlagValues } from '../config/raw-settings.js';
+import { settingList, settingOf, type SettingKey } from '../config/setting-table.js';
+import { parseDuration } from '../time/duration.js';
 import { ConfigError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { unknownVariableWarnings } from './report.js';
@@ -38,15 +34,33 @@ function withSettings(command: Command, keys: readonly SettingKey[]): Command {
 }
 
 /** Commander names options after their flags (`--max-pages` → maxPages); map them back to settings. */
-function configFrom(options: Record<string, unknown>): Config {
+function flagValues(options: Record<string, unknown>): FlagValues {
   const flags: FlagValues = {};
   for (const s of settingList) {
     if (!s.flag) continue;
     const value = options[new Option(s.flag).attributeName()];
     if (typeof value === 'string' || typeof value === 'boolean') flags[s.key] = value;
   }
-  const config = loadConfig(process.env, flags);
+  return flags;
+}
+
+function warnUnknown(config: Pick<Config, 'unknownVariables'>): void {
   for (const line of unknownVariableWarnings(config.unknownVariables)) process.stderr.write(`${line}\n`);
+}
+
+/** The whole config, every setting parsed by its zod schema (loaded here: building the program loads none). */
+async function configFrom(options: Record<string, unknown>): Promise<Config> {
+  const { loadConfig } = await import('../config/load-config.js');
+  const config = loadConfig(process.env, flagValues(options));
+  warnUnknown(config);
+  return config;
+}
+
+/** A read command's config: its database settings alone, without zod (`loadStoreConfig`). */
+async function storeConfigFrom(options: Record<string, unknown>): Promise<StoreConfig> {
+  const { loadStoreConfig } = await import('../config/load-store-config.js');
+  const config = loadStoreConfig(process.env, flagValues(options));
+  warnUnknown(config);
   return config;
 }
 
@@ -98,7 +112,7 @@ function addSyncCommand(program: Command): void {
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & { rebind?: boolean; upstreamLabel?: string }) => {
     const { runSyncCommand } = await import('./sync-command.js');
-    process.exitCode = await runSyncCommand(configFrom(flags), {
+    process.exitCode = await runSyncCommand(await configFrom(flags), {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
     });
@@ -122,7 +136,7 @@ function addReadCommands(program: Command): void {
       }
       const target = uuid !== undefined ? { uuid } : { name: flags.name ?? '' };
       const { runHistoryCommand } = await import('./history-commands.js');
-      process.exitCode = await runHistoryCommand(configFrom(flags), target, flags.json === true);
+      process.exitCode = await runHistoryCommand(await configFrom(flags), target, flags.json === true);
     },
   );
 
@@ -135,7 +149,7 @@ function addReadCommands(program: Command): void {
     ['database.path'],
   ).action(async (text: string, flags: Record<string, unknown> & { json?: boolean }) => {
     const { runFindCommand } = await import('./history-commands.js');
-    process.exitCode = await runFindCommand(configFrom(flags), text, flags.json === true);
+    process.exitCode = await runFindCommand(await configFrom(flags), text, flags.json === true);
   });
 
   addChangesCommand(program);
@@ -148,8 +162,12 @@ function addReadCommands(program: Command): void {
       .option('--json', 'JSON Lines output'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & { limit?: string; json?: boolean }) => {
-    const { runRunsCommand } = await import('./runs-command.js');
-    process.exitCode = await runRunsCommand(configFrom(flags), parseLimit(flags.limit), flags.json === true);
+    // Both load at once: their files are read while the other's are compiled.
+    const [{ runRunsCommand }, config] = await Promise.all([
+      import('./runs-command.js'),
+      storeConfigFrom(flags),
+    ]);
+    process.exitCode = await runRunsCommand(config, parseLimit(flags.limit), flags.json === true);
   });
 }
 
@@ -168,7 +186,7 @@ function addChangesCommand(program: Command): void {
       .option('--csv', 'CSV output (the columns of /api/mirror/changes.csv), streamed'),
     ['database.path'],
   ).action(async (flags: Record<string, unknown> & ChangeFlags) => {
-    const config = configFrom(flags);
+    const config = await configFrom(flags);
     const options = {
       since: parseWhen('--since', flags.since),
       until: parseWhen('--until', flags.until),
@@ -193,7 +211,7 @@ function addServerCommands(program: Command): void {
     SERVE_KEYS,
   ).action(async (flags: Record<string, unknown>) => {
     const { runServeCommand } = await import('../main.js');
-    process.exitCode = await runServeCommand(configFrom(flags));
+    process.exitCode = await runServeCommand(await configFrom(flags));
   });
 
   withSettings(
@@ -207,7 +225,7 @@ function addServerCommands(program: Command): void {
     .option('--rebind', REBIND_HELP)
     .action(async (flags: Record<string, unknown> & { rebind?: boolean }) => {
       const { runStartCommand } = await import('../main.js');
-      process.exitCode = await runStartCommand(configFrom(flags), { rebind: flags.rebind === true });
+      process.exitCode = await runStartCommand(await configFrom(flags), { rebind: flags.rebind === true });
     });
 }
 
@@ -223,7 +241,7 @@ function addSimulateCommand(program: Command): void {
       .option('--mutate-every <duration>', 'change the data this often (0: never)', '2m'),
     ['log.level'],
   ).action(async (flags: Record<string, unknown> & SimulateFlags) => {
-    const config = configFrom({ logLevel: flags.logLevel });
+    const config = await configFrom({ logLevel: flags.logLevel });
     const options = {
       port: parseWhole('--port', flags.port, 0, 65535),
       host: flags.host ?? '127.0.0.1',

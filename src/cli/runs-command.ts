@@ -32,7 +32,7 @@ async function withRunReader<T>(
 
 /** `runs`: newest first, as a table or JSON Lines. */
 export async function runRunsCommand(
-  config: Config,
+  config: Pick<Config, 'database'>,
   limit: number,
   json: boolean,
   out: Output = stdoutOutput(),

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { Parsed } from './text-values.js';
+import { parseWholeNumber } from './text-values.js';
 
 // Where the mirror keeps its history: a SQLite file (the default) or a PostgreSQL database. One
 // setting of each kind (DATABASE_PATH, DATABASE_URL) and one flag (--db) that takes either.
@@ -68,8 +69,6 @@ export function maskPassword(text: string): string {
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^/?#@:\s]*):[^@/?#\s]*@/gi, '$1:***@')
     .replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
-
-type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 function checkParameters(url: URL): string | null {
   const unknown = [...url.searchParams.keys()].filter(
@@ -174,26 +173,24 @@ export function parseDbArgument(text: string): Parsed<DatabaseTarget> {
   return parsePostgresUrl(text);
 }
 
-/** DATABASE_URL as a zod schema, for the settings table. */
-export const databaseUrl = z.string().transform((text, ctx) => {
-  const parsed = parsePostgresUrl(text);
-  if (parsed.ok) return parsed.value;
-  ctx.addIssue({ code: 'custom', message: parsed.problem });
-  return z.NEVER;
-});
-
-/** DATABASE_URL checked as the settings table reads it: the text, refused with the parser's problem. */
-export const databaseUrlText = z.string().superRefine((text, ctx) => {
-  const parsed = parsePostgresUrl(text);
-  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.problem });
-});
-
-/** DATABASE_POOL_MAX: connections one process opens to PostgreSQL at most. */
-export const databasePoolMax = z
-  .string()
-  .regex(/^\s*\d+\s*$/, 'expected a whole number from 1 to 100')
-  .transform(Number)
-  .pipe(z.number().int().min(1, 'expected at least 1').max(100, 'expected at most 100'));
+/**
+ * The database settings' parsers, by setting name: the settings table's schemas wrap them, and a read
+ * command's config (load-store-config.ts) parses with them alone, without zod.
+ */
+export const databaseSettingParsers = {
+  /** DATABASE_PATH (or `--db`): any text but none. */
+  path: (text: string): Parsed<string> =>
+    text === ''
+      ? { ok: false, problem: 'expected a SQLite file path or a postgres:// URL' }
+      : { ok: true, value: text },
+  /** DATABASE_URL: the text, refused with the URL parser's problem. */
+  url: (text: string): Parsed<string> => {
+    const parsed = parsePostgresUrl(text);
+    return parsed.ok ? { ok: true, value: text } : parsed;
+  },
+  /** DATABASE_POOL_MAX: connections one process opens to PostgreSQL at most. */
+  poolMax: (text: string): Parsed<number> => parseWholeNumber(text, 1, 100),
+};
 
 export const DEFAULT_POOL_MAX = 10;
 

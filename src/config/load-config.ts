@@ -2,76 +2,28 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
-import { findUnknownVariables } from './unknown-variables.js';
+import { databaseOf, unknownVariablesIn } from './load-store-config.js';
+import { rawSettings, settingIssue, type FlagValues, type Issue, type RawSettings } from './raw-settings.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
-import { settingList, settings, type Setting, type SettingKey, type Settings } from './settings.js';
+import { settingList, settings, type SettingKey } from './setting-table.js';
+import { settingSchemas, type SettingSchemas } from './settings.js';
 import { parseDuration } from '../time/duration.js';
-import { chooseDatabase, type DatabaseTarget } from './database-url.js';
+import type { DatabaseTarget } from './database-url.js';
 
 export { maskUrlCredentials, parseDuration };
-export type { WebhookEventType } from './values.js';
+export type { WebhookEventType } from './webhook-events.js';
 export type { UpstreamTarget };
+export type { FlagValues } from './raw-settings.js';
 // The table's names stay importable from the loader, where callers found them before the split.
-export { settingList, settingOf, settings } from './settings.js';
-export type { Echo, ListedSetting, Setting, SettingKey, Settings } from './settings.js';
+export { settingList, settingOf, settings } from './setting-table.js';
+export type { Echo, ListedSetting, Setting, SettingKey, Settings } from './setting-table.js';
 
-type GroupShape<G> = { [K in keyof G]: G[K] extends Setting<infer S> ? S : never };
-
-/** The nested schema, built from the table: one z.object per concern, one leaf per setting. */
+/** The nested schema, built from the schemas' table: one z.object per concern, one leaf per setting. */
 const configSchema = z.object(
-  Object.fromEntries(
-    Object.entries(settings).map(([group, leaves]) => [
-      group,
-      z.object(
-        Object.fromEntries(Object.entries(leaves).map(([name, s]: [string, Setting]) => [name, s.schema])),
-      ),
-    ]),
-  ),
-) as unknown as z.ZodObject<{ [G in keyof Settings]: z.ZodObject<GroupShape<Settings[G]>> }>;
+  Object.fromEntries(Object.entries(settingSchemas).map(([group, leaves]) => [group, z.object(leaves)])),
+) as unknown as z.ZodObject<{ [G in keyof SettingSchemas]: z.ZodObject<SettingSchemas[G]> }>;
 
 export type SettingValues = z.output<typeof configSchema>;
-
-/** Flag values by setting key, as commander gives them (strings, or booleans for switches). */
-export type FlagValues = Partial<Record<SettingKey, string | boolean | undefined>>;
-
-/** Variables read outside the settings table; known, so never reported as typos. */
-const OTHER_KNOWN_VARIABLES = ['NODE_ENV', 'NO_COLOR', 'FORCE_COLOR', 'TZ'];
-
-interface Issue {
-  name: string;
-  problem: string;
-}
-
-/** The text each setting is parsed from (a flag beats its variable, an empty variable is unset). */
-interface RawSettings {
-  input: Record<string, Record<string, string | null>>;
-  /** What an error calls each setting: the flag when a flag gave it, else the variable. */
-  names: Map<SettingKey, string>;
-  explicit: Set<SettingKey>;
-}
-
-function rawSettings(env: Readonly<Record<string, string | undefined>>, flags: FlagValues): RawSettings {
-  const raw: RawSettings = { input: {}, names: new Map(), explicit: new Set() };
-  for (const s of settingList) {
-    const flag = flags[s.key];
-    const fromFlag = flag !== undefined;
-    const fromEnv = !fromFlag && env[s.env] !== undefined && env[s.env] !== '';
-    (raw.input[s.group] ??= {})[s.name] = fromFlag
-      ? String(flag)
-      : fromEnv
-        ? (env[s.env] ?? null)
-        : s.default;
-    if (fromFlag || fromEnv) raw.explicit.add(s.key);
-    raw.names.set(s.key, fromFlag && s.flag ? s.flag : s.env);
-  }
-  return raw;
-}
-
-function shown(s: Setting, raw: string | null | undefined): string {
-  if (raw === null || raw === undefined) return 'nothing';
-  if (s.echo === 'secret') return `${raw.length} characters, not shown`;
-  return JSON.stringify(s.echo === 'url' ? maskUrlCredentials(raw) : raw);
-}
 
 /** zod's issues, one per offending setting, in table order, named and with what was given. */
 function issuesOf(error: z.ZodError, raw: RawSettings): Issue[] {
@@ -84,8 +36,7 @@ function issuesOf(error: z.ZodError, raw: RawSettings): Issue[] {
     const found = problems.get(s.key);
     if (!found) return [];
     problems.delete(s.key);
-    const given = shown(s, raw.input[s.group]?.[s.name]);
-    return [{ name: raw.names.get(s.key) ?? s.env, problem: `${found.join('; ')} (got ${given})` }];
+    return [settingIssue(s, found, raw)];
   });
   // Only the table's leaves can be wrong, but an issue elsewhere must not vanish from the error.
   return [...named, ...[...problems].map(([key, found]) => ({ name: key, problem: found.join('; ') }))];
@@ -109,12 +60,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
     /** `NODE_ENV=production`: `start` then refuses to fall back to the demo. */
     production: env.NODE_ENV === 'production',
     /** Unknown variables that look like misspelt settings; the CLI warns about each. */
-    unknownVariables: findUnknownVariables(env, {
-      known: [...settingList.map((s) => s.env), ...OTHER_KNOWN_VARIABLES],
-      ownedPrefixes: [...new Set(settingList.map((s) => `${s.env.split('_', 1)[0]}_`))].filter(
-        (p) => settingList.filter((s) => s.env.startsWith(p)).length > 1,
-      ),
-    }),
+    unknownVariables: unknownVariablesIn(env),
   };
 }
 
@@ -145,27 +91,6 @@ function derive(
     database,
     media: { ...values.media, dir: values.media.dir ?? join(mediaParent(database.target), 'media') },
   };
-}
-
-const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
-
-/** The chosen store (`chooseDatabase`): `--db` (a path or a URL), else DATABASE_URL or DATABASE_PATH. */
-function databaseOf(
-  values: SettingValues['database'],
-  issues: Issue[],
-  fromFlag: boolean,
-  explicit: ReadonlySet<SettingKey>,
-) {
-  const choice = chooseDatabase({
-    flag: fromFlag ? values.path : undefined,
-    DATABASE_URL: values.url ?? undefined,
-    DATABASE_PATH: !fromFlag && explicit.has('database.path') ? values.path : undefined,
-    defaultPath: settings.database.path.default,
-  });
-  if (!choice.ok) issues.push(...choice.issues);
-  const target = choice.ok ? choice.target : PLACEHOLDER_TARGET;
-  // `path` stays the SQLite file's path (what SQLite-only features read); with PostgreSQL, its label.
-  return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
 }
 
 /** Where files kept beside the database go: the SQLite file's folder, or ./data with PostgreSQL. */

@@ -1,4 +1,4 @@
-import { LIST_PATH } from '../upstream/contract.js';
+import { LIST_PATH } from '../upstream/list-path.js';
 
 /** Where to crawl, what may be shown of it, and the headers that authenticate every request. */
 export interface UpstreamTarget {

@@ -2,6 +2,9 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseHeaderLine, parseUpstreamUrl } from './upstream-target.js';
 import { parseDuration } from '../time/duration.js';
+import { databaseSettingParsers, parsePostgresUrl } from './database-url.js';
+import { parseWholeNumber, type Parsed } from './text-values.js';
+import { webhookEventTypes, type WebhookEventType } from './webhook-events.js';
 
 // The zod schemas of single settings: each turns one variable's text into its value, or says what it
 // expects. The table in settings.ts puts them together.
@@ -15,12 +18,24 @@ export const duration = z.string().transform((text, ctx) => {
   return ms;
 });
 
-export const int = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\s*\d+\s*$/, `expected a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `expected at least ${min}`).max(max, `expected at most ${max}`));
+/** A schema over a plain parser: the parser's problem becomes the issue's message. */
+export const fromParser = <T>(parse: (text: string) => Parsed<T>) =>
+  z.string().transform((text, ctx): T => {
+    const parsed = parse(text);
+    if (parsed.ok) return parsed.value;
+    ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return z.NEVER;
+  });
+
+export const int = (min: number, max: number) => fromParser((text) => parseWholeNumber(text, min, max));
+
+/** DATABASE_PATH, DATABASE_URL (kept as its text) and DATABASE_POOL_MAX, as the settings table reads them. */
+export const databasePath = fromParser(databaseSettingParsers.path);
+export const databaseUrlText = fromParser(databaseSettingParsers.url);
+export const databasePoolMax = fromParser(databaseSettingParsers.poolMax);
+
+/** DATABASE_URL parsed to its target. */
+export const databaseUrl = fromParser(parsePostgresUrl);
 
 /** A share from 0 to 1, written `0.5` or `50%`. */
 export const share = z.string().transform((text, ctx) => {
@@ -43,9 +58,7 @@ export const httpUrl = z
   .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'expected an absolute http(s) URL')
   .transform((v) => v.replace(/\/+$/, ''));
 
-/** Event types a webhook can carry; WEBHOOK_EVENTS filters them. */
-export const webhookEventTypes = ['coworkers.changed', 'sync.failed', 'sync.recovered'] as const;
-export type WebhookEventType = (typeof webhookEventTypes)[number];
+export { webhookEventTypes, type WebhookEventType } from './webhook-events.js';
 
 const commaList = (text: string): string[] =>
   text

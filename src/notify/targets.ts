@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { notifyEventTypes, type NotifyEventType } from './event-types.js';
 
 // A leaf the settings table reads (NOTIFY_URLS is parsed here): it imports nothing of src.
 
@@ -158,9 +159,7 @@ export const notifyTargetList = z
     return ctx.issues.length > 0 ? z.NEVER : targets;
   });
 
-/** The events a person can be told of; NOTIFY_EVENTS filters them. */
-export const notifyEventTypes = ['changes', 'failures', 'recoveries'] as const;
-export type NotifyEventType = (typeof notifyEventTypes)[number];
+export { notifyEventTypes, type NotifyEventType } from './event-types.js';
 
 export const notifyEventList = z.string().transform((text, ctx) => {
   const events = text

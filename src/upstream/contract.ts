@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { isLosslessNumber } from '../json/lossless.js';
 
-/** The list path of the upstream contract, appended to the configured base URL. */
-export const LIST_PATH = '/api/model/team-block-coworker/list/';
+// Its own module, so what needs only the path (the config, a read command) loads no zod.
+export { LIST_PATH } from './list-path.js';
 
 // The URL parser drops leading C0 controls and spaces and reads the scheme case-insensitively; the
 // scheme test mirrors that, so one parse per URL suffices (a crawl checks hundreds of thousands).

@@ -48,6 +48,8 @@ const WEBHOOKS = [
 ];
 const SIMULATED = ['dist/simulated-upstream/', 'dist/demo/start-demo.js'];
 const STORE = ['better-sqlite3', 'drizzle-orm', 'pg'];
+/** The settings' zod schemas and their loader: a command that parses no setting with them loads none. */
+const SCHEMAS = ['zod', 'dist/config/settings.js', 'dist/config/load-config.js', 'dist/config/values.js'];
 
 /** What one run of the built CLI loaded: package names and files under dist/. */
 async function loadedBy(
@@ -99,10 +101,15 @@ describe('each command loads only what it uses (regression: --version loaded the
     expect([...loaded].filter((m) => !m.startsWith('dist/'))).toEqual([]);
   });
 
-  it('--help loads neither the store nor any stack', async () => {
-    const loaded = await loadedBy(fixture().preload, ['--help']);
-    expect(present(loaded, [...STORE, ...SERVER_STACK, ...PAGES, ...WEBHOOKS, ...SIMULATED])).toEqual([]);
-  });
+  it.each([[['--help']], [['runs', '--help']], [['sync', '--help']]])(
+    '%j loads neither the store, any stack nor the settings schemas (zod)',
+    async (args) => {
+      const loaded = await loadedBy(fixture().preload, args);
+      expect(
+        present(loaded, [...STORE, ...SERVER_STACK, ...PAGES, ...WEBHOOKS, ...SIMULATED, ...SCHEMAS]),
+      ).toEqual([]);
+    },
+  );
 
   it('sync loads no server, page, webhook or simulated-upstream module when no endpoint is named', async () => {
     const { preload, db, upstreamUrl } = fixture();
@@ -111,12 +118,19 @@ describe('each command loads only what it uses (regression: --version loaded the
     expect(present(loaded, [...SERVER_STACK, ...PAGES, ...WEBHOOKS, ...SIMULATED])).toEqual([]);
   });
 
-  it('runs on a current SQLite database loads neither the ORM nor its migrator (regression: 4× a bare node)', async () => {
+  it('runs on a current SQLite database loads neither the ORM, its migrator nor zod (regression: 4×, then 3× a bare node)', async () => {
     const { preload, db } = fixture();
     const loaded = await loadedBy(preload, ['runs', '--db', db]);
     expect(loaded.has('better-sqlite3')).toBe(true);
     expect(
-      present(loaded, ['drizzle-orm', 'string-width', 'dist/db/open.js', 'dist/db/sqlite/store.js']),
+      present(loaded, [
+        'drizzle-orm',
+        'string-width',
+        'dist/db/open.js',
+        'dist/db/sqlite/store.js',
+        'dist/upstream/contract.js',
+        ...SCHEMAS,
+      ]),
     ).toEqual([]);
   });
 

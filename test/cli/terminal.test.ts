@@ -1,7 +1,7 @@
 import { styleText } from 'node:util';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
-import { cellWidth, table } from '../../src/cli/terminal.js';
+import { cellWidth, relativeTime, table } from '../../src/cli/terminal.js';
 
 /** Every UTF-16 unit that `cellWidth` counts by length, and a few it must hand to string-width. */
 const COUNTED = [
@@ -46,5 +46,16 @@ describe('cellWidth: the width string-width gives, without its cost for plain La
         [styleText('bold', 'RUN'), 'z'],
       ]),
     ).toEqual(['山田  x', 'Ada   y', `${styleText('bold', 'RUN')}   z`]);
+  });
+});
+
+describe('relativeTime: what Intl.RelativeTimeFormat writes, without loading its locale data', () => {
+  const intl = new Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' });
+  const values = [
+    0, -0, 1, -1, 2, -2, 9, -23, 59, -59, 100, -999, 1000, -1059, 12_345, -1_234_567, 98_765_432,
+  ];
+
+  it.each(['day', 'hour', 'minute', 'second'] as const)('%s, past and future', (unit) => {
+    expect(values.map((v) => relativeTime(v, unit))).toEqual(values.map((v) => intl.format(v, unit)));
   });
 });

@@ -2,12 +2,11 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import {
   chooseDatabase,
-  databasePoolMax,
-  databaseUrl,
   maskPassword,
   parseDbArgument,
   parsePostgresUrl,
 } from '../../src/config/database-url.js';
+import { databasePoolMax, databaseUrl } from '../../src/config/values.js';
 
 const SECRET = 's3cr3t-Pa55';
 

@@ -18,7 +18,7 @@ function program(): Command {
   const root = new Command('coworker-mirror').exitOverride();
   registerDeliveriesCommand(root, {
     withSettings: (command) => command.addOption(new Option('--db <value>')),
-    configFrom: (options) => loadConfig({}, { 'database.path': options.db as string }),
+    configFrom: (options) => Promise.resolve(loadConfig({}, { 'database.path': options.db as string })),
   });
   return root;
 }

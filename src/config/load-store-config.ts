@@ -1,0 +1,85 @@
+import { ConfigError } from '../errors.js';
+import { chooseDatabase, databaseSettingParsers, type DatabaseTarget } from './database-url.js';
+import type { Config, SettingValues } from './load-config.js';
+import { rawSettings, settingIssue, type FlagValues, type Issue } from './raw-settings.js';
+import { settingList, settingOf, settings, type SettingKey } from './setting-table.js';
+import type { Parsed } from './text-values.js';
+import { findUnknownVariables, type UnknownVariable } from './unknown-variables.js';
+
+/** Variables read outside the settings table; known, so never reported as typos. */
+const OTHER_KNOWN_VARIABLES = ['NODE_ENV', 'NO_COLOR', 'FORCE_COLOR', 'TZ'];
+
+/** Unknown variables that look like misspelt settings; the CLI warns about each. */
+export function unknownVariablesIn(env: Readonly<Record<string, string | undefined>>): UnknownVariable[] {
+  return findUnknownVariables(env, {
+    known: [...settingList.map((s) => s.env), ...OTHER_KNOWN_VARIABLES],
+    ownedPrefixes: [...new Set(settingList.map((s) => `${s.env.split('_', 1)[0]}_`))].filter(
+      (p) => settingList.filter((s) => s.env.startsWith(p)).length > 1,
+    ),
+  });
+}
+
+/** The database group's values as the settings table parses them. */
+export type DatabaseValues = SettingValues['database'];
+
+const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
+
+/** The chosen store (`chooseDatabase`): `--db` (a path or a URL), else DATABASE_URL or DATABASE_PATH. */
+export function databaseOf(
+  values: DatabaseValues,
+  issues: Issue[],
+  fromFlag: boolean,
+  explicit: ReadonlySet<SettingKey>,
+) {
+  const choice = chooseDatabase({
+    flag: fromFlag ? values.path : undefined,
+    DATABASE_URL: values.url ?? undefined,
+    DATABASE_PATH: !fromFlag && explicit.has('database.path') ? values.path : undefined,
+    defaultPath: settings.database.path.default,
+  });
+  if (!choice.ok) issues.push(...choice.issues);
+  const target = choice.ok ? choice.target : PLACEHOLDER_TARGET;
+  // `path` stays the SQLite file's path (what SQLite-only features read); with PostgreSQL, its label.
+  return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
+}
+
+/**
+ * What a read command's config holds: the store to read, and what loadConfig tells of the variables
+ * (`explicit` among the database settings alone).
+ */
+export type StoreConfig = Pick<Config, 'database' | 'explicit' | 'unknownVariables'>;
+
+/**
+ * The config of a command that only reads the store (`runs`): the database settings alone, parsed
+ * by the same parsers as loadConfig's schemas (and to the same values and errors, tested), without
+ * zod, which would cost such a command about a bare `node`'s start-up again. Throws ConfigError
+ * naming every offending database setting; the other settings are not its business.
+ */
+export function loadStoreConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: FlagValues = {},
+): StoreConfig {
+  const keys = ['database.path', 'database.url', 'database.poolMax'] as const;
+  const raw = rawSettings(env, flags, keys.map(settingOf));
+  const issues: Issue[] = [];
+  const parse = <T>(key: (typeof keys)[number], parser: (text: string) => Parsed<T>): T | null => {
+    const s = settingOf(key);
+    const text = raw.input[s.group]?.[s.name] ?? null;
+    if (text === null) return null;
+    const parsed = parser(text);
+    if (!parsed.ok) issues.push(settingIssue(s, [parsed.problem], raw));
+    return parsed.ok ? parsed.value : null;
+  };
+  const path = parse('database.path', databaseSettingParsers.path);
+  const url = parse('database.url', databaseSettingParsers.url);
+  const poolMax = parse('database.poolMax', databaseSettingParsers.poolMax);
+  if (issues.length > 0 || path === null || poolMax === null) throw new ConfigError(issues);
+  const database = databaseOf(
+    { path, url, poolMax },
+    issues,
+    raw.names.get('database.path') === '--db',
+    raw.explicit,
+  );
+  if (issues.length > 0) throw new ConfigError(issues);
+  return { database, explicit: raw.explicit, unknownVariables: unknownVariablesIn(env) };
+}
