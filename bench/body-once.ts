@@ -7,7 +7,7 @@
  *   (every added change holding its entry again, no reference), VACUUMed too. The copy keeps the
  *   `version_id` column, all NULL: one byte of record header per change more than the release.
  * - Time: the run's added changes written again in one committed transaction, the release's way
- *   (the entry text in `new_value`) and this way (the version found, its id in `version_id`),
+ *   (the entry text in `new_value`) and this way (the version's id in `version_id`, as the diff named it),
  *   alternately, `--rounds` times each; the best of each (other load only ever adds time).
  *
  * - Migration: the body_once_data statements run on a copy of the release-shaped database,
@@ -19,10 +19,8 @@ import { copyFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { changeVersionRefs } from '../src/db/commit-plans.js';
 import { knownMigrations } from '../src/db/migration-files.js';
 import { openDatabase } from '../src/db/open.js';
-import type { ChangeInput, PlacementInput } from '../src/db/run-commit.js';
 import { silentLogger } from '../src/logger.js';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { runSync } from '../src/sync/run-sync.js';
@@ -129,34 +127,12 @@ function writeAdded(db: Database.Database, rows: readonly AddedRow[], way: 'rele
       for (const r of rows) insert.run(r.runId, r.at, r.uuid, r.slot, r.body);
       return;
     }
-    // As the commit does: the versions it opened, the reference decided for each change.
-    const placements: PlacementInput[] = rows.map((r) => ({
-      kind: 'new',
-      uuid: r.uuid,
-      slot: r.slot,
-      body: r.body,
-      hash: '',
-    }));
-    const refOf = changeVersionRefs(
-      { placements },
-      rows.map((r) => r.versionId),
-      () => undefined,
-    );
+    // As the stage's commit does: the diff named the version each change refers to.
     const insert = db.prepare(
       `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
        values (?, ?, ?, ?, 'added', null, null, null, ?)`,
     );
-    for (const r of rows) {
-      const event: ChangeInput = {
-        uuid: r.uuid,
-        slot: r.slot,
-        kind: 'added',
-        field: null,
-        oldValue: null,
-        newValue: r.body,
-      };
-      insert.run(r.runId, r.at, r.uuid, r.slot, refOf(event));
-    }
+    for (const r of rows) insert.run(r.runId, r.at, r.uuid, r.slot, r.versionId);
   }).immediate();
   return performance.now() - started;
 }

@@ -1,72 +1,9 @@
 import { mirrorMediaPath } from './media-queries.js';
-import type { ChangeInput, ListingDiff, MediaCommit } from './run-commit.js';
+import type { MediaCommit } from './run-commit.js';
 import type { ChangeRow } from './schema.js';
 
 // The parts of a run's commit and of a delivery claim that are decisions over rows already read,
 // not SQL: one implementation that every dialect's store writes out with its own statements.
-
-/** The listing spans a commit closes and opens. */
-export interface ListingWrites {
-  /** listing_positions ids whose span ends at this run. */
-  close: number[];
-  /** New spans, in position order: [position, versionId]. */
-  open: [position: number, versionId: number][];
-}
-
-/** A version as a change's entry may be found in it. */
-export interface BodyHolder {
-  id: number;
-  body: string;
-}
-
-const appearanceKey = (uuid: string, slot: number) => `${uuid}\u0000${slot}`;
-
-/**
- * The version whose body is a change's whole entry, or null (then the change stores its values):
- * for an added or returned change, the version this run opened for the appearance (`versionIds`
- * is the commit's, one per placement); for a removed one, the version this run closed, which
- * `closedOf` finds. Only an exact match of the text is a reference, so a change always reads back
- * as the diff made it (migration body_once).
- */
-export function changeVersionRefs(
-  diff: Pick<ListingDiff, 'placements'>,
-  versionIds: readonly number[],
-  closedOf: (uuid: string, slot: number) => BodyHolder | undefined,
-): (e: ChangeInput) => number | null {
-  const opened = new Map<string, BodyHolder>();
-  diff.placements.forEach((p, i) => {
-    const id = versionIds[i];
-    if (p.kind === 'new' && id !== undefined) opened.set(appearanceKey(p.uuid, p.slot), { id, body: p.body });
-  });
-  return (e) => {
-    if (e.field !== null) return null;
-    const holder =
-      e.kind === 'added' || e.kind === 'returned'
-        ? opened.get(appearanceKey(e.uuid, e.slot))
-        : e.kind === 'removed'
-          ? closedOf(e.uuid, e.slot)
-          : undefined;
-    const entry = e.kind === 'removed' ? e.oldValue : e.newValue;
-    return holder !== undefined && holder.body === entry ? holder.id : null;
-  };
-}
-
-/** Only the positions whose version changed are rewritten, so an unchanged run writes nothing. */
-export function listingWrites(
-  positions: readonly { id: number; versionId: number }[],
-  versionIds: readonly number[],
-): ListingWrites {
-  const writes: ListingWrites = { close: [], open: [] };
-  const length = Math.max(versionIds.length, positions.length);
-  for (let position = 0; position < length; position++) {
-    const before = positions[position];
-    const after = versionIds[position];
-    if (before && before.versionId === after) continue;
-    if (before) writes.close.push(before.id);
-    if (after !== undefined) writes.open.push([position, after]);
-  }
-  return writes;
-}
 
 export interface MediaChange {
   url: string;

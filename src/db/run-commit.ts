@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { ChangeSubject } from './page-queries.js';
-import type { ChangeKind, ChangeRow, RunRow } from './schema.js';
+import type { ChangeRow, RunRow } from './schema.js';
 
 /**
- * What a run's commit writes, as plain data: the same for every dialect. The sync builds it (the
- * diff, the media phase, the webhook composer); the store writes it in one transaction.
+ * What a run's commit writes besides the listing its stage holds, as plain data: the same for
+ * every dialect. The sync builds it (the media phase, the webhook composer); the store writes it in
+ * the run's one transaction.
  */
 
 /**
@@ -34,31 +35,9 @@ export interface StoredAppearance {
   hash: string;
 }
 
-/** What is current: the listing of the latest successful run, and every uuid ever seen. */
-export interface CurrentListing {
-  appearances: StoredAppearance[];
-  /** Current listing rows by position: the id of each position's span and its version. */
-  positions: { id: number; versionId: number }[];
-  /** Every uuid ever stored, true when it is tombstoned (removed and not back). */
-  known: Map<string, boolean>;
-}
-
 /** The last state of an appearance that was removed and is not back (its slot's newest version). */
 export interface RemovedAppearance extends StoredAppearance {
   body: string;
-}
-
-export type PlacementInput =
-  | { kind: 'keep'; versionId: number }
-  | { kind: 'new'; uuid: string; slot: number; body: string; hash: string };
-
-export interface ChangeInput {
-  uuid: string;
-  slot: number;
-  kind: ChangeKind;
-  field: string | null;
-  oldValue: string | null;
-  newValue: string | null;
 }
 
 export interface RunCounts {
@@ -67,18 +46,6 @@ export interface RunCounts {
   removed: number;
   returned: number;
   unchanged: number;
-}
-
-/** The diff of a run against the current listing. */
-export interface ListingDiff {
-  /** One per listing entry, in listing order. */
-  placements: readonly PlacementInput[];
-  closedVersionIds: readonly number[];
-  events: readonly ChangeInput[];
-  newCoworkers: readonly string[];
-  removedCoworkers: readonly string[];
-  returnedCoworkers: readonly string[];
-  counts: RunCounts;
 }
 
 /** What one media URL gave this run (its file, when fetched, is already durable). */
@@ -156,24 +123,6 @@ export interface DigestPlan {
 export interface OutboxPlan {
   urls: readonly string[];
   messages: (facts: OutboxFacts) => Iterable<OutboxMessage>;
-}
-
-/** A succeeded run's outcome, committed as ONE operation in ONE transaction. */
-export interface RunCommit {
-  runId: number;
-  finishedAt: string;
-  diff: ListingDiff;
-  /** The positions of the current listing the diff was made against. */
-  positions: readonly { id: number; versionId: number }[];
-  pages: number;
-  pageSize: number;
-  /** The upstream's OPTIONS body; null keeps the previous run's. */
-  optionsBody: string | null;
-  unknownFields: readonly { field: string; page: number; index: number }[];
-  media: MediaCommit | null;
-  outbox: OutboxPlan | null;
-  /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
-  notify?: OutboxPlan | null;
 }
 
 /** A run's end without data: failed or aborted, with a code and a reason a person can act on. */

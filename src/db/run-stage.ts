@@ -1,4 +1,4 @@
-import type { RunCommit, RunCounts } from './run-commit.js';
+import type { MediaCommit, OutboxPlan, RunCounts } from './run-commit.js';
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
@@ -69,7 +69,20 @@ export interface StageOutcome {
 }
 
 /** A succeeded run's commit over its stage: what is not in the stage tables. */
-export type StageCommit = Omit<RunCommit, 'diff' | 'positions'> & { counts: RunCounts };
+export interface StageCommit {
+  runId: number;
+  finishedAt: string;
+  counts: RunCounts;
+  pages: number;
+  pageSize: number;
+  /** The upstream's OPTIONS body; null keeps the previous run's. */
+  optionsBody: string | null;
+  unknownFields: readonly { field: string; page: number; index: number }[];
+  media: MediaCommit | null;
+  outbox: OutboxPlan | null;
+  /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
+  notify?: OutboxPlan | null;
+}
 
 /** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
 export interface RunStage {

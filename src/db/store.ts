@@ -8,7 +8,7 @@ import type {
 } from './sqlite/deliveries.js';
 import type { Readable } from 'node:stream';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
-import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from './run-commit.js';
+import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
 import type { ChangeStreamFilter } from './change-batches.js';
@@ -52,11 +52,10 @@ export interface RunOperations {
   beginRun(upstream: string, now?: Date): Promise<RunRow>;
   /** Refreshes a running run's heartbeat (no-op once it ended). */
   heartbeat(runId: number, at: string): Promise<void>;
-  /** A succeeded run's listing, media and notifications, in ONE transaction. */
-  commitRun(commit: RunCommit): Promise<void>;
   /**
    * The stage of a run that holds the lock: its crawled listing, diff and commit in temp tables of
-   * one connection held until `close` (see run-stage.ts). What a sync commits through.
+   * one connection held until `close` (see run-stage.ts). A succeeded run's listing, media and
+   * notifications are committed through it, in ONE transaction.
    */
   openStage(runId: number): Promise<RunStage>;
   /** A run's end without data, with its `sync.failed` notification, in one transaction. */
@@ -95,8 +94,6 @@ export interface RunOperations {
 
 /** The listing at a run: the one definition every reader of a listing goes through. */
 export interface ListingOperations {
-  /** The current listing's appearances (hashes, not texts) and every uuid ever seen. */
-  currentListing(hashOf: (body: string) => string): Promise<CurrentListing>;
   /** The appearances of these uuids that were removed and are not back, with their last texts. */
   removedAppearances(
     uuids: readonly string[],

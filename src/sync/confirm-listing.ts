@@ -64,10 +64,15 @@ async function sameListing(
 ): Promise<{ same: boolean; where: string }> {
   // The first page that differs (pages arrive in any order).
   const seen: { differs: number | null } = { differs: null };
+  // Pages arrive from several workers at once, and the stage is one connection: one read at a time
+  // (overlapping queries on one PostgreSQL client are what pg 8 warns of and pg 9 refuses).
+  let reads: Promise<unknown> = Promise.resolve();
   const second = await ctx.crawlAgain({
     onPage: async (page, entries) => {
       if (seen.differs !== null && seen.differs < page) return;
-      const before = await stage.pageTexts(page);
+      const read = reads.then(() => stage.pageTexts(page));
+      reads = read.catch(() => undefined);
+      const before = await read;
       if (before.length !== entries.length || entries.some((e, i) => e.json !== before[i])) {
         seen.differs = Math.min(seen.differs ?? page, page);
       }

@@ -1,4 +1,5 @@
-import type { ChangeInput, RunCounts, StoredAppearance } from '../db/run-commit.js';
+import type { RunCounts, StoredAppearance } from '../db/run-commit.js';
+import type { ChangeKind } from '../db/schema.js';
 import { parseJson } from '../json/lossless.js';
 import { canonicalJson, canonicalValue, stringifyJson } from '../json/safe-json.js';
 import { pairByFewestChanges, type FieldMap } from './pair-appearances.js';
@@ -17,8 +18,15 @@ export type Placement =
   | { kind: 'keep'; versionId: number }
   | { kind: 'new'; uuid: string; slot: number; body: string; hash: string; replaces: number | null };
 
-/** One recorded change, as the store writes it. */
-export type ChangeEvent = ChangeInput;
+/** One change the diff decides: a field of an appearance, or an appearance added, returned or removed. */
+export interface ChangeEvent {
+  uuid: string;
+  slot: number;
+  kind: ChangeKind;
+  field: string | null;
+  oldValue: string | null;
+  newValue: string | null;
+}
 
 export type DiffCounts = RunCounts;
 

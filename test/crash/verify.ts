@@ -44,15 +44,15 @@ async function leftoversOfUnfinishedRuns(
     ['listing_positions', 'valid_to_run'],
     ['changes', 'run_id'],
   ];
-  const counted = await Promise.all(
-    columns.map(async ([table, column]) => {
-      const [found] = await db.all<{ n: number }>(
-        `select count(*) as n from ${table} where ${column} is not null and ${column} not in (select id from runs where status = 'succeeded')`,
-      );
-      return { table, column, rows: found?.n ?? 0 };
-    }),
-  );
-  return counted.filter((leftover) => leftover.rows > 0);
+  // One query at a time: on PostgreSQL `db.all` is one client, which runs one query at a time.
+  const leftovers: { table: string; column: string; rows: number }[] = [];
+  for (const [table, column] of columns) {
+    const [found] = await db.all<{ n: number }>(
+      `select count(*) as n from ${table} where ${column} is not null and ${column} not in (select id from runs where status = 'succeeded')`,
+    );
+    if ((found?.n ?? 0) > 0) leftovers.push({ table, column, rows: found?.n ?? 0 });
+  }
+  return leftovers;
 }
 
 /** What a reader is served now: the listing of the latest successful run (exact JSON texts). */

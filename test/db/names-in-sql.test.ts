@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.js';
-import { bodyHash } from '../../src/sync/body-hash.js';
 import { describePostgres, storeMaker } from '../helpers/postgres.js';
+import { commitListing } from '../helpers/store-runs.js';
 
 /**
  * Entries a drifted or hostile upstream could send, as stored texts: names that are not strings,
@@ -20,44 +20,9 @@ const BODIES = [
   '{"uuid":"u9","name":"émile","post":"Ops \\"quoted\\""}',
 ];
 
-/** One run listing every body above, through the store's own commit. */
+/** One run listing every body above, committed as a sync commits. */
 async function commitBodies(store: Store): Promise<void> {
-  const run = await store.beginRun('http://upstream.invalid');
-  const uuids = BODIES.map((body) => (JSON.parse(body) as { uuid: string }).uuid);
-  await store.commitRun({
-    runId: run.id,
-    finishedAt: '2026-03-02T09:00:00.000Z',
-    diff: {
-      placements: BODIES.map((body, i) => ({
-        kind: 'new' as const,
-        uuid: uuids[i] ?? '',
-        slot: 0,
-        body,
-        hash: bodyHash(body),
-      })),
-      closedVersionIds: [],
-      events: BODIES.map((body, i) => ({
-        uuid: uuids[i] ?? '',
-        slot: 0,
-        kind: 'added' as const,
-        field: null,
-        oldValue: null,
-        newValue: body,
-      })),
-      newCoworkers: uuids,
-      removedCoworkers: [],
-      returnedCoworkers: [],
-      counts: { added: BODIES.length, changed: 0, removed: 0, returned: 0, unchanged: 0 },
-    },
-    positions: [],
-    pages: 1,
-    pageSize: 100,
-    optionsBody: null,
-    unknownFields: [],
-    media: null,
-    outbox: null,
-  });
-  await store.releaseRun(run.id);
+  await commitListing(store, BODIES, { finishedAt: '2026-03-02T09:00:00.000Z', pageSize: 100 });
 }
 
 describePostgres('names and the directory read in SQL on PostgreSQL, as SQLite reads them', () => {

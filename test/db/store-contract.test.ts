@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
-import { webhookEndpointKey, type DigestPlan, type RunCommit } from '../../src/db/run-commit.js';
+import { webhookEndpointKey, type DigestPlan } from '../../src/db/run-commit.js';
 import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
@@ -100,6 +100,76 @@ const byJson = (x: unknown, y: unknown): number => {
   return a < b ? -1 : a > b ? 1 : 0;
 };
 
+/**
+ * A run whose stage commit fails after it wrote part of the listing: the composer of its outbox
+ * throws, or the outcome recorded in its stage names a stored uuid as new (a primary-key violation
+ * after the first new coworker is written). What the commit threw; the run is ended failed.
+ */
+async function poisonedCommit(store: Store, poison: 'outbox' | 'duplicate'): Promise<unknown> {
+  const run = await store.beginRun('http://poison.example/');
+  const latest = await store.latestSucceededRun();
+  const listed = latest ? [...(await store.listedVersionIds(latest.id))] : [];
+  const [stored] = await store.listCoworkers({ limit: 1, offset: 0, includeRemoved: true });
+  const uuid = 'c'.repeat(32);
+  const body = '{"uuid":"x","name":"Poison"}';
+  const stage = await store.openStage(run.id);
+  try {
+    await stage.append([{ position: 0, page: 1, index: 0, uuid, body, hash: bodyHash(body) }]);
+    await stage.holdCurrent(bodyHash);
+    // What a diff of this listing records, every held version closed, but poisoned as asked.
+    await stage.record({
+      places: [[0, null, uuid, 0]],
+      closed: listed,
+      events: [
+        {
+          order: [0, 0, 0],
+          uuid,
+          slot: 0,
+          kind: 'added',
+          field: null,
+          oldValue: null,
+          newValue: null,
+          refPosition: 0,
+          refVersion: null,
+        },
+      ],
+      coworkers:
+        poison === 'duplicate'
+          ? [
+              [uuid, 'new', 0],
+              [stored?.uuid ?? '', 'new', 1],
+            ]
+          : [[uuid, 'new', 0]],
+    });
+    return await stage
+      .commit({
+        runId: run.id,
+        finishedAt: new Date().toISOString(),
+        counts: { added: 1, changed: 0, removed: listed.length, returned: 0, unchanged: 0 },
+        pages: 1,
+        pageSize: 7,
+        optionsBody: '{"poison":true}',
+        unknownFields: [],
+        media: null,
+        outbox: {
+          urls: HOOK_KEYS,
+          messages: () => {
+            if (poison === 'outbox') throw new Error('composer failed after the listing was written');
+            return [];
+          },
+        },
+      })
+      .then(
+        () => new Error('the poisoned commit was stored'),
+        (e: unknown) => e,
+      );
+  } finally {
+    await stage.close();
+    await store.endRun({ runId: run.id, status: 'failed', error: { code: 'TEST', message: 'poisoned' } });
+    await store.releaseRun(run.id);
+  }
+}
+
 describePostgres('the store contract: SQLite and PostgreSQL answer alike', () => {
   const pgFixture = usePostgres();
   /** The notification targets of NOTIFY, as the outbox names them (set by the notification test). */
@@ -192,8 +262,10 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
 
   async function historyAlike(): Promise<void> {
     const hash = (body: string) => bodyHash(body);
-    const current = await same(pair, (s) => s.currentListing(hash));
-    const uuids = [...current.known.keys()];
+    const coworkers = await same(pair, (s) =>
+      s.listCoworkers({ limit: 1000, offset: 0, includeRemoved: true }),
+    );
+    const uuids = coworkers.map((c) => c.uuid);
     await same(pair, (s) => s.removedAppearances(uuids, hash));
     const all = await same(pair, (s) => s.listChanges({ limit: 1000 }));
     const at = all[Math.floor(all.length / 2)]?.at ?? new Date(T0).toISOString();
@@ -352,52 +424,21 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   it('a commit that fails midway leaves nothing, on either store', async () => {
     vi.setSystemTime(T0 + ++step * 60_000);
     const before = async () => ({
-      listing: await same(pair, (s) => s.currentListing(bodyHash)),
+      listing: await same(pair, async (s) => {
+        const run = await s.latestSucceededRun();
+        return run && s.listingAt(run);
+      }),
       changes: await same(pair, (s) => s.listChanges({ limit: 10_000 })),
       coworkers: await same(pair, (s) => s.countCoworkers(true)),
       deliveries: await same(pair, (s) => s.countDeliveries({})),
       media: await same(pair, (s) => s.mediaFigures()),
     });
     const state = await before();
-    const uuid = 'c'.repeat(32);
-    const commitOf = (run: RunRow, poison: 'outbox' | 'duplicate'): RunCommit => ({
-      runId: run.id,
-      finishedAt: new Date().toISOString(),
-      diff: {
-        placements: [{ kind: 'new', uuid, slot: 0, body: '{"uuid":"x","name":"Poison"}', hash: 'h' }],
-        closedVersionIds: state.listing.appearances.map((p) => p.versionId),
-        events: [{ uuid, slot: 0, kind: 'added', field: null, oldValue: null, newValue: '{}' }],
-        // A uuid already stored is a primary-key violation, after the first new one is written.
-        newCoworkers: poison === 'duplicate' ? [uuid, [...state.listing.known.keys()][0] ?? ''] : [uuid],
-        removedCoworkers: [],
-        returnedCoworkers: [],
-        counts: { added: 1, changed: 0, removed: 0, returned: 0, unchanged: 0 },
-      },
-      positions: state.listing.positions,
-      pages: 1,
-      pageSize: 7,
-      optionsBody: '{"poison":true}',
-      unknownFields: [],
-      media: null,
-      outbox: {
-        urls: HOOK_KEYS,
-        messages: () => {
-          if (poison === 'outbox') throw new Error('composer failed after the listing was written');
-          return [];
-        },
-      },
-    });
     for (const poison of ['outbox', 'duplicate'] as const) {
       for (const store of [pair.sqlite, pair.pg]) {
-        const run = await store.beginRun('http://poison.example/');
-        const error = await store.commitRun(commitOf(run, poison)).then(
-          () => new Error('the poisoned commit was stored'),
-          (e: unknown) => e,
-        );
+        const error = await poisonedCommit(store, poison);
         // A constraint violation is a database error on both stores (exit 8 through the CLI).
         expect(toMirrorError(error).code).toBe(poison === 'duplicate' ? 'DB_ERROR' : 'UNEXPECTED');
-        await store.endRun({ runId: run.id, status: 'failed', error: { code: 'TEST', message: 'poisoned' } });
-        await store.releaseRun(run.id);
       }
       expect(await before()).toStrictEqual(state);
     }

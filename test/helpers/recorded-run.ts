@@ -11,8 +11,10 @@ let counter = 0;
 const webhookDefaults = loadConfig({}).webhooks;
 
 /**
- * Records a succeeded run that added one coworker, with its outbox, in one transaction, as
- * commitRun does, without crawling anything: the fast way to make many notifications.
+ * Records a succeeded run that added one coworker, with its outbox, in one transaction written
+ * straight into the schema (no listing, no stage; the change holds its entry, as a release's rows
+ * do): the fast way to make many notifications. commitRunWithChange (store-runs.ts) records such
+ * a run through the sync's own commit, on any store.
  */
 export function recordRunWithChange(store: MirrorDatabase, urls: readonly string[]): number {
   return store.sqlite

@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
         while (url) {
           const answer: Response = await fetch(url);
           const text = await answer.text();
-          for (const m of text.matchAll(ext === 'csv' ? /\r\n(\d+),1,/g : /<id>[^<]*?(\d+)<\/id>/g))
+          for (const m of text.matchAll(ext === 'csv' ? /\r\n(\d+),\d+,/g : /<id>[^<]*?(\d+)<\/id>/g))
             ids.push(m[1] ?? '');
           url = /^<([^>]+)>; rel="next"$/.exec(answer.headers.get('link') ?? '')?.[1] ?? null;
           pages += 1;

@@ -53,7 +53,7 @@ const coworkersTable = (store: Store) =>
       'select uuid, first_seen_run as first, removed_run as removed, last_seen_run as lastSeen, returned_count as returned from coworkers order by uuid',
     )
     .all();
-const currentListing = (store: Store) => {
+const servedListing = (store: Store) => {
   const run = latestSucceededRun(store);
   return run
     ? listingAt(store, run)
@@ -83,7 +83,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       [1, B, 0, 'added'],
       [1, A, 1, 'added'],
     ]);
-    expect(currentListing(store)).toEqual(['a:Dev', 'b:QA', 'a:Lead']);
+    expect(servedListing(store)).toEqual(['a:Dev', 'b:QA', 'a:Lead']);
 
     // Run 2: nothing changed: only the run row is written.
     const before = storedState(store);
@@ -108,7 +108,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       { uuid: C, slot: 0, post: 'Ops', from: 3, to: null },
       { uuid: B, slot: 0, post: 'qa lead', from: 3, to: null },
     ]);
-    expect(currentListing(store)).toEqual(['c:Ops', 'a:Lead', 'b:qa lead', 'a:Dev']);
+    expect(servedListing(store)).toEqual(['c:Ops', 'a:Lead', 'b:qa lead', 'a:Dev']);
 
     // Run 4: A leaves (both appearances; removals come in the previous listing's order).
     upstream.data.setEntries([c, b2]);
@@ -133,7 +133,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       { run: 5, uuid: A, slot: 0, kind: 'returned', field: null, old: null, new: JSON.stringify(a3) },
     ]);
     expect(coworkersTable(store)[0]).toEqual({ uuid: A, first: 1, removed: null, lastSeen: 3, returned: 1 });
-    expect(currentListing(store)).toEqual(['a:CTO', 'c:Ops', 'b:qa lead']);
+    expect(servedListing(store)).toEqual(['a:CTO', 'c:Ops', 'b:qa lead']);
 
     // Every past listing can still be rebuilt exactly.
     const listingOf = (id: number) => {

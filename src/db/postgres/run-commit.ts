@@ -1,41 +1,13 @@
 import { MirrorError } from '../../errors.js';
-import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-plans.js';
-import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { StageCommit } from '../run-stage.js';
-import { insertMany, insertWithIds, setWhereIds } from './bulk.js';
+import { insertWithIds } from './bulk.js';
 import type { PgContext } from './context.js';
-import { insertChanges } from './change-rows.js';
-import { writeMediaRows } from './media-commit.js';
 import { writeOutbox, type RunMemory } from './outbox.js';
-import { announceCommit } from './commit-watch.js';
-import { assertHeld, latestSucceededRun } from './runs.js';
 import { one, run, transaction, tuples, type Tx } from './sql.js';
 
-// A run's commit and end on PostgreSQL, each ONE transaction: the twin of src/db/sqlite/run-commit.ts,
-// writing the same rows with the same ids in the same order, in multi-row statements.
-
-export async function currentListing(
-  ctx: PgContext,
-  hashOf: (body: string) => string,
-): Promise<CurrentListing> {
-  const [listed, known] = await Promise.all([
-    tuples<[number, number, string, number, string | null, string | null]>(
-      ctx.pool,
-      `select lp.id, v.id, v.uuid, v.slot, v.body_hash, case when v.body_hash is null then v.body end
-         from listing_positions lp join versions v on v.id = lp.version_id
-        where lp.valid_to_run is null
-        order by lp.position`,
-    ),
-    tuples<[string, boolean]>(ctx.pool, 'select uuid, removed_run is not null from coworkers order by uuid'),
-  ]);
-  const appearances: CurrentListing['appearances'] = [];
-  const positions: CurrentListing['positions'] = [];
-  for (const [positionId, versionId, uuid, slot, hash, body] of listed) {
-    appearances.push({ versionId, uuid, slot, hash: hash ?? hashOf(body ?? '') });
-    positions.push({ id: positionId, versionId });
-  }
-  return { appearances, positions, known: new Map(known) };
-}
+// A run's end on PostgreSQL, ONE transaction, and what its stage's commit (stage.ts) asks of the
+// database's own tables: the twin of src/db/sqlite/run-commit.ts, writing the same rows.
 
 export async function removedAppearances(
   ctx: PgContext,
@@ -72,147 +44,6 @@ export async function lockRunningRow(tx: Pick<Tx, 'client'>, runId: number): Pro
       { runId },
     );
   }
-}
-
-/**
- * Writes a run's outcome in one transaction: the listing, the media rows it references and the
- * notifications it calls for appear entirely or not at all.
- */
-export async function commitRun(ctx: PgContext, input: RunCommit): Promise<void> {
-  assertHeld(ctx, input.runId);
-  await transaction(ctx.pool, async (tx) => {
-    await lockRunningRow(tx, input.runId);
-    await writeCoworkers(tx, input);
-    const memory: RunMemory = { changes: [], bodies: new Map() };
-    const versionIds = await writeVersions(tx, input, memory);
-    const writes = listingWrites(input.positions, versionIds);
-    await setWhereIds(tx.client, 'listing_positions', 'valid_to_run', input.runId, writes.close);
-    await insertWithIds(
-      tx.client,
-      'listing_positions',
-      LISTING_COLUMNS,
-      writes.open.map((w) => [...w, input.runId]),
-    );
-    await writeChanges(tx, input, versionIds, memory);
-    await markSucceeded(tx, { ...input, counts: input.diff.counts }, input.diff.placements.length);
-    // Media rows first, as the SQLite store writes them: a run's messages see its own media
-    // (its media_changed changes, the files its thumbnails point at).
-    if (input.media) await writeMediaRows(tx, input.runId, input.finishedAt, input.media, memory);
-    if (input.outbox) await writeOutbox(tx, input.runId, input.outbox, memory);
-    if (input.notify) await writeOutbox(tx, input.runId, input.notify, memory);
-    // Delivered to every instance's listener at the commit, never for a rollback.
-    await announceCommit(tx.client, input.runId);
-  });
-}
-
-const LISTING_COLUMNS = [
-  { name: 'position', type: 'int' },
-  { name: 'version_id', type: 'bigint' },
-  { name: 'valid_from_run', type: 'bigint' },
-];
-
-async function writeCoworkers(tx: Tx, { runId, finishedAt, diff }: RunCommit): Promise<void> {
-  await insertMany(
-    tx.client,
-    'coworkers',
-    [
-      { name: 'uuid', type: 'text' },
-      { name: 'first_seen_run', type: 'bigint' },
-      { name: 'first_seen_at', type: 'text' },
-    ],
-    diff.newCoworkers.map((uuid) => [uuid, runId, finishedAt]),
-  );
-  if (diff.returnedCoworkers.length > 0) {
-    await run(
-      tx.client,
-      `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
-              last_returned_run = $1 where uuid = any($2::text[])`,
-      [runId, [...diff.returnedCoworkers]],
-    );
-  }
-  if (diff.removedCoworkers.length === 0) return;
-  // The last run that still saw them is the previous successful one (this one is still running).
-  const lastSeen = await latestSucceededRun(tx.db);
-  await run(
-    tx.client,
-    `update coworkers set removed_run = $1, removed_at = $2, last_seen_run = $3, last_seen_at = $4
-      where uuid = any($5::text[])`,
-    [runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null, [...diff.removedCoworkers]],
-  );
-}
-
-/** Closes replaced and removed versions, inserts new ones; returns the version id of every listing entry. */
-async function writeVersions(tx: Tx, { runId, diff }: RunCommit, memory: RunMemory): Promise<number[]> {
-  await setWhereIds(tx.client, 'versions', 'valid_to_run', runId, diff.closedVersionIds);
-  const fresh = diff.placements.flatMap((p) =>
-    p.kind === 'new' ? [[p.uuid, p.slot, p.body, p.hash, runId]] : [],
-  );
-  const ids = await insertWithIds(
-    tx.client,
-    'versions',
-    [
-      { name: 'uuid', type: 'text' },
-      { name: 'slot', type: 'int' },
-      { name: 'body', type: 'text' },
-      { name: 'body_hash', type: 'text' },
-      { name: 'valid_from_run', type: 'bigint' },
-    ],
-    fresh,
-  );
-  let next = 0;
-  return diff.placements.map((p) => {
-    if (p.kind === 'keep') return p.versionId;
-    memory.bodies.set(`${p.uuid}\u0000${p.slot}`, p.body);
-    return ids[next++] ?? 0;
-  });
-}
-
-/** An added, returned or removed change refers to the version holding its entry (commit-plans.ts). */
-async function writeChanges(
-  tx: Tx,
-  { runId, finishedAt, diff }: RunCommit,
-  versionIds: readonly number[],
-  memory: RunMemory,
-): Promise<void> {
-  const closed = await closedVersions(tx, runId, diff.events);
-  const refOf = changeVersionRefs(diff, versionIds, (uuid, slot) => closed.get(`${uuid}\u0000${slot}`));
-  await insertChanges(
-    tx,
-    diff.events.map((e) => ({
-      runId,
-      at: finishedAt,
-      uuid: e.uuid,
-      slot: e.slot,
-      kind: e.kind,
-      field: e.field,
-      oldValue: e.oldValue,
-      newValue: e.newValue,
-      versionId: refOf(e),
-    })),
-    memory,
-  );
-}
-
-/** The versions this run closed for its removed appearances, in one statement, by uuid and slot. */
-async function closedVersions(
-  tx: Tx,
-  runId: number,
-  events: RunCommit['diff']['events'],
-): Promise<Map<string, BodyHolder>> {
-  const removed = events.filter((e) => e.kind === 'removed' && e.field === null);
-  const out = new Map<string, BodyHolder>();
-  if (removed.length === 0) return out;
-  const found = await tuples<[number, string, number, string]>(
-    tx.client,
-    `select distinct on (v.uuid, v.slot) v.id, v.uuid, v.slot, v.body
-       from versions v join unnest($2::text[], $3::int[]) as r(uuid, slot)
-         on v.uuid = r.uuid and v.slot = r.slot
-      where v.valid_to_run = $1
-      order by v.uuid, v.slot, v.id`,
-    [runId, removed.map((e) => e.uuid), removed.map((e) => e.slot)],
-  );
-  for (const [id, uuid, slot, body] of found) out.set(`${uuid}\u0000${slot}`, { id, body });
-  return out;
 }
 
 /** The run marked succeeded with its figures, its OPTIONS body kept or upserted. */

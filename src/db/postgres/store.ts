@@ -15,7 +15,7 @@ import { keyClearEndpointUrls } from './endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
-import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
+import { endRun, removedAppearances } from './run-commit.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
@@ -73,7 +73,6 @@ export class PgStore implements Store {
     runs.beginRun(this.#ctx, upstream, now),
   );
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
-  commitRun: Op<'commitRun'> = this.#guard((commit) => commitRun(this.#ctx, commit));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
     guardedStage(await openPgStage(this.#ctx, runId), (error) => operationError(error, this.#ctx.target)),
@@ -97,7 +96,6 @@ export class PgStore implements Store {
   runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runs.runFinishTimes(this.#ctx, ids));
 
   // Listing
-  currentListing: Op<'currentListing'> = this.#guard((hashOf) => currentListing(this.#ctx, hashOf));
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
     removedAppearances(this.#ctx, uuids, hashOf),
   );

@@ -1,45 +1,12 @@
 import { and, desc, eq, isNotNull } from 'drizzle-orm';
-import { MirrorError } from '../../errors.js';
-import { changeVersionRefs, listingWrites, type BodyHolder } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
-import { latestSucceededRun } from '../queries.js';
-import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { StageCommit } from '../run-stage.js';
 import { optionsBodies, runs } from '../schema.js';
-import { writeMediaRows } from './media-commit.js';
 import { writeOutbox } from './outbox.js';
 
-/**
- * Reads what is current: the listing of the latest successful run (hashes, not bodies), and every
- * uuid ever seen. Rows written before body_hash existed are hashed here with `hashOf`.
- */
-export function currentListing(store: MirrorDatabase, hashOf: (body: string) => string): CurrentListing {
-  // Row by row into the two arrays the diff needs: at 100,000 entries an intermediate array of
-  // row objects is memory the sync's peak does not need.
-  const rows = store.sqlite
-    .prepare(
-      `select lp.id, v.id, v.uuid, v.slot, v.body_hash,
-              case when v.body_hash is null then v.body end
-         from listing_positions lp join versions v on v.id = lp.version_id
-        where lp.valid_to_run is null
-        order by lp.position`,
-    )
-    .raw()
-    .iterate() as IterableIterator<[number, number, string, number, string | null, string | null]>;
-  const appearances: CurrentListing['appearances'] = [];
-  const positions: CurrentListing['positions'] = [];
-  for (const [positionId, versionId, uuid, slot, hash, body] of rows) {
-    appearances.push({ versionId, uuid, slot, hash: hash ?? hashOf(body ?? '') });
-    positions.push({ id: positionId, versionId });
-  }
-  const known = new Map<string, boolean>();
-  const coworkerRows = store.sqlite
-    .prepare('select uuid, removed_run is not null as removed from coworkers')
-    .raw()
-    .iterate() as IterableIterator<[string, number]>;
-  for (const [uuid, removed] of coworkerRows) known.set(uuid, removed === 1);
-  return { appearances, positions, known };
-}
+// A run's end, and what its stage's commit (stage.ts) asks of the database's own tables: the
+// removed appearances a diff may take back, the run marked succeeded.
 
 /**
  * The removed appearances of these uuids: each slot whose newest version is closed left the
@@ -72,36 +39,6 @@ export function removedAppearances(
   );
 }
 
-/**
- * Writes a run's outcome in one write transaction: the listing, the media rows it references and
- * the notifications it calls for appear entirely or not at all. Bulk rows go through prepared
- * statements on the raw handle: drizzle's per-row query building costs more than the insert itself
- * at 100,000 entries.
- */
-export function commitRun(store: MirrorDatabase, input: RunCommit): void {
-  store.sqlite
-    .transaction(() => {
-      const run = store.db.select().from(runs).where(eq(runs.id, input.runId)).get();
-      if (run?.status !== 'running') {
-        throw new MirrorError(
-          'RUN_ABORTED',
-          `run ${input.runId} is no longer running (status ${run?.status ?? 'missing'}); nothing stored`,
-          { runId: input.runId },
-        );
-      }
-      writeCoworkers(store, input);
-      const versionIds = writeVersions(store, input);
-      writeListing(store, input, versionIds);
-      writeChanges(store, input, versionIds);
-      markSucceeded(store, { ...input, counts: input.diff.counts }, input.diff.placements.length);
-      // Media rows first: a notification's thumbnails are the media this run holds.
-      if (input.media) writeMediaRows(store, input.runId, input.media);
-      if (input.outbox) writeOutbox(store, input.runId, input.outbox);
-      if (input.notify) writeOutbox(store, input.runId, input.notify);
-    })
-    .immediate();
-}
-
 /** The run marked succeeded with its figures, its OPTIONS body kept or upserted. */
 export function markSucceeded(store: MirrorDatabase, input: StageCommit, entries: number): void {
   // An OPTIONS request that failed this time keeps the body the upstream gave before.
@@ -121,92 +58,6 @@ export function markSucceeded(store: MirrorDatabase, input: StageCommit, entries
     })
     .where(eq(runs.id, input.runId))
     .run();
-}
-
-function writeCoworkers(store: MirrorDatabase, { runId, finishedAt, diff }: RunCommit): void {
-  const insert = store.sqlite.prepare(
-    'insert into coworkers (uuid, first_seen_run, first_seen_at) values (?, ?, ?)',
-  );
-  for (const uuid of diff.newCoworkers) insert.run(uuid, runId, finishedAt);
-  const returned = store.sqlite.prepare(
-    `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
-            last_returned_run = ? where uuid = ?`,
-  );
-  for (const uuid of diff.returnedCoworkers) returned.run(runId, uuid);
-  if (diff.removedCoworkers.length === 0) return;
-  // The last run that still saw them is the previous successful one (this one is still running).
-  const lastSeen = latestSucceededRun(store);
-  const removed = store.sqlite.prepare(
-    'update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ? where uuid = ?',
-  );
-  for (const uuid of diff.removedCoworkers) {
-    removed.run(runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null, uuid);
-  }
-}
-
-/** Closes replaced and removed versions, inserts new ones; returns the version id of every listing entry. */
-function writeVersions(store: MirrorDatabase, { runId, diff }: RunCommit): number[] {
-  const close = store.sqlite.prepare('update versions set valid_to_run = ? where id = ?');
-  for (const id of diff.closedVersionIds) close.run(runId, id);
-  const insert = store.sqlite.prepare(
-    'insert into versions (uuid, slot, body, body_hash, valid_from_run) values (?, ?, ?, ?, ?)',
-  );
-  return diff.placements.map((placement) =>
-    placement.kind === 'keep'
-      ? placement.versionId
-      : Number(
-          insert.run(placement.uuid, placement.slot, placement.body, placement.hash, runId).lastInsertRowid,
-        ),
-  );
-}
-
-/** Rewrites only the positions whose version changed, so an unchanged run writes nothing here. */
-function writeListing(
-  store: MirrorDatabase,
-  { runId, positions }: RunCommit,
-  versionIds: readonly number[],
-): void {
-  const close = store.sqlite.prepare('update listing_positions set valid_to_run = ? where id = ?');
-  const insert = store.sqlite.prepare(
-    'insert into listing_positions (position, version_id, valid_from_run) values (?, ?, ?)',
-  );
-  const writes = listingWrites(positions, versionIds);
-  for (const id of writes.close) close.run(runId, id);
-  for (const [position, versionId] of writes.open) insert.run(position, versionId, runId);
-}
-
-/**
- * An added, returned or removed change whose entry is a version's body refers to that version
- * instead of storing the text again (migration body_once); the reads resolve it (change-columns.ts).
- */
-function writeChanges(store: MirrorDatabase, input: RunCommit, versionIds: readonly number[]): void {
-  const { runId, finishedAt, diff } = input;
-  const insert = store.sqlite.prepare(
-    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const bodyRefs = changeVersionRefs(diff, versionIds, closedVersions(store, runId));
-  for (const e of diff.events) {
-    const ref = bodyRefs(e);
-    if (ref === null) {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue, null);
-    } else if (e.kind === 'removed') {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, null, e.newValue, ref);
-    } else {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, null, ref);
-    }
-  }
-}
-
-/** The version this run closed for a removed appearance, read inside the commit. */
-function closedVersions(
-  store: MirrorDatabase,
-  runId: number,
-): (uuid: string, slot: number) => BodyHolder | undefined {
-  const statement = store.sqlite.prepare(
-    'select id, body from versions where uuid = ? and slot = ? and valid_to_run = ? order by id limit 1',
-  );
-  return (uuid, slot) => statement.get(uuid, slot, runId) as BodyHolder | undefined;
 }
 
 function previousOptionsBodyId(store: MirrorDatabase): number | null {

@@ -6,7 +6,7 @@ import * as queries from '../queries.js';
 import { hasStoredMedia, mediaRunsByIds } from '../media-queries.js';
 import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
-import type { CurrentListing, RemovedAppearance, RunCommit, RunEnd } from '../run-commit.js';
+import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
 import type { Store } from '../store.js';
 import { changeBatches } from '../change-batches.js';
@@ -15,7 +15,7 @@ import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
 import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import * as media from './media.js';
-import { commitRun, currentListing, endRun, removedAppearances } from './run-commit.js';
+import { endRun, removedAppearances } from './run-commit.js';
 import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
 import { runCountsReader } from './runs.js';
 import { openSqliteStage } from './stage.js';
@@ -50,7 +50,6 @@ export class SqliteStore implements MirrorDatabase {
   // Runs
   beginRun: Op<'beginRun'> = (upstream, now = new Date()) => settle(() => beginRun(this, upstream, now));
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
-  commitRun = (commit: RunCommit): Promise<void> => settle(() => commitRun(this, commit));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
   releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
@@ -69,8 +68,6 @@ export class SqliteStore implements MirrorDatabase {
   runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
 
   // Listing
-  currentListing = (hashOf: (body: string) => string): Promise<CurrentListing> =>
-    settle(() => currentListing(this, hashOf));
   removedAppearances = (
     uuids: readonly string[],
     hashOf: (body: string) => string,

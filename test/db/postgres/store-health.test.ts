@@ -1,8 +1,11 @@
 import { expect, it } from 'vitest';
 import { openPgStore } from '../../../src/db/postgres/store.js';
+import { bodyHash } from '../../../src/sync/body-hash.js';
+import { diffStaged } from '../../../src/sync/stream-diff.js';
 import { describePostgres, pgTarget, usePostgres } from '../../helpers/postgres.js';
 import { eventually } from '../../helpers/process.js';
-import { bareCommit } from '../../helpers/store-runs.js';
+import { untilTestEnds } from '../../helpers/scope.js';
+import { stagedEntries } from '../../helpers/store-runs.js';
 
 describePostgres('the PostgreSQL store’s health', () => {
   const pg = usePostgres();
@@ -32,6 +35,12 @@ describePostgres('a PostgreSQL run whose lock connection is lost', () => {
     const other = await openPgStore(pgTarget(pg.url), { instanceId: 'taker' });
     try {
       const run = await store.beginRun('http://up.example/');
+      // Staged as a sync stages its crawl, on the stage's own session, before the lock is lost.
+      const stage = await store.openStage(run.id);
+      untilTestEnds(() => stage.close());
+      await stage.append(stagedEntries(['{"uuid":"u1","name":"Ann"}'], 8));
+      await stage.holdCurrent(bodyHash);
+      const counts = await diffStaged(stage, store);
       // The lock's own session, ended by the server (a failover, an operator, a network cut).
       await pg.server
         .admin(pg.database)
@@ -44,8 +53,18 @@ describePostgres('a PostgreSQL run whose lock connection is lost', () => {
         status: 'aborted',
         errorCode: 'RUN_ABORTED',
       });
-      const refused = await store
-        .commitRun(bareCommit(run.id, new Date().toISOString()))
+      const refused = await stage
+        .commit({
+          runId: run.id,
+          finishedAt: new Date().toISOString(),
+          counts,
+          pages: 1,
+          pageSize: 8,
+          optionsBody: null,
+          unknownFields: [],
+          media: null,
+          outbox: null,
+        })
         .catch((e: unknown) => e);
       expect(refused).toMatchObject({ code: 'RUN_ABORTED' });
       expect(await other.latestSucceededRun()).toBeUndefined();
