@@ -131,25 +131,26 @@ function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
   );
 }
 
-/** Each batch of an export as one write: a line per change, CSV's header before the first batch. */
+/** Each batch of an export as one text ending with its line break, CSV's header before the first batch. */
 async function* exportTexts(
   store: Store,
   filter: ChangeStreamFilter,
   csv: boolean,
 ): AsyncGenerator<string, void, undefined> {
   if (!csv) {
-    for await (const rows of store.changesInBatches(filter, CHANGES_BATCH))
-      yield rows.map(changeViewJson).join('\n');
+    for await (const rows of store.changesInBatches(filter, CHANGES_BATCH)) {
+      const lines = rows.map(changeViewJson);
+      lines.push(''); // join then ends the last line too, in the one copy it makes
+      yield lines.join('\n');
+    }
     return;
   }
   // The feeds' module (preact, the Atom writer) loads for a CSV export only.
   const { changesCsvRecords } = await import('../web/feeds.js');
   let first = true;
   for await (const { rows, subjects } of store.changesWithSubjects(filter, CHANGES_BATCH)) {
-    const text = changesCsvRecords(rows, subjects, { header: first });
+    yield changesCsvRecords(rows, subjects, { header: first });
     first = false;
-    // `write` ends each write with a newline; CSV's records end with CRLF.
-    yield text.endsWith('\n') ? text.slice(0, -1) : text;
   }
 }
 
@@ -163,7 +164,9 @@ export async function runChangesCommand(
     const filter = changeStreamFilter(options);
     if (options.json || options.csv === true) {
       for await (const text of exportTexts(store, filter, options.csv === true)) {
-        out.write(text);
+        // `write` adds the last line break itself (CSV's records end with CRLF, so its LF).
+        if (out.writeText) out.writeText(text);
+        else out.write(text.slice(0, -1));
         await out.drained?.();
       }
       return EXIT.ok;
