@@ -1,7 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { ChangeStreamFilter } from '../db/change-batches.js';
-import type { ChangeKind, ChangeRow } from '../db/schema.js';
+import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import { EXIT } from './exit-codes.js';
 import {
@@ -131,14 +131,27 @@ function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
   );
 }
 
-/** One batch of an export as one write: a line per change, CSV's header before the first batch. */
-async function exportText(store: Store, rows: ChangeRow[], csv: boolean, first: boolean): Promise<string> {
-  if (!csv) return rows.map(changeViewJson).join('\n');
-  // The feeds' module (preact, the Atom writer) loads for a CSV export only; cached after the first batch.
+/** Each batch of an export as one text ending with its line break, CSV's header before the first batch. */
+async function* exportTexts(
+  store: Store,
+  filter: ChangeStreamFilter,
+  csv: boolean,
+): AsyncGenerator<string, void, undefined> {
+  if (!csv) {
+    for await (const rows of store.changesInBatches(filter, CHANGES_BATCH)) {
+      const lines = rows.map(changeViewJson);
+      lines.push(''); // join then ends the last line too, in the one copy it makes
+      yield lines.join('\n');
+    }
+    return;
+  }
+  // The feeds' module (preact, the Atom writer) loads for a CSV export only.
   const { changesCsvRecords } = await import('../web/feeds.js');
-  const text = changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
-  // `write` ends each write with a newline; CSV's records end with CRLF.
-  return text.endsWith('\n') ? text.slice(0, -1) : text;
+  let first = true;
+  for await (const { rows, subjects } of store.changesWithSubjects(filter, CHANGES_BATCH)) {
+    yield changesCsvRecords(rows, subjects, { header: first });
+    first = false;
+  }
 }
 
 export async function runChangesCommand(
@@ -148,19 +161,20 @@ export async function runChangesCommand(
 ): Promise<number> {
   return withExistingStoreAsync(config, async (store) => {
     await checkField(store, options.field);
-    const batches = store.changesInBatches(changeStreamFilter(options), CHANGES_BATCH);
+    const filter = changeStreamFilter(options);
     if (options.json || options.csv === true) {
-      let first = true;
-      for await (const rows of batches) {
-        out.write(await exportText(store, rows, options.csv === true, first));
-        first = false;
+      for await (const text of exportTexts(store, filter, options.csv === true)) {
+        // `write` adds the last line break itself (CSV's records end with CRLF, so its LF).
+        if (out.writeText) out.writeText(text);
+        else out.write(text.slice(0, -1));
         await out.drained?.();
       }
       return EXIT.ok;
     }
     // The table aligns its columns over every row: it is written whole (as many as --limit asks).
     const rows: ChangeView[] = [];
-    for await (const batch of batches) for (const row of batch) rows.push(changeView(row));
+    for await (const batch of store.changesInBatches(filter, CHANGES_BATCH))
+      for (const row of batch) rows.push(changeView(row));
     const names = await store.namesOf(rows.map((c) => c.uuid));
     for (const line of renderChanges(rows, names, out.style)) out.write(line);
     return EXIT.ok;

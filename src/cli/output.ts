@@ -4,6 +4,11 @@ import { styleFor, type Style } from './terminal.js';
 /** Where a read command writes and how: tests pass their own. */
 export interface Output {
   write: (line: string) => void;
+  /**
+   * Writes `text` as it is, no newline added: an export's batch, already ending with its line
+   * break, goes out without being copied to drop that break for `write` (one copy less per batch).
+   */
+  writeText?: (text: string) => void;
   style: Style;
   /**
    * Resolves once the destination has taken what was written (stdout's 'drain'): a stream awaits it
@@ -17,6 +22,9 @@ export function stdoutOutput(): Output {
   return {
     write: (line) => {
       if (!process.stdout.write(`${line}\n`)) full = true;
+    },
+    writeText: (text) => {
+      if (!process.stdout.write(text)) full = true;
     },
     style: styleFor(process.stdout),
     drained: async () => {

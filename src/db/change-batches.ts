@@ -1,29 +1,63 @@
+import type { ChangeSubject } from './page-queries.js';
 import type { ChangeFilter } from './queries.js';
 import type { ChangeRow } from './schema.js';
 
 /** A change filter for a stream: `limit` caps the whole stream (none: every match). */
 export type ChangeStreamFilter = Omit<ChangeFilter, 'limit'> & { limit?: number | undefined };
 
+/** One batch of changes with the subject (name and post at its run) of each, by change id. */
+export interface SubjectBatch {
+  rows: ChangeRow[];
+  subjects: Map<number, ChangeSubject>;
+}
+
 /**
  * Every change `filter` matches, newest first, as batches of at most `batchSize` rows, each batch
  * one keyset read (`id < last id seen`, never OFFSET: batch N costs what batch 1 costs) through the
- * store's own `listChanges`, so each dialect streams the same way and only one batch is held at a time.
+ * store's own `read`, so each dialect streams the same way and only one batch is held at a time.
+ * `rowsOf` says where a batch keeps its rows (a batch may carry more, as `SubjectBatch` does).
  */
-export async function* changeBatches(
-  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
+export async function* keysetBatches<B>(
+  read: (filter: ChangeFilter) => Promise<B>,
+  rowsOf: (batch: B) => readonly ChangeRow[],
   filter: ChangeStreamFilter,
   batchSize: number,
-): AsyncGenerator<ChangeRow[], void, undefined> {
+): AsyncGenerator<B, void, undefined> {
   let remaining = filter.limit ?? Number.POSITIVE_INFINITY;
   let beforeId = filter.beforeId;
   while (remaining > 0) {
     const limit = Math.min(batchSize, remaining);
-    const rows = await listChanges({ ...filter, limit, ...(beforeId !== undefined ? { beforeId } : {}) });
+    const batch = await read({ ...filter, limit, ...(beforeId !== undefined ? { beforeId } : {}) });
+    const rows = rowsOf(batch);
     const last = rows.at(-1);
     if (!last) return;
-    yield rows;
+    yield batch;
     if (rows.length < limit) return;
     remaining -= rows.length;
     beforeId = last.id;
+  }
+}
+
+/** `keysetBatches` of bare rows, through the store's `listChanges`. */
+export function changeBatches(
+  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
+  filter: ChangeStreamFilter,
+  batchSize: number,
+): AsyncGenerator<ChangeRow[], void, undefined> {
+  return keysetBatches(listChanges, (rows) => rows, filter, batchSize);
+}
+
+/**
+ * `changeBatches` with each batch's subjects as `changeSubjects` gives them: a store that cannot
+ * read both in one statement reads them one after the other.
+ */
+export async function* subjectBatches(
+  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
+  changeSubjects: (rows: readonly ChangeRow[]) => Promise<Map<number, ChangeSubject>>,
+  filter: ChangeStreamFilter,
+  batchSize: number,
+): AsyncGenerator<SubjectBatch, void, undefined> {
+  for await (const rows of changeBatches(listChanges, filter, batchSize)) {
+    yield { rows, subjects: await changeSubjects(rows) };
   }
 }

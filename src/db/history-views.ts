@@ -1,5 +1,6 @@
 import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
+import { isCanonicalJson } from '../json/canonical-json.js';
 import { parseJson } from '../json/lossless.js';
 import { stringifyJson } from '../json/safe-json.js';
 
@@ -102,6 +103,7 @@ export function changeView(row: ChangeRow): ChangeView {
 /** Stored JSON text as it reads back, or undefined when reading it back could change it. */
 export function canonicalText(text: string | null): string | undefined {
   if (text === null) return 'null';
+  if (isCanonicalJson(text)) return text;
   try {
     // V8's parse and stringify: equal text means no whitespace, escapes, duplicate keys or
     // lossy numbers, so the lossless round trip of `changeView` would give these very bytes.

@@ -1,8 +1,18 @@
+import { sql } from 'drizzle-orm';
+import type { SubjectBatch } from './change-batches.js';
 import type { MirrorDatabase } from './open.js';
+import { listChanges, listChangesQuery, type ChangeFilter } from './queries.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
-import { CHANGE_VERSION_JOIN, newValueSql, oldValueSql } from './change-columns.js';
+import {
+  CHANGE_VERSION_JOIN,
+  changeRowsOf,
+  namedValueColumns,
+  newValueSql,
+  oldValueSql,
+  SELECTED_CHANGE,
+} from './change-columns.js';
 import { LISTED_AT_RUN } from './sqlite/listing.js';
 import { prepared } from './prepared.js';
 
@@ -75,20 +85,23 @@ const SUBJECT_FIELDS = (body: string) =>
    substr(${jsonField(body, '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})`;
 
 /**
- * The subjects of stored changes by id, in one statement for a whole batch (a CSV export of
- * 1,000,000 changes made two queries per row, issue 21): the entry an added/returned/removed change
- * refers to, else the version its run wrote for that appearance.
+ * The entry a change's subject is read from: the one an added/returned/removed change refers to,
+ * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
  */
-const SUBJECTS_BY_ID_SQL = `with wanted as (
-    select c.id, c.uuid, c.slot, c.run_id,
-           case when c.kind = 'removed' then ${oldValueSql('c', 'v')}
-                when c.kind in ('added', 'returned') then ${newValueSql('c', 'v')} end as body
-      from json_each(?) j join changes c on c.id = j.value ${CHANGE_VERSION_JOIN}),
-  picked as (
-    select w.id, coalesce(w.body, (select x.body from versions x
-                                     where x.uuid = w.uuid and x.slot = w.slot and x.valid_from_run <= w.run_id
-                                     order by x.valid_from_run desc limit 1)) as body
-      from wanted w)
+const subjectBodySql = (c: string, v: string) => `coalesce(
+    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
+         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
+    (select x.body from versions x
+      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
+      order by x.valid_from_run desc limit 1))`;
+
+/**
+ * The subjects of stored changes by id, in one statement for a whole batch (a CSV export of
+ * 1,000,000 changes made two queries per row, issue 21).
+ */
+const SUBJECTS_BY_ID_SQL = `with picked as (
+    select c.id, ${subjectBodySql('c', 'v')} as body
+      from json_each(?) j join changes c on c.id = j.value ${CHANGE_VERSION_JOIN})
   select id, ${SUBJECT_FIELDS('body')} from picked`;
 
 /**
@@ -114,6 +127,46 @@ export function changeSubjects(
   }
   for (const row of rows) if (!out.has(row.id)) out.set(row.id, subjectAlone(store, row));
   return out;
+}
+
+/** What the CSV export's read selects beside each change row: the entry its subject is read from. */
+const SUBJECT_COLUMNS = {
+  ...namedValueColumns,
+  subjectBody: sql.raw(subjectBodySql(SELECTED_CHANGE.c, SELECTED_CHANGE.v)).as('subject_body'),
+};
+
+/**
+ * `listChanges` and `changeSubjects` of its rows in one statement, the CSV export's read (the two
+ * apart read every change twice, issue 21). The outer `order by` keeps SQLite from flattening the
+ * filtered rows into it (they stay a co-routine, already in that order: no sort), so each row's
+ * entry is picked once and its name and post read from it, as `changeSubjects` reads them.
+ */
+export function listChangesWithSubjects(store: MirrorDatabase, filter: ChangeFilter): SubjectBatch {
+  const query = listChangesQuery(store, filter, SUBJECT_COLUMNS);
+  if (query === null) return { rows: [], subjects: new Map() };
+  let found: unknown[][];
+  try {
+    found = prepared(
+      store.sqlite,
+      `select s.id, s.run_id, s.at, s.uuid, s.slot, s.kind, s.field, s.old_value, s.new_value,
+              ${SUBJECT_FIELDS('s.subject_body')}
+         from (${query.sql}) s
+        order by s.id desc`,
+    )
+      .raw(true)
+      .all(...query.params) as unknown[][];
+  } catch {
+    // As in `changeSubjects`: a value SQLite cannot read fails the statement; the careful path reads it.
+    const rows = listChanges(store, filter);
+    return { rows, subjects: changeSubjects(store, rows) };
+  }
+  const rows = changeRowsOf(found);
+  const subjects = new Map<number, ChangeSubject>();
+  for (let i = 0; i < rows.length; i++) {
+    const [row, r] = [rows[i], found[i]];
+    if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
+  }
+  return { rows, subjects };
 }
 
 /** One change's subject from its own values: what the batch gives a row as stored. */

@@ -88,21 +88,34 @@ function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: strin
   return prepared(store.sqlite, sql).pluck().get(at) as number | undefined;
 }
 
-/** Newest first. */
-export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
+/**
+ * The SQL of `listChanges`, with `extra` aliased columns after the row's own (a read that wants
+ * more per change, the CSV export's subject, selects it here); null when the filter matches nothing.
+ */
+export function listChangesQuery(
+  store: MirrorDatabase,
+  filter: ChangeFilter,
+  extra: Record<string, SQL.Aliased> = {},
+): { sql: string; params: unknown[] } | null {
   const where = changeFilterWhere(filter, changes, {
     first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
     last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
   });
-  if (where === null) return [];
-  const query = store.db
-    .select(changeRowSelection)
+  if (where === null) return null;
+  return store.db
+    .select({ ...changeRowSelection, ...extra })
     .from(changes)
     .leftJoin(versions, eq(versions.id, changes.versionId))
     .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
+}
+
+/** Newest first. */
+export function listChanges(store: MirrorDatabase, filter: ChangeFilter): ChangeRow[] {
+  const query = listChangesQuery(store, filter);
+  if (query === null) return [];
   // drizzle builds the SQL (one definition of the filter), but its own `.all()` prepared it again
   // at every call and mapped each row field by field: a feed page paid the first, an export of
   // 1,000,000 changes mostly the second (issue 21). The text varies only with the filter's shape.

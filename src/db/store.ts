@@ -11,7 +11,7 @@ import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
-import type { ChangeStreamFilter } from './change-batches.js';
+import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
 import type { NamedCoworker } from './name-queries.js';
 import type {
@@ -119,6 +119,11 @@ export interface HistoryOperations {
    * `changeBatches` over the dialect's `listChanges` implements it.
    */
   changesInBatches(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<ChangeRow[]>;
+  /**
+   * `changesInBatches` with each batch's `changeSubjects`, for the CSV export: SQLite reads both in
+   * one statement per batch, PostgreSQL one after the other (`subjectBatches`).
+   */
+  changesWithSubjects(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<SubjectBatch>;
   changedFields(): Promise<string[]>;
   getCoworker(uuid: string): Promise<CoworkerRow | undefined>;
   coworkerHistory(uuid: string): Promise<CoworkerHistory | undefined>;

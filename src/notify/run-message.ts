@@ -23,13 +23,19 @@ export function parseStored(text: string | null): unknown {
   }
 }
 
+const worded = (kind: ChangeRow['kind']): boolean => kind === 'changed' || kind === 'media_changed';
+
 /** A stored change and its subject as the facts `describeChange` words: the one adapter of rows. */
 export function factsOfChange(change: ChangeRow, subject: ChangeSubject | undefined): ChangeFacts {
+  // Only a changed field's or file's words quote its values: an entry's whole body, the value of an
+  // added, removed or returned change, is never parsed for a sentence (it was most of a CSV export's
+  // sentence cost, issue 21); `counted` leaves them null the same way.
+  const quoted = worded(change.kind);
   return {
     kind: change.kind,
     field: change.field,
-    old: parseStored(change.oldValue),
-    new: parseStored(change.newValue),
+    old: quoted ? parseStored(change.oldValue) : null,
+    new: quoted ? parseStored(change.newValue) : null,
     uuid: change.uuid,
     slot: change.slot,
     name: subject?.name ?? '',

@@ -278,6 +278,21 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await same(pair, (s) => s.listChanges({ limit: 3, beforeId: all[4]?.id ?? 1 }));
     await same(pair, (s) => s.changedFields());
     await same(pair, (s) => s.changeSubjects(all));
+    // The CSV export's read: each batch with its rows' subjects, as listChanges and changeSubjects give them.
+    const exported = await same(pair, async (s) => {
+      const batches = [];
+      for await (const batch of s.changesWithSubjects({ limit: all.length - 1 }, 7)) batches.push(batch);
+      return batches;
+    });
+    expect(exported.flatMap((b) => b.rows)).toEqual(all.slice(0, -1));
+    for (const { rows, subjects } of exported)
+      expect(subjects).toEqual(await pair.sqlite.changeSubjects(rows));
+    await same(pair, async (s) => {
+      const batches = [];
+      for await (const batch of s.changesWithSubjects({ kind: 'changed', beforeId: all[3]?.id }, 5))
+        batches.push(batch);
+      return batches;
+    });
     for (const uuid of uuids) {
       await same(pair, (s) => s.coworkerHistory(uuid));
       await same(pair, (s) => s.currentVersions(uuid));

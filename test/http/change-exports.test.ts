@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runChangesCommand, type ChangesOptions } from '../../src/cli/history-commands.js';
@@ -9,6 +10,7 @@ import { changesCsv } from '../../src/web/feeds.js';
 import { writeChangeRows } from '../helpers/change-rows.js';
 import { testConfig } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
+import { BUILT_CLI, ensureBuilt } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 import { commitChangeRows } from '../helpers/store-runs.js';
@@ -146,6 +148,23 @@ describe('changes --json / --csv', () => {
       // CSV records end CRLF; the last write's own newline stands for the last LF.
       expect(writes.join('')).toBe(expected);
     }
+  });
+});
+
+describe('changes --json / --csv, the built CLI', () => {
+  it('writes the bytes of the whole export to stdout: one BOM and header, every batch whole', async () => {
+    ensureBuilt();
+    const { store, file } = storeWithChanges();
+    const rows = await everyChange(store);
+    const run = (format: 'json' | 'csv') =>
+      execFileSync(process.execPath, [BUILT_CLI, 'changes', `--${format}`, '--limit', 'all'], {
+        env: { PATH: process.env.PATH ?? '', DATABASE_PATH: file, LOG_LEVEL: 'silent' },
+        maxBuffer: 64 * 1024 * 1024,
+      });
+    const json = rows.map((row) => `${stringifyJson(changeView(row))}\n`).join('');
+    expect(run('json').equals(Buffer.from(json))).toBe(true);
+    const csv = changesCsv(rows, await store.changeSubjects(rows));
+    expect(run('csv').equals(Buffer.from(csv))).toBe(true);
   });
 });
 

@@ -10,7 +10,7 @@ import * as listing from './listing.js';
 import * as media from './media.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
-import { changeBatches } from '../change-batches.js';
+import { changeBatches, subjectBatches } from '../change-batches.js';
 import { keyClearEndpointUrls } from './endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
@@ -113,6 +113,8 @@ export class PgStore implements Store {
   listChanges: Op<'listChanges'> = this.#guard((filter) => history.listChanges(this.#ctx, filter));
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
+  changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
+    subjectBatches(this.listChanges, this.changeSubjects, filter, batchSize);
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));

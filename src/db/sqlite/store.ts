@@ -9,7 +9,7 @@ import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
 import type { Store } from '../store.js';
-import { changeBatches } from '../change-batches.js';
+import { changeBatches, keysetBatches } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
@@ -83,6 +83,13 @@ export class SqliteStore implements MirrorDatabase {
   listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
+  changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
+    keysetBatches(
+      (part) => settle(() => pages.listChangesWithSubjects(this, part)),
+      (batch) => batch.rows,
+      filter,
+      batchSize,
+    );
   changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
   getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));

@@ -26,13 +26,16 @@ async function* exportChunks(
   format: ExportFormat,
 ): AsyncGenerator<string, void, undefined> {
   let first = true;
-  for await (const rows of store.changesInBatches(filter, EXPORT_BATCH)) {
-    if (format === 'csv') {
-      yield changesCsvRecords(rows, await store.changeSubjects(rows), { header: first });
-    } else {
-      yield `${rows.map(changeViewJson).join('\n')}\n`;
+  if (format === 'csv') {
+    for await (const { rows, subjects } of store.changesWithSubjects(filter, EXPORT_BATCH)) {
+      yield changesCsvRecords(rows, subjects, { header: first });
+      first = false;
     }
-    first = false;
+  } else {
+    for await (const rows of store.changesInBatches(filter, EXPORT_BATCH)) {
+      yield `${rows.map(changeViewJson).join('\n')}\n`;
+      first = false;
+    }
   }
   // An empty CSV export is still a CSV: its header.
   if (first && format === 'csv') yield changesCsvRecords([], new Map(), { header: true });
