@@ -1,7 +1,7 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
-import { CHANGE_ROWS_SQL, changeRowSelection, changeRowsOf } from './change-columns.js';
+import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -77,15 +77,11 @@ export interface ChangeFilter {
 }
 
 /**
- * `at` grows with `id` (runs commit in order), so a time bound is an id bound found with one seek
- * on (at, id); filtering on `at` while walking ids newest-first would scan every other change.
+ * A change's time grows with its id (runs commit in order), so a time bound is an id bound found
+ * with two seeks; filtering on time while walking ids newest-first would scan every other change.
  */
 function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: string): number | undefined {
-  const sql =
-    side === 'since'
-      ? 'select id from changes where at >= ? order by at, id limit 1'
-      : 'select id from changes where at <= ? order by at desc, id desc limit 1';
-  return prepared(store.sqlite, sql).pluck().get(at) as number | undefined;
+  return prepared(store.sqlite, changeIdBoundSql(side, '?')).pluck().get(at) as number | undefined;
 }
 
 /** Newest first. */

@@ -487,12 +487,12 @@ export function listingStatements(
       [runId],
     ],
     [
-      `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
-       select cast(? as bigint), cast(? as text), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+      `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+       select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
               coalesce(e.ref_version, p.version_id)
          from stage_events e left join stage_places p on p.pos = e.ref_pos
         order by e.k1, e.k2, e.k3`,
-      [runId, finishedAt],
+      [runId],
     ],
   ];
 }

@@ -132,7 +132,11 @@ export const listingPositions = sqliteTable(
   ],
 );
 
-/** Field-level changes and added / removed / returned events, one row each. */
+/**
+ * Field-level changes and added / removed / returned events, one row each. A change happened when
+ * its run committed: its time is the run's `finished_at`, stored once there (migration
+ * change_time_from_run), not in every row.
+ */
 export const changes = sqliteTable(
   'changes',
   {
@@ -140,7 +144,6 @@ export const changes = sqliteTable(
     runId: integer('run_id')
       .notNull()
       .references(() => runs.id),
-    at: text('at').notNull(),
     uuid: text('uuid').notNull(),
     slot: integer('slot').notNull(),
     kind: text('kind', { enum: changeKinds }).notNull(),
@@ -156,8 +159,13 @@ export const changes = sqliteTable(
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
-    index('changes_at_idx').on(t.at, t.id),
-    index('changes_field_idx').on(t.field, t.id),
+    // A change's time is its run's (runs.finished_at): a time bound is a run bound, then a seek here
+    // (SQLite appends the rowid, the change id, to every index entry).
+    index('changes_run_idx').on(t.runId),
+    // Only field changes have a field: added/removed/returned rows, most of a first sync, stay out.
+    index('changes_field_idx')
+      .on(t.field, t.id)
+      .where(sql`field is not null`),
     index('changes_kind_idx').on(t.kind, t.id),
   ],
 );
@@ -235,7 +243,11 @@ export type VersionRow = typeof versions.$inferSelect;
  * `oldValue`/`newValue` by the store's queries (src/db/change-columns.ts), so the reference never
  * leaves src/db/.
  */
-export type ChangeRow = Omit<typeof changes.$inferSelect, 'versionId'>;
+export type ChangeRow = Pick<StoredChange, 'id' | 'runId'> & {
+  /** The run's `finished_at`. */
+  at: string;
+} & Omit<StoredChange, 'id' | 'runId' | 'versionId'>;
+type StoredChange = typeof changes.$inferSelect;
 
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { changeFilterWhere } from '../change-filter.js';
-import { newValueSql, oldValueSql } from '../change-columns.js';
+import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
 import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
 import type { ChangeFilter, CoworkerHistory } from '../queries.js';
@@ -13,17 +13,13 @@ import { one, preparedRows, rows, tuples } from './sql.js';
 // Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
 // src/db/name-queries.ts, with the same orders.
 
-/** `at` grows with `id`, so a time bound is an id bound found with one seek on (at, id). */
+/** A change's time grows with its id, so a time bound is an id bound (changeIdBoundSql). */
 async function changeIdBound(
   ctx: PgContext,
   side: 'since' | 'until',
   at: string,
 ): Promise<number | undefined> {
-  const text =
-    side === 'since'
-      ? 'select id from changes where at >= $1 order by at, id limit 1'
-      : 'select id from changes where at <= $1 order by at desc, id desc limit 1';
-  return (await one<{ id: number }>(ctx.pool, text, [at]))?.id;
+  return (await one<{ id: number }>(ctx.pool, changeIdBoundSql(side, '$1'), [at]))?.id;
 }
 
 /** Newest first. */
@@ -83,7 +79,7 @@ const VERSION_JSON = jsonFields('v', {
 const CHANGE_JSON = jsonFields('ch', {
   id: 'id',
   runId: 'run_id',
-  at: 'at',
+  at: changeTimeSql('ch'),
   uuid: 'uuid',
   slot: 'slot',
   kind: 'kind',

@@ -147,7 +147,6 @@ export const changes = pgTable(
     runId: ref('run_id')
       .notNull()
       .references(() => runs.id),
-    at: textC('at').notNull(),
     uuid: textC('uuid').notNull(),
     slot: integer('slot').notNull(),
     kind: textCOf('kind', changeKinds).notNull(),
@@ -158,8 +157,11 @@ export const changes = pgTable(
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
-    index('changes_at_idx').on(t.at, t.id),
-    index('changes_field_idx').on(t.field, t.id),
+    // A change's time is its run's finished_at (SQLite's schema.ts says why).
+    index('changes_run_idx').on(t.runId, t.id),
+    index('changes_field_idx')
+      .on(t.field, t.id)
+      .where(sql`field is not null`),
     index('changes_kind_idx').on(t.kind, t.id),
   ],
 );

@@ -180,20 +180,20 @@ function writeListing(
  * instead of storing the text again (migration body_once); the reads resolve it (change-columns.ts).
  */
 function writeChanges(store: MirrorDatabase, input: RunCommit, versionIds: readonly number[]): void {
-  const { runId, finishedAt, diff } = input;
+  const { runId, diff } = input;
   const insert = store.sqlite.prepare(
-    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+     values (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const bodyRefs = changeVersionRefs(diff, versionIds, closedVersions(store, runId));
   for (const e of diff.events) {
     const ref = bodyRefs(e);
     if (ref === null) {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue, null);
+      insert.run(runId, e.uuid, e.slot, e.kind, e.field, e.oldValue, e.newValue, null);
     } else if (e.kind === 'removed') {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, null, e.newValue, ref);
+      insert.run(runId, e.uuid, e.slot, e.kind, e.field, null, e.newValue, ref);
     } else {
-      insert.run(runId, finishedAt, e.uuid, e.slot, e.kind, e.field, e.oldValue, null, ref);
+      insert.run(runId, e.uuid, e.slot, e.kind, e.field, e.oldValue, null, ref);
     }
   }
 }
