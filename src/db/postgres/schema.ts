@@ -162,7 +162,9 @@ export const changes = pgTable(
     index('changes_field_idx')
       .on(t.field, t.id)
       .where(sql`field is not null`),
-    index('changes_kind_idx').on(t.kind, t.id),
+    index('changes_kind_idx')
+      .on(t.kind, t.id)
+      .where(sql`kind <> 'added'`),
   ],
 );
 
