@@ -9,11 +9,15 @@ import { openPgStore } from '../../src/db/postgres/store.js';
 import { historyOf } from '../fixtures/release-db/history-of.js';
 import { describePostgres, pgTarget, usePostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp-db.js';
+import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { bodyHash } from '../../src/sync/body-hash.js';
 
-// Migration change_time_from_run on a database the release before it wrote
-// (test/fixtures/release-db/mirror-0.2.0.db, by write-release-db-2.ts on commit 982782f): a change's
-// time is read from its run, and the store answers the whole history as that release did
-// (mirror-0.2.0.history.json: runs, changes by time and kind, each coworker, each run's listing).
+// The migrations since commit 982782f (change_time_from_run, changes_kind_idx_without_added,
+// body_hash_66_bits) on a database that release wrote (test/fixtures/release-db/mirror-0.2.0.db,
+// by write-release-db-2.ts): a change's time is read from its run, each version's hash is cut to the
+// one a sync now computes, and the store answers the whole history as that release did
+// (mirror-0.2.0.history.json: runs, changes by time and kind, each coworker, each run's listing;
+// the versions' hashes, in no answer of the API, aside).
 
 const FIXTURE = join(import.meta.dirname, '../fixtures/release-db/mirror-0.2.0.db');
 const HISTORY = join(import.meta.dirname, '../fixtures/release-db/mirror-0.2.0.history.json');
@@ -21,16 +25,19 @@ const COPIED_TABLES = ['options_bodies', 'runs', 'coworkers', 'versions', 'listi
 /** The PostgreSQL migrations the release had applied. */
 const RELEASE_PG_MIGRATIONS = 5;
 
-const releaseHistory = (): unknown => JSON.parse(readFileSync(HISTORY, 'utf8'));
+/** A history without the versions' hashes, which the migration cuts and no answer shows. */
+const withoutHashes = (history: unknown): unknown =>
+  JSON.parse(JSON.stringify(history, (key, value: unknown) => (key === 'bodyHash' ? undefined : value)));
+const releaseHistory = (): unknown => withoutHashes(JSON.parse(readFileSync(HISTORY, 'utf8')));
 
-describe('migration change_time_from_run on a database written by the release before it (SQLite)', () => {
+describe('the migrations since 982782f on a database that release wrote (SQLite)', () => {
   it('answers the same history, with no time column nor time index on changes', async () => {
     const file = join(tempDir(), 'mirror.db');
     copyFileSync(FIXTURE, file);
     const store = openDatabase(file);
     onTestFinished(() => store.close());
 
-    expect(await historyOf(store)).toStrictEqual(releaseHistory());
+    expect(withoutHashes(await historyOf(store))).toStrictEqual(releaseHistory());
     const columns = store.sqlite.prepare("select name from pragma_table_info('changes')").pluck().all();
     expect(columns).toStrictEqual([
       'id',
@@ -56,7 +63,40 @@ describe('migration change_time_from_run on a database written by the release be
   });
 });
 
-describePostgres('migration change_time_from_run on PostgreSQL rows written the release’s way', () => {
+describe('migration body_hash_66_bits (SQLite)', () => {
+  it('cuts every stored hash to the one a sync computes: the same listing again records nothing', async () => {
+    const file = join(tempDir(), 'mirror.db');
+    copyFileSync(FIXTURE, file);
+    const store = openDatabase(file);
+    onTestFinished(() => store.close());
+    const versions = store.sqlite.prepare('select body, body_hash as hash from versions').all() as {
+      body: string;
+      hash: string;
+    }[];
+    expect(versions.length).toBeGreaterThan(20);
+    expect(versions.filter((v) => v.hash !== bodyHash(v.body))).toStrictEqual([]);
+
+    const latest = await store.latestSucceededRun();
+    const listed = (await store.listingAt(latest!)).entries.map(
+      (e) => JSON.parse(e) as Record<string, unknown>,
+    );
+    const upstream = await simulatedUpstream({ seed: 1, count: 0 });
+    upstream.data.setEntries(listed);
+    const summary = await sync(store, upstream);
+    expect(summary.counts).toMatchObject({
+      added: 0,
+      changed: 0,
+      removed: 0,
+      returned: 0,
+      unchanged: listed.length,
+    });
+    expect(
+      await store.listChanges({ limit: 10, since: (await store.getRun(summary.runId))!.finishedAt! }),
+    ).toStrictEqual([]);
+  });
+});
+
+describePostgres('the migrations since 982782f on PostgreSQL rows written that release’s way', () => {
   const postgres = usePostgres();
 
   it('answers the same history after the migration', async () => {
@@ -64,7 +104,7 @@ describePostgres('migration change_time_from_run on PostgreSQL rows written the 
     await writeReleaseDatabase(url);
     const store = await openPgStore(pgTarget(url), { poolMax: 2 });
     onTestFinished(() => store.close());
-    expect(await historyOf(store)).toStrictEqual(releaseHistory());
+    expect(withoutHashes(await historyOf(store))).toStrictEqual(releaseHistory());
   });
 });
 
