@@ -190,7 +190,15 @@ export function latestSucceededRunId(store: MirrorDatabase): number | null {
   return row?.id ?? null;
 }
 
-const PROBED_TABLES = ['runs', 'coworkers', 'versions', 'listing_positions', 'changes', 'options_bodies'];
+/** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */
+const PROBED_TABLES = [
+  ['runs', 'rowid'],
+  ['coworkers', 'uuid'],
+  ['versions', 'rowid'],
+  ['listing_positions', 'rowid'],
+  ['changes', 'rowid'],
+  ['options_bodies', 'rowid'],
+] as const;
 
 /**
  * A readiness probe of the database: the newest row of every table (one b-tree descent each, so
@@ -201,7 +209,8 @@ export function databaseProblem(store: MirrorDatabase): string | null {
   const moved = store.fileProblem();
   if (moved !== null) return moved;
   try {
-    for (const table of PROBED_TABLES) prepared(store.sqlite, `select max(rowid) from ${table}`).get();
+    for (const [table, key] of PROBED_TABLES)
+      prepared(store.sqlite, `select max(${key}) from ${table}`).get();
     return null;
   } catch (error) {
     return toMirrorError(error).message;

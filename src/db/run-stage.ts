@@ -448,7 +448,7 @@ export function listingStatements(
   return [
     [
       `insert into coworkers (uuid, first_seen_run, first_seen_at)
-       select uuid, cast(? as bigint), cast(? as text) from stage_coworkers where kind = 'new' order by ord`,
+       select uuid, cast(? as bigint), cast(? as text) from stage_coworkers where kind = 'new' order by uuid`,
       [runId, finishedAt],
     ],
     [

@@ -56,7 +56,11 @@ export const runs = sqliteTable(
   ],
 );
 
-/** A coworker by uuid. `lastSeenRun` is written only on removal: while present, it is the latest run. */
+/**
+ * A coworker by uuid. `lastSeenRun` is written only on removal: while present, it is the latest run.
+ * On SQLite the table is WITHOUT ROWID (migration coworkers_without_rowid: drizzle cannot declare
+ * it), so the uuid is stored once; it has no rowid to select.
+ */
 export const coworkers = sqliteTable(
   'coworkers',
   {
@@ -72,7 +76,12 @@ export const coworkers = sqliteTable(
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: integer('last_returned_run').references(() => runs.id),
   },
-  (t) => [index('coworkers_removed_idx').on(t.removedRun)],
+  (t) => [
+    // Removed coworkers only: a first sync's rows stay out of it.
+    index('coworkers_removed_idx')
+      .on(t.removedRun)
+      .where(sql`removed_run is not null`),
+  ],
 );
 
 /**

@@ -92,7 +92,12 @@ export const coworkers = pgTable(
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: ref('last_returned_run').references(() => runs.id),
   },
-  (t) => [index('coworkers_removed_idx').on(t.removedRun)],
+  (t) => [
+    // Removed coworkers only: a first sync's rows stay out of it.
+    index('coworkers_removed_idx')
+      .on(t.removedRun)
+      .where(sql`removed_run is not null`),
+  ],
 );
 
 export const versions = pgTable(
