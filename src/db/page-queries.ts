@@ -1,4 +1,5 @@
 import type { MirrorDatabase } from './open.js';
+import { coworkerTimesSql } from './run-times.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
@@ -30,20 +31,23 @@ export interface DirectoryEntry {
  * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
  * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
  */
+/** A coworker's times, from its runs (migration coworker_times_from_runs). */
+const TIMES = coworkerTimesSql('c');
+
 export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = prepared(
     store.sqlite,
     `select v.uuid, v.slot,
               substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
               substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
-              c.removed_run, c.removed_at, c.first_seen_at
+              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
          from versions v join coworkers c on c.uuid = v.uuid
         where v.valid_to_run is null
        union all
        select v.uuid, v.slot,
               substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
               substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              c.removed_run, c.removed_at, c.first_seen_at
+              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
          from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
   )

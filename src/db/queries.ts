@@ -1,6 +1,7 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
+import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
 import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
@@ -109,10 +110,12 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
   );
 }
 
-const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, first_seen_at as firstSeenAt,
-        removed_run as removedRun, removed_at as removedAt, last_seen_run as lastSeenRun,
-        last_seen_at as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
-   from coworkers where uuid = ?`;
+const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
+const TIMES = coworkerTimesSql('c');
+const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, ${TIMES.firstSeenAt} as firstSeenAt,
+        removed_run as removedRun, ${TIMES.removedAt} as removedAt, last_seen_run as lastSeenRun,
+        ${TIMES.lastSeenAt} as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
+   from coworkers c where uuid = ?`;
 
 export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
   return prepared(store.sqlite, COWORKER_ROW_SQL).get(uuid) as CoworkerRow | undefined;
@@ -164,7 +167,7 @@ export function listCoworkers(
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): CoworkerRow[] {
   return store.db
-    .select()
+    .select(coworkerRowSelection)
     .from(coworkers)
     .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
     .orderBy(coworkers.firstSeenRun, coworkers.uuid)

@@ -442,24 +442,24 @@ const EVENT_COLUMNS: StageColumn[] = [
  * still saw the coworkers removed now.
  */
 export function listingStatements(
-  { runId, finishedAt }: Pick<StageCommit, 'runId' | 'finishedAt'>,
-  lastSeen: { id: number; finishedAt: string | null } | undefined,
+  { runId }: Pick<StageCommit, 'runId'>,
+  lastSeen: { id: number } | undefined,
 ): StageStatement[] {
   return [
     [
-      `insert into coworkers (uuid, first_seen_run, first_seen_at)
-       select uuid, cast(? as bigint), cast(? as text) from stage_coworkers where kind = 'new' order by uuid`,
-      [runId, finishedAt],
+      `insert into coworkers (uuid, first_seen_run)
+       select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
+      [runId],
     ],
     [
-      `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+      `update coworkers set removed_run = null, returned_count = returned_count + 1,
               last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
       [runId],
     ],
     [
-      `update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ?
+      `update coworkers set removed_run = ?, last_seen_run = ?
         where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
-      [runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null],
+      [runId, lastSeen?.id ?? null],
     ],
     ['update versions set valid_to_run = ? where id in (select version_id from stage_closed)', [runId]],
     [

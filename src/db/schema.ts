@@ -68,11 +68,8 @@ export const coworkers = sqliteTable(
     firstSeenRun: integer('first_seen_run')
       .notNull()
       .references(() => runs.id),
-    firstSeenAt: text('first_seen_at').notNull(),
     removedRun: integer('removed_run').references(() => runs.id),
-    removedAt: text('removed_at'),
     lastSeenRun: integer('last_seen_run').references(() => runs.id),
-    lastSeenAt: text('last_seen_at'),
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: integer('last_returned_run').references(() => runs.id),
   },
@@ -249,7 +246,12 @@ export const mediaRuns = sqliteTable('media_runs', {
 export type MediaRunRow = typeof mediaRuns.$inferSelect;
 
 export type RunRow = typeof runs.$inferSelect;
-export type CoworkerRow = typeof coworkers.$inferSelect;
+/** A coworker as every reader sees it: the times of its runs read from `runs` (src/db/run-times.ts). */
+export type CoworkerRow = typeof coworkers.$inferSelect & {
+  firstSeenAt: string;
+  removedAt: string | null;
+  lastSeenAt: string | null;
+};
 export type VersionRow = typeof versions.$inferSelect;
 /**
  * A change as every reader sees it: the entry a stored row refers to by `versionId` is resolved into

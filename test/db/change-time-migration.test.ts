@@ -13,7 +13,7 @@ import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { bodyHash } from '../../src/sync/body-hash.js';
 
 // The migrations since commit 982782f (change_time_from_run, changes_kind_idx_without_added,
-// body_hash_66_bits, coworkers_removed_idx_partial, coworkers_without_rowid) on a database that release wrote (test/fixtures/release-db/mirror-0.2.0.db,
+// body_hash_66_bits, coworkers_removed_idx_partial, coworkers_without_rowid, coworker_times_from_runs) on a database that release wrote (test/fixtures/release-db/mirror-0.2.0.db,
 // by write-release-db-2.ts): a change's time is read from its run, each version's hash is cut to the
 // one a sync now computes, and the store answers the whole history as that release did
 // (mirror-0.2.0.history.json: runs, changes by time and kind, each coworker, each run's listing;

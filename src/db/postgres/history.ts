@@ -8,6 +8,10 @@ import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, versions } from './schema.js';
+import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
+
+const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
+const TIMES = coworkerTimesSql('c');
 import { one, preparedRows, rows, tuples } from './sql.js';
 
 // Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
@@ -47,7 +51,7 @@ export async function changedFields(ctx: PgContext): Promise<string[]> {
 }
 
 export async function getCoworker(ctx: PgContext, uuid: string): Promise<CoworkerRow | undefined> {
-  return (await ctx.db.select().from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
+  return (await ctx.db.select(coworkerRowSelection).from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
 }
 
 /** `json_build_object` arguments naming a table's columns as its row type's fields. */
@@ -59,11 +63,11 @@ const jsonFields = (alias: string, fields: Record<string, string>): string =>
 const COWORKER_JSON = jsonFields('c', {
   uuid: 'uuid',
   firstSeenRun: 'first_seen_run',
-  firstSeenAt: 'first_seen_at',
+  firstSeenAt: TIMES.firstSeenAt,
   removedRun: 'removed_run',
-  removedAt: 'removed_at',
+  removedAt: TIMES.removedAt,
   lastSeenRun: 'last_seen_run',
-  lastSeenAt: 'last_seen_at',
+  lastSeenAt: TIMES.lastSeenAt,
   returnedCount: 'returned_count',
   lastReturnedRun: 'last_returned_run',
 });
@@ -118,7 +122,7 @@ export async function listCoworkers(
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): Promise<CoworkerRow[]> {
   return ctx.db
-    .select()
+    .select(coworkerRowSelection)
     .from(coworkers)
     .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
     .orderBy(asc(coworkers.firstSeenRun), asc(coworkers.uuid))

@@ -111,21 +111,20 @@ const LISTING_COLUMNS = [
   { name: 'valid_from_run', type: 'bigint' },
 ];
 
-async function writeCoworkers(tx: Tx, { runId, finishedAt, diff }: RunCommit): Promise<void> {
+async function writeCoworkers(tx: Tx, { runId, diff }: RunCommit): Promise<void> {
   await insertMany(
     tx.client,
     'coworkers',
     [
       { name: 'uuid', type: 'text' },
       { name: 'first_seen_run', type: 'bigint' },
-      { name: 'first_seen_at', type: 'text' },
     ],
-    diff.newCoworkers.map((uuid) => [uuid, runId, finishedAt]),
+    diff.newCoworkers.map((uuid) => [uuid, runId]),
   );
   if (diff.returnedCoworkers.length > 0) {
     await run(
       tx.client,
-      `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+      `update coworkers set removed_run = null, returned_count = returned_count + 1,
               last_returned_run = $1 where uuid = any($2::text[])`,
       [runId, [...diff.returnedCoworkers]],
     );
@@ -135,9 +134,8 @@ async function writeCoworkers(tx: Tx, { runId, finishedAt, diff }: RunCommit): P
   const lastSeen = await latestSucceededRun(tx.db);
   await run(
     tx.client,
-    `update coworkers set removed_run = $1, removed_at = $2, last_seen_run = $3, last_seen_at = $4
-      where uuid = any($5::text[])`,
-    [runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null, [...diff.removedCoworkers]],
+    `update coworkers set removed_run = $1, last_seen_run = $2 where uuid = any($3::text[])`,
+    [runId, lastSeen?.id ?? null, [...diff.removedCoworkers]],
   );
 }
 

@@ -84,11 +84,8 @@ export const coworkers = pgTable(
     firstSeenRun: ref('first_seen_run')
       .notNull()
       .references(() => runs.id),
-    firstSeenAt: textC('first_seen_at').notNull(),
     removedRun: ref('removed_run').references(() => runs.id),
-    removedAt: textC('removed_at'),
     lastSeenRun: ref('last_seen_run').references(() => runs.id),
-    lastSeenAt: textC('last_seen_at'),
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: ref('last_returned_run').references(() => runs.id),
   },

@@ -123,13 +123,11 @@ export function markSucceeded(store: MirrorDatabase, input: StageCommit, entries
     .run();
 }
 
-function writeCoworkers(store: MirrorDatabase, { runId, finishedAt, diff }: RunCommit): void {
-  const insert = store.sqlite.prepare(
-    'insert into coworkers (uuid, first_seen_run, first_seen_at) values (?, ?, ?)',
-  );
-  for (const uuid of diff.newCoworkers) insert.run(uuid, runId, finishedAt);
+function writeCoworkers(store: MirrorDatabase, { runId, diff }: RunCommit): void {
+  const insert = store.sqlite.prepare('insert into coworkers (uuid, first_seen_run) values (?, ?)');
+  for (const uuid of diff.newCoworkers) insert.run(uuid, runId);
   const returned = store.sqlite.prepare(
-    `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+    `update coworkers set removed_run = null, returned_count = returned_count + 1,
             last_returned_run = ? where uuid = ?`,
   );
   for (const uuid of diff.returnedCoworkers) returned.run(runId, uuid);
@@ -137,11 +135,9 @@ function writeCoworkers(store: MirrorDatabase, { runId, finishedAt, diff }: RunC
   // The last run that still saw them is the previous successful one (this one is still running).
   const lastSeen = latestSucceededRun(store);
   const removed = store.sqlite.prepare(
-    'update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ? where uuid = ?',
+    'update coworkers set removed_run = ?, last_seen_run = ? where uuid = ?',
   );
-  for (const uuid of diff.removedCoworkers) {
-    removed.run(runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null, uuid);
-  }
+  for (const uuid of diff.removedCoworkers) removed.run(runId, lastSeen?.id ?? null, uuid);
 }
 
 /** Closes replaced and removed versions, inserts new ones; returns the version id of every listing entry. */
