@@ -16,16 +16,46 @@ export function newValueSql(c: string, v: string): string {
   return `coalesce(${c}.new_value, case when ${c}.kind <> 'removed' then ${v}.body end)`;
 }
 
+/**
+ * A change's time: its run's `finished_at`, stored once in `runs` (migration change_time_from_run),
+ * a primary-key seek per row.
+ */
+export function changeTimeSql(c: string): string {
+  return `(select r.finished_at from runs r where r.id = ${c}.run_id)`;
+}
+
+/**
+ * The changes of the succeeded runs that finished in a time range, as a condition on `c.run_id`:
+ * the runs are found on (status, finished_at), their changes on changes_run_idx. `bounds` are SQL
+ * comparisons on `r.finished_at` with the dialect's placeholders.
+ */
+export function changesFinishedWithinSql(c: string, bounds: string): string {
+  return `${c}.run_id in (select r.id from runs r where r.status = 'succeeded' and ${bounds})`;
+}
+
+/**
+ * The first change at or after a time (`since`), or the last at or before it (`until`): runs commit
+ * in order, so the first or last succeeded run on that side of the time (one seek on
+ * runs_status_finished_idx), then its side's first or last change (one seek on changes_run_idx).
+ */
+export function changeIdBoundSql(side: 'since' | 'until', placeholder: string): string {
+  const [cmp, dir] = side === 'since' ? ['>=', 'asc'] : ['<=', 'desc'];
+  return `select c.id from changes c
+    where c.run_id ${cmp} (select r.id from runs r where r.status = 'succeeded' and r.finished_at ${cmp} ${placeholder}
+                           order by r.finished_at ${dir}, r.id ${dir} limit 1)
+    order by c.run_id ${dir}, c.id ${dir} limit 1`;
+}
+
 /** The join that goes with the value expressions, the version aliased `v`. */
 export const CHANGE_VERSION_JOIN = 'left join versions v on v.id = c.version_id';
 
 /** Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. */
-export const CHANGE_ROWS_SQL = `select c.id, c.run_id as runId, c.at, c.uuid, c.slot, c.kind, c.field,
+export const CHANGE_ROWS_SQL = `select c.id, c.run_id as runId, ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
         ${oldValueSql('c', 'v')} as oldValue, ${newValueSql('c', 'v')} as newValue
    from changes c ${CHANGE_VERSION_JOIN}`;
 
 /** The same for PostgreSQL's raw queries: its aliases are quoted, as it folds bare names to lower case. */
-export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", c.at, c.uuid, c.slot, c.kind, c.field,
+export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
         ${oldValueSql('c', 'v')} as "oldValue", ${newValueSql('c', 'v')} as "newValue"
    from changes c ${CHANGE_VERSION_JOIN}`;
 
@@ -36,15 +66,15 @@ const [C, V] = ['"changes"', '"versions"'];
  * drizzle's selection of `ChangeRow` from either dialect's `changes` table, for
  * `.from(changes).leftJoin(versions, …)`: the values resolved as the expressions above say.
  */
-type ChangeKey = 'id' | 'runId' | 'at' | 'uuid' | 'slot' | 'kind' | 'field';
+type ChangeKey = 'id' | 'runId' | 'uuid' | 'slot' | 'kind' | 'field';
 
 export function changeRowSelectionOf<T extends Record<ChangeKey, unknown>>(
   table: T,
-): Pick<T, ChangeKey> & { oldValue: SQL<string | null>; newValue: SQL<string | null> } {
+): Pick<T, ChangeKey> & { at: SQL<string>; oldValue: SQL<string | null>; newValue: SQL<string | null> } {
   return {
     id: table.id,
     runId: table.runId,
-    at: table.at,
+    at: sql<string>`${sql.raw(changeTimeSql(C))}`,
     uuid: table.uuid,
     slot: table.slot,
     kind: table.kind,
@@ -63,6 +93,7 @@ export const changeRowSelection = changeRowSelectionOf(changes);
  */
 export const SELECTED_CHANGE = { c: C, v: V } as const;
 export const namedValueColumns = {
+  at: sql<string>`${sql.raw(changeTimeSql(C))}`.as('at'),
   oldValue: sql<string | null>`${sql.raw(oldValueSql(C, V))}`.as('old_value'),
   newValue: sql<string | null>`${sql.raw(newValueSql(C, V))}`.as('new_value'),
 };

@@ -16,6 +16,19 @@ export { schemaStanding };
  * "CREATE TABLE … already exists". Now the second waits (busy_timeout) and finds nothing to do.
  */
 export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): void {
+  // A migration that rebuilds a table (coworkers_without_rowid) drops one that others reference:
+  // SQLite's procedure for that runs with foreign keys off, which only takes effect outside a
+  // transaction, and checks them all before committing (below).
+  const enforced = db.get<{ foreign_keys: number }>(sql`PRAGMA foreign_keys`)?.foreign_keys === 1;
+  if (enforced) db.run(sql`PRAGMA foreign_keys = OFF`);
+  try {
+    applyMigrations(db);
+  } finally {
+    if (enforced) db.run(sql`PRAGMA foreign_keys = ON`);
+  }
+}
+
+function applyMigrations(db: BetterSQLite3Database<Record<string, unknown>>): void {
   try {
     db.transaction(
       (tx) => {
@@ -34,6 +47,10 @@ export function migrate(db: BetterSQLite3Database<Record<string, unknown>>): voi
           tx.run(
             sql`insert into __drizzle_migrations (hash, created_at) values (${migration.hash}, ${migration.folderMillis})`,
           );
+        }
+        const broken = tx.all<{ table: string }>(sql`PRAGMA foreign_key_check`);
+        if (broken.length > 0) {
+          throw new Error(`foreign keys broken in ${[...new Set(broken.map((b) => b.table))].join(', ')}`);
         }
       },
       { behavior: 'immediate' },

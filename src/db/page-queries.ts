@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { SubjectBatch } from './change-batches.js';
 import type { MirrorDatabase } from './open.js';
 import { listChanges, listChangesQuery, type ChangeFilter } from './queries.js';
+import { coworkerTimesSql } from './run-times.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
@@ -40,20 +41,23 @@ export interface DirectoryEntry {
  * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
  * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
  */
+/** A coworker's times, from its runs (migration coworker_times_from_runs). */
+const TIMES = coworkerTimesSql('c');
+
 export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = prepared(
     store.sqlite,
     `select v.uuid, v.slot,
               substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
               substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
-              c.removed_run, c.removed_at, c.first_seen_at
+              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
          from versions v join coworkers c on c.uuid = v.uuid
         where v.valid_to_run is null
        union all
        select v.uuid, v.slot,
               substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
               substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              c.removed_run, c.removed_at, c.first_seen_at
+              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
          from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
         where c.removed_run is not null`,
   )
@@ -155,8 +159,10 @@ export function listChangesWithSubjects(store: MirrorDatabase, filter: ChangeFil
     )
       .raw(true)
       .all(...query.params) as unknown[][];
-  } catch {
-    // As in `changeSubjects`: a value SQLite cannot read fails the statement; the careful path reads it.
+  } catch (error) {
+    // As in `changeSubjects`: a value SQLite cannot read as JSON fails the statement; the careful
+    // path reads it. Anything else is a fault of the statement itself, not to be hidden by a slow path.
+    if (!isJsonError(error)) throw error;
     const rows = listChanges(store, filter);
     return { rows, subjects: changeSubjects(store, rows) };
   }
@@ -167,6 +173,10 @@ export function listChangesWithSubjects(store: MirrorDatabase, filter: ChangeFil
     if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
   }
   return { rows, subjects };
+}
+
+function isJsonError(error: unknown): boolean {
+  return error instanceof Error && /JSON/i.test(error.message);
 }
 
 /** One change's subject from its own values: what the batch gives a row as stored. */

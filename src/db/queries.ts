@@ -1,7 +1,8 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
-import { CHANGE_ROWS_SQL, changeRowSelection, changeRowsOf } from './change-columns.js';
+import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
+import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -77,15 +78,11 @@ export interface ChangeFilter {
 }
 
 /**
- * `at` grows with `id` (runs commit in order), so a time bound is an id bound found with one seek
- * on (at, id); filtering on `at` while walking ids newest-first would scan every other change.
+ * A change's time grows with its id (runs commit in order), so a time bound is an id bound found
+ * with two seeks; filtering on time while walking ids newest-first would scan every other change.
  */
 function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: string): number | undefined {
-  const sql =
-    side === 'since'
-      ? 'select id from changes where at >= ? order by at, id limit 1'
-      : 'select id from changes where at <= ? order by at desc, id desc limit 1';
-  return prepared(store.sqlite, sql).pluck().get(at) as number | undefined;
+  return prepared(store.sqlite, changeIdBoundSql(side, '?')).pluck().get(at) as number | undefined;
 }
 
 /**
@@ -126,10 +123,12 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
   );
 }
 
-const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, first_seen_at as firstSeenAt,
-        removed_run as removedRun, removed_at as removedAt, last_seen_run as lastSeenRun,
-        last_seen_at as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
-   from coworkers where uuid = ?`;
+const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
+const TIMES = coworkerTimesSql('c');
+const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, ${TIMES.firstSeenAt} as firstSeenAt,
+        removed_run as removedRun, ${TIMES.removedAt} as removedAt, last_seen_run as lastSeenRun,
+        ${TIMES.lastSeenAt} as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
+   from coworkers c where uuid = ?`;
 
 export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
   return prepared(store.sqlite, COWORKER_ROW_SQL).get(uuid) as CoworkerRow | undefined;
@@ -181,7 +180,7 @@ export function listCoworkers(
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): CoworkerRow[] {
   return store.db
-    .select()
+    .select(coworkerRowSelection)
     .from(coworkers)
     .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
     .orderBy(coworkers.firstSeenRun, coworkers.uuid)
@@ -207,7 +206,15 @@ export function latestSucceededRunId(store: MirrorDatabase): number | null {
   return row?.id ?? null;
 }
 
-const PROBED_TABLES = ['runs', 'coworkers', 'versions', 'listing_positions', 'changes', 'options_bodies'];
+/** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */
+const PROBED_TABLES = [
+  ['runs', 'rowid'],
+  ['coworkers', 'uuid'],
+  ['versions', 'rowid'],
+  ['listing_positions', 'rowid'],
+  ['changes', 'rowid'],
+  ['options_bodies', 'rowid'],
+] as const;
 
 /**
  * A readiness probe of the database: the newest row of every table (one b-tree descent each, so
@@ -218,7 +225,8 @@ export function databaseProblem(store: MirrorDatabase): string | null {
   const moved = store.fileProblem();
   if (moved !== null) return moved;
   try {
-    for (const table of PROBED_TABLES) prepared(store.sqlite, `select max(rowid) from ${table}`).get();
+    for (const [table, key] of PROBED_TABLES)
+      prepared(store.sqlite, `select max(${key}) from ${table}`).get();
     return null;
   } catch (error) {
     return toMirrorError(error).message;

@@ -185,6 +185,9 @@ const ENTRY_COLUMNS: StageColumn[] = [
   { name: 'hash', type: 'text' },
 ];
 
+/** The hashes of texts that stand twice or more in the staged listing. */
+const REPEATED_TEXTS = 'select hash from stage_entries group by hash having count(*) > 1';
+
 /** Rows read at once where the stage walks a table. */
 const READ_BATCH = 1_000;
 
@@ -259,9 +262,12 @@ class SqlRunStage implements RunStage {
   }
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {
-    const copies = `select e.hash from stage_entries e
-      where e.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos where p.version_id is null)
-      group by e.hash having count(*) > 1`;
+    // The texts standing twice or more first (one sort of the hashes), then those of them stored
+    // as a new state: on a first sync every entry is new, and testing each against the new ones
+    // first cost more than the rest of the confirmation (issue 21).
+    const copies = `select d.hash from (${REPEATED_TEXTS}) d
+      where d.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos
+                        where p.version_id is null and n.hash in (${REPEATED_TEXTS}))`;
     const [count] = await this.#conn.rows<[number]>(`select count(*) from (${copies}) c`);
     if (Number(count?.[0] ?? 0) === 0) return { copies: 0, pages: [] };
     const pages = await this.#conn.rows<[number]>(
@@ -449,24 +455,24 @@ const EVENT_COLUMNS: StageColumn[] = [
  * still saw the coworkers removed now.
  */
 export function listingStatements(
-  { runId, finishedAt }: Pick<StageCommit, 'runId' | 'finishedAt'>,
-  lastSeen: { id: number; finishedAt: string | null } | undefined,
+  { runId }: Pick<StageCommit, 'runId'>,
+  lastSeen: { id: number } | undefined,
 ): StageStatement[] {
   return [
     [
-      `insert into coworkers (uuid, first_seen_run, first_seen_at)
-       select uuid, cast(? as bigint), cast(? as text) from stage_coworkers where kind = 'new' order by ord`,
-      [runId, finishedAt],
+      `insert into coworkers (uuid, first_seen_run)
+       select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
+      [runId],
     ],
     [
-      `update coworkers set removed_run = null, removed_at = null, returned_count = returned_count + 1,
+      `update coworkers set removed_run = null, returned_count = returned_count + 1,
               last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
       [runId],
     ],
     [
-      `update coworkers set removed_run = ?, removed_at = ?, last_seen_run = ?, last_seen_at = ?
+      `update coworkers set removed_run = ?, last_seen_run = ?
         where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
-      [runId, finishedAt, lastSeen?.id ?? null, lastSeen?.finishedAt ?? null],
+      [runId, lastSeen?.id ?? null],
     ],
     ['update versions set valid_to_run = ? where id in (select version_id from stage_closed)', [runId]],
     [
@@ -500,12 +506,12 @@ export function listingStatements(
       [runId],
     ],
     [
-      `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value, version_id)
-       select cast(? as bigint), cast(? as text), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+      `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+       select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
               coalesce(e.ref_version, p.version_id)
          from stage_events e left join stage_places p on p.pos = e.ref_pos
         order by e.k1, e.k2, e.k3`,
-      [runId, finishedAt],
+      [runId],
     ],
   ];
 }

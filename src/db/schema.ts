@@ -56,7 +56,11 @@ export const runs = sqliteTable(
   ],
 );
 
-/** A coworker by uuid. `lastSeenRun` is written only on removal: while present, it is the latest run. */
+/**
+ * A coworker by uuid. `lastSeenRun` is written only on removal: while present, it is the latest run.
+ * On SQLite the table is WITHOUT ROWID (migration coworkers_without_rowid: drizzle cannot declare
+ * it), so the uuid is stored once; it has no rowid to select.
+ */
 export const coworkers = sqliteTable(
   'coworkers',
   {
@@ -64,15 +68,17 @@ export const coworkers = sqliteTable(
     firstSeenRun: integer('first_seen_run')
       .notNull()
       .references(() => runs.id),
-    firstSeenAt: text('first_seen_at').notNull(),
     removedRun: integer('removed_run').references(() => runs.id),
-    removedAt: text('removed_at'),
     lastSeenRun: integer('last_seen_run').references(() => runs.id),
-    lastSeenAt: text('last_seen_at'),
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: integer('last_returned_run').references(() => runs.id),
   },
-  (t) => [index('coworkers_removed_idx').on(t.removedRun)],
+  (t) => [
+    // Removed coworkers only: a first sync's rows stay out of it.
+    index('coworkers_removed_idx')
+      .on(t.removedRun)
+      .where(sql`removed_run is not null`),
+  ],
 );
 
 /**
@@ -132,7 +138,11 @@ export const listingPositions = sqliteTable(
   ],
 );
 
-/** Field-level changes and added / removed / returned events, one row each. */
+/**
+ * Field-level changes and added / removed / returned events, one row each. A change happened when
+ * its run committed: its time is the run's `finished_at`, stored once there (migration
+ * change_time_from_run), not in every row.
+ */
 export const changes = sqliteTable(
   'changes',
   {
@@ -140,7 +150,6 @@ export const changes = sqliteTable(
     runId: integer('run_id')
       .notNull()
       .references(() => runs.id),
-    at: text('at').notNull(),
     uuid: text('uuid').notNull(),
     slot: integer('slot').notNull(),
     kind: text('kind', { enum: changeKinds }).notNull(),
@@ -156,9 +165,18 @@ export const changes = sqliteTable(
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
-    index('changes_at_idx').on(t.at, t.id),
-    index('changes_field_idx').on(t.field, t.id),
-    index('changes_kind_idx').on(t.kind, t.id),
+    // A change's time is its run's (runs.finished_at): a time bound is a run bound, then a seek here
+    // (SQLite appends the rowid, the change id, to every index entry).
+    index('changes_run_idx').on(t.runId),
+    // Only field changes have a field: added/removed/returned rows, most of a first sync, stay out.
+    index('changes_field_idx')
+      .on(t.field, t.id)
+      .where(sql`field is not null`),
+    // A filter on a rarer kind seeks here; `added` (every entry of a first sync) walks the ids, where
+    // its rows are most of what it meets (change-filter.ts names the predicate so the index applies).
+    index('changes_kind_idx')
+      .on(t.kind, t.id)
+      .where(sql`kind <> 'added'`),
   ],
 );
 
@@ -228,14 +246,23 @@ export const mediaRuns = sqliteTable('media_runs', {
 export type MediaRunRow = typeof mediaRuns.$inferSelect;
 
 export type RunRow = typeof runs.$inferSelect;
-export type CoworkerRow = typeof coworkers.$inferSelect;
+/** A coworker as every reader sees it: the times of its runs read from `runs` (src/db/run-times.ts). */
+export type CoworkerRow = typeof coworkers.$inferSelect & {
+  firstSeenAt: string;
+  removedAt: string | null;
+  lastSeenAt: string | null;
+};
 export type VersionRow = typeof versions.$inferSelect;
 /**
  * A change as every reader sees it: the entry a stored row refers to by `versionId` is resolved into
  * `oldValue`/`newValue` by the store's queries (src/db/change-columns.ts), so the reference never
  * leaves src/db/.
  */
-export type ChangeRow = Omit<typeof changes.$inferSelect, 'versionId'>;
+export type ChangeRow = Pick<StoredChange, 'id' | 'runId'> & {
+  /** The run's `finished_at`. */
+  at: string;
+} & Omit<StoredChange, 'id' | 'runId' | 'versionId'>;
+type StoredChange = typeof changes.$inferSelect;
 
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.

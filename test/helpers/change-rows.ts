@@ -14,7 +14,7 @@ export function writeChangeRows(store: MirrorDatabase, count: number): void {
      values (1, 'succeeded', ?, ?, 'http://127.0.0.1:8000', 1, 0, 8)`,
   );
   const change = store.sqlite.prepare(
-    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value) values (1, ?, ?, 0, ?, ?, ?, ?)`,
+    `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value) values (1, ?, 0, ?, ?, ?, ?)`,
   );
   store.sqlite.transaction(() => {
     run.run(at, at);
@@ -26,7 +26,7 @@ export function writeChangeRows(store: MirrorDatabase, count: number): void {
       const oldValue = kind === 'changed' ? JSON.stringify(`Name ${i}`) : kind === 'removed' ? entry : null;
       const newValue =
         kind === 'changed' ? JSON.stringify(`Name, ${i}+1`) : kind === 'removed' ? null : entry;
-      change.run(at, uuid, kind, field, oldValue, newValue);
+      change.run(uuid, kind, field, oldValue, newValue);
     }
   })();
 }

@@ -29,10 +29,8 @@ export function recordRunWithChange(store: MirrorDatabase, urls: readonly string
       );
       const uuid = (++counter).toString(36).padStart(32, '0');
       store.sqlite
-        .prepare(
-          `insert into changes (run_id, at, uuid, slot, kind, new_value) values (?, ?, ?, 0, 'added', ?)`,
-        )
-        .run(runId, now, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
+        .prepare(`insert into changes (run_id, uuid, slot, kind, new_value) values (?, ?, 0, 'added', ?)`)
+        .run(runId, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
       const plan = succeededRunOutbox({ ...webhookDefaults, urls });
       if (plan) writeOutbox(store, runId, plan);
       return runId;

@@ -29,6 +29,10 @@ export function sync(store: Store, upstream: { url: string }, env: TestEnv = {})
 export function storedState(store: MirrorDatabase): Record<string, unknown[]> {
   const tables = ['coworkers', 'versions', 'listing_positions', 'changes', 'options_bodies'];
   return Object.fromEntries(
-    tables.map((t) => [t, store.sqlite.prepare(`select * from ${t} order by rowid`).all()]),
+    // coworkers has no rowid (migration coworkers_without_rowid): in uuid order.
+    tables.map((t) => [
+      t,
+      store.sqlite.prepare(`select * from ${t} order by ${t === 'coworkers' ? 'uuid' : 'rowid'}`).all(),
+    ]),
   );
 }

@@ -183,7 +183,6 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
         store,
         `update runs set started_at = '${at}', finished_at = '${at}' where id = ${i + 1}`,
       );
-      await storeRows(store, `update changes set at = '${at}' where run_id = ${i + 1}`);
     }
   }
 

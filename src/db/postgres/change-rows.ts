@@ -10,7 +10,6 @@ export const changeRowSelection = changeRowSelectionOf(changes);
 
 const CHANGE_COLUMNS = [
   { name: 'run_id', type: 'bigint' },
-  { name: 'at', type: 'text' },
   { name: 'uuid', type: 'text' },
   { name: 'slot', type: 'int' },
   { name: 'kind', type: 'text' },
@@ -37,7 +36,6 @@ export async function insertChanges(tx: Tx, rowsIn: ChangeToInsert[], memory: Ru
       const removed = c.kind === 'removed';
       return [
         c.runId,
-        c.at,
         c.uuid,
         c.slot,
         c.kind,

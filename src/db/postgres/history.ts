@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { changeFilterWhere } from '../change-filter.js';
-import { newValueSql, oldValueSql } from '../change-columns.js';
+import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
 import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
 import type { ChangeFilter, CoworkerHistory } from '../queries.js';
@@ -8,22 +8,22 @@ import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, versions } from './schema.js';
+import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
+
+const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
+const TIMES = coworkerTimesSql('c');
 import { one, preparedRows, rows, tuples } from './sql.js';
 
 // Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
 // src/db/name-queries.ts, with the same orders.
 
-/** `at` grows with `id`, so a time bound is an id bound found with one seek on (at, id). */
+/** A change's time grows with its id, so a time bound is an id bound (changeIdBoundSql). */
 async function changeIdBound(
   ctx: PgContext,
   side: 'since' | 'until',
   at: string,
 ): Promise<number | undefined> {
-  const text =
-    side === 'since'
-      ? 'select id from changes where at >= $1 order by at, id limit 1'
-      : 'select id from changes where at <= $1 order by at desc, id desc limit 1';
-  return (await one<{ id: number }>(ctx.pool, text, [at]))?.id;
+  return (await one<{ id: number }>(ctx.pool, changeIdBoundSql(side, '$1'), [at]))?.id;
 }
 
 /** Newest first. */
@@ -51,7 +51,7 @@ export async function changedFields(ctx: PgContext): Promise<string[]> {
 }
 
 export async function getCoworker(ctx: PgContext, uuid: string): Promise<CoworkerRow | undefined> {
-  return (await ctx.db.select().from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
+  return (await ctx.db.select(coworkerRowSelection).from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
 }
 
 /** `json_build_object` arguments naming a table's columns as its row type's fields. */
@@ -63,11 +63,11 @@ const jsonFields = (alias: string, fields: Record<string, string>): string =>
 const COWORKER_JSON = jsonFields('c', {
   uuid: 'uuid',
   firstSeenRun: 'first_seen_run',
-  firstSeenAt: 'first_seen_at',
+  firstSeenAt: TIMES.firstSeenAt,
   removedRun: 'removed_run',
-  removedAt: 'removed_at',
+  removedAt: TIMES.removedAt,
   lastSeenRun: 'last_seen_run',
-  lastSeenAt: 'last_seen_at',
+  lastSeenAt: TIMES.lastSeenAt,
   returnedCount: 'returned_count',
   lastReturnedRun: 'last_returned_run',
 });
@@ -83,7 +83,7 @@ const VERSION_JSON = jsonFields('v', {
 const CHANGE_JSON = jsonFields('ch', {
   id: 'id',
   runId: 'run_id',
-  at: 'at',
+  at: changeTimeSql('ch'),
   uuid: 'uuid',
   slot: 'slot',
   kind: 'kind',
@@ -122,7 +122,7 @@ export async function listCoworkers(
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): Promise<CoworkerRow[]> {
   return ctx.db
-    .select()
+    .select(coworkerRowSelection)
     .from(coworkers)
     .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
     .orderBy(asc(coworkers.firstSeenRun), asc(coworkers.uuid))

@@ -1,4 +1,4 @@
-import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
+import { changesFinishedWithinSql, PG_CHANGE_ROWS_SQL } from '../change-columns.js';
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
@@ -176,7 +176,7 @@ async function writeDigest(tx: Tx, plan: DigestPlan): Promise<number> {
   // The composer reads synchronously: the period's changes and their subjects are read first.
   const changes = await rows<ChangeRow>(
     tx.client,
-    `${PG_CHANGE_ROWS_SQL} where c.at >= $1 and c.at < $2 order by c.at, c.id`,
+    `${PG_CHANGE_ROWS_SQL} where ${changesFinishedWithinSql('c', 'r.finished_at >= $1 and r.finished_at < $2')} order by c.id`,
     [plan.from, plan.to],
   );
   const subjects = await changeSubjects(tx.client, changes);

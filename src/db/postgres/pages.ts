@@ -1,4 +1,5 @@
 import { entryOfChange } from '../commit-plans.js';
+import { coworkerTimesSql } from '../run-times.js';
 import { asText, DIRECTORY_TEXT_CHARS, firstCodePoints, shownField } from '../entry-fields.js';
 import type { ChangeSubject, DirectoryEntry } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
@@ -30,16 +31,19 @@ const shown = (value: string | null, body: string | null, key: string): string =
  * Names and posts are extracted in SQL (migration entry_field_function): only they travel, not
  * every entry; an entry whose name or post is not a plain string travels whole and is read here.
  */
+/** A coworker's times, from its runs (migration coworker_times_from_runs). */
+const TIMES = coworkerTimesSql('c');
+
 export async function coworkerDirectory(ctx: PgContext): Promise<DirectoryEntry[]> {
   const fields = `n.value, p.value, case when n.other or p.other then v.body end`;
   const lateral = `${entryFieldSql('v.body', 'name', 'n')} ${entryFieldSql('v.body', 'post', 'p')}`;
   const found = await tuples<DirectoryRow>(
     ctx.pool,
-    `select v.uuid, v.slot, ${fields}, c.removed_run, c.removed_at, c.first_seen_at
+    `select v.uuid, v.slot, ${fields}, c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
        from versions v join coworkers c on c.uuid = v.uuid ${lateral}
       where v.valid_to_run is null
      union all
-     select v.uuid, v.slot, ${fields}, c.removed_run, c.removed_at, c.first_seen_at
+     select v.uuid, v.slot, ${fields}, c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
        from coworkers c join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run ${lateral}
       where c.removed_run is not null
      order by 1, 2`,

@@ -84,15 +84,17 @@ export const coworkers = pgTable(
     firstSeenRun: ref('first_seen_run')
       .notNull()
       .references(() => runs.id),
-    firstSeenAt: textC('first_seen_at').notNull(),
     removedRun: ref('removed_run').references(() => runs.id),
-    removedAt: textC('removed_at'),
     lastSeenRun: ref('last_seen_run').references(() => runs.id),
-    lastSeenAt: textC('last_seen_at'),
     returnedCount: integer('returned_count').notNull().default(0),
     lastReturnedRun: ref('last_returned_run').references(() => runs.id),
   },
-  (t) => [index('coworkers_removed_idx').on(t.removedRun)],
+  (t) => [
+    // Removed coworkers only: a first sync's rows stay out of it.
+    index('coworkers_removed_idx')
+      .on(t.removedRun)
+      .where(sql`removed_run is not null`),
+  ],
 );
 
 export const versions = pgTable(
@@ -147,7 +149,6 @@ export const changes = pgTable(
     runId: ref('run_id')
       .notNull()
       .references(() => runs.id),
-    at: textC('at').notNull(),
     uuid: textC('uuid').notNull(),
     slot: integer('slot').notNull(),
     kind: textCOf('kind', changeKinds).notNull(),
@@ -158,9 +159,14 @@ export const changes = pgTable(
   },
   (t) => [
     index('changes_uuid_idx').on(t.uuid, t.id),
-    index('changes_at_idx').on(t.at, t.id),
-    index('changes_field_idx').on(t.field, t.id),
-    index('changes_kind_idx').on(t.kind, t.id),
+    // A change's time is its run's finished_at (SQLite's schema.ts says why).
+    index('changes_run_idx').on(t.runId, t.id),
+    index('changes_field_idx')
+      .on(t.field, t.id)
+      .where(sql`field is not null`),
+    index('changes_kind_idx')
+      .on(t.kind, t.id)
+      .where(sql`kind <> 'added'`),
   ],
 );
 

@@ -8,13 +8,10 @@ import type { MediaCommit } from '../run-commit.js';
  * references appear together or not at all.
  */
 export function writeMediaRows(store: MirrorDatabase, runId: number, media: MediaCommit): void {
-  const at =
-    (store.sqlite.prepare('select finished_at from runs where id = ?').pluck().get(runId) as string | null) ??
-    new Date().toISOString();
   writeBlobs(store, runId, media);
   const changed = writeVersions(store, runId, media);
   writeUrlStates(store, runId, media);
-  writeMediaChanges(store, runId, at, changed, media.refsOf);
+  writeMediaChanges(store, runId, changed, media.refsOf);
   store.sqlite
     .prepare('insert into media_runs (run_id, fetched, revalidated, failed, bytes) values (?, ?, ?, ?, ?)')
     .run(runId, media.counts.fetched, media.counts.revalidated, media.counts.failed, media.counts.bytes);
@@ -74,7 +71,6 @@ function writeUrlStates(store: MirrorDatabase, runId: number, { items }: MediaCo
 function writeMediaChanges(
   store: MirrorDatabase,
   runId: number,
-  at: string,
   changed: MediaChange[],
   refsOf: MediaCommit['refsOf'],
 ): void {
@@ -89,8 +85,8 @@ function writeMediaChanges(
   // Collected before inserting: better-sqlite3 refuses writes while an iterator is open.
   const pending = mediaChangeRows(rows, changed, refsOf);
   const insert = store.sqlite.prepare(
-    `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value)
-     values (?, ?, ?, ?, 'media_changed', ?, ?, ?)`,
+    `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value)
+     values (?, ?, ?, 'media_changed', ?, ?, ?)`,
   );
-  for (const row of pending) insert.run(runId, at, ...row);
+  for (const row of pending) insert.run(runId, ...row);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
 import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
-import { CHANGE_ROWS_SQL } from '../change-columns.js';
+import { CHANGE_ROWS_SQL, changesFinishedWithinSql } from '../change-columns.js';
 import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
@@ -157,20 +157,23 @@ export function enableNotifyTargets(store: MirrorDatabase, targetId: string | nu
   return urls.map((url) => url.slice(NOTIFY_ENDPOINT_PREFIX.length)).sort();
 }
 
+/** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
+const DIGEST_RUNS = changesFinishedWithinSql('c', 'r.finished_at >= ? and r.finished_at < ?');
+
 const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
 
 function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
   const exists = store.sqlite.prepare('select 1 from webhook_messages where webhook_id = ?').pluck();
   const missing = plan.targetIds.filter((id) => exists.get(digestKey(id, plan.to)) === undefined);
   if (missing.length === 0) return 0;
-  const changes = store.sqlite.prepare(`${CHANGE_ROWS_SQL} where c.at >= ? and c.at < ? order by c.at, c.id`);
+  const changes = store.sqlite.prepare(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`);
   const message = plan.message({
     changes: () => changes.iterate(plan.from, plan.to) as IterableIterator<ChangeRow>,
     subjectsOf: (rows) => changeSubjects(store, rows),
   });
   if (message === null) return 0;
   const runId = store.sqlite
-    .prepare('select max(run_id) from changes where at >= ? and at < ?')
+    .prepare(`select max(c.run_id) from changes c where ${DIGEST_RUNS}`)
     .pluck()
     .get(plan.from, plan.to) as number;
   const now = new Date().toISOString();

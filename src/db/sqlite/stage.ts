@@ -2,7 +2,13 @@ import type { Statement } from 'better-sqlite3';
 import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
 import { latestSucceededRun } from '../queries.js';
-import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
+import {
+  openRunStage,
+  type RunStage,
+  type StageConnection,
+  type StageDialect,
+  type StageStatement,
+} from '../run-stage.js';
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox } from './outbox.js';
 import { markSucceeded } from './run-commit.js';
@@ -74,7 +80,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
         sqlite
           .transaction(() => {
             assertRunning(store, commit.runId);
-            for (const [sql, params] of statements) prepare(sql).run(...params);
+            runListing(sqlite, prepare, statements);
             markSucceeded(store, commit, entries);
             // Media rows first: a notification's thumbnails are the media this run holds.
             if (commit.media) writeMediaRows(store, commit.runId, commit.media);
@@ -85,6 +91,61 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       ),
     release: () => Promise.resolve(),
   };
+}
+
+/** The listing's statements; into an empty store, each table's indexes built after its insert. */
+function runListing(
+  sqlite: MirrorDatabase['sqlite'],
+  prepare: (sql: string) => Statement,
+  statements: readonly StageStatement[],
+): void {
+  const deferred = dropIndexesOfEmptyStore(sqlite);
+  for (const [sql, params] of statements) {
+    prepare(sql).run(...params);
+    const table = INSERT_INTO.exec(sql)?.[1];
+    if (table !== undefined) buildIndexes(sqlite, deferred, table);
+  }
+  for (const table of [...deferred.keys()]) buildIndexes(sqlite, deferred, table);
+}
+
+/** Tables a first sync fills from nothing. */
+const BULK_TABLES = ['versions', 'listing_positions', 'changes'];
+const INSERT_INTO = /^\s*insert into (\w+)/i;
+
+/**
+ * When the store holds no listing yet (a first sync), the indexes of the tables the commit fills
+ * are dropped and each table's are built again right after its insert, with the SQL they were
+ * made with: one sort per index instead of a b-tree kept up row by row in random uuid order,
+ * faster and packed (issue 21). All inside the commit's transaction: a failed or killed commit
+ * leaves them as they were. Answers the dropped indexes' SQL by table.
+ */
+function dropIndexesOfEmptyStore(sqlite: MirrorDatabase['sqlite']): Map<string, string[]> {
+  const deferred = new Map<string, string[]>();
+  const filled = BULK_TABLES.some(
+    (table) => sqlite.prepare(`select exists (select 1 from ${table})`).pluck().get() === 1,
+  );
+  if (filled) return deferred;
+  const indexes = sqlite
+    .prepare(
+      `select tbl_name, name, sql from sqlite_schema
+        where type = 'index' and sql is not null and tbl_name in (${BULK_TABLES.map(() => '?').join(', ')})`,
+    )
+    .raw()
+    .all(...BULK_TABLES) as [string, string, string][];
+  for (const [table, name, sql] of indexes) {
+    sqlite.exec(`drop index "${name}"`);
+    deferred.set(table, [...(deferred.get(table) ?? []), sql]);
+  }
+  return deferred;
+}
+
+function buildIndexes(
+  sqlite: MirrorDatabase['sqlite'],
+  deferred: Map<string, string[]>,
+  table: string,
+): void {
+  for (const sql of deferred.get(table) ?? []) sqlite.exec(sql);
+  deferred.delete(table);
 }
 
 function assertRunning(store: MirrorDatabase, runId: number): void {

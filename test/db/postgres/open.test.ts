@@ -95,7 +95,7 @@ describePostgres('PostgreSQL', () => {
         `insert into runs (status, started_at, upstream) values ('succeeded', '2026-01-01T00:00:00.000Z', 'http://upstream.invalid')`,
         ...fields.map(
           (f) =>
-            `insert into changes (run_id, at, uuid, slot, kind, field) values (1, 'x', 'u', 0, 'changed', '${f}')`,
+            `insert into changes (run_id, uuid, slot, kind, field) values (1, 'u', 0, 'changed', '${f}')`,
         ),
       ];
       const ordered = 'select field from changes order by field';

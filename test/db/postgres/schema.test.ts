@@ -10,7 +10,9 @@ describe('the PostgreSQL schema', () => {
       typeof sqliteSchema.optionsBodies.$inferSelect
     >();
     expectTypeOf<typeof pgSchema.runs.$inferSelect>().toEqualTypeOf<sqliteSchema.RunRow>();
-    expectTypeOf<typeof pgSchema.coworkers.$inferSelect>().toEqualTypeOf<sqliteSchema.CoworkerRow>();
+    expectTypeOf<typeof pgSchema.coworkers.$inferSelect>().toEqualTypeOf<
+      typeof sqliteSchema.coworkers.$inferSelect
+    >();
     expectTypeOf<typeof pgSchema.versions.$inferSelect>().toEqualTypeOf<sqliteSchema.VersionRow>();
     expectTypeOf<typeof pgSchema.listingPositions.$inferSelect>().toEqualTypeOf<
       typeof sqliteSchema.listingPositions.$inferSelect

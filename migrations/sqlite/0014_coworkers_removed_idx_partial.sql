@@ -1,0 +1,2 @@
+DROP INDEX `coworkers_removed_idx`;--> statement-breakpoint
+CREATE INDEX `coworkers_removed_idx` ON `coworkers` (`removed_run`) WHERE removed_run is not null;
