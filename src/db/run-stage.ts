@@ -185,9 +185,6 @@ const ENTRY_COLUMNS: StageColumn[] = [
   { name: 'hash', type: 'text' },
 ];
 
-/** The hashes of texts that stand twice or more in the staged listing. */
-const REPEATED_TEXTS = 'select hash from stage_entries group by hash having count(*) > 1';
-
 /** Rows read at once where the stage walks a table. */
 const READ_BATCH = 1_000;
 
@@ -262,12 +259,9 @@ class SqlRunStage implements RunStage {
   }
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {
-    // The texts standing twice or more first (one sort of the hashes), then those of them stored
-    // as a new state: on a first sync every entry is new, and testing each against the new ones
-    // first cost more than the rest of the confirmation (issue 21).
-    const copies = `select d.hash from (${REPEATED_TEXTS}) d
-      where d.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos
-                        where p.version_id is null and n.hash in (${REPEATED_TEXTS}))`;
+    const copies = `select e.hash from stage_entries e
+      where e.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos where p.version_id is null)
+      group by e.hash having count(*) > 1`;
     const [count] = await this.#conn.rows<[number]>(`select count(*) from (${copies}) c`);
     if (Number(count?.[0] ?? 0) === 0) return { copies: 0, pages: [] };
     const pages = await this.#conn.rows<[number]>(
