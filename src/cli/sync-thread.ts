@@ -123,11 +123,7 @@ export async function runSyncInThread(): Promise<number> {
   const forward = (signal: NodeJS.Signals) => worker.postMessage({ type: STOP, signal });
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
-  const seen: { database: StoreChoice | null; runId: number | null; runFile: { file: string } } = {
-    database: null,
-    runId: null,
-    runFile: { file: '' },
-  };
+  const seen: ThreadSeen = { database: null, runId: null };
   let crash: Error | null = null;
   worker.on('message', (message: unknown) => follow(seen, message));
   worker.on('error', (error) => {
@@ -139,25 +135,32 @@ export async function runSyncInThread(): Promise<number> {
   try {
     return crash === null ? code : await reportCrash(seen, maxHeapMb, crash);
   } finally {
-    if (seen.runId !== null) markRunInactive(seen.runFile, seen.runId);
+    if (seen.runId !== null) markRunInactive(runFileOf(seen.database), seen.runId);
   }
 }
 
+/** What the thread has told the main thread so far. */
+interface ThreadSeen {
+  database: StoreChoice | null;
+  runId: number | null;
+}
+
+/** The key run-liveness.ts tells a store's runs apart by (the SQLite file; PostgreSQL has none). */
+function runFileOf(database: StoreChoice | null): { file: string } {
+  return { file: database?.target.kind === 'sqlite' ? database.target.path : '' };
+}
+
 /** The thread's run is this process's: alive to whatever store this thread opens, until it ends. */
-function follow(
-  seen: { database: StoreChoice | null; runId: number | null; runFile: { file: string } },
-  message: unknown,
-): void {
+function follow(seen: ThreadSeen, message: unknown): void {
   const store = message as Partial<StoreMessage> | null;
   if (store?.type === 'sync-store' && store.database) {
     seen.database = store.database;
-    seen.runFile = { file: store.database.target.kind === 'sqlite' ? store.database.target.path : '' };
     return;
   }
   const runId = startedRunId(message);
   if (runId === null) return;
   seen.runId = runId;
-  markRunActive(seen.runFile, runId);
+  markRunActive(runFileOf(seen.database), runId);
 }
 
 /**
@@ -172,11 +175,7 @@ function threadEntry(script: string): { code: string; eval: boolean } {
   return { code, eval: true };
 }
 
-async function reportCrash(
-  seen: { database: StoreChoice | null; runId: number | null },
-  maxHeapMb: number,
-  crash: Error,
-): Promise<number> {
+async function reportCrash(seen: ThreadSeen, maxHeapMb: number, crash: Error): Promise<number> {
   const [{ MirrorError }, { exitCodeFor }] = await Promise.all([
     import('../errors.js'),
     import('./exit-codes.js'),
