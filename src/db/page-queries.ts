@@ -125,8 +125,10 @@ export function changeSubjects(
       .raw(true)
       .all(JSON.stringify(rows.map((row) => row.id))) as [number, unknown, unknown][];
     for (const [id, name, post] of found) out.set(id, { name: asText(name), post: asText(post) });
-  } catch {
+  } catch (error) {
     // One stored value SQLite cannot read as JSON fails the batch: each row is then read alone.
+    // Any other fault is the statement's own, not to be hidden behind the slow path.
+    if (!isJsonError(error)) throw error;
     out.clear();
   }
   for (const row of rows) if (!out.has(row.id)) out.set(row.id, subjectAlone(store, row));
