@@ -20,13 +20,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { knownMigrations } from '../src/db/migration-files.js';
-import { openDatabase } from '../src/db/open.js';
-import { silentLogger } from '../src/logger.js';
-import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
-import { runSync } from '../src/sync/run-sync.js';
 import { checkGoal, machineLine, millis, ratio } from './lib/report.js';
-import { benchSyncSettings } from './lib/settings.js';
 import { withTempDir } from './lib/temp-dir.js';
+import { firstSync } from './lib/first-sync.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,21 +34,6 @@ const entries = Number(values.entries);
 const rounds = Number(values.rounds);
 if (!Number.isInteger(entries) || entries < 1) throw new Error(`--entries must be a positive integer`);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer`);
-
-/** A first sync into `file`, its WAL folded in. */
-async function firstSync(file: string): Promise<void> {
-  const upstream = await startSimulatedUpstream({ count: entries, pageSize: 8, seed: 21 });
-  const store = openDatabase(file);
-  try {
-    const summary = await runSync(benchSyncSettings(upstream.url), { store, logger: silentLogger() });
-    if (summary.counts.added !== entries)
-      throw new Error(`expected ${entries} added, got ${summary.counts.added}`);
-    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    store.close();
-    await upstream.close();
-  }
-}
 
 /** `source` rewritten as the release stored it: each whole entry copied into its change again. */
 function releaseCopy(source: string, target: string): number {
@@ -163,7 +144,7 @@ console.log(machineLine());
 console.log(`first sync of ${entries.toLocaleString('en-US')} entries from the simulated upstream`);
 await withTempDir(async (dir) => {
   const synced = join(dir, 'synced.db');
-  await firstSync(synced);
+  await firstSync(synced, entries, 21);
   const after = join(dir, 'after.db');
   vacuumed(synced, after);
   const before = join(dir, 'before.db');

@@ -10,13 +10,9 @@ import { copyFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../src/db/open.js';
-import { silentLogger } from '../src/logger.js';
-import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
-import { runSync } from '../src/sync/run-sync.js';
 import { checkGoal, machineLine } from './lib/report.js';
-import { benchSyncSettings } from './lib/settings.js';
 import { withTempDir } from './lib/temp-dir.js';
+import { firstSync } from './lib/first-sync.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,20 +22,6 @@ const { values } = parseArgs({
 });
 const entries = Number(values.entries);
 if (!Number.isInteger(entries) || entries < 1) throw new Error(`--entries must be a positive integer`);
-
-async function firstSync(file: string): Promise<void> {
-  const upstream = await startSimulatedUpstream({ count: entries, pageSize: 8, seed: 11 });
-  const store = openDatabase(file);
-  try {
-    const summary = await runSync(benchSyncSettings(upstream.url), { store, logger: silentLogger() });
-    if (summary.counts.added !== entries)
-      throw new Error(`expected ${entries} added, got ${summary.counts.added}`);
-    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-  } finally {
-    store.close();
-    await upstream.close();
-  }
-}
 
 /** Bytes per entry of each table and index, largest first, and of the whole file. */
 function report(file: string): void {
@@ -78,7 +60,7 @@ function report(file: string): void {
 console.log(machineLine());
 await withTempDir(async (dir) => {
   const file = join(dir, 'mirror.db');
-  await firstSync(file);
+  await firstSync(file, entries, 11);
   report(file);
   if (values.keep) copyFileSync(file, values.keep);
 });
