@@ -29,7 +29,7 @@ function statements(store: MirrorDatabase) {
       `insert into runs (id, status, started_at, finished_at, upstream, pages, entries, page_size, added, changed, unchanged)
        values (?, 'succeeded', ?, ?, '${UPSTREAM}', ?, ?, 8, ?, ?, ?)`,
     ),
-    coworker: s.prepare('insert into coworkers (uuid, first_seen_run, first_seen_at) values (?, 1, ?)'),
+    coworker: s.prepare('insert into coworkers (uuid, first_seen_run) values (?, 1)'),
     version: s.prepare('insert into versions (uuid, slot, body, valid_from_run) values (?, 0, ?, ?)'),
     closeVersion: s.prepare('update versions set valid_to_run = ? where id = ?'),
     position: s.prepare(
@@ -37,7 +37,7 @@ function statements(store: MirrorDatabase) {
     ),
     closePosition: s.prepare('update listing_positions set valid_to_run = ? where id = ?'),
     change: s.prepare(
-      `insert into changes (run_id, at, uuid, slot, kind, field, old_value, new_value) values (?, ?, ?, 0, ?, ?, ?, ?)`,
+      `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value) values (?, ?, 0, ?, ?, ?, ?)`,
     ),
   };
 }
@@ -71,10 +71,10 @@ function firstRun(st: Statements, entries: readonly Coworker[]): Current[] {
   st.run.run(1, at, at, Math.ceil(entries.length / 8), entries.length, entries.length, 0, 0);
   return entries.map((entry, position) => {
     const body = JSON.stringify(entry);
-    st.coworker.run(entry.uuid, at);
+    st.coworker.run(entry.uuid);
     const versionId = Number(st.version.run(entry.uuid, body, 1).lastInsertRowid);
     const positionId = Number(st.position.run(position, versionId, 1).lastInsertRowid);
-    st.change.run(1, at, entry.uuid, 'added', null, null, body);
+    st.change.run(1, entry.uuid, 'added', null, null, body);
     return { entry, versionId, positionId };
   });
 }
@@ -93,15 +93,7 @@ function editRun(st: Statements, current: Current[], run: number, shape: Fixture
     const entry: Coworker = { ...now.entry };
     for (const field of fields) {
       const value = changedValue(entry, field, run);
-      st.change.run(
-        run,
-        at,
-        entry.uuid,
-        'changed',
-        field,
-        JSON.stringify(entry[field]),
-        JSON.stringify(value),
-      );
+      st.change.run(run, entry.uuid, 'changed', field, JSON.stringify(entry[field]), JSON.stringify(value));
       Object.assign(entry, { [field]: value });
       changes++;
     }
