@@ -62,8 +62,10 @@ function cpuMsOf(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+// A change's time is its run's (migration change_time_from_run): the shell reads it as the CLI does.
 const SHELL_SQL =
-  'select id, run_id, at, uuid, slot, kind, field, old_value, new_value from changes order by id desc';
+  'select c.id, c.run_id, r.finished_at as at, c.uuid, c.slot, c.kind, c.field, c.old_value, c.new_value ' +
+  'from changes c join runs r on r.id = c.run_id order by c.id desc';
 
 function buildDatabase(file: string, count: number): void {
   const store = openDatabase(file);
