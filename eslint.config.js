@@ -170,6 +170,20 @@ export default tseslint.config(
               message: 'the pages read db through named queries; http registers them, never the reverse.',
             },
             {
+              target: './src/export',
+              from: [
+                './src/http',
+                './src/sync',
+                './src/upstream',
+                './src/media',
+                './src/webhooks',
+                './src/simulated-upstream',
+                './src/demo',
+                './src/config',
+              ],
+              message: 'the export reads db and words rows as web does; cli and http call it.',
+            },
+            {
               target: ['./src/time', './src/json', './src/fs'],
               from: './src',
               except: ['./time', './json', './fs', './errors.ts'],
@@ -267,6 +281,7 @@ export default tseslint.config(
                 './src/drf',
                 './src/simulated-upstream',
                 './src/web',
+                './src/export',
                 './src/media',
                 './src/webhooks',
                 './src/time',

@@ -39,6 +39,10 @@ function statements(store: MirrorDatabase) {
     change: s.prepare(
       `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value) values (?, ?, 0, ?, ?, ?, ?)`,
     ),
+    // As a sync writes it (migration body_once): the entry is the version's body, named, not copied.
+    added: s.prepare(
+      `insert into changes (run_id, uuid, slot, kind, version_id) values (1, ?, 0, 'added', ?)`,
+    ),
   };
 }
 
@@ -74,7 +78,7 @@ function firstRun(st: Statements, entries: readonly Coworker[]): Current[] {
     st.coworker.run(entry.uuid);
     const versionId = Number(st.version.run(entry.uuid, body, 1).lastInsertRowid);
     const positionId = Number(st.position.run(position, versionId, 1).lastInsertRowid);
-    st.change.run(1, entry.uuid, 'added', null, null, body);
+    st.added.run(entry.uuid, versionId);
     return { entry, versionId, positionId };
   });
 }

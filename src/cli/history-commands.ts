@@ -4,13 +4,7 @@ import type { ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import { EXIT } from './exit-codes.js';
-import {
-  changeView,
-  changeViewJson,
-  coworkerView,
-  versionView,
-  type ChangeView,
-} from '../db/history-views.js';
+import { changeView, coworkerView, versionView, type ChangeView } from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory } from './human-output.js';
 import { withExistingStoreAsync } from './with-store.js';
@@ -131,29 +125,6 @@ function changeStreamFilter(options: ChangesOptions): ChangeStreamFilter {
   );
 }
 
-/** Each batch of an export as one text ending with its line break, CSV's header before the first batch. */
-async function* exportTexts(
-  store: Store,
-  filter: ChangeStreamFilter,
-  csv: boolean,
-): AsyncGenerator<string, void, undefined> {
-  if (!csv) {
-    for await (const rows of store.changesInBatches(filter, CHANGES_BATCH)) {
-      const lines = rows.map(changeViewJson);
-      lines.push(''); // join then ends the last line too, in the one copy it makes
-      yield lines.join('\n');
-    }
-    return;
-  }
-  // The feeds' module (preact, the Atom writer) loads for a CSV export only.
-  const { changesCsvRecords } = await import('../web/feeds.js');
-  let first = true;
-  for await (const { rows, subjects } of store.changesWithSubjects(filter, CHANGES_BATCH)) {
-    yield changesCsvRecords(rows, subjects, { header: first });
-    first = false;
-  }
-}
-
 export async function runChangesCommand(
   config: Config,
   options: ChangesOptions,
@@ -163,7 +134,11 @@ export async function runChangesCommand(
     await checkField(store, options.field);
     const filter = changeStreamFilter(options);
     if (options.json || options.csv === true) {
-      for await (const text of exportTexts(store, filter, options.csv === true)) {
+      // The export's module (the feeds' CSV, preact, the Atom writer) loads for an export only.
+      const { changeExportTexts } = await import('../export/change-export.js');
+      const format = options.csv === true ? 'csv' : 'jsonl';
+      const texts = changeExportTexts(store, filter, format, { batchSize: CHANGES_BATCH, parallel: true });
+      for await (const text of texts) {
         // `write` adds the last line break itself (CSV's records end with CRLF, so its LF).
         if (out.writeText) out.writeText(text);
         else out.write(text.slice(0, -1));

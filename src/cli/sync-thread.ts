@@ -1,5 +1,5 @@
 import tty from 'node:tty';
-import { pathToFileURL } from 'node:url';
+import { workerEntry } from '../fs/worker-entry.js';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { syncHeapMbFrom } from '../config/sync-heap.js';
 import type { StoreChoice } from '../db/open-store.js';
@@ -109,7 +109,7 @@ export async function runSyncInThread(): Promise<number> {
   const script = process.argv[1];
   if (script === undefined) throw new Error('no CLI script in process.argv');
   const maxHeapMb = syncHeapMbFrom(process.env);
-  const entry = threadEntry(script);
+  const entry = workerEntry(script);
   const worker = new Worker(entry.code, {
     eval: entry.eval,
     argv: process.argv.slice(2),
@@ -161,18 +161,6 @@ function follow(seen: ThreadSeen, message: unknown): void {
   if (runId === null) return;
   seen.runId = runId;
   markRunActive(runFileOf(seen.database), runId);
-}
-
-/**
- * The script itself, or under tsx (tests, development) a loader first: Node 20 does not apply the
- * `--import` hooks of the main thread to a worker's own imports.
- */
-function threadEntry(script: string): { code: string; eval: boolean } {
-  if (!/\.[cm]?ts$/.test(script)) return { code: script, eval: false };
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const entry = JSON.stringify(pathToFileURL(script).href);
-  const code = `import(${tsx}).then((tsx) => { tsx.register(); return import(${entry}); });`;
-  return { code, eval: true };
 }
 
 async function reportCrash(seen: ThreadSeen, maxHeapMb: number, crash: Error): Promise<number> {

@@ -20,7 +20,8 @@ export interface ChangeIdBounds {
  * or null when the filter can match nothing (a time bound past every change, an empty uuid list).
  */
 export function changeFilterWhere(
-  filter: ChangeFilter,
+  // `limit` is the caller's: the WHERE does not read it.
+  filter: Omit<ChangeFilter, 'limit'>,
   columns: ChangeFilterColumns,
   bounds: ChangeIdBounds,
 ): SQL | undefined | null {

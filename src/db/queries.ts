@@ -1,4 +1,5 @@
 import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
+import type { ChangeStreamFilter } from './change-batches.js';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
@@ -107,6 +108,27 @@ export function listChangesQuery(
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
+}
+
+/** `Store.changeIdAt`: the filter's own where, its index walked to `offset`, no row's values read. */
+export function changeIdAt(store: MirrorDatabase, filter: ChangeStreamFilter, offset: number): number | null {
+  const where = changeFilterWhere(filter, changes, {
+    first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
+    last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
+  });
+  if (where === null) return null;
+  const query = store.db
+    .select({ id: changes.id })
+    .from(changes)
+    .where(where)
+    .orderBy(desc(changes.id))
+    .limit(1)
+    .offset(offset)
+    .toSQL();
+  const found = prepared(store.sqlite, query.sql)
+    .pluck()
+    .get(...query.params) as number | undefined;
+  return found ?? null;
 }
 
 /** Newest first. */

@@ -124,6 +124,12 @@ export interface HistoryOperations {
    * one statement per batch, PostgreSQL one after the other (`subjectBatches`).
    */
   changesWithSubjects(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<SubjectBatch>;
+  /**
+   * The id of the change `offset` places after the newest one `filter` matches (0: the newest), or
+   * null when fewer match: where a batch of `offset + 1` rows ends, found by walking the filter's
+   * index without reading a row's values, so a parallel export can hand out its batches in advance.
+   */
+  changeIdAt(filter: ChangeStreamFilter, offset: number): Promise<number | null>;
   changedFields(): Promise<string[]>;
   getCoworker(uuid: string): Promise<CoworkerRow | undefined>;
   coworkerHistory(uuid: string): Promise<CoworkerHistory | undefined>;
@@ -259,4 +265,15 @@ export interface HealthOperations {
    * SQLite file, as a URI when it is read immutable. Null for a networked store: it checks itself.
    */
   readonly integrityTarget: string | null;
+  /**
+   * What another thread of this process opens for a read connection of its own to this database
+   * (an export's second reader): the SQLite file, and whether it is read immutable. Null for a
+   * networked store.
+   */
+  readonly readerTarget: ReaderTarget | null;
+}
+
+export interface ReaderTarget {
+  file: string;
+  immutable: boolean;
 }

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Store } from '../db/store.js';
 import { changesQuery, parseParams, selfUrl, type LinkBase } from '../request/params.js';
-import { changesAtom, changesCsv } from './feeds.js';
+import { changesCsv } from './change-csv.js';
+import { changesAtom } from './feeds.js';
 import type { MediaResolver } from './media-source.js';
 import { PAGE_HEADERS } from './render.js';
 

@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { csvField } from '../../src/web/feeds.js';
+import { csvField } from '../../src/web/change-csv.js';
 
 /** What csv-stringify wrote for one field with the options the CSV exports used before csvField. */
 const byLibrary = (text: string): string =>

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import type { ChangeStreamFilter } from '../change-batches.js';
 import { changeFilterWhere } from '../change-filter.js';
 import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
 import { entryField } from '../entry-fields.js';
@@ -40,6 +41,27 @@ export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise
     .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit);
+}
+
+/** `Store.changeIdAt`, as SQLite's. */
+export async function changeIdAt(
+  ctx: PgContext,
+  filter: ChangeStreamFilter,
+  offset: number,
+): Promise<number | null> {
+  const where = changeFilterWhere(filter, changes, {
+    first: filter.since === undefined ? undefined : await changeIdBound(ctx, 'since', filter.since),
+    last: filter.until === undefined ? undefined : await changeIdBound(ctx, 'until', filter.until),
+  });
+  if (where === null) return null;
+  const found = await ctx.db
+    .select({ id: changes.id })
+    .from(changes)
+    .where(where)
+    .orderBy(desc(changes.id))
+    .limit(1)
+    .offset(offset);
+  return found[0]?.id ?? null;
 }
 
 export async function changedFields(ctx: PgContext): Promise<string[]> {

@@ -115,6 +115,9 @@ export class PgStore implements Store {
     changeBatches(this.listChanges, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     subjectBatches(this.listChanges, this.changeSubjects, filter, batchSize);
+  changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>
+    history.changeIdAt(this.#ctx, filter, offset),
+  );
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
@@ -203,6 +206,7 @@ export class PgStore implements Store {
   storageProblem: Op<'storageProblem'> = () => null;
   /** SQLite's quick_check has no PostgreSQL twin here: the server checks its own pages. */
   readonly integrityTarget = null;
+  readonly readerTarget = null;
   /** Null when the database answers, else one line saying what to check (never the password). */
   databaseProblem: Op<'databaseProblem'> = async () => {
     try {

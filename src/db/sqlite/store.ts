@@ -8,7 +8,7 @@ import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
-import type { Store } from '../store.js';
+import type { ReaderTarget, Store } from '../store.js';
 import { changeBatches, keysetBatches } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
@@ -90,6 +90,7 @@ export class SqliteStore implements MirrorDatabase {
       filter,
       batchSize,
     );
+  changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
   changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
   getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
@@ -159,6 +160,9 @@ export class SqliteStore implements MirrorDatabase {
   // Health
   databaseProblem: Op<'databaseProblem'> = () => settle(() => queries.databaseProblem(this));
   storageProblem: Op<'storageProblem'> = () => this.fileProblem();
+  get readerTarget(): ReaderTarget {
+    return { file: this.file, immutable: this.immutable };
+  }
   get integrityTarget(): string {
     return this.immutable ? immutableUri(this.file) : this.file;
   }

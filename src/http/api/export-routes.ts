@@ -1,10 +1,9 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { ChangeStreamFilter } from '../../db/change-batches.js';
-import { changeViewJson } from '../../db/history-views.js';
 import type { Store } from '../../db/store.js';
 import { changesQuery, parseParams } from '../../request/params.js';
-import { changesCsvRecords } from '../../web/feeds.js';
+import { changeExportTexts, type ExportFormat } from '../../export/change-export.js';
 
 /** The feeds' filters and start (`before`); no page size: an export is the whole history. */
 const exportQuery = changesQuery.omit({ page_size: true });
@@ -15,31 +14,7 @@ const EXPORT_BATCH = 1000;
 const FORMATS = {
   csv: { type: 'text/csv; charset=utf-8; header=present', file: 'changes.csv' },
   jsonl: { type: 'application/jsonl; charset=utf-8', file: 'changes.jsonl' },
-} as const;
-
-type ExportFormat = keyof typeof FORMATS;
-
-/** One chunk per batch, read only when the response has taken the one before (Readable.from pulls). */
-async function* exportChunks(
-  store: Store,
-  filter: ChangeStreamFilter,
-  format: ExportFormat,
-): AsyncGenerator<string, void, undefined> {
-  let first = true;
-  if (format === 'csv') {
-    for await (const { rows, subjects } of store.changesWithSubjects(filter, EXPORT_BATCH)) {
-      yield changesCsvRecords(rows, subjects, { header: first });
-      first = false;
-    }
-  } else {
-    for await (const rows of store.changesInBatches(filter, EXPORT_BATCH)) {
-      yield `${rows.map(changeViewJson).join('\n')}\n`;
-      first = false;
-    }
-  }
-  // An empty CSV export is still a CSV: its header.
-  if (first && format === 'csv') yield changesCsvRecords([], new Map(), { header: true });
-}
+} as const satisfies Record<ExportFormat, unknown>;
 
 /**
  * `/api/mirror/changes/export.csv` and `.jsonl`: every change the filters match, newest first, in
@@ -57,7 +32,8 @@ export function registerExportRoutes(app: FastifyInstance, store: Store): void {
         ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
         ...(before !== undefined ? { beforeId: before } : {}),
       };
-      const body = Readable.from(exportChunks(store, filter, format), { highWaterMark: 1 });
+      const chunks = changeExportTexts(store, filter, format, { batchSize: EXPORT_BATCH, parallel: true });
+      const body = Readable.from(chunks, { highWaterMark: 1 });
       return reply
         .type(FORMATS[format].type)
         .header('Content-Disposition', `attachment; filename="${FORMATS[format].file}"`)

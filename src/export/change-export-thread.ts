@@ -1,0 +1,35 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { ChangeFilter } from '../db/queries.js';
+import { openDatabase } from '../db/open.js';
+import { MirrorError } from '../errors.js';
+import {
+  batchText,
+  EXPORT_THREAD_ROLE,
+  type ExportThreadData,
+  type ExportThreadReply,
+} from './change-export.js';
+
+// An export's second reader (change-export.ts): its own read-only connection to the same SQLite
+// file, answering each batch it is sent with the batch's text, one at a time, in the order sent.
+// It writes nothing and migrates nothing: the thread that started it opened the database first.
+
+const data = workerData as Partial<ExportThreadData> | null;
+
+if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && data.format) {
+  const port = parentPort;
+  const { target, format } = data;
+  const store = openDatabase(target.file, { readonly: true, migrate: false, immutable: target.immutable });
+  let queue = Promise.resolve();
+  port.on('message', (message: { seq: number; filter: ChangeFilter }) => {
+    queue = queue.then(async () => {
+      let reply: ExportThreadReply;
+      try {
+        reply = { seq: message.seq, text: await batchText(store, message.filter, format) };
+      } catch (error) {
+        const code = error instanceof MirrorError ? error.code : undefined;
+        reply = { seq: message.seq, error: { message: String((error as Error).message ?? error), code } };
+      }
+      port.postMessage(reply);
+    });
+  });
+}
