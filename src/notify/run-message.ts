@@ -23,10 +23,21 @@ export function parseStored(text: string | null): unknown {
   }
 }
 
-const worded = (kind: ChangeRow['kind']): boolean => kind === 'changed' || kind === 'media_changed';
+/** Whether a change's sentence quotes its values: a field's or a file's change. */
+export const worded = (kind: ChangeRow['kind']): boolean => kind === 'changed' || kind === 'media_changed';
+
+/** A change's values as `parseStored` reads them, for a caller that parsed them already. */
+export interface ParsedValues {
+  old: unknown;
+  new: unknown;
+}
 
 /** A stored change and its subject as the facts `describeChange` words: the one adapter of rows. */
-export function factsOfChange(change: ChangeRow, subject: ChangeSubject | undefined): ChangeFacts {
+export function factsOfChange(
+  change: ChangeRow,
+  subject: ChangeSubject | undefined,
+  parsed?: ParsedValues,
+): ChangeFacts {
   // Only a changed field's or file's words quote its values: an entry's whole body, the value of an
   // added, removed or returned change, is never parsed for a sentence (it was most of a CSV export's
   // sentence cost, issue 21); `counted` leaves them null the same way.
@@ -34,8 +45,8 @@ export function factsOfChange(change: ChangeRow, subject: ChangeSubject | undefi
   return {
     kind: change.kind,
     field: change.field,
-    old: quoted ? parseStored(change.oldValue) : null,
-    new: quoted ? parseStored(change.newValue) : null,
+    old: quoted ? (parsed ? parsed.old : parseStored(change.oldValue)) : null,
+    new: quoted ? (parsed ? parsed.new : parseStored(change.newValue)) : null,
     uuid: change.uuid,
     slot: change.slot,
     name: subject?.name ?? '',

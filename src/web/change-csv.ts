@@ -4,6 +4,8 @@ import type { ChangeRow } from '../db/schema.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { changeSentence } from './change-text.js';
 import { parseStored } from './format.js';
+import { worded } from '../notify/run-message.js';
+import { isCanonicalJson } from '../json/canonical-json.js';
 
 // The changes as CSV, for the feed's `.csv` and the whole-history export: apart from the Atom feed
 // so an export loads neither preact nor the feed writer.
@@ -15,6 +17,13 @@ const MAX_CSV_CELL_CHARS = 32_000;
 function cell(text: string): string {
   const bounded = text.length > MAX_CSV_CELL_CHARS ? `${text.slice(0, MAX_CSV_CELL_CHARS)} … (cut)` : text;
   return /^[=+\-@\t\r]/.test(bounded) ? `'${bounded}` : bounded;
+}
+
+/** `valueCell(text)` of a text already parsed to `value`: a canonical text is its own writing. */
+function parsedCell(text: string | null, value: unknown): string {
+  if (text === null) return '';
+  if (typeof value === 'string') return cell(value);
+  return cell(isCanonicalJson(text) ? text : stringifyJson(value));
 }
 
 function valueCell(text: string | null): string {
@@ -71,13 +80,20 @@ export function changesCsvRecords(
   let text = options.header ? `\ufeff${CSV_HEADER}` : '';
   for (const change of changes) {
     const subject = subjects.get(change.id);
+    // A field's values are parsed once, for their cells and for the sentence that quotes them.
+    const parsed = worded(change.kind)
+      ? { old: parseStored(change.oldValue), new: parseStored(change.newValue) }
+      : undefined;
+    const [oldCell, newCell] = parsed
+      ? [parsedCell(change.oldValue, parsed.old), parsedCell(change.newValue, parsed.new)]
+      : [valueCell(change.oldValue), valueCell(change.newValue)];
     // id, run, at and appearance are numbers and an ISO time: nothing in them needs quoting.
     text +=
       `${change.id},${change.runId},${csvField(change.at)},${csvField(change.uuid)},` +
       // 1-based, as every surface numbers appearances for people (`appearanceLabel`).
       `${change.slot + 1},${csvField(cell(subject?.name ?? ''))},${csvField(change.kind)},` +
-      `${csvField(change.field ?? '')},${csvField(valueCell(change.oldValue))},` +
-      `${csvField(valueCell(change.newValue))},${csvField(cell(changeSentence(change, subject)))}\r\n`;
+      `${csvField(change.field ?? '')},${csvField(oldCell)},${csvField(newCell)},` +
+      `${csvField(cell(changeSentence(change, subject, parsed)))}\r\n`;
   }
   return text;
 }
