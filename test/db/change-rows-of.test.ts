@@ -36,3 +36,26 @@ describe('change rows read raw, and their subjects read per batch', () => {
     expect(alone.every((s) => s !== undefined && s.name !== '')).toBe(true);
   });
 });
+
+describe('the CSV export’s one-statement read, over entries SQLite cannot read as JSON', () => {
+  it('gives the subjects the careful read gives: none for such an entry, the rest as stored', async () => {
+    const db = tempDatabase();
+    const upstream = await simulatedUpstream({ seed: 6, count: 12 });
+    await sync(db, upstream);
+    for (let n = 0; n < 6; n++) upstream.data.mutateRandomly();
+    await sync(db, upstream);
+    const ids = db.sqlite.prepare('select id from versions order by id').pluck().all() as number[];
+    // Written by hand or before entries were bounded: not JSON, and JSON nested past SQLite's depth.
+    const broken = db.sqlite.prepare('update versions set body = ? where id = ?');
+    broken.run('{"name": "Cut', ids[0]);
+    broken.run(`${'['.repeat(1100)}${']'.repeat(1100)}`, ids[ids.length - 1]);
+    const rows = await db.listChanges({ limit: 10_000 });
+    const careful = await db.changeSubjects(rows);
+    const exported = new Map<number, unknown>();
+    for await (const batch of db.changesWithSubjects({}, 5))
+      for (const [id, subject] of batch.subjects) exported.set(id, subject);
+    expect(exported).toEqual(careful);
+    expect([...careful.values()].some((s) => s.name === '')).toBe(true);
+    expect([...careful.values()].some((s) => s.name !== '')).toBe(true);
+  });
+});
