@@ -73,7 +73,11 @@ interface Shown {
 
 /** Every thumbnail of the timeline once the browser settled each: where it loaded from, whether it did, its caption. */
 async function thumbnails(page: Page): Promise<Shown[]> {
-  await page.waitForFunction(`[...document.images].every((img) => img.complete)`);
+  // Not page.waitForFunction: it polls a text predicate by eval inside the page, which the pages'
+  // CSP (script-src 'self') refuses whenever the first check comes before the images settled (seen
+  // under load). page.evaluate runs through the debugging protocol, which the CSP does not govern.
+  while (!(await page.evaluate<boolean>(`[...document.images].every((img) => img.complete)`)))
+    await new Promise((resolve) => setTimeout(resolve, 50));
   return page.evaluate<Shown[]>(
     `[...document.querySelectorAll('.thumb')].map((t) => {
       const img = t.querySelector('img');
