@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import type { ChangeStreamFilter } from '../db/change-batches.js';
 import { changeViewJson } from '../db/history-views.js';
 import type { ChangeFilter } from '../db/queries.js';
+import type { ChangeRow } from '../db/schema.js';
 import type { ReaderTarget, Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../fs/worker-entry.js';
@@ -16,16 +17,18 @@ export type ExportFormat = 'csv' | 'jsonl';
 /** The CSV's writer, loaded for a CSV export only: a JSON one needs none of its wording. */
 const csvRecords = async () => (await import('../web/change-csv.js')).changesCsvRecords;
 
+/** Rows as JSON Lines, each line ended. */
+function jsonLines(rows: readonly ChangeRow[]): string {
+  if (rows.length === 0) return '';
+  const lines = rows.map(changeViewJson);
+  lines.push(''); // join then ends the last line too, in the one copy it makes
+  return lines.join('\n');
+}
+
 /** One batch, read and written: the rows `filter` (with its `limit`) matches, as export text. */
 export async function batchText(store: Store, filter: ChangeFilter, format: ExportFormat): Promise<string> {
   const size = filter.limit ?? 0;
-  if (format === 'jsonl') {
-    const rows = await store.listChanges(filter);
-    if (rows.length === 0) return '';
-    const lines = rows.map(changeViewJson);
-    lines.push(''); // join then ends the last line too, in the one copy it makes
-    return lines.join('\n');
-  }
+  if (format === 'jsonl') return jsonLines(await store.listChanges(filter));
   const changesCsvRecords = await csvRecords();
   for await (const { rows, subjects } of store.changesWithSubjects(filter, size)) {
     return changesCsvRecords(rows, subjects, { header: false });
@@ -47,8 +50,9 @@ export interface ExportOptions {
 
 /**
  * Every change `filter` matches, newest first, as export text in chunks of one batch each (the CSV's
- * head first, alone): a consumer that takes the chunks as it writes them holds one or two batches,
- * whatever the history's length, and one that stops taking them stops the reads.
+ * head first, alone): a consumer that takes the chunks as it writes them holds a few batches (one
+ * on one thread, up to LOOKAHEAD on two), whatever the history's length, and one that stops taking
+ * them stops the reads.
  */
 export async function* changeExportTexts(
   store: Store,
@@ -78,11 +82,7 @@ async function* sequentialTexts(
   batchSize: number,
 ): AsyncGenerator<string, void, undefined> {
   if (format === 'jsonl') {
-    for await (const rows of store.changesInBatches(filter, batchSize)) {
-      const lines = rows.map(changeViewJson);
-      lines.push('');
-      yield lines.join('\n');
-    }
+    for await (const rows of store.changesInBatches(filter, batchSize)) yield jsonLines(rows);
     return;
   }
   const changesCsvRecords = await csvRecords();
@@ -130,7 +130,11 @@ async function* alternatingTexts(
   }
 }
 
-/** The keyset's batches as filters, each bounded above by the id the one before ended on. */
+/**
+ * The keyset's batches as filters, each bounded above by the id the one before ended on, the first
+ * by the newest id when the export began: a sync that commits meanwhile adds only newer ids, which
+ * would otherwise push rows of the first batch past the end found for it, and out of the export.
+ */
 async function* batchPlans(
   store: Store,
   filter: ChangeStreamFilter,
@@ -138,9 +142,14 @@ async function* batchPlans(
 ): AsyncGenerator<ChangeFilter, void, undefined> {
   let remaining = filter.limit ?? Number.POSITIVE_INFINITY;
   let beforeId = filter.beforeId;
+  if (beforeId === undefined) {
+    const newest = await store.changeIdAt(filter, 0);
+    if (newest === null) return;
+    beforeId = newest + 1;
+  }
   while (remaining > 0) {
     const limit = Math.min(batchSize, remaining);
-    const plan: ChangeFilter = { ...filter, limit, ...(beforeId !== undefined ? { beforeId } : {}) };
+    const plan: ChangeFilter = { ...filter, limit, beforeId };
     const last = await store.changeIdAt(plan, limit - 1);
     yield plan;
     if (last === null) return;

@@ -95,6 +95,34 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
     expect(exportThreadsRunning()).toBe(0);
   });
 
+  it.skipIf(kind !== 'sqlite')(
+    'a sync that commits while a parallel export runs adds nothing to it and drops nothing from it',
+    async () => {
+      const store = await withChanges();
+      const before = await exported(store, {}, 'jsonl', { batchSize: 7, parallel: false });
+      let committed = false;
+      // The commit lands after the export planned its first batches and before it read the first.
+      const racing = new Proxy(store, {
+        get(target, key) {
+          const value: unknown = Reflect.get(target, key);
+          if (key === 'listChanges' && !committed) {
+            return async (filter: Parameters<Store['listChanges']>[0]) => {
+              committed = true;
+              await commitChangeRows(target, ROWS);
+              return target.listChanges(filter);
+            };
+          }
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      });
+      const during = await exported(racing, {}, 'jsonl', { batchSize: 7, parallel: true });
+      expect(committed).toBe(true);
+      expect(during.threads).toBe(1);
+      expect(during.text).toBe(before.text);
+      expect((await store.listChanges({ limit: 1 }))[0]?.id).toBeGreaterThan(ROWS);
+    },
+  );
+
   it('an empty CSV export is its head; an empty JSON Lines export is empty', async () => {
     const store = await withChanges();
     const csv = await exported(store, { uuids: [] }, 'csv', { batchSize: 7, parallel: true });
