@@ -6,8 +6,8 @@ import {
   exportThreadsRunning,
   type ExportFormat,
 } from '../../src/export/change-export.js';
-import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
-import { commitChangeRows } from '../helpers/store-runs.js';
+import { STORE_KINDS } from '../helpers/postgres.js';
+import { commitChangeRows, storeWithChangeRows } from '../helpers/store-runs.js';
 
 const ROWS = 300;
 
@@ -33,12 +33,7 @@ async function runTimes(store: Store): Promise<string[]> {
 }
 
 describe.each(STORE_KINDS)('on %s', (kind) => {
-  const fresh = storeMaker(kind);
-  const withChanges = async () => {
-    const store = await fresh();
-    await commitChangeRows(store, ROWS);
-    return store;
-  };
+  const withChanges = storeWithChangeRows(kind, ROWS);
 
   it('changeIdAt names the id the keyset read finds at each offset, for every filter', async () => {
     const store = await withChanges();

@@ -1,6 +1,7 @@
 import { loadConfig } from '../../src/config/load-config.js';
 import type { StageCommit, StagedEntry } from '../../src/db/run-stage.js';
 import type { Store } from '../../src/db/store.js';
+import { storeMaker, type StoreKind } from './postgres.js';
 import { bodyHash } from '../../src/sync/body-hash.js';
 import type { DiffCounts } from '../../src/sync/diff.js';
 import { diffStaged } from '../../src/sync/stream-diff.js';
@@ -134,4 +135,14 @@ export async function commitChangeRows(store: Store, count: number): Promise<voi
     [...renamed.map((body, i) => (i < renamedAgain ? entry(i, `Name ${i}`) : body)), ...first.slice(kept)],
   ];
   for (const bodies of runs) await commitListing(store, bodies, { pageSize: 100 });
+}
+
+/** A maker of fresh stores of `kind` (`storeMaker`), each holding `count` changes (`commitChangeRows`). */
+export function storeWithChangeRows(kind: StoreKind, count: number): () => Promise<Store & { file: string }> {
+  const fresh = storeMaker(kind);
+  return async () => {
+    const store = await fresh();
+    await commitChangeRows(store, count);
+    return store;
+  };
 }

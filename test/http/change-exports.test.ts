@@ -12,8 +12,8 @@ import { testConfig } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { BUILT_CLI, ensureBuilt } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-db.js';
-import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
-import { commitChangeRows } from '../helpers/store-runs.js';
+import { STORE_KINDS } from '../helpers/postgres.js';
+import { storeWithChangeRows } from '../helpers/store-runs.js';
 import type { Store } from '../../src/db/store.js';
 
 const ROWS = 2345;
@@ -31,13 +31,7 @@ async function everyChange(store: Store, filter: { kind?: 'added'; beforeId?: nu
 }
 
 describe.each(STORE_KINDS)('on %s', (kind) => {
-  const fresh = storeMaker(kind);
-  /** A fresh store holding ROWS changes, written through its own commit. */
-  const withChanges = async () => {
-    const store = await fresh();
-    await commitChangeRows(store, ROWS);
-    return store;
-  };
+  const withChanges = storeWithChangeRows(kind, ROWS);
 
   describe('changesInBatches', () => {
     it('reads every match newest first in keyset batches, the limit capping the whole', async () => {
