@@ -182,6 +182,8 @@ async function secondReader(
 ): Promise<SecondReader | null> {
   const target = store.readerTarget;
   if (target === null || exportThreads >= MAX_EXPORT_THREADS) return null;
+  // A file deleted or replaced under this connection: a new one would open another database.
+  if (store.storageProblem() !== null) return null;
   if ((filter.limit ?? Number.POSITIVE_INFINITY) <= batchSize) return null;
   // The thread's place is taken before the read below, so exports starting at once cannot all see
   // a free place; an export within one batch gives it back.
