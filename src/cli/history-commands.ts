@@ -134,14 +134,18 @@ export async function runChangesCommand(
     await checkField(store, options.field);
     const filter = changeStreamFilter(options);
     if (options.json || options.csv === true) {
-      // The export's module (the feeds' CSV, preact, the Atom writer) loads for an export only.
+      // The export's module (and for CSV, the wording of each change) loads for an export only.
       const { changeExportTexts } = await import('../export/change-export.js');
       const format = options.csv === true ? 'csv' : 'jsonl';
-      const texts = changeExportTexts(store, filter, format, { batchSize: CHANGES_BATCH, parallel: true });
-      for await (const text of texts) {
-        // `write` adds the last line break itself (CSV's records end with CRLF, so its LF).
-        if (out.writeText) out.writeText(text);
-        else out.write(text.slice(0, -1));
+      const chunks = changeExportTexts(store, filter, format, { batchSize: CHANGES_BATCH, parallel: true });
+      for await (const chunk of chunks) {
+        if (typeof chunk !== 'string' && out.writeBytes) out.writeBytes(chunk);
+        else {
+          const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+          // `write` adds the last line break itself (CSV's records end with CRLF, so its LF).
+          if (out.writeText) out.writeText(text);
+          else out.write(text.slice(0, -1));
+        }
         await out.drained?.();
       }
       return EXIT.ok;

@@ -9,6 +9,8 @@ export interface Output {
    * break, goes out without being copied to drop that break for `write` (one copy less per batch).
    */
   writeText?: (text: string) => void;
+  /** Writes UTF-8 text as it is: an export's batch encoded by the thread that read it. */
+  writeBytes?: (bytes: Uint8Array) => void;
   style: Style;
   /**
    * Resolves once the destination has taken what was written (stdout's 'drain'): a stream awaits it
@@ -25,6 +27,9 @@ export function stdoutOutput(): Output {
     },
     writeText: (text) => {
       if (!process.stdout.write(text)) full = true;
+    },
+    writeBytes: (bytes) => {
+      if (!process.stdout.write(bytes)) full = true;
     },
     style: styleFor(process.stdout),
     drained: async () => {

@@ -22,14 +22,22 @@ if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && d
   let queue = Promise.resolve();
   port.on('message', (message: { seq: number; filter: ChangeFilter }) => {
     queue = queue.then(async () => {
-      let reply: ExportThreadReply;
+      let bytes: Uint8Array<ArrayBuffer>;
       try {
-        reply = { seq: message.seq, text: await batchText(store, message.filter, format) };
+        // Encoded here and moved, not copied: the thread that writes the export encodes none of
+        // this thread's batches, and receives no copy of their text.
+        bytes = new TextEncoder().encode(await batchText(store, message.filter, format));
       } catch (error) {
         const code = error instanceof MirrorError ? error.code : undefined;
-        reply = { seq: message.seq, error: { message: String((error as Error).message ?? error), code } };
+        const reply: ExportThreadReply = {
+          seq: message.seq,
+          error: { message: String((error as Error).message ?? error), code },
+        };
+        port.postMessage(reply);
+        return;
       }
-      port.postMessage(reply);
+      const reply: ExportThreadReply = { seq: message.seq, bytes };
+      port.postMessage(reply, [bytes.buffer]);
     });
   });
 }

@@ -14,6 +14,9 @@ import { workerEntry } from '../fs/worker-entry.js';
  */
 export type ExportFormat = 'csv' | 'jsonl';
 
+/** A piece of an export: text, or (a worker thread's batch) the same as UTF-8. */
+export type ExportChunk = string | Uint8Array;
+
 /** The CSV's writer, loaded for a CSV export only: a JSON one needs none of its wording. */
 const csvRecords = async () => (await import('../web/change-csv.js')).changesCsvRecords;
 
@@ -59,7 +62,7 @@ export async function* changeExportTexts(
   filter: ChangeStreamFilter,
   format: ExportFormat,
   options: ExportOptions,
-): AsyncGenerator<string, void, undefined> {
+): AsyncGenerator<ExportChunk, void, undefined> {
   // The byte order mark and header first, rows or not: an empty CSV export is still a CSV.
   if (format === 'csv') yield (await csvRecords())([], new Map(), { header: true });
   const reader = options.parallel ? await secondReader(store, filter, format, options.batchSize) : null;
@@ -106,9 +109,9 @@ async function* alternatingTexts(
   format: ExportFormat,
   batchSize: number,
   reader: SecondReader,
-): AsyncGenerator<string, void, undefined> {
+): AsyncGenerator<ExportChunk, void, undefined> {
   const plans = batchPlans(store, filter, batchSize);
-  const queue: (Promise<string> | ChangeFilter)[] = [];
+  const queue: (Promise<Uint8Array> | ChangeFilter)[] = [];
   let handedOut = 0;
   let planned = true;
   for (;;) {
@@ -125,8 +128,8 @@ async function* alternatingTexts(
     }
     const head = queue.shift();
     if (head === undefined) return;
-    const text = head instanceof Promise ? await head : await batchText(store, head, format);
-    if (text !== '') yield text;
+    const chunk = head instanceof Promise ? await head : await batchText(store, head, format);
+    if (chunk.length > 0) yield chunk;
   }
 }
 
@@ -169,7 +172,8 @@ export function exportThreadsRunning(): number {
 
 /** The worker's side of an export: batches read on its own connection. */
 interface SecondReader {
-  text(filter: ChangeFilter): Promise<string>;
+  /** A batch's text, as UTF-8. */
+  text(filter: ChangeFilter): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 
@@ -214,7 +218,7 @@ export interface ExportThreadData {
 
 /** What the thread answers a batch with: its text, or why it could not. */
 export type ExportThreadReply =
-  { seq: number; text: string } | { seq: number; error: { message: string; code: string | undefined } };
+  { seq: number; bytes: Uint8Array } | { seq: number; error: { message: string; code: string | undefined } };
 
 /** Starts the thread in the place `secondReader` took; its `close` gives the place back. */
 function startReader(target: ReaderTarget, format: ExportFormat): SecondReader {
@@ -229,7 +233,7 @@ function startReader(target: ReaderTarget, format: ExportFormat): SecondReader {
     exportThreads--;
     throw error;
   }
-  const waiting = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
+  const waiting = new Map<number, { resolve: (bytes: Uint8Array) => void; reject: (error: Error) => void }>();
   const failAll = (error: Error) => {
     for (const { reject } of waiting.values()) reject(error);
     waiting.clear();
@@ -237,7 +241,7 @@ function startReader(target: ReaderTarget, format: ExportFormat): SecondReader {
   worker.on('message', (reply: ExportThreadReply) => {
     const settle = waiting.get(reply.seq);
     waiting.delete(reply.seq);
-    if ('text' in reply) settle?.resolve(reply.text);
+    if ('bytes' in reply) settle?.resolve(reply.bytes);
     else settle?.reject(threadError(reply.error));
   });
   worker.on('error', (error) =>
@@ -255,7 +259,7 @@ function startReader(target: ReaderTarget, format: ExportFormat): SecondReader {
   let closed = false;
   return {
     text(filter) {
-      return new Promise<string>((resolve, reject) => {
+      return new Promise<Uint8Array>((resolve, reject) => {
         const id = seq++;
         waiting.set(id, { resolve, reject });
         worker.postMessage({ seq: id, filter });

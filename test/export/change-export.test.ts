@@ -20,7 +20,7 @@ async function exported(
   let text = '';
   let threads = 0;
   for await (const chunk of changeExportTexts(store, filter, format, options)) {
-    text += chunk;
+    text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
     threads = Math.max(threads, exportThreadsRunning());
   }
   return { text, threads };
