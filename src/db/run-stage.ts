@@ -348,11 +348,12 @@ async function findCopies(conn: StageConnection): Promise<number> {
   await conn.run(
     'insert into stage_copies (hash, placed) select hash, 0 from stage_entries group by hash having count(*) > 1',
   );
+  // CROSS JOIN keeps SQLite's order (PostgreSQL plans it as an inner join): the hashes are read
+  // from the uuid index, not from the rows beside their texts.
   await conn.run(
     `update stage_copies set placed = 1 from (
-       select distinct c.hash from stage_places p join stage_entries n on n.pos = p.pos
-         join stage_copies c on c.hash = n.hash
-        where p.version_id is null) q
+       select distinct c.hash from stage_entries n cross join stage_copies c cross join stage_places p
+        where c.hash = n.hash and p.pos = n.pos and p.version_id is null) q
       where q.hash = stage_copies.hash`,
   );
   const [count] = await conn.rows<[number]>('select count(*) from stage_copies where placed = 1');
