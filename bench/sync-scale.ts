@@ -134,7 +134,17 @@ function phaseLine(phase: PhaseName, report: PhaseReport, dbBefore: number): str
     const c = report.counts;
     parts.push(`added ${c.added}, changed ${c.changed}, removed ${c.removed}, unchanged ${c.unchanged}`);
   }
+  if (report.stageMs) parts.push(`in the stage: ${stageLine(report.stageMs)}`);
   return parts.join('; ');
+}
+
+/** The stage's operations by the time spent in them, largest first. */
+function stageLine(spent: Record<string, number>): string {
+  return Object.entries(spent)
+    .filter(([, ms]) => ms >= 1)
+    .sort(([, a], [, b]) => b - a)
+    .map(([name, ms]) => `${name} ${seconds(ms)}`)
+    .join(', ');
 }
 
 function printGoals(r: Record<PhaseName, PhaseReport>): void {

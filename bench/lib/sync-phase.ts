@@ -8,6 +8,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
+import type { Store } from '../../src/db/store.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { crawlDiscarding } from './client.js';
 import { benchSyncSettings } from './settings.js';
@@ -26,6 +27,12 @@ export interface PhaseReport {
   dbBytes?: number;
   /** Requests the upstream served during the phase; counted by the parent, which holds it. */
   upstreamRequests?: number;
+  /**
+   * Wall time inside each of the run stage's operations (append: staging during the crawl;
+   * holdCurrent, chunk, entryTexts and record: the diff; commit), summed; absent for the baseline.
+   * `crawled` is the time from the run's start to the crawl's end (the first `holdCurrent`).
+   */
+  stageMs?: Record<string, number>;
 }
 
 type Measured = Omit<PhaseReport, 'maxRssBytes' | 'startRssBytes' | 'upstreamRequests'>;
@@ -50,15 +57,47 @@ async function crawlOnly(upstreamUrl: string): Promise<Measured> {
   return { ms, entries: value.count, pages: value.pages };
 }
 
+/**
+ * The store with its stages' operations timed: each method's awaited wall time is added to
+ * `spent` under its name (an async iterator's by the time to its end).
+ */
+function timeStages(store: Store, spent: Record<string, number>): Store {
+  const started = performance.now();
+  const add = (name: string, since: number): void => {
+    spent[name] = (spent[name] ?? 0) + performance.now() - since;
+  };
+  const openStage = store.openStage.bind(store);
+  store.openStage = async (runId) => {
+    const stage = await openStage(runId);
+    return new Proxy(stage, {
+      get(target, name, receiver) {
+        const value: unknown = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function' || typeof name !== 'string') return value;
+        return (...args: unknown[]): unknown => {
+          const since = performance.now();
+          if (name === 'holdCurrent') spent.crawled ??= since - started;
+          const out: unknown = Reflect.apply(value, target, args);
+          if (out instanceof Promise) return out.finally(() => add(name, since));
+          add(name, since);
+          return out;
+        };
+      },
+    });
+  };
+  return store;
+}
+
 async function syncInto(upstreamUrl: string, file: string): Promise<Measured> {
   const store = openDatabase(file);
+  const stageMs: Record<string, number> = {};
   try {
     const { ms, value } = await timed(() =>
-      runSync(benchSyncSettings(upstreamUrl), { store, logger: silentLogger() }),
+      runSync(benchSyncSettings(upstreamUrl), { store: timeStages(store, stageMs), logger: silentLogger() }),
     );
     store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     const dbBytes = fileSize(file) + fileSize(`${file}-wal`);
-    return { ms, entries: value.entries, pages: value.pages, counts: { ...value.counts }, dbBytes };
+    const counts = { ...value.counts };
+    return { ms, entries: value.entries, pages: value.pages, counts, dbBytes, stageMs };
   } finally {
     store.close();
   }

@@ -134,8 +134,11 @@ export interface StageConnection {
   transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
 }
 
-/** One statement of a commit, `?` placeholders. */
-export type StageStatement = [sql: string, params: readonly unknown[]];
+/**
+ * One statement of a commit, `?` placeholders. A statement with a `step` name is one a dialect may
+ * do its own faster way, with the same outcome (see NEW_VERSION_IDS).
+ */
+export type StageStatement = [sql: string, params: readonly unknown[], step?: 'new-version-ids'];
 
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
@@ -154,21 +157,30 @@ export interface StageDialect {
 const TABLES = [
   'stage_entries',
   'stage_current',
+  'stage_placed',
   'stage_places',
+  'stage_copies',
   'stage_closed',
   'stage_events',
   'stage_coworkers',
 ];
 
+// Measured at 1,000,000 entries (docs/benchmarks.md, issue 21): a b-tree kept up row by row in
+// random order (a uuid index filled in listing order, a position key filled in uuid order) costs
+// a page read and write per row once it outgrows the page cache, and dominated the first sync.
+// So each table is filled in its key's order, or its index is built by one sort once it is full:
+// stage_entries' and stage_current's uuid indexes when the crawl is over (`holdCurrent`), and the
+// diff's placements, which come in uuid order, land in stage_placed and are copied into
+// stage_places in listing order once (`placesInOrder`).
 const SCHEMA = [
   `create temp table stage_entries (pos integer primary key, page integer not null, idx integer not null,
      uuid text not null, body text not null, hash text not null)`,
-  'create index stage_entries_uuid on stage_entries (uuid, pos)',
   'create index stage_entries_page on stage_entries (page, idx)',
   `create temp table stage_current (pos integer primary key, position_id bigint not null, version_id bigint not null,
      uuid text not null, slot integer not null, hash text)`,
-  'create index stage_current_uuid on stage_current (uuid, pos)',
+  `create temp table stage_placed (pos integer not null, version_id bigint, uuid text, slot integer)`,
   `create temp table stage_places (pos integer primary key, version_id bigint, uuid text, slot integer)`,
+  'create temp table stage_copies (hash text primary key, placed integer not null)',
   'create temp table stage_closed (version_id bigint primary key)',
   `create temp table stage_events (k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
      slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
@@ -204,6 +216,8 @@ class SqlRunStage implements RunStage {
   readonly #dialect: StageDialect;
   readonly #conn: StageConnection;
   #closed = false;
+  /** Placements recorded since stage_places was last brought up to date. */
+  #unordered = false;
 
   constructor(dialect: StageDialect) {
     this.#dialect = dialect;
@@ -246,7 +260,21 @@ class SqlRunStage implements RunStage {
   }
 
   record(outcome: StageOutcome): Promise<void> {
+    this.#unordered = true;
     return this.#conn.transaction(() => recordOutcome(this.#conn, outcome), false);
+  }
+
+  /** stage_places holds every placement recorded so far, each appended in listing order. */
+  async #placesInOrder(): Promise<void> {
+    if (!this.#unordered) return;
+    await this.#conn.transaction(async () => {
+      await this.#conn.run(
+        `insert into stage_places (pos, version_id, uuid, slot)
+         select pos, version_id, uuid, slot from stage_placed order by pos`,
+      );
+      await this.#conn.run('delete from stage_placed');
+    }, false);
+    this.#unordered = false;
   }
 
   async repeatedUuids(limit: number): Promise<{ count: number; first: string[] }> {
@@ -259,15 +287,15 @@ class SqlRunStage implements RunStage {
   }
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {
-    const copies = `select e.hash from stage_entries e
-      where e.hash in (select n.hash from stage_places p join stage_entries n on n.pos = p.pos where p.version_id is null)
-      group by e.hash having count(*) > 1`;
-    const [count] = await this.#conn.rows<[number]>(`select count(*) from (${copies}) c`);
-    if (Number(count?.[0] ?? 0) === 0) return { copies: 0, pages: [] };
+    await this.#placesInOrder();
+    const count = await this.#conn.transaction(() => findCopies(this.#conn), false);
+    if (count === 0) return { copies: 0, pages: [] };
     const pages = await this.#conn.rows<[number]>(
-      `select distinct page from stage_entries where hash in (${copies}) order by page`,
+      `select distinct page from stage_entries
+        where pos in (select e.pos from stage_entries e join stage_copies c on c.hash = e.hash where c.placed = 1)
+        order by page`,
     );
-    return { copies: Number(count?.[0] ?? 0), pages: pages.map(([page]) => page) };
+    return { copies: count, pages: pages.map(([page]) => page) };
   }
 
   async pageTexts(page: number): Promise<string[]> {
@@ -293,6 +321,7 @@ class SqlRunStage implements RunStage {
   }
 
   async commit(commit: StageCommit): Promise<void> {
+    await this.#placesInOrder();
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await this.#dialect.lastSeen();
     await this.#dialect.commit(commit, listingStatements(commit, lastSeen), await this.entryCount());
@@ -309,9 +338,37 @@ class SqlRunStage implements RunStage {
   }
 }
 
-/** The current listing into stage_current, set-based: no row passes through the process. */
+/**
+ * Texts listed twice or more (by hash) into stage_copies, `placed` where one of them is a new
+ * state; how many are. The grouping is one sort of the hashes, and the placements are walked once
+ * in listing order against the (few) repeated texts, never the other way round.
+ */
+async function findCopies(conn: StageConnection): Promise<number> {
+  await conn.run('delete from stage_copies');
+  await conn.run(
+    'insert into stage_copies (hash, placed) select hash, 0 from stage_entries group by hash having count(*) > 1',
+  );
+  // CROSS JOIN keeps SQLite's order (PostgreSQL plans it as an inner join): the hashes are read
+  // from the uuid index, not from the rows beside their texts.
+  await conn.run(
+    `update stage_copies set placed = 1 from (
+       select distinct c.hash from stage_entries n cross join stage_copies c cross join stage_places p
+        where c.hash = n.hash and p.pos = n.pos and p.version_id is null) q
+      where q.hash = stage_copies.hash`,
+  );
+  const [count] = await conn.rows<[number]>('select count(*) from stage_copies where placed = 1');
+  return Number(count?.[0] ?? 0);
+}
+
+/**
+ * The current listing into stage_current, set-based: no row passes through the process. Called
+ * once the crawl is over, it also builds the uuid indexes the diff walks (see SCHEMA).
+ */
 async function holdCurrent(conn: StageConnection, hashOf: (body: string) => string): Promise<number> {
+  // Covering: the diff's chunks read a group's positions and hashes from the index alone.
+  await conn.run('create index if not exists stage_entries_uuid on stage_entries (uuid, pos, hash)');
   await conn.transaction(async () => {
+    await conn.run('drop index if exists stage_current_uuid');
     await conn.run('delete from stage_current');
     await conn.run(
       `insert into stage_current (pos, position_id, version_id, uuid, slot, hash)
@@ -330,6 +387,7 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
         await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
       }
     }
+    await conn.run('create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)');
   }, false);
   await conn.run('analyze stage_current');
   await conn.run('analyze stage_entries');
@@ -387,7 +445,7 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
 
 async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {
   await conn.insert(
-    'stage_places',
+    'stage_placed',
     [
       { name: 'pos', type: 'int' },
       { name: 'version_id', type: 'bigint' },
@@ -442,6 +500,15 @@ const EVENT_COLUMNS: StageColumn[] = [
 ];
 
 /**
+ * The ids of the versions the commit just opened, into their placements. A run opens one version
+ * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order. A
+ * dialect that numbers an insert's rows in its order may assign them by rank instead.
+ */
+export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
+    where v.uuid = stage_places.uuid and v.slot = stage_places.slot and v.valid_from_run = ?)
+  where version_id is null`;
+
+/**
  * The listing part of a commit, set-based from the stage: coworkers, versions (new ones inserted in
  * listing order, so their ids ascend with the listing), the positions whose version changed, and
  * the changes in the diff's order. An added, returned or removed change refers to the version
@@ -477,13 +544,7 @@ export function listingStatements(
         order by p.pos`,
       [runId],
     ],
-    // A run opens one version per (uuid, slot) at most: that triple finds each new id.
-    [
-      `update stage_places set version_id = (select v.id from versions v
-         where v.uuid = stage_places.uuid and v.slot = stage_places.slot and v.valid_from_run = ?)
-       where version_id is null`,
-      [runId],
-    ],
+    [NEW_VERSION_IDS, [runId], 'new-version-ids'],
     // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
     [
       `update listing_positions set valid_to_run = ?

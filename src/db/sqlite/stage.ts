@@ -35,9 +35,27 @@ function statementCache(sqlite: MirrorDatabase['sqlite']): (sql: string) => Stat
   };
 }
 
+/**
+ * The page cache while a stage is open, in KiB (SQLite's negative form), instead of the 16 MiB
+ * better-sqlite3 builds SQLite with. Each sort (every index built once a table is full, each ORDER
+ * BY of the commit) may hold that much again, and the allocator keeps it: at 1,000,000 entries the
+ * first sync peaked at 207 MB with 16 MiB, over its 200 MB goal; at 300,000 it peaked 17–25 MB
+ * lower with 4 MiB, in the same time (docs/benchmarks.md). A larger cache bought no time: the
+ * stage reads and writes its tables in key order (run-stage.ts).
+ */
+const STAGE_CACHE_SIZE = -4000;
+
+/** Sets the stage's page cache; answers what puts the connection's own back. */
+function stageCache(sqlite: MirrorDatabase['sqlite']): () => void {
+  const own = sqlite.pragma('cache_size', { simple: true }) as number;
+  sqlite.pragma(`cache_size = ${STAGE_CACHE_SIZE}`);
+  return () => sqlite.pragma(`cache_size = ${own}`);
+}
+
 function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   const { sqlite } = store;
   sqlite.pragma('temp_store = file');
+  const restoreCache = stageCache(sqlite);
   const prepare = statementCache(sqlite);
   const conn: StageConnection = {
     rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
@@ -89,7 +107,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
           })
           .immediate(),
       ),
-    release: () => Promise.resolve(),
+    release: () => settle(restoreCache),
   };
 }
 
@@ -100,12 +118,49 @@ function runListing(
   statements: readonly StageStatement[],
 ): void {
   const deferred = dropIndexesOfEmptyStore(sqlite);
-  for (const [sql, params] of statements) {
-    prepare(sql).run(...params);
+  for (const [sql, params, step] of statements) {
+    if (step === 'new-version-ids') assignNewVersionIds(prepare, sql, params);
+    else prepare(sql).run(...params);
     const table = INSERT_INTO.exec(sql)?.[1];
     if (table !== undefined) buildIndexes(sqlite, deferred, table);
   }
   for (const table of [...deferred.keys()]) buildIndexes(sqlite, deferred, table);
+}
+
+/**
+ * The new versions' ids into their placements by rank: the versions were inserted by one INSERT …
+ * SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so SQLite numbered
+ * them one after another up to its sequence; the n-th new placement in listing order holds the
+ * n-th id. One pass in listing order, where the lookup by (uuid, slot, run) seeks the uuid index
+ * once per placement in random order (5.9 s of a 1,000,000-entry first sync). Both ends are
+ * checked against the versions themselves; should they ever disagree, the lookup does it.
+ */
+function assignNewVersionIds(
+  prepare: (sql: string) => Statement,
+  lookup: string,
+  params: readonly unknown[],
+): void {
+  const [runId] = params;
+  const placed = prepare('select count(*) from stage_places where version_id is null')
+    .pluck()
+    .get() as number;
+  if (placed === 0) return;
+  const last = prepare(`select seq from sqlite_sequence where name = 'versions'`).pluck().get() as number;
+  prepare(
+    `update stage_places set version_id = r.id
+       from (select pos, ? + row_number() over (order by pos) as id from stage_places where version_id is null) r
+      where r.pos = stage_places.pos`,
+  ).run(last - placed);
+  const matching = prepare(
+    `select count(*) from stage_places p join versions v on v.id = p.version_id
+      where p.uuid is not null and p.version_id in (?, ?)
+        and v.uuid = p.uuid and v.slot = p.slot and v.valid_from_run = ?`,
+  )
+    .pluck()
+    .get(last - placed + 1, last, runId) as number;
+  if (matching === (placed === 1 ? 1 : 2)) return;
+  prepare('update stage_places set version_id = null where uuid is not null').run();
+  prepare(lookup).run(...params);
 }
 
 /** Tables a first sync fills from nothing. */

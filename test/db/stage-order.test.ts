@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { bodyHash } from '../../src/sync/body-hash.js';
+import { commitListing, stagedEntries } from '../helpers/store-runs.js';
+import { tempDatabase } from '../helpers/temp-db.js';
+
+const uuid = (n: number): string => `6f1c2d3e-0000-4000-8000-${String(n).padStart(12, '0')}`;
+const body = (n: number): string => JSON.stringify({ uuid: uuid(n), name: `Person ${n}` });
+
+type Store = ReturnType<typeof tempDatabase>;
+const stageIndexes = (store: Store): string[] =>
+  store.sqlite
+    .prepare(`select sql from sqlite_temp_master where type = 'index' and sql is not null order by name`)
+    .pluck()
+    .all()
+    .map((sql) => String(sql).replace(/^create index/i, 'create index'));
+
+// Issue 21: a b-tree kept up row by row in random uuid order dominated the 1,000,000-entry first
+// sync; the stage builds its uuid indexes with one sort once the crawl is over.
+describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
+  it('stages the crawl without a uuid index and builds it, covering, once the crawl is over', async () => {
+    const store = tempDatabase();
+    await commitListing(store, [body(1), body(2)]);
+    const run = await store.beginRun('http://upstream.invalid');
+    const stage = await store.openStage(run.id);
+    try {
+      await stage.append(stagedEntries([body(3), body(1), body(3)], 8));
+      expect(stageIndexes(store)).toEqual(['create index stage_entries_page on stage_entries (page, idx)']);
+      await stage.holdCurrent(bodyHash);
+      expect(stageIndexes(store)).toEqual([
+        'create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)',
+        'create index stage_entries_page on stage_entries (page, idx)',
+        'create index stage_entries_uuid on stage_entries (uuid, pos, hash)',
+      ]);
+    } finally {
+      await stage.close();
+      await store.releaseRun(run.id);
+    }
+  });
+
+  it('narrows the page cache while a stage is open and gives the connection its own back', async () => {
+    const store = tempDatabase();
+    const own = store.sqlite.pragma('cache_size', { simple: true }) as number;
+    const run = await store.beginRun('http://upstream.invalid');
+    const stage = await store.openStage(run.id);
+    expect(store.sqlite.pragma('cache_size', { simple: true })).toBe(-4000);
+    await stage.close();
+    await store.releaseRun(run.id);
+    expect(store.sqlite.pragma('cache_size', { simple: true })).toBe(own);
+  });
+
+  it('gives each new version of a run over a filled store its placement, repeated uuids included', async () => {
+    const store = tempDatabase();
+    await commitListing(store, [body(1), body(2), body(1)]);
+    const edited = JSON.stringify({ uuid: uuid(2), name: 'Person 2, renamed' });
+    await commitListing(store, [body(4), body(1), edited, body(4), body(1), body(1)]);
+    const listed = store.sqlite
+      .prepare(
+        `select lp.position, v.body from listing_positions lp join versions v on v.id = lp.version_id
+          where lp.valid_to_run is null order by lp.position`,
+      )
+      .raw()
+      .all();
+    expect(listed).toEqual([
+      [0, body(4)],
+      [1, body(1)],
+      [2, edited],
+      [3, body(4)],
+      [4, body(1)],
+      [5, body(1)],
+    ]);
+  });
+});
