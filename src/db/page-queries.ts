@@ -36,14 +36,14 @@ export interface DirectoryEntry {
   firstSeenAt: string;
 }
 
+/** A coworker's times, from its runs (migration coworker_times_from_runs). */
+const TIMES = coworkerTimesSql('c');
+
 /**
  * Every coworker by its latest name and post: present ones by their current appearances, departed
  * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
  * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
  */
-/** A coworker's times, from its runs (migration coworker_times_from_runs). */
-const TIMES = coworkerTimesSql('c');
-
 export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
   const rows = prepared(
     store.sqlite,

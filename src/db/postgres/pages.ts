@@ -26,14 +26,14 @@ type DirectoryRow = [
 const shown = (value: string | null, body: string | null, key: string): string =>
   body !== null ? shownField(body, key) : asText(firstCodePoints(value ?? '', DIRECTORY_TEXT_CHARS + 1));
 
+/** A coworker's times, from its runs (migration coworker_times_from_runs). */
+const TIMES = coworkerTimesSql('c');
+
 /**
  * Every coworker by its latest name and post, one row per appearance (in uuid, appearance order).
  * Names and posts are extracted in SQL (migration entry_field_function): only they travel, not
  * every entry; an entry whose name or post is not a plain string travels whole and is read here.
  */
-/** A coworker's times, from its runs (migration coworker_times_from_runs). */
-const TIMES = coworkerTimesSql('c');
-
 export async function coworkerDirectory(ctx: PgContext): Promise<DirectoryEntry[]> {
   const fields = `n.value, p.value, case when n.other or p.other then v.body end`;
   const lateral = `${entryFieldSql('v.body', 'name', 'n')} ${entryFieldSql('v.body', 'post', 'p')}`;
