@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { runTimeSql } from './run-times.js';
 import { changes, type ChangeKind, type ChangeRow } from './schema.js';
 
 /**
@@ -21,7 +22,7 @@ export function newValueSql(c: string, v: string): string {
  * a primary-key seek per row.
  */
 export function changeTimeSql(c: string): string {
-  return `(select r.finished_at from runs r where r.id = ${c}.run_id)`;
+  return runTimeSql(`${c}.run_id`);
 }
 
 /**

@@ -86,6 +86,14 @@ function changeIdBound(store: MirrorDatabase, side: 'since' | 'until', at: strin
   return prepared(store.sqlite, changeIdBoundSql(side, '?')).pluck().get(at) as number | undefined;
 }
 
+/** `changeFilterWhere` of `filter`, its time bounds found on this database. */
+function changeWhere(store: MirrorDatabase, filter: ChangeStreamFilter): SQL | undefined | null {
+  return changeFilterWhere(filter, changes, {
+    first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
+    last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
+  });
+}
+
 /**
  * The SQL of `listChanges`, with `extra` aliased columns after the row's own (a read that wants
  * more per change, the CSV export's subject, selects it here); null when the filter matches nothing.
@@ -95,10 +103,7 @@ export function listChangesQuery(
   filter: ChangeFilter,
   extra: Record<string, SQL.Aliased> = {},
 ): { sql: string; params: unknown[] } | null {
-  const where = changeFilterWhere(filter, changes, {
-    first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
-    last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
-  });
+  const where = changeWhere(store, filter);
   if (where === null) return null;
   return store.db
     .select({ ...changeRowSelection, ...extra })
@@ -112,10 +117,7 @@ export function listChangesQuery(
 
 /** `Store.changeIdAt`: the filter's own where, its index walked to `offset`, no row's values read. */
 export function changeIdAt(store: MirrorDatabase, filter: ChangeStreamFilter, offset: number): number | null {
-  const where = changeFilterWhere(filter, changes, {
-    first: filter.since === undefined ? undefined : changeIdBound(store, 'since', filter.since),
-    last: filter.until === undefined ? undefined : changeIdBound(store, 'until', filter.until),
-  });
+  const where = changeWhere(store, filter);
   if (where === null) return null;
   const query = store.db
     .select({ id: changes.id })

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from '../change-batches.js';
 import { changeFilterWhere } from '../change-filter.js';
 import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
@@ -10,10 +10,10 @@ import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, versions } from './schema.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
+import { one, preparedRows, rows, tuples } from './sql.js';
 
 const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
 const TIMES = coworkerTimesSql('c');
-import { one, preparedRows, rows, tuples } from './sql.js';
 
 // Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
 // src/db/name-queries.ts, with the same orders.
@@ -27,12 +27,17 @@ async function changeIdBound(
   return (await one<{ id: number }>(ctx.pool, changeIdBoundSql(side, '$1'), [at]))?.id;
 }
 
-/** Newest first. */
-export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise<ChangeRow[]> {
-  const where = changeFilterWhere(filter, changes, {
+/** `changeFilterWhere` of `filter`, its time bounds found on this database. */
+async function changeWhere(ctx: PgContext, filter: ChangeStreamFilter): Promise<SQL | undefined | null> {
+  return changeFilterWhere(filter, changes, {
     first: filter.since === undefined ? undefined : await changeIdBound(ctx, 'since', filter.since),
     last: filter.until === undefined ? undefined : await changeIdBound(ctx, 'until', filter.until),
   });
+}
+
+/** Newest first. */
+export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise<ChangeRow[]> {
+  const where = await changeWhere(ctx, filter);
   if (where === null) return [];
   return ctx.db
     .select(changeRowSelection)
@@ -49,10 +54,7 @@ export async function changeIdAt(
   filter: ChangeStreamFilter,
   offset: number,
 ): Promise<number | null> {
-  const where = changeFilterWhere(filter, changes, {
-    first: filter.since === undefined ? undefined : await changeIdBound(ctx, 'since', filter.since),
-    last: filter.until === undefined ? undefined : await changeIdBound(ctx, 'until', filter.until),
-  });
+  const where = await changeWhere(ctx, filter);
   if (where === null) return null;
   const found = await ctx.db
     .select({ id: changes.id })
