@@ -118,6 +118,29 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
     },
   );
 
+  it.skipIf(kind !== 'sqlite')(
+    'a reader thread that cannot read fails the export with the reason, and gives its place back',
+    async () => {
+      const store = await withChanges();
+      // The thread opens what readerTarget names: here a file that is not there.
+      const missing = { file: `${store.file}.gone/mirror.db`, immutable: false };
+      const broken = new Proxy(store, {
+        get(target, key) {
+          if (key === 'readerTarget') return missing;
+          const value: unknown = Reflect.get(target, key);
+          return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+        },
+      });
+      await expect(exported(broken, {}, 'jsonl', { batchSize: 7, parallel: true })).rejects.toMatchObject({
+        code: 'DB_ERROR',
+        message: expect.stringMatching(
+          /the export's reader thread failed: cannot open database .*mirror\.db/,
+        ) as unknown,
+      });
+      expect(exportThreadsRunning()).toBe(0);
+    },
+  );
+
   it('an empty CSV export is its head; an empty JSON Lines export is empty', async () => {
     const store = await withChanges();
     const csv = await exported(store, { uuids: [] }, 'csv', { batchSize: 7, parallel: true });
