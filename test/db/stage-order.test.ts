@@ -69,4 +69,37 @@ describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
       [5, body(1)],
     ]);
   });
+
+  it('places every new version by its lookup when the ids a commit took are not consecutive', async () => {
+    const store = tempDatabase();
+    await commitListing(store, [body(1), body(2)]);
+    // A gap in the middle of the run's new ids: one version more, written between the run's first
+    // new version and the rest, so numbering the placements by rank would give them the wrong
+    // versions. The check at the ends sees it and the lookup by (uuid, slot, run) places them.
+    store.sqlite.exec(`create temp trigger gap after insert on versions
+      when new.slot <> 99 and not exists (select 1 from versions where slot = 99)
+      begin insert into versions (uuid, slot, body, valid_from_run)
+            values ('${uuid(1)}', 99, '{}', new.valid_from_run); end`);
+    const edited = JSON.stringify({ uuid: uuid(2), name: 'Person 2, renamed' });
+    await commitListing(store, [body(5), edited, body(1), body(6), body(5)]);
+    store.sqlite.exec('drop trigger gap');
+    const listed = store.sqlite
+      .prepare(
+        `select lp.position, v.body from listing_positions lp join versions v on v.id = lp.version_id
+          where lp.valid_to_run is null order by lp.position`,
+      )
+      .raw()
+      .all();
+    expect(listed).toEqual([
+      [0, body(5)],
+      [1, edited],
+      [2, body(1)],
+      [3, body(6)],
+      [4, body(5)],
+    ]);
+    // The gap was there: the extra version sits among the run's new ones.
+    const gap = store.sqlite.prepare('select id from versions where slot = 99').pluck().get() as number;
+    const after = store.sqlite.prepare('select count(*) from versions where id > ?').pluck().get(gap);
+    expect(after).toBeGreaterThan(0);
+  });
 });
