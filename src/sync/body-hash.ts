@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Identity of an entry's exact text. The diff compares these instead of holding every stored body
@@ -6,7 +6,9 @@ import { createHash } from 'node:crypto';
  * bits of its sha1, in 11 base64 characters (migration body_hash_66_bits cut the stored ones alike):
  * it only tells one appearance's old text from its new one, where two texts agree by chance once
  * in 2^66, and it is stored in every version (17 B per entry less than the whole digest, issue 21).
+ * The one-shot crypto.hash (Node ≥ 20.12; engines asks 20.19), not a Hash object per entry: the same
+ * digest in half the time, a hash per entry of every sync.
  */
 export function bodyHash(json: string): string {
-  return createHash('sha1').update(json).digest('base64').slice(0, 11);
+  return hash('sha1', json, 'base64').slice(0, 11);
 }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { catchMirrorError, startRawServer, testClient, type RawServer, type TestClient } from './harness.js';
@@ -260,5 +261,44 @@ describe('upstream client', () => {
     );
     expect(error.code).toBe('RUN_ABORTED');
     expect(upstream.hits).toBe(1);
+  });
+
+  it("the client's own signal, aborted mid-request, cancels a call that has a signal of its own", async () => {
+    const own = new AbortController();
+    const upstream = await server(() => own.abort(new Error('shutdown')));
+    const call = new AbortController();
+    const error = await catchMirrorError(() =>
+      client(upstream.url, { signal: own.signal }).getJson('/x', { signal: call.signal }),
+    );
+    expect(error.code).toBe('RUN_ABORTED');
+    expect(upstream.hits).toBe(1);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const upstream = await server(sendOk);
+    const call = new AbortController();
+    call.abort(new Error('stopped before'));
+    const own = new AbortController();
+    const error = await catchMirrorError(() =>
+      client(upstream.url, { signal: own.signal }).getJson('/x', { signal: call.signal }),
+    );
+    expect(error.code).toBe('RUN_ABORTED');
+    expect(upstream.hits).toBe(0);
+  });
+
+  // A sync's signals live as long as its run: a listener left on them per request (or per retry)
+  // would hold every request's state until the run ends.
+  it('leaves no listener on the signals it was given, after answers, retries and failures', async () => {
+    let hits = 0;
+    const upstream = await server((_req, res) => (++hits % 3 === 0 ? sendOk(res) : sendStatus(res, 503)));
+    const own = new AbortController();
+    const call = new AbortController();
+    const c = client(upstream.url, { signal: own.signal });
+    for (let i = 0; i < 20; i++) await c.getJson('/x', { signal: call.signal });
+    const failing = client(upstream.url, { signal: own.signal, maxAttempts: 1 });
+    await catchMirrorError(() => failing.getJson('/x', { signal: call.signal }));
+    expect(getEventListeners(own.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(call.signal, 'abort')).toHaveLength(0);
+    expect(hits).toBeGreaterThanOrEqual(61);
   });
 });
