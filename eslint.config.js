@@ -232,9 +232,9 @@ export default tseslint.config(
               message: 'request parameters are shared by the API and the pages: no server, page or store.',
             },
             {
-              target: ['./src/errors.ts', './src/logger.ts', './src/version.ts'],
+              target: ['./src/errors.ts', './src/logger.ts', './src/version.ts', './src/abort.ts'],
               from: './src',
-              message: 'errors, logger and version are leaves: they import nothing of src.',
+              message: 'errors, logger, version and abort are leaves: they import nothing of src.',
             },
             {
               target: './src/demo',
@@ -292,6 +292,7 @@ export default tseslint.config(
                 './src/errors.ts',
                 './src/logger.ts',
                 './src/version.ts',
+                './src/abort.ts',
               ],
               from: ['./src/cli', './src/cli.ts', './src/main.ts'],
               message: 'cli and main are the top floor: nothing imports them.',

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { Agent, request, type Dispatcher } from 'undici';
+import { eitherSignal } from '../abort.js';
 import { isAllowedMediaUrl } from './media-refs.js';
 import type { MediaStore } from './media-store.js';
 import { checkType, SNIFF_BYTES } from './sniff.js';
@@ -107,9 +108,10 @@ export class MediaFetcher {
       return { kind: 'failed', code: 'MEDIA_RUN_BUDGET', message: 'run media byte budget spent', bytes: 0 };
     }
     const deadline = AbortSignal.timeout(this.#options.timeoutMs);
-    const signal = this.#options.signal ? AbortSignal.any([deadline, this.#options.signal]) : deadline;
+    // The run's signal outlives every fetch: joined by hand, and left when the fetch ends (abort.ts).
+    const [signal, unfollow] = eitherSignal(deadline, this.#options.signal);
     try {
-      return await this.#follow(url, validators, budget, signal);
+      return await this.#follow(url, validators, budget, signal ?? deadline);
     } catch (error) {
       if (this.#options.signal?.aborted) throw error;
       if (error instanceof Failure)
@@ -129,6 +131,8 @@ export class MediaFetcher {
         message: `${typeof code === 'string' ? `${code}: ` : ''}${(error as Error).message}`,
         bytes: 0,
       };
+    } finally {
+      unfollow();
     }
   }
 

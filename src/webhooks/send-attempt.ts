@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { eitherSignal } from '../abort.js';
 import { USER_AGENT } from '../version.js';
 import type { Signer } from './sign.js';
 
@@ -45,6 +46,8 @@ export async function sendAttempt(
   };
   if (options.signer) headers['webhook-signature'] = options.signer(target.webhookId, at, target.body);
   const deadline = AbortSignal.timeout(options.timeoutMs);
+  // The server's signal outlives every delivery: joined by hand, and left when it ends (abort.ts).
+  const [signal, unfollow] = eitherSignal(deadline, options.signal);
   let httpStatus: number | null = null;
   try {
     const response = await request(target.url, {
@@ -52,7 +55,7 @@ export async function sendAttempt(
       method: 'POST',
       headers,
       body: target.body,
-      signal: options.signal ? AbortSignal.any([deadline, options.signal]) : deadline,
+      signal: signal ?? deadline,
     });
     httpStatus = response.statusCode;
     const excerpt = await readExcerpt(response.body);
@@ -82,6 +85,8 @@ export async function sendAttempt(
       error: message,
       excerpt: null,
     };
+  } finally {
+    unfollow();
   }
 }
 

@@ -275,7 +275,7 @@ describe('upstream client', () => {
   });
 
   it('an already aborted signal sends nothing', async () => {
-    const upstream = await server(sendOk);
+    const upstream = await server((_req, res) => sendOk(res));
     const call = new AbortController();
     call.abort(new Error('stopped before'));
     const own = new AbortController();
