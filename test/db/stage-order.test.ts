@@ -14,6 +14,16 @@ const stageIndexes = (store: Store): string[] =>
     .all()
     .map((sql) => String(sql).replace(/^create index/i, 'create index'));
 
+/** The current listing as stored: each position with the body of the version placed there. */
+const currentListing = (store: Store): unknown[] =>
+  store.sqlite
+    .prepare(
+      `select lp.position, v.body from listing_positions lp join versions v on v.id = lp.version_id
+        where lp.valid_to_run is null order by lp.position`,
+    )
+    .raw()
+    .all();
+
 // Issue 21: a b-tree kept up row by row in random uuid order dominated the 1,000,000-entry first
 // sync; the stage builds its uuid indexes with one sort once the crawl is over.
 describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
@@ -53,13 +63,7 @@ describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
     await commitListing(store, [body(1), body(2), body(1)]);
     const edited = JSON.stringify({ uuid: uuid(2), name: 'Person 2, renamed' });
     await commitListing(store, [body(4), body(1), edited, body(4), body(1), body(1)]);
-    const listed = store.sqlite
-      .prepare(
-        `select lp.position, v.body from listing_positions lp join versions v on v.id = lp.version_id
-          where lp.valid_to_run is null order by lp.position`,
-      )
-      .raw()
-      .all();
+    const listed = currentListing(store);
     expect(listed).toEqual([
       [0, body(4)],
       [1, body(1)],
@@ -83,13 +87,7 @@ describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
     const edited = JSON.stringify({ uuid: uuid(2), name: 'Person 2, renamed' });
     await commitListing(store, [body(5), edited, body(1), body(6), body(5)]);
     store.sqlite.exec('drop trigger gap');
-    const listed = store.sqlite
-      .prepare(
-        `select lp.position, v.body from listing_positions lp join versions v on v.id = lp.version_id
-          where lp.valid_to_run is null order by lp.position`,
-      )
-      .raw()
-      .all();
+    const listed = currentListing(store);
     expect(listed).toEqual([
       [0, body(5)],
       [1, edited],
