@@ -33,6 +33,11 @@ export function abortWith(
  * A signal that aborts when `a` or `b` does, and what stops following them: the one present as it
  * is, or a new one following both.
  */
+export function eitherSignal(a: AbortSignal, b: AbortSignal | undefined): [AbortSignal, () => void];
+export function eitherSignal(
+  a: AbortSignal | undefined,
+  b: AbortSignal | undefined,
+): [AbortSignal | undefined, () => void];
 export function eitherSignal(
   a: AbortSignal | undefined,
   b: AbortSignal | undefined,

@@ -14,6 +14,7 @@ import {
 // It writes nothing and migrates nothing: the thread that started it opened the database first.
 
 const data = workerData as Partial<ExportThreadData> | null;
+const utf8 = new TextEncoder();
 
 if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && data.format) {
   const port = parentPort;
@@ -26,7 +27,7 @@ if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && d
       try {
         // Encoded here and moved, not copied: the thread that writes the export encodes none of
         // this thread's batches, and receives no copy of their text.
-        bytes = new TextEncoder().encode(await batchText(store, message.filter, format));
+        bytes = utf8.encode(await batchText(store, message.filter, format));
       } catch (error) {
         const code = error instanceof MirrorError ? error.code : undefined;
         const reply: ExportThreadReply = {

@@ -111,7 +111,7 @@ export class MediaFetcher {
     // The run's signal outlives every fetch: joined by hand, and left when the fetch ends (abort.ts).
     const [signal, unfollow] = eitherSignal(deadline, this.#options.signal);
     try {
-      return await this.#follow(url, validators, budget, signal ?? deadline);
+      return await this.#follow(url, validators, budget, signal);
     } catch (error) {
       if (this.#options.signal?.aborted) throw error;
       if (error instanceof Failure)

@@ -55,7 +55,7 @@ export async function sendAttempt(
       method: 'POST',
       headers,
       body: target.body,
-      signal: signal ?? deadline,
+      signal,
     });
     httpStatus = response.statusCode;
     const excerpt = await readExcerpt(response.body);
