@@ -9,6 +9,7 @@ import {
   type StageDialect,
   type StageStatement,
 } from '../run-stage.js';
+import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox } from './outbox.js';
 import { markSucceeded } from './run-commit.js';
@@ -95,17 +96,20 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
     lastSeen: () => settle(() => latestSucceededRun(store)),
     commit: (commit, statements, entries) =>
       settle(() =>
-        sqlite
-          .transaction(() => {
-            assertRunning(store, commit.runId);
-            runListing(sqlite, prepare, statements);
-            markSucceeded(store, commit, entries);
-            // Media rows first: a notification's thumbnails are the media this run holds.
-            if (commit.media) writeMediaRows(store, commit.runId, commit.media);
-            if (commit.outbox) writeOutbox(store, commit.runId, commit.outbox);
-            if (commit.notify) writeOutbox(store, commit.runId, commit.notify);
-          })
-          .immediate(),
+        withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>
+          sqlite
+            .transaction(() => {
+              assertRunning(store, commit.runId);
+              runListing(sqlite, prepare, statements);
+              checkRunReferences(sqlite, commit.runId);
+              markSucceeded(store, commit, entries);
+              // Media rows first: a notification's thumbnails are the media this run holds.
+              if (commit.media) writeMediaRows(store, commit.runId, commit.media);
+              if (commit.outbox) writeOutbox(store, commit.runId, commit.outbox);
+              if (commit.notify) writeOutbox(store, commit.runId, commit.notify);
+            })
+            .immediate(),
+        ),
       ),
     release: () => settle(restoreCache),
   };
@@ -163,8 +167,6 @@ function assignNewVersionIds(
   prepare(lookup).run(...params);
 }
 
-/** Tables a first sync fills from nothing. */
-const BULK_TABLES = ['versions', 'listing_positions', 'changes'];
 const INSERT_INTO = /^\s*insert into (\w+)/i;
 
 /**
@@ -176,10 +178,7 @@ const INSERT_INTO = /^\s*insert into (\w+)/i;
  */
 function dropIndexesOfEmptyStore(sqlite: MirrorDatabase['sqlite']): Map<string, string[]> {
   const deferred = new Map<string, string[]>();
-  const filled = BULK_TABLES.some(
-    (table) => sqlite.prepare(`select exists (select 1 from ${table})`).pluck().get() === 1,
-  );
-  if (filled) return deferred;
+  if (!holdsNoListing(sqlite)) return deferred;
   const indexes = sqlite
     .prepare(
       `select tbl_name, name, sql from sqlite_schema
