@@ -98,6 +98,13 @@ export interface RunStage {
   /** Staged entry texts at these positions. */
   entryTexts(positions: readonly number[]): Promise<Map<number, string>>;
   record(outcome: StageOutcome): Promise<void>;
+  /**
+   * The diff of a store that never held a coworker (a first sync), decided set-based instead of by
+   * groups: every entry is added, each uuid's appearances in slots 0, 1, … in listing order, each
+   * uuid a new coworker. Records what `record` would and answers how many were added; null, with
+   * nothing recorded, when the store holds any coworker (the groups' diff then decides).
+   */
+  recordFirstListing(): Promise<number | null>;
   /** Uuids listed more than once: how many, and the first `limit` in listing order. */
   repeatedUuids(limit: number): Promise<{ count: number; first: string[] }>;
   /**
@@ -262,6 +269,15 @@ class SqlRunStage implements RunStage {
   record(outcome: StageOutcome): Promise<void> {
     this.#unordered = true;
     return this.#conn.transaction(() => recordOutcome(this.#conn, outcome), false);
+  }
+
+  async recordFirstListing(): Promise<number | null> {
+    // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
+    const [held] = await this.#conn.rows<[number]>(
+      'select count(*) from (select 1 from coworkers limit 1) c',
+    );
+    if (Number(held?.[0] ?? 0) > 0) return null;
+    return this.#conn.transaction(() => recordFirstListing(this.#conn), false);
   }
 
   /** stage_places holds every placement recorded so far, each appended in listing order. */
@@ -445,6 +461,32 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
     known: new Map(known.map(([uuid, removed]) => [uuid, Number(removed) === 1])),
     last,
   };
+}
+
+/**
+ * What `diffGroup` decides for a uuid never stored, for every uuid at once: no stored appearance to
+ * pair or return, so each appearance is added in the next slot (listing order), its change keyed
+ * (LISTED, position, 0) and referring to its own entry, and the coworker is new at its first
+ * position. Written in listing order, as `#placesInOrder` would leave stage_places: at 1,000,000
+ * entries the groups' walk, its records and their reordering took ≈ 12 s of a first sync, these
+ * statements ≈ 3 s (docs/benchmarks.md). test/sync/first-listing.test.ts holds both to the same rows.
+ */
+async function recordFirstListing(conn: StageConnection): Promise<number> {
+  await conn.run(
+    `insert into stage_places (pos, version_id, uuid, slot)
+     select pos, null, uuid, row_number() over (partition by uuid order by pos) - 1
+       from stage_entries order by pos`,
+  );
+  await conn.run(
+    `insert into stage_events (k1, k2, k3, uuid, slot, kind, field, old_value, new_value, ref_pos, ref_version)
+     select 0, pos, 0, uuid, slot, 'added', null, null, null, pos, null from stage_places order by pos`,
+  );
+  await conn.run(
+    `insert into stage_coworkers (uuid, kind, ord)
+     select uuid, 'new', min(pos) from stage_entries group by uuid order by uuid`,
+  );
+  const [count] = await conn.rows<[number]>('select count(*) from stage_places');
+  return Number(count?.[0] ?? 0);
 }
 
 async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {

@@ -27,6 +27,19 @@ const REMOVED_GONE = 2;
  * whole-listing diff did. Reads stored texts only where a group needs them.
  */
 export async function diffStaged(stage: RunStage, store: Store, signal?: AbortSignal): Promise<RunCounts> {
+  signal?.throwIfAborted();
+  // A store that never held a coworker: every group would be a new uuid's, decided set-based.
+  const added = await stage.recordFirstListing();
+  if (added !== null) return { added, changed: 0, removed: 0, returned: 0, unchanged: 0 };
+  return diffStagedGroups(stage, store, signal);
+}
+
+/** `diffStaged` by groups of uuids, whatever the store holds (exported for the tests that compare). */
+export async function diffStagedGroups(
+  stage: RunStage,
+  store: Store,
+  signal?: AbortSignal,
+): Promise<RunCounts> {
   const counts: RunCounts = { added: 0, changed: 0, removed: 0, returned: 0, unchanged: 0 };
   let after = '';
   for (;;) {

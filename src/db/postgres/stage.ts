@@ -119,6 +119,7 @@ export function guardedStage(stage: RunStage, mapError: (error: unknown) => unkn
     chunk: guard((after, rows) => stage.chunk(after, rows)),
     entryTexts: guard((positions) => stage.entryTexts(positions)),
     record: guard((outcome) => stage.record(outcome)),
+    recordFirstListing: guard(() => stage.recordFirstListing()),
     repeatedUuids: guard((limit) => stage.repeatedUuids(limit)),
     exactCopies: guard(() => stage.exactCopies()),
     pageTexts: guard((page) => stage.pageTexts(page)),
