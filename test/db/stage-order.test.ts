@@ -74,6 +74,24 @@ describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
     ]);
   });
 
+  it('numbers new positions that stand together by their offset, with or without a gap in the ids', async () => {
+    const store = tempDatabase();
+    // A first sync: every position new, from 0 on.
+    await commitListing(store, [body(1), body(2), body(1)]);
+    // New coworkers at the end only: positions 2..4 new and together.
+    await commitListing(store, [body(1), body(2), body(3), body(4), body(5)]);
+    expect(currentListing(store)).toEqual([1, 2, 3, 4, 5].map((n, i) => [i, body(n)]));
+    // The same with a foreign version written among the run's new ones: the check at the ends
+    // refuses the offsets and the lookup places them.
+    store.sqlite.exec(`create temp trigger gap after insert on versions
+      when new.slot <> 99 and not exists (select 1 from versions where slot = 99)
+      begin insert into versions (uuid, slot, body, valid_from_run)
+            values ('${uuid(1)}', 99, '{}', new.valid_from_run); end`);
+    await commitListing(store, [body(1), body(2), body(3), body(4), body(5), body(6), body(7), body(8)]);
+    store.sqlite.exec('drop trigger gap');
+    expect(currentListing(store)).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((n, i) => [i, body(n)]));
+  });
+
   it('places every new version by its lookup when the ids a commit took are not consecutive', async () => {
     const store = tempDatabase();
     await commitListing(store, [body(1), body(2)]);
