@@ -21,20 +21,23 @@ const REMOVED_LISTED = 1;
 const REMOVED_GONE = 2;
 
 /**
- * Diffs the staged listing against the current one by chunks of whole uuid groups (keyset on
- * uuid), each group by `diffGroup`, so neither listing is ever held whole; the outcome is
- * recorded in the stage with keys that order placements, changes and coworkers as the
- * whole-listing diff did. Reads stored texts only where a group needs them.
+ * Diffs the staged listing against the current one and records the outcome in the stage. A store
+ * that never held a coworker (a first sync) can only add: the stage decides that set-based
+ * (`RunStage.recordFirstListing`); any other goes by uuid groups (`diffStagedGroups`).
  */
 export async function diffStaged(stage: RunStage, store: Store, signal?: AbortSignal): Promise<RunCounts> {
   signal?.throwIfAborted();
-  // A store that never held a coworker: every group would be a new uuid's, decided set-based.
   const added = await stage.recordFirstListing();
   if (added !== null) return { added, changed: 0, removed: 0, returned: 0, unchanged: 0 };
   return diffStagedGroups(stage, store, signal);
 }
 
-/** `diffStaged` by groups of uuids, whatever the store holds (exported for the tests that compare). */
+/**
+ * The diff by chunks of whole uuid groups (keyset on uuid), each group by `diffGroup`, so neither
+ * listing is ever held whole; the outcome is recorded in the stage with keys that order
+ * placements, changes and coworkers as the whole-listing diff did. Reads stored texts only where a
+ * group needs them. Whatever the store holds (the tests compare it with the set-based first diff).
+ */
 export async function diffStagedGroups(
   stage: RunStage,
   store: Store,
