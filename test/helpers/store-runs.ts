@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config/load-config.js';
-import type { StageCommit, StagedEntry } from '../../src/db/run-stage.js';
+import type { RunStage, StageCommit, StagedEntry } from '../../src/db/run-stage.js';
 import type { Store } from '../../src/db/store.js';
 import { storeMaker, type StoreKind } from './postgres.js';
 import { bodyHash } from '../../src/sync/body-hash.js';
@@ -32,10 +32,11 @@ export async function commitListing(
   store: Store,
   bodies: readonly string[],
   extras: RunExtras = {},
+  diff: StageDiff = diffStaged,
 ): Promise<RecordedRun> {
   const run = await store.beginRun('http://upstream.invalid');
   try {
-    return { runId: run.id, counts: await stageAndCommit(store, run.id, bodies, extras) };
+    return { runId: run.id, counts: await stageAndCommit(store, run.id, bodies, extras, diff) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     await store.endRun({ runId: run.id, status: 'failed', error: { code: 'TEST', message } });
@@ -45,19 +46,23 @@ export async function commitListing(
   }
 }
 
+/** How a run's staged listing is diffed: the sync's `diffStaged` unless a test compares another way. */
+export type StageDiff = (stage: RunStage, store: Store) => Promise<DiffCounts>;
+
 /** Stages `bodies` for run `runId` (which holds the lock), diffs and commits them; the run's counts. */
 export async function stageAndCommit(
   store: Store,
   runId: number,
   bodies: readonly string[],
   extras: RunExtras = {},
+  diff: StageDiff = diffStaged,
 ): Promise<DiffCounts> {
   const pageSize = extras.pageSize ?? 8;
   const stage = await store.openStage(runId);
   try {
     await stage.append(stagedEntries(bodies, pageSize));
     await stage.holdCurrent(bodyHash);
-    const counts = await diffStaged(stage, store);
+    const counts = await diff(stage, store);
     await stage.commit({
       finishedAt: new Date().toISOString(),
       pages: Math.max(1, Math.ceil(bodies.length / pageSize)),
