@@ -15,11 +15,12 @@ export interface SubjectBatch {
  * Every change `filter` matches, newest first, as batches of at most `batchSize` rows, each batch
  * one keyset read (`id < last id seen`, never OFFSET: batch N costs what batch 1 costs) through the
  * store's own `read`, so each dialect streams the same way and only one batch is held at a time.
- * `rowsOf` says where a batch keeps its rows (a batch may carry more, as `SubjectBatch` does).
+ * `ends` says how many rows a batch holds and the last one's id (a batch may be rows, rows with
+ * more, or their export lines).
  */
 export async function* keysetBatches<B>(
   read: (filter: ChangeFilter) => Promise<B>,
-  rowsOf: (batch: B) => readonly ChangeRow[],
+  ends: (batch: B) => { count: number; lastId: number | undefined },
   filter: ChangeStreamFilter,
   batchSize: number,
 ): AsyncGenerator<B, void, undefined> {
@@ -28,13 +29,12 @@ export async function* keysetBatches<B>(
   while (remaining > 0) {
     const limit = Math.min(batchSize, remaining);
     const batch = await read({ ...filter, limit, ...(beforeId !== undefined ? { beforeId } : {}) });
-    const rows = rowsOf(batch);
-    const last = rows.at(-1);
-    if (!last) return;
+    const { count, lastId } = ends(batch);
+    if (count === 0 || lastId === undefined) return;
     yield batch;
-    if (rows.length < limit) return;
-    remaining -= rows.length;
-    beforeId = last.id;
+    if (count < limit) return;
+    remaining -= count;
+    beforeId = lastId;
   }
 }
 
@@ -44,7 +44,12 @@ export function changeBatches(
   filter: ChangeStreamFilter,
   batchSize: number,
 ): AsyncGenerator<ChangeRow[], void, undefined> {
-  return keysetBatches(listChanges, (rows) => rows, filter, batchSize);
+  return keysetBatches(
+    listChanges,
+    (rows) => ({ count: rows.length, lastId: rows.at(-1)?.id }),
+    filter,
+    batchSize,
+  );
 }
 
 /**

@@ -1,9 +1,10 @@
-import { and, desc, eq, lte, isNull, type SQL } from 'drizzle-orm';
+import { and, desc, eq, lte, isNull, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from './change-batches.js';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
 import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
+import { changeLineSql, changeLinesOf, checkedLines, NO_LINES, type ChangeLines } from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -145,6 +146,47 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
       .raw(true)
       .all(...query.params) as unknown[][],
   );
+}
+
+/** A change's export line, built by SQLite (`changeLineSql`) from drizzle's names of the three tables. */
+const LINE_SQL = changeLineSql('"changes"', '"versions"', '"runs"', (text) => `json_quote(${text})`);
+
+/**
+ * `Store.changeLines`: the batch `listChanges(filter)` reads, as export lines SQLite writes in one
+ * blob (no JS string per value, nor per line), read back by `checkedLines`; from the rows when the
+ * check refuses them or the batch is past SQLite's largest text.
+ */
+export function changeLines(store: MirrorDatabase, filter: ChangeFilter): ChangeLines {
+  const where = changeWhere(store, filter);
+  if (where === null) return NO_LINES;
+  const inner = store.db
+    .select({ id: changes.id, line: sql<string>`${sql.raw(LINE_SQL)}`.as('line') })
+    .from(changes)
+    .leftJoin(runs, eq(runs.id, changes.runId))
+    .leftJoin(versions, eq(versions.id, changes.versionId))
+    .where(where)
+    .orderBy(desc(changes.id))
+    .limit(filter.limit)
+    .toSQL();
+  // A blob, not text: better-sqlite3 hands the bytes over as they are, with no UTF-8 decoding.
+  // group_concat takes the rows in the order the ordered subquery yields them; an `order by` of its
+  // own sorted every batch again and doubled the read. SQLite does not promise that order, so
+  // `checkedLines` checks it (ids falling line by line) and a batch out of order is refused.
+  const query = `select count(*), min(id), cast(group_concat(line || char(10), '') as blob)
+    from (${inner.sql})`;
+  let found: [number, number | null, Buffer | null];
+  try {
+    found = prepared(store.sqlite, query)
+      .raw(true)
+      .get(...inner.params) as typeof found;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'SQLITE_TOOBIG') throw error;
+    return changeLinesOf(listChanges(store, filter));
+  }
+  const [count, lastId, text] = found;
+  if (count === 0 || text === null || lastId === null) return NO_LINES;
+  if (checkedLines(text, count)) return { text, count, lastId };
+  return changeLinesOf(listChanges(store, filter));
 }
 
 const coworkerRowSelection = coworkerRowSelectionOf(coworkers);

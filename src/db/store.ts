@@ -12,6 +12,7 @@ import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
+import type { ChangeLines } from './change-lines.js';
 import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
 import type { NamedCoworker } from './name-queries.js';
 import type {
@@ -130,6 +131,12 @@ export interface HistoryOperations {
    * index without reading a row's values, so a parallel export can hand out its batches in advance.
    */
   changeIdAt(filter: ChangeStreamFilter, offset: number): Promise<number | null>;
+  /**
+   * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`): the
+   * database writes the lines of a batch in one value and `checkedLines` reads them back, or,
+   * when it refuses them, they are written from the rows.
+   */
+  changeLines(filter: ChangeFilter): Promise<ChangeLines>;
   changedFields(): Promise<string[]>;
   getCoworker(uuid: string): Promise<CoworkerRow | undefined>;
   coworkerHistory(uuid: string): Promise<CoworkerHistory | undefined>;

@@ -25,9 +25,9 @@ if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && d
     queue = queue.then(async () => {
       let bytes: Uint8Array<ArrayBuffer>;
       try {
-        // Encoded here and moved, not copied: the thread that writes the export encodes none of
-        // this thread's batches, and receives no copy of their text.
-        bytes = utf8.encode(await batchText(store, message.filter, format));
+        // UTF-8 here, and moved, not copied: the thread that writes the export encodes none of
+        // this thread's batches, and receives no copy of their bytes.
+        bytes = movable(await batchText(store, message.filter, format));
       } catch (error) {
         const code = error instanceof MirrorError ? error.code : undefined;
         const reply: ExportThreadReply = {
@@ -41,4 +41,17 @@ if (parentPort !== null && data?.role === EXPORT_THREAD_ROLE && data.target && d
       port.postMessage(reply, [bytes.buffer]);
     });
   });
+}
+
+/**
+ * A chunk as bytes whose memory is theirs alone, so it can be moved to the other thread: text is
+ * encoded; bytes that share their memory (a slice of a larger buffer) are copied.
+ */
+function movable(chunk: string | Uint8Array): Uint8Array<ArrayBuffer> {
+  if (typeof chunk === 'string') return utf8.encode(chunk);
+  const { buffer } = chunk;
+  if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength) {
+    return new Uint8Array(buffer);
+  }
+  return new Uint8Array(chunk);
 }

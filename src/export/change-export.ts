@@ -1,9 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { ChangeStreamFilter } from '../db/change-batches.js';
-import { changeViewJson } from '../db/history-views.js';
+import { keysetBatches, type ChangeStreamFilter } from '../db/change-batches.js';
+import type { ChangeLines } from '../db/change-lines.js';
 import type { ChangeFilter } from '../db/queries.js';
-import type { ChangeRow } from '../db/schema.js';
 import type { ReaderTarget, Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../fs/worker-entry.js';
@@ -20,18 +19,17 @@ export type ExportChunk = string | Uint8Array;
 /** The CSV's writer, loaded for a CSV export only: a JSON one needs none of its wording. */
 const csvRecords = async () => (await import('../web/change-csv.js')).changesCsvRecords;
 
-/** Rows as JSON Lines, each line ended. */
-function jsonLines(rows: readonly ChangeRow[]): string {
-  if (rows.length === 0) return '';
-  const lines = rows.map(changeViewJson);
-  lines.push(''); // join then ends the last line too, in the one copy it makes
-  return lines.join('\n');
-}
+/** Where a batch of lines ends, for the keyset. */
+const linesEnds = (lines: ChangeLines) => ({ count: lines.count, lastId: lines.lastId });
 
 /** One batch, read and written: the rows `filter` (with its `limit`) matches, as export text. */
-export async function batchText(store: Store, filter: ChangeFilter, format: ExportFormat): Promise<string> {
+export async function batchText(
+  store: Store,
+  filter: ChangeFilter,
+  format: ExportFormat,
+): Promise<ExportChunk> {
   const size = filter.limit ?? 0;
-  if (format === 'jsonl') return jsonLines(await store.listChanges(filter));
+  if (format === 'jsonl') return (await store.changeLines(filter)).text;
   const changesCsvRecords = await csvRecords();
   for await (const { rows, subjects } of store.changesWithSubjects(filter, size)) {
     return changesCsvRecords(rows, subjects, { header: false });
@@ -83,9 +81,10 @@ async function* sequentialTexts(
   filter: ChangeStreamFilter,
   format: ExportFormat,
   batchSize: number,
-): AsyncGenerator<string, void, undefined> {
+): AsyncGenerator<ExportChunk, void, undefined> {
   if (format === 'jsonl') {
-    for await (const rows of store.changesInBatches(filter, batchSize)) yield jsonLines(rows);
+    for await (const lines of keysetBatches((part) => store.changeLines(part), linesEnds, filter, batchSize))
+      yield lines.text;
     return;
   }
   const changesCsvRecords = await csvRecords();

@@ -100,11 +100,12 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
       const racing = new Proxy(store, {
         get(target, key) {
           const value: unknown = Reflect.get(target, key);
-          if (key === 'listChanges' && !committed) {
-            return async (filter: Parameters<Store['listChanges']>[0]) => {
+          // The JSON Lines export reads its batches as lines (`changeLines`).
+          if (key === 'changeLines' && !committed) {
+            return async (filter: Parameters<Store['changeLines']>[0]) => {
               committed = true;
               await commitChangeRows(target, ROWS);
-              return target.listChanges(filter);
+              return target.changeLines(filter);
             };
           }
           return typeof value === 'function' ? (value as () => unknown).bind(target) : value;

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from '../change-batches.js';
 import { changeFilterWhere } from '../change-filter.js';
 import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
@@ -8,7 +8,8 @@ import type { ChangeFilter, CoworkerHistory } from '../queries.js';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
-import { changes, coworkers, versions } from './schema.js';
+import { changes, coworkers, runs, versions } from './schema.js';
+import { changeLineSql, changeLinesOf, checkedLines, NO_LINES, type ChangeLines } from '../change-lines.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
 import { one, preparedRows, rows, tuples } from './sql.js';
 
@@ -46,6 +47,43 @@ export async function listChanges(ctx: PgContext, filter: ChangeFilter): Promise
     .where(where)
     .orderBy(desc(changes.id))
     .limit(filter.limit);
+}
+
+/** A change's export line, built by PostgreSQL (`changeLineSql`); `to_json` of NULL is NULL, JSON's null here. */
+const LINE_SQL = changeLineSql(
+  '"changes"',
+  '"versions"',
+  '"runs"',
+  (text) => `coalesce(to_json((${text})::text)::text, 'null')`,
+);
+
+/** `Store.changeLines`, as SQLite's: one bytea a batch, read back by `checkedLines`. */
+export async function changeLines(ctx: PgContext, filter: ChangeFilter): Promise<ChangeLines> {
+  const where = await changeWhere(ctx, filter);
+  if (where === null) return NO_LINES;
+  const inner = ctx.db
+    .select({ id: changes.id, line: sql<string>`${sql.raw(LINE_SQL)}`.as('line') })
+    .from(changes)
+    .leftJoin(runs, eq(runs.id, changes.runId))
+    .leftJoin(versions, eq(versions.id, changes.versionId))
+    .where(where)
+    .orderBy(desc(changes.id))
+    .limit(filter.limit)
+    .toSQL();
+  const query = `select count(*), min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8')
+    from (${inner.sql}) lines`;
+  let found: [number, number | null, Buffer | null] | undefined;
+  try {
+    [found] = await tuples<[number, number | null, Buffer | null]>(ctx.pool, query, inner.params);
+  } catch (error) {
+    // 54000: past the largest text PostgreSQL builds (1 GB); the rows, one by one, are not.
+    if ((error as { code?: unknown }).code !== '54000') throw error;
+    return changeLinesOf(await listChanges(ctx, filter));
+  }
+  const [count, lastId, text] = found ?? [0, null, null];
+  if (count === 0 || text === null || lastId === null) return NO_LINES;
+  if (checkedLines(text, count)) return { text, count, lastId };
+  return changeLinesOf(await listChanges(ctx, filter));
 }
 
 /** `Store.changeIdAt`, as SQLite's. */

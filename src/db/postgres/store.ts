@@ -118,6 +118,7 @@ export class PgStore implements Store {
   changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>
     history.changeIdAt(this.#ctx, filter, offset),
   );
+  changeLines: Op<'changeLines'> = this.#guard((filter) => history.changeLines(this.#ctx, filter));
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));

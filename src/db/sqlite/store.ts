@@ -86,11 +86,12 @@ export class SqliteStore implements MirrorDatabase {
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     keysetBatches(
       (part) => settle(() => pages.listChangesWithSubjects(this, part)),
-      (batch) => batch.rows,
+      (batch) => ({ count: batch.rows.length, lastId: batch.rows.at(-1)?.id }),
       filter,
       batchSize,
     );
   changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
+  changeLines: Op<'changeLines'> = (filter) => settle(() => queries.changeLines(this, filter));
   changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
   getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
