@@ -16,9 +16,6 @@ import { markSucceeded } from './run-commit.js';
 
 const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
-/** Rows bound to one insert statement (6 columns a stage entry: 384 parameters, far below the limit). */
-const ROWS_PER_INSERT = 64;
-
 /**
  * A run's stage in TEMP tables of the store's own connection. `temp_store = file`: the staged
  * listing lives in a temporary file beside nothing (never in the heap, never in the main file),
@@ -73,7 +70,14 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       settle(() => {
         prepare(sql).run(...params);
       }),
-    insert: (table, columns, rows) => settle(() => insertRows(prepare, table, columns, rows)),
+    insert: (table, columns, rows) =>
+      settle(() => {
+        const names = columns.map((c) => c.name);
+        const insert = prepare(
+          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`,
+        );
+        for (const row of rows) insert.run(...row);
+      }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
     transaction: async (work, write) => {
       sqlite.exec(write ? 'begin immediate' : 'begin');
@@ -109,29 +113,6 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       ),
     release: () => settle(restoreCache),
   };
-}
-
-/**
- * Rows into a stage table, ROWS_PER_INSERT a statement, not one: a statement per row cost the
- * staging of 1,000,000 entries 4.3 s (2.6–3.2 s so), most of it the call and the VM's setup per
- * row (issue 21).
- */
-function insertRows(
-  prepare: (sql: string) => Statement,
-  table: string,
-  columns: readonly { name: string }[],
-  rows: readonly (readonly unknown[])[],
-): void {
-  const tuple = `(${columns.map(() => '?').join(', ')})`;
-  const head = `insert into ${table} (${columns.map((c) => c.name).join(', ')}) values `;
-  const statement = (count: number) => prepare(head + Array.from({ length: count }, () => tuple).join(', '));
-  const many = statement(ROWS_PER_INSERT);
-  let at = 0;
-  for (; at + ROWS_PER_INSERT <= rows.length; at += ROWS_PER_INSERT) {
-    many.run(rows.slice(at, at + ROWS_PER_INSERT).flat());
-  }
-  // The rest in one more statement, of its own size (the sync's batches leave the same rest).
-  if (at < rows.length) statement(rows.length - at).run(rows.slice(at).flat());
 }
 
 /** The listing's statements; into an empty store, each table's indexes built after its insert. */
