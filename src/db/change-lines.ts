@@ -43,6 +43,37 @@ export function changeLineSql(c: string, v: string, r: string, quote: (text: str
     end || '}'`;
 }
 
+/**
+ * The one row a dialect's lines query answers over its batch of `changeLineSql` lines (`inner`,
+ * which selects `id` and `line`): how many rows, the last (lowest) id, and the lines, each ended,
+ * as bytes.
+ */
+export type FoundLines = readonly [count: number, lastId: number | null, text: Buffer | null];
+
+/**
+ * The lines query of each dialect. SQLite's `group_concat` is cast to a blob: better-sqlite3 hands
+ * the bytes over as they are, with no UTF-8 decoding. It takes the rows in the order the ordered
+ * subquery yields them: an `order by` of its own sorted every batch again and doubled the read.
+ * SQLite does not promise that order, so `checkedLines` checks it (ids falling line by line) and a
+ * batch out of order is refused. PostgreSQL's `string_agg` says its order, at no such cost.
+ */
+export const LINES_QUERY = {
+  sqlite: (inner: string) =>
+    `select count(*), min(id), cast(group_concat(line || char(10), '') as blob) from (${inner})`,
+  postgres: (inner: string) =>
+    `select count(*), min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8') from (${inner}) lines`,
+};
+
+/**
+ * The batch the database wrote, when `checkedLines` vouches for it (`NO_LINES` when the filter
+ * matched nothing); null when the batch is to be written from its rows (`changeLinesOf`).
+ */
+export function vouchedLines(found: FoundLines | undefined): ChangeLines | null {
+  const [count, lastId, text] = found ?? [0, null, null];
+  if (count === 0 || text === null || lastId === null) return NO_LINES;
+  return checkedLines(text, count) ? { text, count, lastId } : null;
+}
+
 /** The keys of a change's line, as `changeView` orders them, for each kind of change. */
 const HEAD_KEYS = ['"id"', '"run"', '"at"', '"uuid"', '"appearance"', '"kind"'];
 const SHAPES = [

@@ -4,7 +4,15 @@ import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
 import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
-import { changeLineSql, changeLinesOf, checkedLines, NO_LINES, type ChangeLines } from './change-lines.js';
+import {
+  changeLineSql,
+  changeLinesOf,
+  LINES_QUERY,
+  NO_LINES,
+  vouchedLines,
+  type ChangeLines,
+  type FoundLines,
+} from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
 import { listedBodies, optionsBody } from './sqlite/listing.js';
@@ -168,25 +176,17 @@ export function changeLines(store: MirrorDatabase, filter: ChangeFilter): Change
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
-  // A blob, not text: better-sqlite3 hands the bytes over as they are, with no UTF-8 decoding.
-  // group_concat takes the rows in the order the ordered subquery yields them; an `order by` of its
-  // own sorted every batch again and doubled the read. SQLite does not promise that order, so
-  // `checkedLines` checks it (ids falling line by line) and a batch out of order is refused.
-  const query = `select count(*), min(id), cast(group_concat(line || char(10), '') as blob)
-    from (${inner.sql})`;
-  let found: [number, number | null, Buffer | null];
+  let found: FoundLines | undefined;
   try {
-    found = prepared(store.sqlite, query)
+    found = prepared(store.sqlite, LINES_QUERY.sqlite(inner.sql))
       .raw(true)
-      .get(...inner.params) as typeof found;
+      .get(...inner.params) as FoundLines | undefined;
   } catch (error) {
+    // Past SQLite's largest value (a billion bytes): the rows, one by one, are not.
     if ((error as { code?: unknown }).code !== 'SQLITE_TOOBIG') throw error;
     return changeLinesOf(listChanges(store, filter));
   }
-  const [count, lastId, text] = found;
-  if (count === 0 || text === null || lastId === null) return NO_LINES;
-  if (checkedLines(text, count)) return { text, count, lastId };
-  return changeLinesOf(listChanges(store, filter));
+  return vouchedLines(found) ?? changeLinesOf(listChanges(store, filter));
 }
 
 const coworkerRowSelection = coworkerRowSelectionOf(coworkers);

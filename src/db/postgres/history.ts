@@ -9,7 +9,15 @@ import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, runs, versions } from './schema.js';
-import { changeLineSql, changeLinesOf, checkedLines, NO_LINES, type ChangeLines } from '../change-lines.js';
+import {
+  changeLineSql,
+  changeLinesOf,
+  LINES_QUERY,
+  NO_LINES,
+  vouchedLines,
+  type ChangeLines,
+  type FoundLines,
+} from '../change-lines.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
 import { one, preparedRows, rows, tuples } from './sql.js';
 
@@ -70,20 +78,19 @@ export async function changeLines(ctx: PgContext, filter: ChangeFilter): Promise
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
-  const query = `select count(*), min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8')
-    from (${inner.sql}) lines`;
-  let found: [number, number | null, Buffer | null] | undefined;
+  let found: FoundLines | undefined;
   try {
-    [found] = await tuples<[number, number | null, Buffer | null]>(ctx.pool, query, inner.params);
+    [found] = await tuples<[number, number | null, Buffer | null]>(
+      ctx.pool,
+      LINES_QUERY.postgres(inner.sql),
+      inner.params,
+    );
   } catch (error) {
     // 54000: past the largest text PostgreSQL builds (1 GB); the rows, one by one, are not.
     if ((error as { code?: unknown }).code !== '54000') throw error;
     return changeLinesOf(await listChanges(ctx, filter));
   }
-  const [count, lastId, text] = found ?? [0, null, null];
-  if (count === 0 || text === null || lastId === null) return NO_LINES;
-  if (checkedLines(text, count)) return { text, count, lastId };
-  return changeLinesOf(await listChanges(ctx, filter));
+  return vouchedLines(found) ?? changeLinesOf(await listChanges(ctx, filter));
 }
 
 /** `Store.changeIdAt`, as SQLite's. */
