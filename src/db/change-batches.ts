@@ -11,6 +11,12 @@ export interface SubjectBatch {
   subjects: Map<number, ChangeSubject>;
 }
 
+/** How many rows a batch holds, and the id of its last (oldest). */
+export interface BatchEnds {
+  count: number;
+  lastId: number | undefined;
+}
+
 /**
  * Every change `filter` matches, newest first, as batches of at most `batchSize` rows, each batch
  * one keyset read (`id < last id seen`, never OFFSET: batch N costs what batch 1 costs) through the
@@ -20,7 +26,7 @@ export interface SubjectBatch {
  */
 export async function* keysetBatches<B>(
   read: (filter: ChangeFilter) => Promise<B>,
-  ends: (batch: B) => { count: number; lastId: number | undefined },
+  ends: (batch: B) => BatchEnds,
   filter: ChangeStreamFilter,
   batchSize: number,
 ): AsyncGenerator<B, void, undefined> {
@@ -38,18 +44,18 @@ export async function* keysetBatches<B>(
   }
 }
 
+/** Where a batch of rows ends, for `keysetBatches`. */
+export function rowsEnds(rows: readonly ChangeRow[]): BatchEnds {
+  return { count: rows.length, lastId: rows.at(-1)?.id };
+}
+
 /** `keysetBatches` of bare rows, through the store's `listChanges`. */
 export function changeBatches(
   listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
   filter: ChangeStreamFilter,
   batchSize: number,
 ): AsyncGenerator<ChangeRow[], void, undefined> {
-  return keysetBatches(
-    listChanges,
-    (rows) => ({ count: rows.length, lastId: rows.at(-1)?.id }),
-    filter,
-    batchSize,
-  );
+  return keysetBatches(listChanges, rowsEnds, filter, batchSize);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { canonicalEnd, isScannable } from '../json/canonical-json.js';
 import { changeViewJson } from './history-views.js';
+import type { BatchEnds } from './change-batches.js';
 import type { ChangeRow } from './schema.js';
 
 /**
@@ -7,10 +8,8 @@ import type { ChangeRow } from './schema.js';
  * lines as UTF-8, each as `changeViewJson` writes it and ended by a newline, with how many rows
  * they are and the last (oldest) row's id, where the next keyset batch starts.
  */
-export interface ChangeLines {
+export interface ChangeLines extends BatchEnds {
   text: Uint8Array;
-  count: number;
-  lastId: number | undefined;
 }
 
 export const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };

@@ -19,9 +19,6 @@ export type ExportChunk = string | Uint8Array;
 /** The CSV's writer, loaded for a CSV export only: a JSON one needs none of its wording. */
 const csvRecords = async () => (await import('../web/change-csv.js')).changesCsvRecords;
 
-/** Where a batch of lines ends, for the keyset. */
-const linesEnds = (lines: ChangeLines) => ({ count: lines.count, lastId: lines.lastId });
-
 /** One batch, read and written: the rows `filter` (with its `limit`) matches, as export text. */
 export async function batchText(
   store: Store,
@@ -83,7 +80,12 @@ async function* sequentialTexts(
   batchSize: number,
 ): AsyncGenerator<ExportChunk, void, undefined> {
   if (format === 'jsonl') {
-    for await (const lines of keysetBatches((part) => store.changeLines(part), linesEnds, filter, batchSize))
+    for await (const lines of keysetBatches(
+      (part) => store.changeLines(part),
+      (lines: ChangeLines) => lines,
+      filter,
+      batchSize,
+    ))
       yield lines.text;
     return;
   }

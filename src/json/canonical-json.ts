@@ -125,7 +125,7 @@ function scanKey(scan: Scan, i: number, keys: number[]): number {
 }
 
 /** Whether `bytes[a, aEnd)` and `bytes[b, bEnd)` are the same bytes. */
-export function sameBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
+function sameBytes(bytes: Uint8Array, a: number, aEnd: number, b: number, bEnd: number): boolean {
   if (aEnd - a !== bEnd - b) return false;
   for (let k = 0; k < aEnd - a; k++) if (bytes[a + k] !== bytes[b + k]) return false;
   return true;

@@ -9,7 +9,7 @@ import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { RunRow } from '../schema.js';
 import type { ReaderTarget, Store } from '../store.js';
-import { changeBatches, keysetBatches } from '../change-batches.js';
+import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
@@ -86,7 +86,7 @@ export class SqliteStore implements MirrorDatabase {
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     keysetBatches(
       (part) => settle(() => pages.listChangesWithSubjects(this, part)),
-      (batch) => ({ count: batch.rows.length, lastId: batch.rows.at(-1)?.id }),
+      (batch) => rowsEnds(batch.rows),
       filter,
       batchSize,
     );
