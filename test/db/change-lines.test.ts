@@ -1,6 +1,8 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
 import * as lines from '../../src/db/change-lines.js';
+import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
 import { STORE_KINDS, storeRows } from '../helpers/postgres.js';
 import { storeWithChangeRows } from '../helpers/store-runs.js';
@@ -131,6 +133,39 @@ describe.each(STORE_KINDS)('changeLines on %s', (kind) => {
     expect(batch?.db.includes(Buffer.from('\ufffd'))).toBe(true);
     expect(fromRows).toHaveBeenCalledTimes(1);
   });
+
+  it.skipIf(kind !== 'sqlite')(
+    "writes a batch from its rows when its lines pass SQLite's largest value",
+    async () => {
+      const store = await withChanges();
+      if (!(store instanceof SqliteStore)) throw new Error('a SQLite store');
+      // A billion bytes of lines is no test's to write: SQLite's own answer to one, given to the
+      // lines query alone (the store's statements are prepared on first use, this one included).
+      const prepare = store.sqlite.prepare.bind(store.sqlite);
+      const spy = vi.spyOn(store.sqlite, 'prepare').mockImplementation((source: string) => {
+        const statement = prepare(source);
+        if (source.includes('group_concat(line')) {
+          vi.spyOn(statement, 'get').mockImplementation(() => {
+            throw new Database.SqliteError('string or blob too big', 'SQLITE_TOOBIG');
+          });
+        }
+        return statement;
+      });
+      try {
+        fromRows.mockClear();
+        const batches = await bothWays(store, {}, 7);
+        for (const batch of batches) {
+          expect(batch.db.equals(batch.rows)).toBe(true);
+          expect(batch.count).toBe(batch.ids.length);
+        }
+        // Every batch from its rows, and none lost: SQLite's refusal is not an empty batch.
+        expect(fromRows).toHaveBeenCalledTimes(batches.length);
+        expect(batches.reduce((sum, b) => sum + b.count, 0)).toBe(ROWS);
+      } finally {
+        spy.mockRestore();
+      }
+    },
+  );
 
   it('fails as the rows fail on a stored text that is no JSON, never passing it on', async () => {
     const store = await withChanges();
