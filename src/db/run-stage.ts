@@ -101,8 +101,9 @@ export interface RunStage {
   /**
    * The diff of a store that never held a coworker (a first sync), decided set-based instead of by
    * groups: every entry is added, each uuid's appearances in slots 0, 1, … in listing order, each
-   * uuid a new coworker. Records what `record` would and answers how many were added; null, with
-   * nothing recorded, when the store holds any coworker (the groups' diff then decides).
+   * uuid a new coworker. Records the placements `record` would (the commit derives the changes and
+   * new coworkers from them) and answers how many were added; null, with nothing recorded, when the
+   * store holds any coworker (the groups' diff then decides).
    */
   recordFirstListing(): Promise<number | null>;
   /** Uuids listed more than once: how many, and the first `limit` in listing order. */
@@ -225,6 +226,8 @@ class SqlRunStage implements RunStage {
   #closed = false;
   /** Placements recorded since stage_places was last brought up to date. */
   #unordered = false;
+  /** The diff was `recordFirstListing`'s: every placement is an addition (see FIRST_LISTING). */
+  #firstListing = false;
 
   constructor(dialect: StageDialect) {
     this.#dialect = dialect;
@@ -277,7 +280,9 @@ class SqlRunStage implements RunStage {
       'select count(*) from (select 1 from coworkers limit 1) c',
     );
     if (Number(held?.[0] ?? 0) > 0) return null;
-    return this.#conn.transaction(() => recordFirstListing(this.#conn), false);
+    const added = await this.#conn.transaction(() => recordFirstListing(this.#conn), false);
+    this.#firstListing = true;
+    return added;
   }
 
   /** stage_places holds every placement recorded so far, each appended in listing order. */
@@ -341,7 +346,8 @@ class SqlRunStage implements RunStage {
     await this.#placesInOrder();
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await this.#dialect.lastSeen();
-    await this.#dialect.commit(commit, listingStatements(commit, lastSeen), await this.entryCount());
+    const statements = listingStatements(commit, lastSeen, this.#firstListing);
+    await this.#dialect.commit(commit, statements, await this.entryCount());
   }
 
   async close(): Promise<void> {
@@ -467,23 +473,18 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
  * What `diffGroup` decides for a uuid never stored, for every uuid at once: no stored appearance to
  * pair or return, so each appearance is added in the next slot (listing order), its change keyed
  * (LISTED, position, 0) and referring to its own entry, and the coworker is new at its first
- * position. Written in listing order, as `#placesInOrder` would leave stage_places: at 1,000,000
- * entries the groups' walk, its records and their reordering took ≈ 12 s of a first sync, these
- * statements ≈ 3 s (docs/benchmarks.md). test/sync/first-listing.test.ts holds both to the same rows.
+ * position. Only the placements are written, in listing order, as `#placesInOrder` would leave
+ * stage_places: the changes and the new coworkers follow from them and from the entries, and the
+ * commit reads them there (FIRST_LISTING) rather than from a copy in stage_events and
+ * stage_coworkers. At 1,000,000 entries the groups' walk, its records and their reordering took
+ * ≈ 12 s of a first sync, this ≈ 2 s (docs/benchmarks.md). test/sync/first-listing.test.ts holds
+ * both ways to the same rows.
  */
 async function recordFirstListing(conn: StageConnection): Promise<number> {
   await conn.run(
     `insert into stage_places (pos, version_id, uuid, slot)
      select pos, null, uuid, row_number() over (partition by uuid order by pos) - 1
        from stage_entries order by pos`,
-  );
-  await conn.run(
-    `insert into stage_events (k1, k2, k3, uuid, slot, kind, field, old_value, new_value, ref_pos, ref_version)
-     select 0, pos, 0, uuid, slot, 'added', null, null, null, pos, null from stage_places order by pos`,
-  );
-  await conn.run(
-    `insert into stage_coworkers (uuid, kind, ord)
-     select uuid, 'new', min(pos) from stage_entries group by uuid order by uuid`,
   );
   const [count] = await conn.rows<[number]>('select count(*) from stage_places');
   return Number(count?.[0] ?? 0);
@@ -564,13 +565,11 @@ export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.i
 export function listingStatements(
   { runId }: Pick<StageCommit, 'runId'>,
   lastSeen: { id: number } | undefined,
+  firstListing: boolean,
 ): StageStatement[] {
+  const from = firstListing ? FIRST_LISTING : BY_GROUPS;
   return [
-    [
-      `insert into coworkers (uuid, first_seen_run)
-       select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
-      [runId],
-    ],
+    [from.newCoworkers, [runId]],
     [
       `update coworkers set removed_run = null, returned_count = returned_count + 1,
               last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
@@ -606,13 +605,32 @@ export function listingStatements(
         order by p.pos`,
       [runId],
     ],
-    [
-      `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
-       select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
-              coalesce(e.ref_version, p.version_id)
-         from stage_events e left join stage_places p on p.pos = e.ref_pos
-        order by e.k1, e.k2, e.k3`,
-      [runId],
-    ],
+    [from.changes, [runId]],
   ];
 }
+
+/** The new coworkers and the run's changes, as the groups' diff records them (`record`). */
+const BY_GROUPS = {
+  newCoworkers: `insert into coworkers (uuid, first_seen_run)
+     select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
+  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+     select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+            coalesce(e.ref_version, p.version_id)
+       from stage_events e left join stage_places p on p.pos = e.ref_pos
+      order by e.k1, e.k2, e.k3`,
+};
+
+/**
+ * The same after `recordFirstListing`, from the placements and entries themselves: every listed uuid
+ * is a new coworker, and every placement an `added` change keyed (LISTED, position, 0), so in
+ * listing order, referring to the version it opens. Writing them to stage_coworkers and
+ * stage_events first cost a copy of each (≈ 1.1 s of a 1,000,000-entry first sync, stagebench).
+ */
+const FIRST_LISTING = {
+  newCoworkers: `insert into coworkers (uuid, first_seen_run)
+     select uuid, cast(? as bigint) from stage_entries group by uuid order by uuid`,
+  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+     select cast(? as bigint), p.uuid, p.slot, 'added', null, null, null, p.version_id
+       from stage_places p
+      order by p.pos`,
+};
