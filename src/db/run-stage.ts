@@ -299,12 +299,16 @@ class SqlRunStage implements RunStage {
   }
 
   async repeatedUuids(limit: number): Promise<{ count: number; first: string[] }> {
-    const repeated = `select uuid, min(pos) as first from stage_entries group by uuid having count(*) > 1`;
-    const [count] = await this.#conn.rows<[number]>(`select count(*) from (${repeated}) r`);
-    const first = await this.#conn.rows<[string]>(
-      `select uuid from (${repeated}) r order by first limit ${Math.trunc(limit)}`,
+    // One grouping of the stage, counted by a window over all of it before the limit applies (a
+    // count and a list grouped it once each: 0.5 s of a 1,000,000-entry stage, stagebench). At
+    // least one row is read, whatever `limit`, to carry the count.
+    const wanted = Math.max(0, Math.trunc(limit));
+    const found = await this.#conn.rows<[string, number]>(
+      `select uuid, count(*) over () from (
+         select uuid, min(pos) as first from stage_entries group by uuid having count(*) > 1) r
+        order by first limit ${Math.max(1, wanted)}`,
     );
-    return { count: Number(count?.[0] ?? 0), first: first.map(([uuid]) => uuid) };
+    return { count: Number(found[0]?.[1] ?? 0), first: found.slice(0, wanted).map(([uuid]) => uuid) };
   }
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {

@@ -46,17 +46,31 @@ function statementCache(sqlite: MirrorDatabase['sqlite']): (sql: string) => Stat
  */
 const STAGE_CACHE_SIZE = -4000;
 
-/** Sets the stage's page cache; answers what puts the connection's own back. */
-function stageCache(sqlite: MirrorDatabase['sqlite']): () => void {
-  const own = sqlite.pragma('cache_size', { simple: true }) as number;
+/**
+ * Rows `analyze` reads of each index of a stage table (SQLite's `analysis_limit`): the planner
+ * needs the tables' rough shape, not an exact count. A full `analyze` read every index of the
+ * 1,000,000-entry stage, 0.3 s (sqlite3 shell) for statistics within 6 % of these.
+ */
+const STAGE_ANALYSIS_LIMIT = 1000;
+
+/** Sets the stage's page cache and analysis limit; answers what puts the connection's own back. */
+function stagePragmas(sqlite: MirrorDatabase['sqlite']): () => void {
+  const own = {
+    cache_size: sqlite.pragma('cache_size', { simple: true }) as number,
+    analysis_limit: sqlite.pragma('analysis_limit', { simple: true }) as number,
+  };
   sqlite.pragma(`cache_size = ${STAGE_CACHE_SIZE}`);
-  return () => sqlite.pragma(`cache_size = ${own}`);
+  sqlite.pragma(`analysis_limit = ${STAGE_ANALYSIS_LIMIT}`);
+  return () => {
+    sqlite.pragma(`cache_size = ${own.cache_size}`);
+    sqlite.pragma(`analysis_limit = ${own.analysis_limit}`);
+  };
 }
 
 function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   const { sqlite } = store;
   sqlite.pragma('temp_store = file');
-  const restoreCache = stageCache(sqlite);
+  const restorePragmas = stagePragmas(sqlite);
   const prepare = statementCache(sqlite);
   const conn: StageConnection = {
     rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
@@ -111,7 +125,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
             .immediate(),
         ),
       ),
-    release: () => settle(restoreCache),
+    release: () => settle(restorePragmas),
   };
 }
 
