@@ -167,6 +167,7 @@ const TABLES = [
   'stage_current',
   'stage_placed',
   'stage_places',
+  'stage_slots',
   'stage_copies',
   'stage_closed',
   'stage_events',
@@ -188,6 +189,7 @@ const SCHEMA = [
      uuid text not null, slot integer not null, hash text)`,
   `create temp table stage_placed (pos integer not null, version_id bigint, uuid text, slot integer)`,
   `create temp table stage_places (pos integer primary key, version_id bigint, uuid text, slot integer)`,
+  'create temp table stage_slots (pos integer primary key, slot integer not null)',
   'create temp table stage_copies (hash text primary key, uuid text not null, placed integer not null)',
   'create temp table stage_closed (version_id bigint primary key)',
   `create temp table stage_events (k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
@@ -485,10 +487,23 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
  * both ways to the same rows.
  */
 async function recordFirstListing(conn: StageConnection): Promise<number> {
+  // A uuid listed once takes slot 0; only the repeated ones' appearances are numbered (a window
+  // over them alone, in stage_slots), and the placements join them in listing order. The window
+  // over every entry, then sorted back into listing order, took 2.1 s of a 1,000,000-entry stage
+  // whose uuids repeat a quarter of the entries; these two 1.5 s (sqlite3 shell), and 0.6 s where
+  // no uuid repeats.
+  await conn.run('delete from stage_slots');
+  await conn.run(
+    `insert into stage_slots (pos, slot)
+     select pos, row_number() over (partition by uuid order by pos) - 1 from stage_entries
+      where uuid in (select uuid from stage_entries group by uuid having count(*) > 1)
+      order by pos`,
+  );
   await conn.run(
     `insert into stage_places (pos, version_id, uuid, slot)
-     select pos, null, uuid, row_number() over (partition by uuid order by pos) - 1
-       from stage_entries order by pos`,
+     select e.pos, null, e.uuid, coalesce(s.slot, 0)
+       from stage_entries e left join stage_slots s on s.pos = e.pos
+      order by e.pos`,
   );
   const [count] = await conn.rows<[number]>('select count(*) from stage_places');
   return Number(count?.[0] ?? 0);
