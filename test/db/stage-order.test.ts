@@ -47,18 +47,18 @@ describe('the SQLite stage (issue 21, the 1,000,000-entry first sync)', () => {
     }
   });
 
-  it('narrows the page cache and analysis while a stage is open and gives the connection its own back', async () => {
+  it('sets its page cache, analysis and sorter threads while a stage is open and gives the connection its own back', async () => {
     const store = tempDatabase();
     const pragmas = (): unknown[] =>
-      ['cache_size', 'analysis_limit'].map((name) => store.sqlite.pragma(name, { simple: true }));
+      ['cache_size', 'analysis_limit', 'threads'].map((name) => store.sqlite.pragma(name, { simple: true }));
     const own = pragmas();
     const run = await store.beginRun('http://upstream.invalid');
     const stage = await store.openStage(run.id);
-    expect(pragmas()).toEqual([-4000, 1000]);
+    expect(pragmas()).toEqual([-4000, 1000, 1]);
     await stage.close();
     await store.releaseRun(run.id);
     expect(pragmas()).toEqual(own);
-    expect(own).toEqual([-16000, 0]);
+    expect(own).toEqual([-16000, 0, 0]);
   });
 
   it('gives each new version of a run over a filled store its placement, repeated uuids included', async () => {

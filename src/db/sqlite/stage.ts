@@ -53,17 +53,28 @@ const STAGE_CACHE_SIZE = -4000;
  */
 const STAGE_ANALYSIS_LIMIT = 1000;
 
-/** Sets the stage's page cache and analysis limit; answers what puts the connection's own back. */
+/**
+ * Helper threads SQLite's sorter may start (`threads`): the stage's index builds, windows and the
+ * commit's index builds are sorts of up to a million rows, run once the crawl is over, when the
+ * upstream no longer keeps the other core busy. One helper built the versions' uuid index of a
+ * 1,000,000-entry store in 0.73–0.77 s against 0.87–0.89 s alone (sqlite3 shell); two were no faster.
+ */
+const STAGE_SORT_THREADS = 1;
+
+/** The stage's own pragmas (see above), set while it is open. */
+const STAGE_PRAGMAS = {
+  cache_size: STAGE_CACHE_SIZE,
+  analysis_limit: STAGE_ANALYSIS_LIMIT,
+  threads: STAGE_SORT_THREADS,
+} as const;
+
+/** Sets the stage's pragmas; answers what puts the connection's own back. */
 function stagePragmas(sqlite: MirrorDatabase['sqlite']): () => void {
-  const own = {
-    cache_size: sqlite.pragma('cache_size', { simple: true }) as number,
-    analysis_limit: sqlite.pragma('analysis_limit', { simple: true }) as number,
-  };
-  sqlite.pragma(`cache_size = ${STAGE_CACHE_SIZE}`);
-  sqlite.pragma(`analysis_limit = ${STAGE_ANALYSIS_LIMIT}`);
+  const names = Object.keys(STAGE_PRAGMAS) as (keyof typeof STAGE_PRAGMAS)[];
+  const own = names.map((name) => [name, sqlite.pragma(name, { simple: true }) as number] as const);
+  for (const name of names) sqlite.pragma(`${name} = ${STAGE_PRAGMAS[name]}`);
   return () => {
-    sqlite.pragma(`cache_size = ${own.cache_size}`);
-    sqlite.pragma(`analysis_limit = ${own.analysis_limit}`);
+    for (const [name, value] of own) sqlite.pragma(`${name} = ${value}`);
   };
 }
 
