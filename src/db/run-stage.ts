@@ -302,8 +302,8 @@ class SqlRunStage implements RunStage {
 
   async repeatedUuids(limit: number): Promise<{ count: number; first: string[] }> {
     // One grouping of the stage, counted by a window over all of it before the limit applies (a
-    // count and a list grouped it once each: 0.5 s of a 1,000,000-entry stage, stagebench). At
-    // least one row is read, whatever `limit`, to carry the count.
+    // count and a list grouped it once each: 0.5 s of a 1,000,000-entry stage,
+    // bench/stage-steps.ts). At least one row is read, whatever `limit`, to carry the count.
     const wanted = Math.max(0, Math.trunc(limit));
     const found = await this.#conn.rows<[string, number]>(
       `select uuid, count(*) over () from (
@@ -643,7 +643,8 @@ const BY_GROUPS = {
  * The same after `recordFirstListing`, from the placements and entries themselves: every listed uuid
  * is a new coworker, and every placement an `added` change keyed (LISTED, position, 0), so in
  * listing order, referring to the version it opens. Writing them to stage_coworkers and
- * stage_events first cost a copy of each (≈ 1.1 s of a 1,000,000-entry first sync, stagebench).
+ * stage_events first cost a copy of each (≈ 1.1 s of a 1,000,000-entry first sync's stage and
+ * commit, bench/stage-steps.ts).
  */
 const FIRST_LISTING = {
   newCoworkers: `insert into coworkers (uuid, first_seen_run)
