@@ -1,9 +1,10 @@
 /**
  * Where a first sync's time goes once the crawl is over: `--entries` coworkers of the simulated
  * upstream's listing (seed 11, default 1,000,000), staged in batches of 1,000 as the crawl stages
- * them, then each of the run stage's operations timed as the sync calls them (holdCurrent, the
- * diff, the repeated uuids, the exact copies, the commit with its WAL checkpoint), each with its
- * share of their sum. `--statements` also times every statement the connection runs, the slowest
+ * them, then each of the run stage's operations timed as the sync calls them (`timeStages`, as
+ * bench/lib/sync-phase.ts times a whole sync): holdCurrent, the diff (recordFirstListing), the
+ * repeated uuids, the exact copies, the commit with its WAL checkpoint, each with its share of
+ * their sum. `--statements` also times every statement the connection runs, the slowest
  * printed: a wrapper around each call, which adds its own cost to the many one-row inserts, so read
  * it for the set-based statements. No network: bench/cli-sync-memory.ts measures the whole sync
  * against a crawl.
@@ -18,6 +19,7 @@ import { generateCoworkers } from '../src/simulated-upstream/generate.js';
 import { bodyHash } from '../src/sync/body-hash.js';
 import { diffStaged } from '../src/sync/stream-diff.js';
 import { machineLine, seconds } from './lib/report.js';
+import { timeStages } from './lib/stage-timing.js';
 import { withTempDir } from './lib/temp-dir.js';
 
 const { values } = parseArgs({
@@ -66,48 +68,43 @@ function timeStatements(sqlite: ReturnType<typeof openDatabase>['sqlite'], spent
   };
 }
 
+/** The operations the sync calls before the crawl is over, and `timeStages`' own mark. */
+const CRAWL_SIDE = new Set(['append', 'crawled', 'close']);
+
 console.log(machineLine());
 await withTempDir(async (dir) => {
   const rows = generateCoworkers(11, entries);
   const store = openDatabase(join(dir, 'stage-steps.db'));
   const statements = new Map<string, number>();
   if (values.statements) timeStatements(store.sqlite, statements);
-  const steps: [string, number][] = [];
-  const timed = async <T>(name: string, work: () => Promise<T> | T): Promise<T> => {
-    const since = performance.now();
-    const value = await work();
-    steps.push([name, performance.now() - since]);
-    return value;
-  };
+  const spent: Record<string, number> = {};
   try {
     const run = await store.beginRun('http://upstream.invalid');
-    const stage = await store.openStage(run.id);
+    const stage = await timeStages(store, spent).openStage(run.id);
     let batch: StagedEntry[] = [];
-    let staging = 0;
     for (const [position, row] of rows.entries()) {
       const body = JSON.stringify(row);
       const page = Math.floor(position / PAGE_SIZE) + 1;
       batch.push({ position, page, index: position % PAGE_SIZE, uuid: row.uuid, body, hash: bodyHash(body) });
       if (batch.length === BATCH || position === rows.length - 1) {
-        const since = performance.now();
         await stage.append(batch);
-        staging += performance.now() - since;
         batch = [];
       }
     }
     console.log(
-      `stage-steps staging ${entries} entries (append only, the crawl's share): ${seconds(staging)}`,
+      `stage-steps staging ${entries} entries (append only, the crawl's share): ${seconds(spent.append ?? 0)}`,
     );
     statements.clear();
-    await timed('holdCurrent', () => stage.holdCurrent(bodyHash));
-    const counts = await timed('diff', () => diffStaged(stage, store));
-    await timed('repeatedUuids', () => stage.repeatedUuids(20));
-    await timed('exactCopies', () => stage.exactCopies());
+    await stage.holdCurrent(bodyHash);
+    const counts = await diffStaged(stage, store);
+    await stage.repeatedUuids(20);
+    await stage.exactCopies();
     const finishedAt = new Date().toISOString();
     const pages = Math.ceil(entries / PAGE_SIZE);
     const commit = { runId: run.id, finishedAt, counts, pages, pageSize: PAGE_SIZE, optionsBody: null };
-    await timed('commit', () => stage.commit({ ...commit, unknownFields: [], media: null, outbox: null }));
+    await stage.commit({ ...commit, unknownFields: [], media: null, outbox: null });
     await stage.close();
+    const steps = Object.entries(spent).filter(([name]) => !CRAWL_SIDE.has(name));
     const total = steps.reduce((sum, [, ms]) => sum + ms, 0);
     for (const [name, ms] of steps) {
       console.log(

@@ -8,10 +8,10 @@ import { statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../src/db/open.js';
 import { silentLogger } from '../../src/logger.js';
-import type { Store } from '../../src/db/store.js';
 import { runSync } from '../../src/sync/run-sync.js';
 import { crawlDiscarding } from './client.js';
 import { benchSyncSettings } from './settings.js';
+import { timeStages } from './stage-timing.js';
 import { timed } from './stats.js';
 
 export interface PhaseReport {
@@ -55,36 +55,6 @@ if (!url || !result || (phase !== 'crawl' && phase !== 'sync') || (phase === 'sy
 async function crawlOnly(upstreamUrl: string): Promise<Measured> {
   const { ms, value } = await timed(() => crawlDiscarding(benchSyncSettings(upstreamUrl)));
   return { ms, entries: value.count, pages: value.pages };
-}
-
-/**
- * The store with its stages' operations timed: each method's awaited wall time is added to
- * `spent` under its name (an async iterator's by the time to its end).
- */
-function timeStages(store: Store, spent: Record<string, number>): Store {
-  const started = performance.now();
-  const add = (name: string, since: number): void => {
-    spent[name] = (spent[name] ?? 0) + performance.now() - since;
-  };
-  const openStage = store.openStage.bind(store);
-  store.openStage = async (runId) => {
-    const stage = await openStage(runId);
-    return new Proxy(stage, {
-      get(target, name, receiver) {
-        const value: unknown = Reflect.get(target, name, receiver);
-        if (typeof value !== 'function' || typeof name !== 'string') return value;
-        return (...args: unknown[]): unknown => {
-          const since = performance.now();
-          if (name === 'holdCurrent') spent.crawled ??= since - started;
-          const out: unknown = Reflect.apply(value, target, args);
-          if (out instanceof Promise) return out.finally(() => add(name, since));
-          add(name, since);
-          return out;
-        };
-      },
-    });
-  };
-  return store;
 }
 
 async function syncInto(upstreamUrl: string, file: string): Promise<Measured> {
