@@ -63,11 +63,29 @@ export const LINES_QUERY = {
     `select count(*), min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8') from (${inner}) lines`,
 };
 
+/** The lines query refused for the batch's size: the batch is written from its rows instead. */
+export const TOO_BIG = Symbol('lines past the largest value of the database');
+
+/** What the lines query gave: its row, none, or `TOO_BIG`. */
+export type LinesAnswer = FoundLines | undefined | typeof TOO_BIG;
+
+/**
+ * `TOO_BIG` where `error` is the database's "past its largest value" (`code`: SQLite's
+ * SQLITE_TOOBIG, a billion bytes; PostgreSQL's 54000, 1 GB), which the rows one by one are not;
+ * any other error is thrown again. Never an empty batch: that would lose the batch's rows.
+ */
+export function tooBig(error: unknown, code: 'SQLITE_TOOBIG' | '54000'): typeof TOO_BIG {
+  if ((error as { code?: unknown }).code !== code) throw error;
+  return TOO_BIG;
+}
+
 /**
  * The batch the database wrote, when `checkedLines` vouches for it (`NO_LINES` when the filter
- * matched nothing); null when the batch is to be written from its rows (`changeLinesOf`).
+ * matched nothing); null when the batch is to be written from its rows (`changeLinesOf`): refused
+ * by the check, or `TOO_BIG`.
  */
-export function vouchedLines(found: FoundLines | undefined): ChangeLines | null {
+export function vouchedLines(found: LinesAnswer): ChangeLines | null {
+  if (found === TOO_BIG) return null;
   const [count, lastId, text] = found ?? [0, null, null];
   if (count === 0 || text === null || lastId === null) return NO_LINES;
   return checkedLines(text, count) ? { text, count, lastId } : null;

@@ -9,9 +9,11 @@ import {
   changeLinesOf,
   LINES_QUERY,
   NO_LINES,
+  tooBig,
   vouchedLines,
   type ChangeLines,
   type FoundLines,
+  type LinesAnswer,
 } from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
@@ -176,15 +178,13 @@ export function changeLines(store: MirrorDatabase, filter: ChangeFilter): Change
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
-  let found: FoundLines | undefined;
+  let found: LinesAnswer;
   try {
     found = prepared(store.sqlite, LINES_QUERY.sqlite(inner.sql))
       .raw(true)
       .get(...inner.params) as FoundLines | undefined;
   } catch (error) {
-    // Past SQLite's largest value (a billion bytes): the rows, one by one, are not.
-    if ((error as { code?: unknown }).code !== 'SQLITE_TOOBIG') throw error;
-    return changeLinesOf(listChanges(store, filter));
+    found = tooBig(error, 'SQLITE_TOOBIG');
   }
   return vouchedLines(found) ?? changeLinesOf(listChanges(store, filter));
 }

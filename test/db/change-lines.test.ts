@@ -224,3 +224,19 @@ describe('checkedLines', () => {
     expect(check(line(9, '1}'), 1)).toBe(false);
   });
 });
+
+describe('a lines query refused for its size', () => {
+  it("is TOO_BIG only for the dialect's own code, and sends the batch to its rows, never to an empty batch", () => {
+    // PostgreSQL's 54000 needs a 1 GB text to raise for real; its mapping is this.
+    for (const code of ['SQLITE_TOOBIG', '54000'] as const) {
+      expect(lines.tooBig(Object.assign(new Error('too big'), { code }), code)).toBe(lines.TOO_BIG);
+    }
+    const other = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    expect(() => lines.tooBig(other, 'SQLITE_TOOBIG')).toThrow(other);
+    expect(() => lines.tooBig(Object.assign(new Error('x'), { code: '54000' }), 'SQLITE_TOOBIG')).toThrow(
+      'x',
+    );
+    expect(lines.vouchedLines(lines.TOO_BIG)).toBeNull();
+    expect(lines.vouchedLines(undefined)).toBe(lines.NO_LINES);
+  });
+});

@@ -14,9 +14,10 @@ import {
   changeLinesOf,
   LINES_QUERY,
   NO_LINES,
+  tooBig,
   vouchedLines,
   type ChangeLines,
-  type FoundLines,
+  type LinesAnswer,
 } from '../change-lines.js';
 import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
 import { one, preparedRows, rows, tuples } from './sql.js';
@@ -78,18 +79,14 @@ export async function changeLines(ctx: PgContext, filter: ChangeFilter): Promise
     .orderBy(desc(changes.id))
     .limit(filter.limit)
     .toSQL();
-  let found: FoundLines | undefined;
-  try {
-    [found] = await tuples<[number, number | null, Buffer | null]>(
-      ctx.pool,
-      LINES_QUERY.postgres(inner.sql),
-      inner.params,
-    );
-  } catch (error) {
-    // 54000: past the largest text PostgreSQL builds (1 GB); the rows, one by one, are not.
-    if ((error as { code?: unknown }).code !== '54000') throw error;
-    return changeLinesOf(await listChanges(ctx, filter));
-  }
+  const found: LinesAnswer = await tuples<[number, number | null, Buffer | null]>(
+    ctx.pool,
+    LINES_QUERY.postgres(inner.sql),
+    inner.params,
+  ).then(
+    ([row]) => row,
+    (error: unknown) => tooBig(error, '54000'),
+  );
   return vouchedLines(found) ?? changeLinesOf(await listChanges(ctx, filter));
 }
 
