@@ -32,7 +32,7 @@ const SQLITE_KIND: Record<string, string> = { integer: 'integer', text: 'text', 
 const byKey = <T extends { table: string }>(rows: T[], key: (row: T) => string): T[] =>
   [...rows].sort((a, b) => key(a).localeCompare(key(b)));
 
-async function pgColumns(rows: Record<string, unknown>[]): Promise<Column[]> {
+function pgColumns(rows: Record<string, unknown>[]): Column[] {
   return rows.map((r) => ({
     table: String(r.table_name),
     column: String(r.column_name),
@@ -89,7 +89,7 @@ describePostgres('the PostgreSQL schema, migrated', () => {
       `select table_name, column_name, data_type, is_nullable from information_schema.columns
         where table_schema = 'public' and table_name not like '\\_\\_%'`,
     );
-    const shared = (await pgColumns(pgColumnRows)).filter((c) => !PG_ONLY_TABLES.has(c.table));
+    const shared = pgColumns(pgColumnRows).filter((c) => !PG_ONLY_TABLES.has(c.table));
     expect(byKey(shared, columnKey)).toEqual(byKey(liteColumns, columnKey));
 
     // Every index SQLite has (an expression index aside), PostgreSQL has on the same columns.
