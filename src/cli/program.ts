@@ -233,8 +233,14 @@ function addSimulateCommand(program: Command): void {
   withSettings(
     program
       .command('simulate')
-      .description('Run the simulated upstream alone (invented coworkers, DRF-like pages) until stopped')
-      .option('--port <n>', 'port to listen on (0: any free port)', '8766')
+      .description(
+        'Run the simulated upstream alone (invented coworkers, DRF-like pages, and their media) until stopped',
+      )
+      .option(
+        '--port <n>',
+        'port to listen on; its media host takes the next one (0: any free ports)',
+        '8766',
+      )
       .option('--host <address>', 'address to listen on', '127.0.0.1')
       .option('--seed <n>', 'seed of the invented data', '1')
       .option('--count <n>', 'number of coworkers', '45')

@@ -2,7 +2,13 @@ import type { HeldMedia } from '../db/sqlite/media.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';
-import { MediaFetcher, RunBudget, type FetchOutcome, type Validators } from './fetch-media.js';
+import {
+  MediaFetcher,
+  RunBudget,
+  type FetchOutcome,
+  type MediaFailureCode,
+  type Validators,
+} from './fetch-media.js';
 import { isAllowedMediaUrl, mediaRefs } from './media-refs.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -74,11 +80,9 @@ export async function mirrorMedia(
       const url = urls[index] ?? '';
       const known = held.get(url) ?? null;
       const result = await fetcher.fetch(url, known?.validators ?? null, budget);
+      // One line per URL only at debug: a host that is down fails every URL, and the run's summary says so.
       if (result.kind === 'failed') {
-        log.warn(
-          { media: { url }, code: result.code, reason: result.message },
-          'media not mirrored this run',
-        );
+        log.debug({ media: { url }, code: result.code, reason: result.message }, 'media URL not mirrored');
       }
       items[index] = { url, heldSha256: known?.sha256 ?? null, result };
     }
@@ -93,6 +97,7 @@ export async function mirrorMedia(
   await mediaStore.flushDirectories();
   if (deps.store.holdsBlobs) await storeBlobs(items, { store: deps.store, mediaStore, log, settings });
   const counts = countOutcomes(items);
+  logFailures(items, log);
   log.info(counts, 'media mirrored');
   return { items, listed, counts };
 }
@@ -138,7 +143,7 @@ async function storeBlobs(
         await store.putBlob(item.result.sha256, mediaStore.pathOf(item.result.sha256));
       } catch (error) {
         const message = `cannot store the file in the database: ${(error as Error).message}`;
-        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        log.debug({ media: { url: item.url }, err: error }, 'media file not stored');
         items[index] = {
           ...item,
           result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
@@ -174,7 +179,7 @@ async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promi
         await item.result.durable;
       } catch (error) {
         const message = (error as Error).message;
-        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        log.debug({ media: { url: item.url }, err: error }, 'media file not stored');
         items[index] = {
           ...item,
           result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
@@ -182,6 +187,29 @@ async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promi
       }
     }),
   );
+}
+
+/** How many failed URLs the run's summary line names; the rest are counted. */
+export const FAILURES_NAMED = 5;
+
+/**
+ * One line for every URL the run could not mirror: the count by code and the first few URLs (the
+ * upstream's data, under their own key). An error when the mirror could not store a file (its own
+ * disk or database), a warning when hosts did not answer as asked; nothing when none failed.
+ */
+function logFailures(items: readonly MediaItem[], log: Logger): void {
+  const codes: Partial<Record<MediaFailureCode, number>> = {};
+  const named: { url: string; code: MediaFailureCode; reason: string }[] = [];
+  let failed = 0;
+  for (const { url, result } of items) {
+    if (result.kind !== 'failed') continue;
+    failed += 1;
+    codes[result.code] = (codes[result.code] ?? 0) + 1;
+    if (named.length < FAILURES_NAMED) named.push({ url, code: result.code, reason: result.message });
+  }
+  if (failed === 0) return;
+  const level = codes.MEDIA_STORE_FAILED !== undefined ? 'error' : 'warn';
+  log[level]({ failed, of: items.length, codes, media: { failures: named } }, 'media not mirrored this run');
 }
 
 function countOutcomes(items: readonly MediaItem[]): MediaCounts {
