@@ -1,48 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { changesMessage } from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { parseTarget, type EmailTarget } from '../../src/notify/targets.js';
-
-interface Mailbox {
-  port: number;
-  mails: ParsedMail[];
-  envelopes: { from: string; to: string[]; user: string | undefined }[];
-}
-
-/** A real SMTP server on loopback (smtp-server) that takes `user`/`pw` and parses what it receives. */
-async function mailbox(options: { refuseWith?: number } = {}): Promise<Mailbox> {
-  const box: Mailbox = { port: 0, mails: [], envelopes: [] };
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    onAuth(auth, _session, callback) {
-      if (auth.username === 'user' && auth.password === 'p,w') callback(null, { user: auth.username });
-      else callback(new Error('Invalid username or password'));
-    },
-    onData(stream, session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          box.mails.push(mail);
-          box.envelopes.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            to: session.envelope.rcptTo.map((r) => r.address),
-            user: typeof session.user === 'string' ? session.user : undefined,
-          });
-          if (options.refuseWith !== undefined) {
-            callback(Object.assign(new Error('mailbox unavailable'), { responseCode: options.refuseWith }));
-          } else callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  box.port = (server.server.address() as AddressInfo).port;
-  return box;
-}
+import { mailbox } from '../helpers/smtp-mailbox.js';
 
 function target(port: number): EmailTarget {
   const parsed = parseTarget(
