@@ -35,6 +35,8 @@ export const errorCodes = [
   'DB_ERROR',
   'RUN_ABORTED',
   'NOT_FOUND',
+  // a name given to find one coworker that more than one coworker has
+  'NAME_AMBIGUOUS',
   // serving
   'SNAPSHOT_INVALID',
   // a bug: anything thrown that is not one of the above

@@ -39,6 +39,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   DB_ERROR: EXIT.database,
   RUN_ABORTED: EXIT.aborted,
   NOT_FOUND: EXIT.notFound,
+  NAME_AMBIGUOUS: EXIT.usage,
   SNAPSHOT_INVALID: EXIT.upstreamRejected,
   SYNC_CRASHED: EXIT.unexpected,
   UNEXPECTED: EXIT.unexpected,

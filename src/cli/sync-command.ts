@@ -1,6 +1,7 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
@@ -182,6 +183,9 @@ function reportFailure(thrown: unknown): number {
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
-  process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
+  // The message may quote what the upstream sent: its control characters are drawn, never obeyed.
+  process.stderr.write(
+    `coworker-mirror: sync failed${runId} [${error.code}]: ${visibleLines(error.message)}\n`,
+  );
   return exitCodeFor(error.code);
 }

@@ -1,11 +1,13 @@
-import { countChanges, describeChange, runTitle, type ChangeFacts } from './describe-change.js';
+import { countChanges, describeChange, phraseText, runTitle, type ChangeFacts } from './describe-change.js';
+import { isolatedText } from '../text/bidi.js';
 import { clockFormat } from '../time/date-formats.js';
 
 /** One sentence of a message: the name (a link to the coworker's page) and what happened. */
 export interface MessageLine {
+  /** The name, isolated (`isolatedText`). */
   who: string;
   whoUrl: string | null;
-  /** After the name: " joined as QA engineer", ": post 'a' → 'b'". */
+  /** After the name: " joined as QA engineer", ": post 'a' → 'b'", each upstream piece isolated. */
   rest: string;
   /** A thumbnail the mirror holds, for services that show images. */
   imageUrl: string | null;
@@ -15,7 +17,9 @@ export type MessageEvent = 'changes' | 'failures' | 'recoveries' | 'test';
 
 /**
  * A message written for people, before any service's format: every format renders this, escaping
- * each part for its own markup. Upstream text lives only in `lines` (and never in the title).
+ * each part for its own markup. Upstream text lives only in `lines` and a failure's `summary`
+ * (never in the title), each piece of it isolated there (`isolatedText`): chat, mail and ntfy are
+ * plain text to Unicode's bidi algorithm, so one isolation holds for every format.
  */
 export interface NotifyMessage {
   event: MessageEvent;
@@ -83,9 +87,9 @@ export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMess
     lines: shown.map((facts) => {
       const words = describeChange(facts);
       return {
-        who: words.who,
+        who: isolatedText(words.who),
         whoUrl: link(ctx, `/coworkers/${encodeURIComponent(facts.uuid)}/`),
-        rest: words.sentence.slice(words.who.length),
+        rest: `${words.appearance}${words.joint}${phraseText(words.what, isolatedText)}`,
         imageUrl: run.imageOf?.(facts) ?? null,
       };
     }),
@@ -189,7 +193,8 @@ export function failureMessage(facts: FailureFacts, ctx: MessageContext): Notify
   return {
     event: 'failures',
     title: 'Team page mirror: syncs failing',
-    summary: `The mirror has failed ${runs} since ${localClock(facts.since, ctx.timeZone)}: ${facts.reason}. ${serving}`,
+    // The reason may quote what the upstream sent.
+    summary: `The mirror has failed ${runs} since ${localClock(facts.since, ctx.timeZone)}: ${isolatedText(facts.reason)}. ${serving}`,
     lines: [],
     more: null,
     link: statusUrl === null ? null : { label: 'Status', url: statusUrl },

@@ -38,7 +38,7 @@ describe('e-mail through nodemailer to a real SMTP server (issue 22)', () => {
     expect(mail?.subject).toBe('Team page: 1 joined, 1 left');
     expect(mail?.text).toBe(
       [
-        `• ${HOSTILE} joined as QA <https://mirror.example.com/coworkers/u1/>`,
+        `• \u2068${HOSTILE}\u2069 joined as QA <https://mirror.example.com/coworkers/u1/>`,
         '• Kate left <https://mirror.example.com/coworkers/u2/>',
         'Run 7: https://mirror.example.com/runs/7/',
         'Run 7 finished 2026-11-24 09:10. Times in Europe/Paris.',
@@ -48,7 +48,7 @@ describe('e-mail through nodemailer to a real SMTP server (issue 22)', () => {
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img src=x');
     expect(html).toContain(
-      '<bdi><a href="https://mirror.example.com/coworkers/u1/">&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt; &quot;Zoë&quot; &amp; \u202Eevil\u202C</a></bdi> joined as QA',
+      '<bdi><a href="https://mirror.example.com/coworkers/u1/">\u2068&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt; &quot;Zoë&quot; &amp; \u202Eevil\u202C\u2069</a></bdi> joined as QA',
     );
   });
 
