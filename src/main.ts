@@ -96,7 +96,7 @@ export async function runServeCommand(config: Config): Promise<number> {
   try {
     server = await buildServer({ store, logger, config });
     const url = await server.listen(config.server.port, config.server.host);
-    logger.info({ url, db: config.database.target.label }, 'serving the mirror');
+    logger.info({ url, ...internalUrlOf(server), db: config.database.target.label }, 'serving the mirror');
   } catch (error) {
     await store.close();
     signal.dispose();
@@ -220,13 +220,28 @@ async function startParts(
   });
   parts.notify = startNotify(config, store, logger);
   const url = await server.listen(config.server.port, config.server.host);
-  announceStart(logger, { url, upstream: label, db: database.target.label, cron: config.sync.cron, demo });
+  announceStart(logger, {
+    url,
+    ...internalUrlOf(server),
+    upstream: label,
+    db: database.target.label,
+    cron: config.sync.cron,
+    demo,
+  });
   scheduler.start();
   startupSync(server, scheduler, config, logger);
 }
 
+/** The internal listener's URL as a log field, when INTERNAL_PORT splits the server. */
+function internalUrlOf(server: MirrorServer): { internalUrl?: string } {
+  const internalUrl = server.internalUrl();
+  return internalUrl === null ? {} : { internalUrl };
+}
+
 interface StartFacts {
   url: string;
+  /** Where the pages, history and /metrics answer when INTERNAL_PORT is set. */
+  internalUrl?: string;
   upstream: string;
   db: string;
   cron: string;
@@ -248,7 +263,9 @@ function announceStart(logger: Logger, facts: StartFacts): void {
   // Settings a person typed may hold control characters; a terminal must not act on them.
   const plain = (text: string) => text.replace(/\p{Cc}/gu, '?');
   const what = demo ? 'the demo (the data is invented)' : `a mirror of ${plain(facts.upstream)}`;
-  process.stderr.write(`coworker-mirror: serving ${facts.url}/ — ${what}, db ${plain(facts.db)}\n`);
+  const pages =
+    facts.internalUrl === undefined ? '' : ` (pages, history and /metrics: ${facts.internalUrl}/)`;
+  process.stderr.write(`coworker-mirror: serving ${facts.url}/${pages} — ${what}, db ${plain(facts.db)}\n`);
 }
 
 /**

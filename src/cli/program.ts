@@ -80,6 +80,8 @@ const SERVE_KEYS: SettingKey[] = [
   'database.path',
   'server.port',
   'server.host',
+  'server.internalPort',
+  'server.internalHost',
   'server.publicBaseUrl',
   'server.trustProxy',
   'log.level',

@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
+import { listenerContradictions } from './listeners.js';
 import { databaseOf, unknownVariablesIn } from './load-store-config.js';
 import { rawSettings, settingIssue, type FlagValues, type Issue, type RawSettings } from './raw-settings.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
@@ -79,6 +80,7 @@ function derive(
   const database = databaseOf(values.database, issues, dbFromFlag, explicit);
   const target = url ? upstreamTarget(url, token, header, issues) : null;
   issues.push(...capContradictions(values.sync));
+  issues.push(...listenerContradictions(values.server));
   if (values.demo.enabled && target) {
     issues.push({
       name: 'DEMO',
