@@ -21,6 +21,7 @@ import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { ServedMedia } from './served-media.js';
+import { MediaAudit } from './media-audit.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import { stringifyJson } from '../json/safe-json.js';
 import type { NotifyTarget } from '../notify/targets.js';
@@ -34,7 +35,7 @@ export interface ServerDeps {
    */
   config: {
     server: ServerConfig;
-    media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
+    media?: Pick<MediaConfig, 'dir' | 'rewrite'> & Partial<Pick<MediaConfig, 'ownDir' | 'legacyDir'>>;
     notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
     webhooks?: { urls: readonly string[] };
   };
@@ -110,6 +111,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       status: deps.web?.status,
       timeZone: deps.web?.timeZone,
       notifyTargets: deps.config.notify?.urls ?? undefined,
+      ...(servedMedia ? { mediaProblem: () => servedMedia.problem() } : {}),
       // Thumbnails of mirrored media come from the mirror itself, as of the served run; while the
       // media folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
       // A "before" side names bytes the served run no longer lists: the newest held copy, else none.
@@ -199,9 +201,13 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     boundAddress,
     ...(media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, deps.config.server) } : {}),
   });
-  const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
+  const audit = media && new MediaAudit(deps.store, media.dir, logger);
+  const mediaFiles =
+    media &&
+    createMediaHandler({ store: deps.store, folder: media, metrics, logger, ...(audit ? { audit } : {}) });
   const stopSweep = sweepDroppedBlobs(media?.dir ?? null, deps.store, logger);
-  const servedMedia = media && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null);
+  const servedMedia =
+    media && audit && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null, audit);
   const { app, routes } = createApp(
     logger,
     metrics,
@@ -225,12 +231,14 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     async listen(port, host) {
       await listenOrExplain(app, port, host);
       snapshots.startPolling(deps.config.server.snapshotPollMs);
+      audit?.start();
       const address = httpServer.address() as AddressInfo;
       const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       return `http://${shownHost}:${address.port}`;
     },
     async close() {
       snapshots.stopPolling();
+      await audit?.stop();
       await stopSweep();
       await closeWithGrace(app, httpServer, logger, deps.closeGraceMs ?? CLOSE_GRACE_MS);
     },
