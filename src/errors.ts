@@ -10,6 +10,8 @@ export const errorCodes = [
   'DB_NOT_FOUND',
   'DB_TOO_NEW',
   'UPSTREAM_MISMATCH',
+  // a media folder whose owner file names another database
+  'MEDIA_DIR_FOREIGN',
   // upstream transport
   'UPSTREAM_NETWORK',
   'UPSTREAM_TIMEOUT',

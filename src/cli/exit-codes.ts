@@ -19,6 +19,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   DB_NOT_FOUND: EXIT.usage,
   DB_TOO_NEW: EXIT.usage,
   UPSTREAM_MISMATCH: EXIT.usage,
+  MEDIA_DIR_FOREIGN: EXIT.usage,
   UPSTREAM_NETWORK: EXIT.upstreamUnreachable,
   UPSTREAM_TIMEOUT: EXIT.upstreamUnreachable,
   UPSTREAM_HTTP_STATUS: EXIT.upstreamUnreachable,

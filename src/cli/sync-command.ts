@@ -10,6 +10,7 @@ import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-th
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
+import { refuseForeignFolder } from '../media/claim-folder.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -58,6 +59,8 @@ export async function runSyncCommand(
   process.once('disconnect', onOrphaned);
   try {
     const reboundFrom = await checkUpstreamBinding(store, upstream.target.label, options);
+    // A media folder of another database is refused before a run starts (exit 2), as a setting is.
+    if (config.media.origins !== null) await refuseForeignFolder(config.media.dir, store);
     const summary = await runSync(
       { ...config, upstream },
       {

@@ -337,7 +337,7 @@ export const settings = {
       env: 'MEDIA_DIR',
       flag: null,
       default: null,
-      doc: 'Folder of the mirrored media files (unset: `media/` beside the database file).',
+      doc: "Folder of the mirrored media files, this database's alone (unset: `<file>.media` beside the SQLite file, `./data/<database>@<host>-<port>.media` with PostgreSQL).",
       echo: 'plain',
     },
     maxBytes: {

@@ -33,7 +33,7 @@ export function registerOpsRoutes(
     metrics: Metrics;
     staleAfterMs: number;
     metricsToken?: string | null;
-    /** What keeps mirrored media from being served (MEDIA_DIR gone), when media is served. */
+    /** What keeps mirrored media from being served (the folder gone, files unreadable), when media is served. */
     mediaProblem?: () => Promise<string | null>;
     now?: () => number;
   },

@@ -21,6 +21,7 @@ import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { ServedMedia } from './served-media.js';
+import { MediaAudit } from './media-audit.js';
 import { registerWeb, type WebDeps } from '../web/register.js';
 import type { LinkBase } from '../request/params.js';
 import { stringifyJson } from '../json/safe-json.js';
@@ -35,7 +36,7 @@ export interface ServerDeps {
    */
   config: {
     server: ServerConfig;
-    media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
+    media?: Pick<MediaConfig, 'dir' | 'rewrite'> & Partial<Pick<MediaConfig, 'ownDir' | 'legacyDir'>>;
     notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
     webhooks?: { urls: readonly string[] };
   };
@@ -118,6 +119,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       status: deps.web?.status,
       timeZone: deps.web?.timeZone,
       notifyTargets: deps.config.notify?.urls ?? undefined,
+      ...(servedMedia ? { mediaProblem: () => servedMedia.problem() } : {}),
       // Thumbnails of mirrored media come from the mirror itself, as of the served run; while the
       // media folder is missing, from the upstream's URLs again rather than /media/ paths that cannot answer.
       // A "before" side names bytes the served run no longer lists: the newest held copy, else none.
@@ -219,9 +221,13 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     ...(deps.config.media?.rewrite ? { rewriteMedia: createMediaRewriter(deps.store, options) } : {}),
   });
   const { media } = deps.config;
-  const mediaFiles = media && createMediaHandler({ store: deps.store, dir: media.dir, metrics, logger });
+  const audit = media && new MediaAudit(deps.store, media.dir, logger);
+  const mediaFiles =
+    media &&
+    createMediaHandler({ store: deps.store, folder: media, metrics, logger, ...(audit ? { audit } : {}) });
   const stopSweep = sweepDroppedBlobs(media?.dir ?? null, deps.store, logger);
-  const servedMedia = media && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null);
+  const servedMedia =
+    media && audit && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null, audit);
   const { app, routes } = createApp(logger, metrics, listenerFactory(options, drf, mediaFiles, built), drf);
   if (servedMedia) await keepMediaFresh(app, servedMedia, logger);
   const links = linkBaseOf(options);
@@ -239,11 +245,13 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     async listen(port, host) {
       await listenBoth(app, internal, { port, host }, options);
       snapshots.startPolling(options.snapshotPollMs);
+      audit?.start();
       return baseUrlOf(httpServer);
     },
     internalUrl: () => (internal?.listening === true ? baseUrlOf(internal) : null),
     async close() {
       snapshots.stopPolling();
+      await audit?.stop();
       await stopSweep();
       await closeWithGrace(app, httpServer, internal, logger, deps.closeGraceMs ?? CLOSE_GRACE_MS);
     },
