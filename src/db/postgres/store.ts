@@ -148,6 +148,9 @@ export class PgStore implements Store {
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+  mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
+    media.mediaFailuresOf(this.#ctx, runId, limit),
+  );
 
   // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
   readonly holdsBlobs = true;

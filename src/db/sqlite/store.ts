@@ -127,6 +127,8 @@ export class SqliteStore implements MirrorDatabase {
       return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
     });
   mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
+  mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) =>
+    settle(() => media.mediaFailuresOf(this, runId, limit));
 
   // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
   readonly holdsBlobs = false;

@@ -7,6 +7,7 @@ import { usePage } from '../page-context.js';
 import { ChangeSentence, Notice, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import type { DisabledTargetView } from '../../notify/disabled-targets.js';
+import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
 export interface StatusData {
   status: StatusSource | null;
@@ -19,6 +20,8 @@ export interface StatusData {
   deliveries: { pending: number; succeeded: number; failed: number; disabledEndpoints: number } | null;
   /** Notification targets a permanent refusal (404/410) disabled: nothing reaches them until enabled. */
   disabledTargets?: readonly DisabledTargetView[];
+  /** The media of the latest run that committed (null when it mirrored none). */
+  media?: RunMedia | null;
 }
 
 function DisabledTargets(props: { targets: readonly DisabledTargetView[] | undefined }) {
@@ -157,6 +160,7 @@ export function StatusPage(props: StatusData) {
       <dl class="facts">
         <Mode status={props.status} />
         <LastRun run={props.latestRun} />
+        <MediaFacts media={props.media ?? null} named={props.media?.runId !== props.latestRun?.id} />
         <NextRun status={props.status} />
         <Deliveries deliveries={props.deliveries} />
         <DisabledTargets targets={props.disabledTargets} />
@@ -204,6 +208,7 @@ function StatusNotices(props: StatusData) {
           The previous snapshot is still served.
         </Notice>
       ) : null}
+      {props.media ? <MediaFailureNotice media={props.media} subject={`run ${props.media.runId}`} /> : null}
     </>
   );
 }
