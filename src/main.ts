@@ -11,6 +11,7 @@ import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
+import type { LogFormat } from './sync/child-output.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { nextCronRun } from './sync/next-cron-run.js';
@@ -37,8 +38,13 @@ export function statusSourceFor(
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Lines for a person on a terminal, JSON for a log collector; a sync child of `start` follows suit. */
+function logFormat(): LogFormat {
+  return process.stdout.isTTY === true ? 'pretty' : 'json';
+}
+
 function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
+  return createLogger({ level: config.log.level, pretty: logFormat() === 'pretty' });
 }
 
 /** Options of `start` that are not settings. */
@@ -324,6 +330,7 @@ function isolatedSync(
     store,
     upstream: child.config.upstream.target.label,
     logger: logger.child({ module: 'isolated-sync' }),
+    logFormat: logFormat(),
     stdout: process.stdout,
     stderr: process.stderr,
   };
