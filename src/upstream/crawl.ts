@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from '../logger.js';
 import { defaultOf } from '../config/settings.js';
 import { MirrorError, isMirrorError } from '../errors.js';
@@ -127,13 +128,18 @@ class InconsistentError extends MirrorError {
   }
 }
 
-async function fetchPage(ctx: AttemptContext, page: number, url: string): Promise<ValidatedPage> {
-  let body: unknown;
+/** A page as read: its JSON and the text it came in (compared when page 1 is read again). */
+interface PageBody {
+  body: unknown;
+  text: string;
+}
+
+async function fetchPageBody(ctx: AttemptContext, page: number, url: string): Promise<PageBody> {
   try {
     const response = await ctx.options.client.getJson(url, { page, signal: ctx.signal });
-    body = response.body;
     ctx.tally.bytes += response.byteLength ?? response.text.length;
     if (ctx.tally.bytes > ctx.bounds.maxListingBytes) throw listingTooLarge(ctx, page);
+    return { body: response.body, text: response.text };
   } catch (error) {
     // DRF answers 404 "Invalid page." past the end: the listing shrank since page 1 was read.
     if (
@@ -146,6 +152,13 @@ async function fetchPage(ctx: AttemptContext, page: number, url: string): Promis
     }
     throw error;
   }
+}
+
+async function fetchPage(ctx: AttemptContext, page: number, url: string): Promise<ValidatedPage> {
+  return validatedPage(ctx, page, (await fetchPageBody(ctx, page, url)).body);
+}
+
+function validatedPage(ctx: AttemptContext, page: number, body: unknown): ValidatedPage {
   const validated = validatePage(body, page, ctx.bounds);
   if (ctx.log.isLevelEnabled('debug')) {
     ctx.log
@@ -234,8 +247,40 @@ async function fetchConcurrent(ctx: AttemptContext, shape: ListingShape, concurr
   if (failure) throw failure.error;
 }
 
+/** What a page 1 read again after the last page differed by (`Mismatch.what`). */
+const PAGE_ONE_BYTES = 'bytes when read again after the last page';
+const PAGE_ONE_ENTRIES = 'entries (uuids in order) when read again after the last page';
+
+/**
+ * DRF's pages are separate queries, not one snapshot: edits during a crawl can give pages 1–7 of one
+ * version and 8–12 of the next with the same `count`. Page 1 read again after the last page, byte
+ * for byte the same, shows no edit reached it meanwhile; any difference retries the crawl. (An edit
+ * that leaves page 1 and the count alone still passes: the next run corrects it.) Other uuids or
+ * another order there is told apart from edited entries: when it persists, the listing has no stable
+ * order rather than busy editors.
+ */
+async function recheckFirstPage(ctx: AttemptContext, first: ValidatedPage, firstText: string): Promise<void> {
+  const again = await fetchPageBody(ctx, 1, ctx.location.listUrl);
+  if (again.text === firstText) return;
+  const reread = validatePage(again.body, 1, ctx.bounds);
+  const sameUuids =
+    reread.entries.length === first.entries.length &&
+    reread.entries.every((entry, i) => entry.uuid === first.entries[i]?.uuid);
+  throw new InconsistentError({
+    page: 1,
+    what: sameUuids ? PAGE_ONE_BYTES : PAGE_ONE_ENTRIES,
+    expected: `sha256 ${shortDigest(firstText)}`,
+    got: `sha256 ${shortDigest(again.text)}`,
+  });
+}
+
+function shortDigest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
 async function crawlOnce(ctx: AttemptContext): Promise<ListingShape> {
-  const first = await fetchPage(ctx, 1, ctx.location.listUrl);
+  const firstBody = await fetchPageBody(ctx, 1, ctx.location.listUrl);
+  const first = validatedPage(ctx, 1, firstBody.body);
   const shape = shapeFromFirstPage(first, ctx.options.maxPages);
   if (shape.count > ctx.bounds.maxEntries) {
     throw new MirrorError(
@@ -250,6 +295,8 @@ async function crawlOnce(ctx: AttemptContext): Promise<ListingShape> {
   const concurrency = ctx.options.concurrency ?? defaultOf('sync', 'concurrency');
   if (concurrency <= 1) await fetchSequential(ctx, shape, first);
   else await fetchConcurrent(ctx, shape, concurrency);
+  // A listing of one page was read at one instant: nothing to tear.
+  if (shape.pages > 1) await recheckFirstPage(ctx, first, firstBody.text);
   return shape;
 }
 
@@ -361,10 +408,25 @@ export async function crawlInto(options: CrawlOptions, sink: CrawlSink): Promise
     await optionsBody;
   }
   const last = mismatches[mismatches.length - 1];
+  if (last?.what === PAGE_ONE_ENTRIES) throw unstableOrder(maxAttempts, mismatches);
   throw new MirrorError(
     'UPSTREAM_INCONSISTENT',
     `upstream kept changing during the crawl (${maxAttempts} attempts); last: page ${last?.page}: ${last?.what} expected ${last?.expected}, got ${last?.got}`,
     { attempts: maxAttempts, mismatches, ...(last ? { page: last.page } : {}) },
+  );
+}
+
+/** Every attempt ended with page 1 listing other entries than at its start: no stable order. */
+function unstableOrder(
+  attempts: number,
+  mismatches: readonly (Mismatch & { attempt: number })[],
+): MirrorError {
+  return new MirrorError(
+    'UPSTREAM_UNSTABLE_ORDER',
+    `page 1 listed other entries, or the same in another order, when read again after the last page, in each of ` +
+      `${attempts} crawls; the upstream probably paginates an unordered queryset (DRF issue #6886: rows repeated ` +
+      'and skipped), or is edited faster than a crawl. Nothing was stored; give the upstream view a stable ordering',
+    { attempts, mismatches, page: 1 },
   );
 }
 

@@ -11,8 +11,9 @@ export interface ListingShape {
 export interface Mismatch {
   page: number;
   what: string;
-  expected: number;
-  got: number;
+  /** A count, a length or a status; for page 1 read again, the short digest of its bytes. */
+  expected: number | string;
+  got: number | string;
 }
 
 /** The number of entries page `page` must hold under `shape`. */

@@ -76,7 +76,14 @@ describe('crawl', () => {
       [2, 3],
       [3, 3],
     ]);
-    expect(pageRequests(up).sort()).toEqual([LIST_PATH, `${LIST_PATH}?page=2`, `${LIST_PATH}?page=3`]);
+    // Page 1 is read again after the last page: the same bytes show no edit tore the listing.
+    expect(pageRequests(up).sort()).toEqual([
+      LIST_PATH,
+      LIST_PATH,
+      `${LIST_PATH}?page=2`,
+      `${LIST_PATH}?page=3`,
+    ]);
+    expect(pageRequests(up).at(-1)).toBe(LIST_PATH);
     expect(up.requests.filter((r) => r.method === 'OPTIONS').map((r) => r.url)).toEqual([LIST_PATH]);
   });
 
@@ -94,6 +101,7 @@ describe('crawl', () => {
     expect(pageRequests(sequential)).toEqual([
       LIST_PATH,
       ...Array.from({ length: 39 }, (_, i) => `${LIST_PATH}?page=${i + 2}`),
+      LIST_PATH,
     ]);
   });
 
@@ -257,6 +265,61 @@ describe('crawl consistency', () => {
     expect(result.attempts).toBe(2);
     expect(result.count).toBe(22);
     expect(result.entries).toHaveLength(22);
+  });
+
+  it('reads page 1 again after the last page: an edit that reached it meanwhile retries the crawl', async () => {
+    const source = makeEntries(21);
+    let edited = false;
+    up = await upstream({
+      entries: source,
+      intercept: (req, _res, { page }) => {
+        // Both edits land while page 2 is being answered: page 1 was read before them, page 3 after.
+        if (page === 2 && req.method === 'GET' && !edited) {
+          edited = true;
+          const [head, tail] = [source[0], source[20]];
+          if (!head || !tail) throw new Error('too few entries');
+          up.entries[0] = { ...head, post: 'Head of first page' };
+          up.entries[20] = { ...tail, post: 'Head of last page' };
+        }
+        return false;
+      },
+    });
+    const result = await run(up, { concurrency: 1 });
+    expect(result.attempts).toBe(2);
+    // Both edits, never the last page's alone with the first page's old version.
+    expect(JSON.parse(result.entries[0]?.json ?? '{}')).toMatchObject({ post: 'Head of first page' });
+    expect(JSON.parse(result.entries[20]?.json ?? '{}')).toMatchObject({ post: 'Head of last page' });
+    expect(pageRequests(up)).toEqual([
+      LIST_PATH,
+      `${LIST_PATH}?page=2`,
+      `${LIST_PATH}?page=3`,
+      LIST_PATH,
+      LIST_PATH,
+      `${LIST_PATH}?page=2`,
+      `${LIST_PATH}?page=3`,
+      LIST_PATH,
+    ]);
+  });
+
+  it('fails as UPSTREAM_INCONSISTENT, naming page 1, when page 1 changes on every read', async () => {
+    let reads = 0;
+    up = await upstream({
+      entries: makeEntries(21),
+      transform: (body, { page }) =>
+        page === 1
+          ? {
+              ...body,
+              results: [...(body.results as unknown[])].map((e, i) =>
+                i === 0 ? { ...(e as object), post: `read ${++reads}` } : e,
+              ),
+            }
+          : body,
+    });
+    const error = await catchMirrorError(() => run(up, { concurrency: 1, maxCrawlAttempts: 2 }));
+    expect(error.code).toBe('UPSTREAM_INCONSISTENT');
+    expect(error.message).toMatch(
+      /last: page 1: bytes when read again after the last page expected sha256 [0-9a-f]{12}, got sha256 [0-9a-f]{12}$/,
+    );
   });
 
   it('treats a 404 on a page that page 1 announced as the listing shrinking', async () => {
