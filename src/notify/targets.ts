@@ -67,6 +67,7 @@ export function maskTargetUrl(text: string): string {
 }
 
 const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+$/;
+const EMAIL_FORM = 'smtp(s)://user:password@host:587/?from=a@example.com&to=b@example.com';
 
 function emailTarget(entry: string, url: URL): EmailTarget | string {
   const from = url.searchParams.get('from') ?? '';
@@ -74,9 +75,11 @@ function emailTarget(entry: string, url: URL): EmailTarget | string {
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');
-  if (url.hostname === '') return 'names no mail server host';
-  if (!EMAIL.test(from)) return 'needs ?from=<address>';
-  if (to.length === 0 || !to.every((a) => EMAIL.test(a))) return 'needs &to=<address>[,<address>…]';
+  if (url.hostname === '') return `names no mail server: expected ${EMAIL_FORM}`;
+  if (!EMAIL.test(from)) return `an e-mail target needs ?from=<address>: ${EMAIL_FORM}`;
+  if (to.length === 0 || !to.every((a) => EMAIL.test(a))) {
+    return `an e-mail target needs &to=<address>[,<address>…]: ${EMAIL_FORM}`;
+  }
   const secure = url.protocol === 'smtps:';
   return {
     kind: 'email',
@@ -95,18 +98,20 @@ function emailTarget(entry: string, url: URL): EmailTarget | string {
 function chatTarget(entry: string): ChatTarget | string {
   const prefixed = /^([a-z][a-z0-9]*)\+(https?:\/\/.*)$/is.exec(entry);
   const url = prefixed?.[2] ?? entry;
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return 'is not an http(s) URL';
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    return 'expected a chat webhook URL (kind+https://…) or an smtp(s):// URL';
+  }
   const parsed = new URL(url);
   const named = prefixed?.[1]?.toLowerCase();
   const kind = named ?? WELL_KNOWN_HOSTS[parsed.hostname.toLowerCase()];
   if (kind === undefined) {
-    return `does not say which service it is: prefix it with one of ${[...CHAT_KINDS].map((k) => `${k}+`).join(', ')}`;
+    return `the service is not named: prefix the URL with one of ${[...CHAT_KINDS].map((k) => `${k}+`).join(', ')}`;
   }
   if (!CHAT_KINDS.has(kind)) {
-    return `names an unknown kind "${kind}": expected one of ${[...CHAT_KINDS].join(', ')}, or smtp:// / smtps://`;
+    return `unknown kind "${kind}": expected one of ${[...CHAT_KINDS].join(', ')}, or smtp:// / smtps://`;
   }
   if (kind === 'ntfy' && parsed.pathname.replace(/\/+$/, '').split('/').length < 2) {
-    return 'needs a topic: ntfy+https://ntfy.sh/<topic>';
+    return 'an ntfy target needs a topic: ntfy+https://ntfy.sh/<topic>';
   }
   return { kind: kind as ChatTarget['kind'], id: targetId(url), label: `${kind} ${maskTargetUrl(url)}`, url };
 }
@@ -124,7 +129,9 @@ function masked<T extends NotifyTarget>(target: T): T {
 export function parseTarget(entry: string): NotifyTarget | string {
   let target: NotifyTarget | string;
   if (/^smtps?:\/\//i.test(entry)) {
-    target = URL.canParse(entry) ? emailTarget(entry, new URL(entry)) : 'is not a valid smtp:// URL';
+    target = URL.canParse(entry)
+      ? emailTarget(entry, new URL(entry))
+      : `expected a valid smtp(s):// URL: ${EMAIL_FORM}`;
   } else {
     target = chatTarget(entry);
   }
@@ -142,16 +149,21 @@ export function splitTargets(text: string): string[] {
     .filter((entry) => entry !== '');
 }
 
-/** NOTIFY_URLS: comma-separated targets; a bad entry is named by position and masked URL. */
+/**
+ * NOTIFY_URLS: comma-separated targets. A refused entry is named by its place (the loader never
+ * quotes it: the settings table marks the setting secret), the problem saying what is wrong.
+ */
 export const notifyTargetList = z
   .string()
   .nullable()
   .transform((text, ctx) => {
     const targets: NotifyTarget[] = [];
-    for (const [i, entry] of (text === null ? [] : splitTargets(text)).entries()) {
+    const entries = text === null ? [] : splitTargets(text);
+    for (const [index, entry] of entries.entries()) {
       const target = parseTarget(entry);
       if (typeof target === 'string') {
-        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} (${maskTargetUrl(entry)}) ${target}` });
+        const params = { entry: { index, count: entries.length, text: entry } };
+        ctx.addIssue({ code: 'custom', message: target, params });
         continue;
       }
       if (!targets.some((t) => t.id === target.id)) targets.push(target);

@@ -105,16 +105,25 @@ describe('NOTIFY_URLS', () => {
   it.each([
     [
       'foo+https://example.com/hook/SECRET',
-      'entry 1 (foo+https://example.com/…) names an unknown kind "foo"',
+      'entry 1 of 1: got 35 characters, not shown: unknown kind "foo": expected one of slack, discord',
     ],
-    ['https://example.com/hook/SECRET', 'entry 1 (https://example.com/…) does not say which service it is'],
+    [
+      'https://example.com/hook/SECRET',
+      'entry 1 of 1: got 31 characters, not shown: the service is not named: prefix the URL with one of slack+',
+    ],
     [
       'smtp://u:SECRET@mail.example.com/?to=a@example.com',
-      'entry 1 (smtp://…@mail.example.com/…) needs ?from=',
+      'entry 1 of 1: got 50 characters, not shown: an e-mail target needs ?from=<address>',
     ],
-    [`${SLACK},ntfy+https://ntfy.sh/`, 'entry 2 (ntfy+https://ntfy.sh) needs a topic'],
-    ['not a url SECRET', 'entry 1 (not a URL, 16 characters) is not an http(s) URL'],
-  ])('refuses %s naming the entry, masked', (value, problem) => {
+    [
+      `${SLACK},ntfy+https://ntfy.sh/`,
+      'entry 2 of 2: got 21 characters, not shown: an ntfy target needs a topic: ntfy+https://ntfy.sh/<topic>',
+    ],
+    [
+      'not a url SECRET',
+      'entry 1 of 1: got 16 characters, not shown: expected a chat webhook URL (kind+https://…) or an smtp(s):// URL',
+    ],
+  ])('refuses %s naming the entry by its place, never its text', (value, problem) => {
     const message = configError({ NOTIFY_URLS: value });
     expect(message).toContain('NOTIFY_URLS');
     expect(message).toContain(problem);
