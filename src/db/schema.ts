@@ -346,3 +346,13 @@ export const webhookAttempts = sqliteTable(
 );
 
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+/**
+ * What the store keeps about itself, by name. `endpoint_id_key`: the random key the outbox's
+ * endpoint ids are keyed under (src/db/endpoint-keys.ts), generated once, when a database is first
+ * opened for writing; it never leaves the database.
+ */
+export const storeMeta = sqliteTable('store_meta', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});

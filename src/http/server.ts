@@ -35,7 +35,7 @@ export interface ServerDeps {
   config: {
     server: ServerConfig;
     media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
-    notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
+    notify?: { urls: readonly NotifyTarget[] | null };
     webhooks?: { urls: readonly string[] };
   };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */

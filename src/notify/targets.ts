@@ -19,8 +19,12 @@ const WELL_KNOWN_HOSTS: Record<string, NotifyKind> = {
 };
 
 interface TargetBase {
-  /** A stable identifier derived from the URL: what the database keeps in the URL's place. */
-  id: string;
+  /**
+   * The URL's plain digest, in memory only: a store keys it into the target's id (`keyedTargets`),
+   * so two settings naming the same URL agree, and the database holds nothing a guessed URL can be
+   * tested against. Never shown, logged or stored.
+   */
+  digest: string;
   /** The URL with its secret parts hidden: what logs, pages, errors and the CLI show. */
   label: string;
 }
@@ -45,11 +49,8 @@ export interface EmailTarget extends TargetBase {
 
 export type NotifyTarget = ChatTarget | EmailTarget;
 
-/**
- * The identifier stored in place of a target URL: a domain-separated SHA-256, so two settings
- * naming the same URL agree, and the database file alone does not hand out the webhook's token.
- */
-export function targetId(url: string): string {
+/** A target URL's plain digest (domain-separated SHA-256, 24 hex): what a store keys into its id. */
+export function targetDigest(url: string): string {
   return createHash('sha256').update('coworker-mirror target\0').update(url).digest('hex').slice(0, 24);
 }
 
@@ -83,7 +84,7 @@ function emailTarget(entry: string, url: URL): EmailTarget | string {
   const secure = url.protocol === 'smtps:';
   return {
     kind: 'email',
-    id: targetId(entry),
+    digest: targetDigest(entry),
     label: `${maskTargetUrl(entry)} to ${to.join(', ')}`,
     secure,
     host: url.hostname.replace(/^\[|\]$/g, ''),
@@ -113,16 +114,38 @@ function chatTarget(entry: string): ChatTarget | string {
   if (kind === 'ntfy' && parsed.pathname.replace(/\/+$/, '').split('/').length < 2) {
     return 'an ntfy target needs a topic: ntfy+https://ntfy.sh/<topic>';
   }
-  return { kind: kind as ChatTarget['kind'], id: targetId(url), label: `${kind} ${maskTargetUrl(url)}`, url };
+  return {
+    kind: kind as ChatTarget['kind'],
+    digest: targetDigest(url),
+    label: `${kind} ${maskTargetUrl(url)}`,
+    url,
+  };
 }
 
 /**
- * A target serialised (a log line, the config in JSON, an API answer) shows its kind, id and label
- * only: the URL and password stay in memory, where the sender needs them.
+ * A target serialised (a log line, the config in JSON, an API answer) shows its kind, label and,
+ * once keyed, its id only: the URL and password stay in memory, where the sender needs them.
  */
-function masked<T extends NotifyTarget>(target: T): T {
+function masked<T extends NotifyTarget & { id?: string }>(target: T): T {
   const { kind, id, label } = target;
-  return Object.defineProperty(target, 'toJSON', { value: () => ({ kind, id, label }), enumerable: false });
+  const shown = id === undefined ? { kind, label } : { kind, id, label };
+  return Object.defineProperty(target, 'toJSON', { value: () => shown, enumerable: false });
+}
+
+/** What keys a target's digest into its id in one store: `Store['endpointKeys']`. */
+export interface TargetKeys {
+  notifyTarget(digest: string): string;
+}
+
+/**
+ * A configured target with its id in the store at hand: its endpoint there is `notify:<id>`, and
+ * `notify enable <id>` names it.
+ */
+export type KeyedTarget = NotifyTarget & { id: string };
+
+/** NOTIFY_URLS' targets with their ids in the store whose keys these are. */
+export function keyedTargets(targets: readonly NotifyTarget[] | null, keys: TargetKeys): KeyedTarget[] {
+  return (targets ?? []).map((target) => masked({ ...target, id: keys.notifyTarget(target.digest) }));
 }
 
 /** One entry of NOTIFY_URLS as a target, or why it is not one (the entry itself is not quoted). */
@@ -166,7 +189,7 @@ export const notifyTargetList = z
         ctx.addIssue({ code: 'custom', message: target, params });
         continue;
       }
-      if (!targets.some((t) => t.id === target.id)) targets.push(target);
+      if (!targets.some((t) => t.digest === target.digest)) targets.push(target);
     }
     return ctx.issues.length > 0 ? z.NEVER : targets;
   });

@@ -19,7 +19,7 @@ export interface WebDeps {
   media?: MediaResolver | undefined;
   /** The pages' one zone; the configured `TZ` (the process's zone) when not given. */
   timeZone?: string | undefined;
-  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[] | undefined;
+  notifyTargets?: readonly NotifyTarget[] | undefined;
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */

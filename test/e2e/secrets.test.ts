@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -167,9 +168,14 @@ describe('errors after the configuration never show a secret', () => {
           },
       );
     expect(delivery?.last_attempt?.error?.message).toBe('connection refused');
+    // The endpoint by its key, keyed under the database's own: not the URL's plain SHA-256.
+    const plainDigest = createHash('sha256').update(new URL(hook).href).digest('hex');
+    expect(delivery?.endpoint.url).toMatch(/^webhook:[0-9a-f]{64}$/);
+    expect(delivery?.endpoint.url).not.toBe(`webhook:${plainDigest}`);
     for (const text of [sync.output(), runs.output(), deliveries.output(), databaseBytes(dir)]) {
       expect(text).not.toContain(PASSWORD);
       expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(plainDigest);
     }
   });
 });

@@ -311,3 +311,8 @@ export const webhookAttempts = pgTable(
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );
+
+export const storeMeta = pgTable('store_meta', {
+  key: textC('key').primaryKey(),
+  value: textC('value').notNull(),
+});

@@ -1,3 +1,4 @@
+import type { EndpointKeys } from '../endpoint-keys.js';
 import { immutableUri } from '../immutable-uri.js';
 import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
@@ -37,8 +38,10 @@ export class SqliteStore implements MirrorDatabase {
   readonly immutable: boolean;
   readonly fileProblem: () => string | null;
   readonly close: () => void;
+  readonly endpointKeys: EndpointKeys;
 
-  constructor(handle: SqliteHandle) {
+  constructor(handle: SqliteHandle, endpointKeys: EndpointKeys) {
+    this.endpointKeys = endpointKeys;
     this.db = handle.db;
     this.sqlite = handle.sqlite;
     this.file = handle.file;
