@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 check() {
-  local dialect=$1 schema=$2 config="drizzle.$1.config.ts" folder="migrations/$1"
+  local dialect=$1 schema=$2 config=$3 folder="migrations/$1"
   npx drizzle-kit check --config "$config" >/dev/null
   local before after out
   before=$(ls -R "$folder")
@@ -22,6 +22,6 @@ check() {
 }
 
 status=0
-check sqlite src/db/schema.ts || status=1
-check postgres src/db/postgres/schema.ts || status=1
+check sqlite src/db/schema.ts drizzle.config.ts || status=1
+check postgres src/db/postgres/schema.ts drizzle.postgres.config.ts || status=1
 exit $status

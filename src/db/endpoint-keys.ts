@@ -1,10 +1,11 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { IdentityName } from './enums.js';
 
 // The outbox's endpoints are rows keyed by a string, never by the URL they stand for: a webhook URL
 // carries its token (a deploy hook's path, `user:pw@`), a chat webhook too. A plain digest of the URL
 // would still let anyone holding the database test a guessed URL offline, so every id is an HMAC
-// under a random key the database keeps (`store_meta`), generated once, when a database is first
-// opened for writing. Keyed over the URL's plain digest, so the ids written before there was a key
+// under a random key the database keeps (`store_identity`'s `endpoint_id_key`), generated once,
+// when a database is first opened for writing. Keyed over the URL's plain digest, so the ids written before there was a key
 // (that digest itself) are re-keyed on open without the URLs.
 
 /** A WEBHOOK_URLS endpoint's row: `webhook:<64 hex>`. */
@@ -15,12 +16,12 @@ export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
  */
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
-/** The `store_meta` row of the key. */
-export const ENDPOINT_KEY_NAME = 'endpoint_id_key';
+/** The key's name among the store's named values (`store_identity`). */
+export const ENDPOINT_KEY_NAME = 'endpoint_id_key' satisfies IdentityName;
 
 const KEY_BYTES = 32;
 
-/** A new key, as `store_meta` keeps it (hex). */
+/** A new key, as `store_identity` keeps it (hex). */
 export function newEndpointKeyText(): string {
   return randomBytes(KEY_BYTES).toString('hex');
 }
@@ -40,7 +41,7 @@ export class EndpointKeys {
   readonly #key: Buffer;
 
   constructor(keyText: string) {
-    if (!/^[0-9a-f]{64}$/.test(keyText)) throw new Error('store_meta holds no valid endpoint_id_key');
+    if (!/^[0-9a-f]{64}$/.test(keyText)) throw new Error('store_identity holds no valid endpoint_id_key');
     this.#key = Buffer.from(keyText, 'hex');
   }
 

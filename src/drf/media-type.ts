@@ -31,13 +31,18 @@ function requireAscii(text: string): string {
   return text;
 }
 
-/** Django's `_parse_header_params`: split on `;` outside double quotes. */
+/**
+ * Django 3.2's `_parse_header_params`: split on `;` outside double quotes, where "outside" means an
+ * even count of `"` before it. 3.2 counts every `"`, a backslash-escaped one too (4.2 and the stdlib's
+ * `cgi` subtract `\"`), so `x="a\"b;c"; indent=2` splits inside the quotes and `indent` is lost.
+ */
 function splitParams(line: string): string[] {
   const out: string[] = [];
   let s = `;${line}`;
   const quotesBefore = (text: string, end: number): number => {
-    const head = text.slice(0, end);
-    return (head.match(/"/g)?.length ?? 0) - (head.match(/\\"/g)?.length ?? 0);
+    let count = 0;
+    for (let i = text.indexOf('"'); i >= 0 && i < end; i = text.indexOf('"', i + 1)) count += 1;
+    return count;
   };
   while (s.startsWith(';')) {
     s = s.slice(1);
@@ -50,34 +55,69 @@ function splitParams(line: string): string[] {
   return out;
 }
 
-// Codecs Python finds by these names; any other RFC 2231 charset is a LookupError (a 500).
-const PY_CODECS: Record<string, 'utf-8' | 'latin1' | 'ascii'> = {
-  'utf-8': 'utf-8',
-  utf8: 'utf-8',
-  utf_8: 'utf-8',
-  u8: 'utf-8',
-  'latin-1': 'latin1',
-  latin1: 'latin1',
-  'iso-8859-1': 'latin1',
-  'iso8859-1': 'latin1',
-  l1: 'latin1',
-  ascii: 'ascii',
-  'us-ascii': 'ascii',
-};
+type PyCodec = 'utf-8' | 'latin1' | 'ascii';
+
+/**
+ * The names Python's codec registry maps to the three codecs decoded here (`encodings.aliases`
+ * plus the module names), after its normalisation. Any other charset is either unknown to Python
+ * too (a LookupError: a 500), or one of its other codecs, answered with a 500 as well.
+ */
+const PY_CODECS = new Map<string, PyCodec>([
+  ...['utf_8', 'utf8', 'u8', 'utf', 'utf8_ucs2', 'utf8_ucs4', 'cp65001'].map((n) => [n, 'utf-8'] as const),
+  ...[
+    ...['latin_1', 'latin1', 'latin', 'l1', '8859', 'cp819', 'csisolatin1', 'ibm819', 'iso8859'],
+    ...['iso8859_1', 'iso_8859_1', 'iso_8859_1_1987', 'iso_ir_100'],
+  ].map((n) => [n, 'latin1'] as const),
+  ...[
+    ...['ascii', 'us_ascii', 'us', '646', 'cp367', 'csascii', 'ibm367', 'iso646_us', 'iso_ir_6'],
+    ...['ansi_x3.4_1968', 'ansi_x3_4_1968', 'ansi_x3.4_1986', 'iso_646.irv_1991'],
+  ].map((n) => [n, 'ascii'] as const),
+]);
+
+// str.isalnum() past ASCII among the chars a header can hold (U+0080-U+00FF).
+const LATIN1_ALNUM = /[\xaa\xb2\xb3\xb5\xb9\xba\xbc-\xbe\xc0-\xd6\xd8-\xf6\xf8-\xff]/;
+
+/**
+ * `codecs.lookup`'s name handling: ASCII lower case, then `encodings.normalize_encoding` (runs of
+ * anything but alphanumerics and `.` become one `_` between kept chars; non-ASCII ones are
+ * dropped), then the alias table, tried again with `.` as `_`.
+ */
+function pyCodec(charset: string): PyCodec | undefined {
+  let name = '';
+  let punct = false;
+  for (const ch of asciiLower(charset)) {
+    if (/[a-z0-9.]/.test(ch) || LATIN1_ALNUM.test(ch)) {
+      if (punct && name !== '') name += '_';
+      if (ch < '\x80') name += ch;
+      punct = false;
+    } else punct = true;
+  }
+  return PY_CODECS.get(name) ?? PY_CODECS.get(name.replaceAll('.', '_'));
+}
 
 function decodeRfc2231(value: string): string {
   const parts = value.split("'");
   if (parts.length !== 3) throw new DjangoServerError('RFC 2231 value without charset and language');
   const [charset = '', , encoded = ''] = parts;
   if (!encoded.includes('%')) return encoded;
-  const codec = PY_CODECS[charset.toLowerCase().replaceAll('_', '-')];
+  const codec = pyCodec(charset);
   if (codec === undefined) throw new DjangoServerError(`unknown encoding: ${charset}`);
-  const raw = encoded.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) =>
-    String.fromCharCode(parseInt(hex, 16)),
-  );
-  const bytes = Buffer.from(raw, 'latin1');
-  if (codec === 'latin1') return raw;
-  return new TextDecoder(codec === 'ascii' ? 'ascii' : 'utf-8', { ignoreBOM: true }).decode(bytes);
+  // urllib.parse.unquote: only runs of ASCII are unquoted, each run's bytes decoded on its own with
+  // errors='replace'; any other character stays as it came.
+  // eslint-disable-next-line no-control-regex -- ASCII is exactly \x00-\x7f
+  return encoded.replace(/[\x00-\x7f]+/g, (run) => decodeBytes(unquoteToBytes(run), codec));
+}
+
+/** `unquote_to_bytes` of ASCII text, its bytes as latin-1 chars: a `%` without two hex digits stays. */
+function unquoteToBytes(run: string): string {
+  return run.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+function decodeBytes(bytes: string, codec: PyCodec): string {
+  if (codec === 'latin1') return bytes;
+  // WHATWG's "ascii" label is windows-1252: Python's ascii replaces every byte past 0x7f.
+  if (codec === 'ascii') return bytes.replace(/[\x80-\xff]/g, '\ufffd');
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(Buffer.from(bytes, 'latin1'));
 }
 
 /** `parse_header_parameters(line)` of DRF 3.14 on Django 3.2. */

@@ -197,12 +197,12 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     // so the two hold the same ids and every row compares.
     await (await openPgStore(pgTarget(pgFixture.url), {})).close();
     const key = sqlite.sqlite
-      .prepare("select value from store_meta where key = 'endpoint_id_key'")
+      .prepare("select value from store_identity where name = 'endpoint_id_key'")
       .pluck()
       .get();
     await pgFixture.server
       .admin(pgFixture.database)
-      .query("update store_meta set value = $1 where key = 'endpoint_id_key'", [key]);
+      .query("update store_identity set value = $1 where name = 'endpoint_id_key'", [key]);
     pair = { sqlite, pg: await openPgStore(pgTarget(pgFixture.url), { poolMax: 4 }) };
     HOOK_KEYS = hookKeys(pair.sqlite);
     expect(hookKeys(pair.pg)).toStrictEqual(HOOK_KEYS);

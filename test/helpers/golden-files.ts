@@ -67,12 +67,13 @@ export function goldenEntries(cases: readonly GoldenCase[]): string[] {
   return entries;
 }
 
-/** The headers a DRF client relies on, by lower-cased name, in order. */
+/** The headers a DRF client relies on, by lower-cased name, in order (a cookie Django sets included). */
 export const COMPARED_HEADERS = [
   'content-type',
   'vary',
   'allow',
   'location',
+  'set-cookie',
   'x-frame-options',
   'x-content-type-options',
   'referrer-policy',

@@ -94,9 +94,10 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
 
   it('an id is an HMAC under the store key: not the URL digest, stable across opens, another in another store', async () => {
     const { hook, targets, store } = await storeWithOutbox();
-    const keyRows = await storeRows(store, 'select key, value from store_meta');
+    // The key is one of the database's named values, beside its mirror id, in the one table of them.
+    const keyRows = await storeRows(store, 'select name, value from store_identity order by name');
     expect(keyRows).toEqual([
-      { key: 'endpoint_id_key', value: expect.stringMatching(/^[0-9a-f]{64}$/) as string },
+      { name: 'endpoint_id_key', value: expect.stringMatching(/^[0-9a-f]{64}$/) as string },
     ]);
     const urls = (await outboxState(store)).endpoints.map((e) => e.url);
     const digests = targets.map((t) => t.digest);
@@ -112,7 +113,9 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
     // Another process opening the database: the same key, the same ids, no new endpoint row.
     const restarted = await stores.another(store);
     expect(restarted.endpointKeys.webhook(hook)).toBe(store.endpointKeys.webhook(hook));
-    expect(await storeRows(restarted, 'select key, value from store_meta')).toEqual(keyRows);
+    expect(await storeRows(restarted, 'select name, value from store_identity order by name')).toEqual(
+      keyRows,
+    );
     const upstream = await simulatedUpstream({ seed: 5, count: 2 });
     await sync(restarted, upstream, { WEBHOOK_URLS: hook, SYNC_CONFIRM_DROP: '0' });
     expect((await outboxState(restarted)).endpoints.map((e) => e.url)).toEqual(urls);
@@ -142,7 +145,7 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
       const [was, now] = [String(written.messages[i]?.webhook_id), String(row.webhook_id)];
       await storeRows(store, `update webhook_messages set webhook_id = '${now}' where webhook_id = '${was}'`);
     }
-    await storeRows(store, 'delete from store_meta');
+    await storeRows(store, "delete from store_identity where name = 'endpoint_id_key'");
     expect(await outboxState(store)).toEqual(former);
     expect(former.endpoints.map((e) => e.url)).toContain(`webhook:${sha256(new URL(hook).href)}`);
     return { names, written, former, plain, keyedBy };
@@ -205,7 +208,9 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
     );
     const [a, b] = await Promise.all([stores.another(store), stores.another(store)]);
     expect(a.endpointKeys.webhook(hook)).toBe(b.endpointKeys.webhook(hook));
-    expect(await storeRows(a, 'select count(*) as n from store_meta')).toEqual([{ n: 1 }]);
+    expect(
+      await storeRows(a, "select count(*) as n from store_identity where name = 'endpoint_id_key'"),
+    ).toEqual([{ n: 1 }]);
     // Re-keyed once: a second re-keying would have keyed the keyed id again.
     expect((await outboxState(a)).endpoints[0]?.url).toBe(a.endpointKeys.webhook(hook));
   });
@@ -286,5 +291,28 @@ describe('webhook_endpoints keeps a key derived from the URL, never the URL', ()
       { id: 1, endpoint_id: 1 },
       { id: 2, endpoint_id: 1 },
     ]);
+  });
+
+  it('a read-only open reads the key the database keeps, and writes none where there is none', () => {
+    const url = 'https://api.example.com/build_hooks/read-only-token';
+    const file = join(tempDir(), 'mirror.db');
+    const writer = openDatabase(file);
+    recordRunWithChange(writer, [url]);
+    const key = writer.endpointKeys.webhook(url);
+    writer.close();
+
+    const reader = openDatabase(file, { readonly: true });
+    onTestFinished(() => reader.close());
+    expect(reader.endpointKeys.webhook(url)).toBe(key);
+    expect(tableRows(reader, 'webhook_endpoints', 'id, url')).toEqual([{ id: 1, url: key }]);
+
+    // A database without a key yet: the reader's ids match no row, and the database stays as it was.
+    const unkeyed = openDatabase(file);
+    unkeyed.sqlite.prepare("delete from store_identity where name = 'endpoint_id_key'").run();
+    unkeyed.close();
+    const blind = openDatabase(file, { readonly: true });
+    onTestFinished(() => blind.close());
+    expect(blind.endpointKeys.webhook(url)).not.toBe(key);
+    expect(tableRows(blind, 'store_identity', 'name')).toEqual([]);
   });
 });

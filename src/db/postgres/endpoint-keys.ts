@@ -9,9 +9,9 @@ import {
   type EndpointRow,
   type RekeyPlan,
 } from '../endpoint-keys.js';
-import { one, rows, run, transaction } from './sql.js';
+import { identityEntry, keptIdentityValue } from './identity.js';
+import { rows, run, transaction } from './sql.js';
 
-const KEY_SQL = 'select value from store_meta where key = $1';
 const CLEAR_SQL = `select id, url from webhook_endpoints
   where left(url, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
     and left(url, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
@@ -19,25 +19,19 @@ const CLEAR_SQL = `select id, url from webhook_endpoints
 /**
  * The store's endpoint keys (src/db/endpoint-keys.ts), as src/db/sqlite/endpoint-keys.ts does on
  * SQLite: a database without a key gets one and its rows are re-keyed, in one transaction. Safe
- * when instances open at once: the key's row is inserted or locked first, so a second opener waits
- * for the first to commit, then finds the key and nothing left to convert.
+ * when instances open at once: a second opener's insert of the key waits for the first's
+ * transaction to commit, then does nothing; it reads the first's key and finds nothing left to
+ * convert.
  */
 export async function pgEndpointKeys(pool: pg.Pool): Promise<EndpointKeys> {
-  const known = await one<{ value: string }>(pool, KEY_SQL, [ENDPOINT_KEY_NAME]);
+  const known = await keptIdentityValue(pool, ENDPOINT_KEY_NAME);
   // The usual open: a key, and no row left in clear; nothing to write.
-  if (known !== undefined && (await rows(pool, CLEAR_SQL)).length === 0) return new EndpointKeys(known.value);
+  if (known !== undefined && (await rows(pool, CLEAR_SQL)).length === 0) return new EndpointKeys(known);
   return transaction(pool, async ({ client }) => {
-    const created = await one<{ value: string }>(
-      client,
-      'insert into store_meta (key, value) values ($1, $2) on conflict (key) do nothing returning value',
-      [ENDPOINT_KEY_NAME, newEndpointKeyText()],
-    );
-    const text =
-      created?.value ??
-      (await one<{ value: string }>(client, `${KEY_SQL} for update`, [ENDPOINT_KEY_NAME]))?.value;
-    if (text === undefined) throw new Error('store_meta lost its endpoint_id_key while it was being read');
-    const keys = new EndpointKeys(text);
-    const former = created !== undefined;
+    const key = await identityEntry(client, ENDPOINT_KEY_NAME, newEndpointKeyText);
+    const keys = new EndpointKeys(key.value);
+    // Only the transaction that made the key re-keys the ids written before it.
+    const former = key.created;
     const endpoints = await rows<EndpointRow>(
       client,
       'select id, url from webhook_endpoints order by id for update',

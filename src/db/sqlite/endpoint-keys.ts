@@ -9,8 +9,8 @@ import {
   type EndpointRow,
   type RekeyPlan,
 } from '../endpoint-keys.js';
+import { identityEntry, keptIdentityValue } from './identity.js';
 
-const KEY_SQL = 'select value from store_meta where key = ?';
 const CLEAR_SQL = `select id, url from webhook_endpoints
   where substr(url, 1, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
     and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
@@ -22,27 +22,19 @@ const CLEAR_SQL = `select id, url from webhook_endpoints
  * table a pending migration adds is missing, say) gets keys that match none of its rows.
  */
 export function sqliteEndpointKeys(sqlite: Database.Database, writable: boolean): EndpointKeys {
-  const stored = () => sqlite.prepare(KEY_SQL).pluck().get(ENDPOINT_KEY_NAME) as string | undefined;
-  if (!writable) {
-    const table = sqlite.prepare("select 1 from sqlite_master where name = 'store_meta'").get();
-    const text = table === undefined ? undefined : stored();
-    return text === undefined ? EndpointKeys.unmatched() : new EndpointKeys(text);
-  }
-  const known = stored();
+  const known = keptIdentityValue(sqlite, ENDPOINT_KEY_NAME);
+  if (!writable) return known === undefined ? EndpointKeys.unmatched() : new EndpointKeys(known);
   // The usual open: a key, and no row left in clear; nothing to write.
   if (known !== undefined && sqlite.prepare(CLEAR_SQL).all().length === 0) return new EndpointKeys(known);
   return sqlite
     .transaction(() => {
-      const existing = stored();
-      const text = existing ?? newEndpointKeyText();
-      const former = existing === undefined;
-      if (former) {
-        sqlite.prepare('insert into store_meta (key, value) values (?, ?)').run(ENDPOINT_KEY_NAME, text);
-      }
-      const keys = new EndpointKeys(text);
+      const key = identityEntry(sqlite, ENDPOINT_KEY_NAME, newEndpointKeyText);
+      const keys = new EndpointKeys(key.value);
       const endpoints = sqlite
         .prepare('select id, url from webhook_endpoints order by id')
         .all() as EndpointRow[];
+      // Only the transaction that made the key re-keys the ids written before it.
+      const former = key.created;
       const digestIds = former
         ? (sqlite
             .prepare("select webhook_id from webhook_messages where substr(webhook_id, 1, 7) = 'digest_'")

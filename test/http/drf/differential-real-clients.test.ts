@@ -130,6 +130,50 @@ const CASES: Case[] = [
     name: 'an Upgrade: websocket request',
     head: [`GET ${LIST} HTTP/1.1`, HOST, 'Connection: Upgrade', 'Upgrade: websocket'],
   },
+  // Django 3.2 splits media type parameters at a `;` after an even count of `"`, escaped ones
+  // counted too: here `indent` ends up inside another parameter's name and is not seen.
+  {
+    name: 'Accept with an escaped quote before indent',
+    head: [`GET ${LIST}?page=2 HTTP/1.1`, HOST, 'Accept: application/json; x="a\\"b;c"; indent=2'],
+  },
+  {
+    name: 'OPTIONS, Accept with an escaped quote before indent',
+    head: [`OPTIONS ${LIST} HTTP/1.1`, HOST, 'Accept: application/json; x="a\\"b;c"; indent=2'],
+  },
+  // The site has no SessionMiddleware, CsrfViewMiddleware or authentication: a browser's cookies of
+  // the same host (a logged-out admin's short session id, a logged-in one's, a CSRF token) change
+  // nothing, on GET or HEAD, JSON or the browsable API.
+  { name: 'a short session cookie', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abc'] },
+  {
+    name: 'a short session cookie on HEAD, browsable API',
+    head: [`HEAD ${LIST} HTTP/1.1`, HOST, 'Accept: text/html', 'Cookie: sessionid=abc'],
+  },
+  {
+    name: 'a session cookie of a logged-in admin',
+    head: [
+      `GET ${LIST}?page=2 HTTP/1.1`,
+      HOST,
+      'Accept: text/html',
+      'Cookie: csrftoken=PvZ3lU0vKq1cFq5zQ2mY8wX7rT6sD4eA; sessionid=k3j4h5g6f7d8s9a0q1w2e3r4t5y6u7i8',
+    ],
+  },
+  {
+    name: 'an empty session cookie',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Accept: text/html', 'Cookie: sessionid='],
+  },
+  {
+    name: 'a CSRF cookie, browsable API',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Accept: text/html', 'Cookie: csrftoken=abc'],
+  },
+  { name: 'HEAD, browsable API', head: [`HEAD ${LIST} HTTP/1.1`, HOST, 'Accept: text/html'] },
+  {
+    name: 'HEAD, browser Accept',
+    head: [
+      `HEAD ${LIST}?page=3 HTTP/1.1`,
+      HOST,
+      'Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    ],
+  },
 ];
 
 function request(c: Case): Buffer {

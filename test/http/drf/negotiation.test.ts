@@ -30,6 +30,28 @@ describe('DRF DefaultContentNegotiation with JSONRenderer + BrowsableAPIRenderer
     ['*', null, null, null, null],
     // Only the renderer's own parameters must match, so extra requested ones are fine.
     ['application/json;charset=utf-8', null, 'json', 'application/json;charset=utf-8', null],
+    // Django 3.2 ends a parameter at a `;` after an even count of `"`, escaped ones included.
+    [
+      'application/json; x="a\\"b;c"; indent=2',
+      null,
+      'json',
+      'application/json; x="a\\"b;c"; indent=2',
+      null,
+    ],
+    ['application/json; x="a\\"b"; indent=2', null, 'json', 'application/json; x="a\\"b"; indent=2', null],
+    ['application/json; x="a\\\\"; indent=2', null, 'json', 'application/json; x="a\\\\"; indent=2', 2],
+    ['application/json; x="a;b"; indent=2', null, 'json', 'application/json; x="a;b"; indent=2', 2],
+    // There `x=1"` is a second parameter, which puts text/html above the bare application/json.
+    ['text/html; q="\\";x=1", application/json', null, 'api', 'text/html; q="\\";x=1"', null],
+    // RFC 2231: Python's codec names; unquote leaves "٣" (as its UTF-8 bytes) undecoded: no int.
+    ["application/json; indent*=latin''%34", null, 'json', "application/json; indent*=latin''%34", 4],
+    [
+      "application/json; indent*=utf-8''%33\xd9\xa3",
+      null,
+      'json',
+      "application/json; indent*=utf-8''%33\xd9\xa3",
+      null,
+    ],
   ] as const)('Accept %j, format %j → %s %s (indent %s)', (accept, format, renderer, accepted, indent) => {
     const result = negotiate(accept, format);
     if (renderer === null) {

@@ -293,6 +293,16 @@ export function probeCases(): ProbeCase[] {
     'x/y, */*',
     'text/html; q=1.0, */*; q=0.1',
     'application/json, application/json; indent=2',
+    // Django 3.2 counts escaped quotes when it looks for the `;` ending a parameter.
+    'application/json; x="a\\"b"; indent=2',
+    'application/json; x="a\\\\"; indent=2',
+    'application/json; x="a;b"; indent=2',
+    'application/json; indent="2\\"; x=1',
+    'text/html; q="\\";x=1", application/json',
+    // RFC 2231 values: Python's codec names, and unquote leaving non-ASCII characters as they came.
+    "application/json; indent*=latin''%34",
+    "application/json; indent*=UTF 8''%32",
+    "application/json; indent*=utf-8''%33\xd9\xa3",
   ];
   for (const a of accepts)
     add(`accept ${JSON.stringify(a)}`, [`GET ${LIST}?page=2 HTTP/1.1`, HOST, `Accept: ${a}`]);
