@@ -18,6 +18,7 @@ import { SqliteNotificationOutbox } from '../src/db/sqlite/notify-outbox.js';
 import { silentLogger } from '../src/logger.js';
 import { sendMessage } from '../src/notify/send.js';
 import { NotifyWorker } from '../src/notify/worker.js';
+import { keyedTargets } from '../src/notify/targets.js';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { runSync } from '../src/sync/run-sync.js';
 import { machineLine, millis, ratio } from './lib/report.js';
@@ -76,7 +77,7 @@ await withTempDir(async (dir) => {
   const syncConfig = { ...config, upstream: { ...config.upstream, target: config.upstream.target! } };
   const worker = new NotifyWorker({
     outbox: new SqliteNotificationOutbox(store),
-    targets: config.notify.urls ?? [],
+    targets: keyedTargets(config.notify.urls, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 15_000,
     logger: silentLogger(),

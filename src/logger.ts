@@ -20,8 +20,9 @@ function briefError(error: unknown): unknown {
   return { type: error.name, message: error.message, ...(code !== undefined ? { code } : {}) };
 }
 
-// The admin token, the upstream's credentials and the webhook secret travel in headers and config;
-// no log line may ever carry them, whoever logs the object that holds them.
+// The admin token, the upstream's credentials, the webhook secret and URLs and the database's
+// password travel in headers and config; no log line may ever carry them, whoever logs the object
+// that holds them.
 const redact: LoggerOptions['redact'] = {
   paths: [
     'adminToken',
@@ -39,6 +40,14 @@ const redact: LoggerOptions['redact'] = {
     'upstream.target.headers',
     'target.headers',
     'upstream.headers',
+    // Webhook URLs carry their token, DATABASE_URL its password: a config logged whole shows neither.
+    'config.webhooks.urls',
+    'webhooks.urls',
+    'config.database.url',
+    'database.url',
+    'config.database.target.connectionString',
+    'database.target.connectionString',
+    'target.connectionString',
   ],
   censor: '[redacted]',
 };

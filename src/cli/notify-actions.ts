@@ -5,6 +5,7 @@ import { sendMessage, type SendOutcome } from '../notify/send.js';
 import { EXIT } from './exit-codes.js';
 import type { Store } from '../db/store.js';
 import { disabledTargetLine, disabledTargetViews } from '../notify/disabled-targets.js';
+import { keyedTargets } from '../notify/targets.js';
 
 export type Write = (line: string) => void;
 
@@ -42,7 +43,11 @@ export async function runNotifyTest(config: Config, timeZone: string, write: Wri
 
 /** The lines `deliveries` adds for notification targets a permanent refusal disabled. */
 export async function disabledTargetLines(store: Store, config: Pick<Config, 'notify'>): Promise<string[]> {
-  const views = disabledTargetViews(await store.disabledNotifyTargets(), config.notify.urls ?? []);
+  const views = disabledTargetViews(
+    await store.disabledNotifyTargets(),
+    config.notify.urls,
+    store.endpointKeys,
+  );
   return views.map(disabledTargetLine);
 }
 
@@ -63,7 +68,7 @@ export async function runNotifyEnable(
     write(`${none} in ${config.database.path}`);
     return which === 'all' ? EXIT.ok : EXIT.notFound;
   }
-  const labels = new Map((config.notify.urls ?? []).map((t) => [t.id, t.label]));
+  const labels = new Map(keyedTargets(config.notify.urls, store.endpointKeys).map((t) => [t.id, t.label]));
   for (const id of enabled) {
     const label = labels.get(id) ?? '(no longer in NOTIFY_URLS)';
     write(

@@ -112,21 +112,22 @@ async function webhooksAfterSync(store: Store, config: Config, logger: Logger): 
  * run's: a message not delivered is said on stderr and waits for the next sync or start.
  */
 async function notifyAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
-  const targets = config.notify.urls ?? [];
   const outbox = notificationOutboxOf(store);
-  if (targets.length === 0 || outbox === null) return;
+  if ((config.notify.urls ?? []).length === 0 || outbox === null) return;
   try {
-    const [{ afterSyncLines, deliverNotificationsAfterSync }, { digestSettings }] = await Promise.all([
-      import('../notify/after-sync.js'),
-      import('../notify/digest-outbox.js'),
-    ]);
+    const [{ afterSyncLines, deliverNotificationsAfterSync }, { digestSettings }, { keyedTargets }] =
+      await Promise.all([
+        import('../notify/after-sync.js'),
+        import('../notify/digest-outbox.js'),
+        import('../notify/targets.js'),
+      ]);
     const report = await deliverNotificationsAfterSync({
       outbox,
-      targets,
+      targets: keyedTargets(config.notify.urls, store.endpointKeys),
       logger: logger.child({ module: 'notify' }),
       timeoutMs: config.notify.timeoutMs,
       deadlineMs: config.notify.sendTimeoutMs,
-      digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
+      digest: digestSettings(config, store.endpointKeys, Intl.DateTimeFormat().resolvedOptions().timeZone),
     });
     for (const line of afterSyncLines(report)) process.stderr.write(`${line}\n`);
   } catch (error) {

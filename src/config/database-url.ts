@@ -1,5 +1,6 @@
 import type { Parsed } from './text-values.js';
 import { parseWholeNumber } from './text-values.js';
+import { describeRefused } from './refused-value.js';
 
 // Where the mirror keeps its history: a SQLite file (the default) or a PostgreSQL database. One
 // setting of each kind (DATABASE_PATH, DATABASE_URL) and one flag (--db) that takes either.
@@ -79,7 +80,7 @@ function checkParameters(url: URL): string | null {
   }
   const sslmode = url.searchParams.get('sslmode');
   if (sslmode !== null && !(SSL_MODES as readonly string[]).includes(sslmode)) {
-    return `sslmode=${sslmode} is not one of ${SSL_MODES.join(', ')}`;
+    return `sslmode must be one of ${SSL_MODES.join(', ')}`;
   }
   if (sslmode === 'verify-ca' && !url.searchParams.has('sslrootcert')) {
     return 'sslmode=verify-ca needs sslrootcert=<CA file>: without it any certificate a public CA signed is trusted';
@@ -218,7 +219,10 @@ export function chooseDatabase(inputs: DatabaseInputs): DatabaseChoice {
     const parsed = parseDbArgument(inputs.flag);
     return parsed.ok
       ? { ok: true, target: parsed.value }
-      : { ok: false, issues: [{ name: '--db', problem: parsed.problem }] };
+      : {
+          ok: false,
+          issues: [{ name: '--db', problem: describeRefused('url', inputs.flag, parsed.problem) }],
+        };
   }
   if (given(inputs.DATABASE_URL) && given(inputs.DATABASE_PATH)) {
     const problem =
@@ -232,10 +236,22 @@ export function chooseDatabase(inputs: DatabaseInputs): DatabaseChoice {
     };
   }
   if (given(inputs.DATABASE_URL)) {
-    const parsed = parsePostgresUrl(inputs.DATABASE_URL);
+    const text = inputs.DATABASE_URL;
+    const parsed = parsePostgresUrl(text);
     return parsed.ok
       ? { ok: true, target: parsed.value }
-      : { ok: false, issues: [{ name: 'DATABASE_URL', problem: parsed.problem }] };
+      : {
+          ok: false,
+          issues: [{ name: 'DATABASE_URL', problem: describeRefused('url', text, parsed.problem) }],
+        };
+  }
+  if (given(inputs.DATABASE_PATH) && URL_SCHEME.test(inputs.DATABASE_PATH)) {
+    // Taken as a file name, a URL would become folders named after its user and password.
+    const problem = 'DATABASE_PATH is a SQLite file path: set a postgres:// URL as DATABASE_URL';
+    return {
+      ok: false,
+      issues: [{ name: 'DATABASE_PATH', problem: describeRefused('url', inputs.DATABASE_PATH, problem) }],
+    };
   }
   const path = given(inputs.DATABASE_PATH) ? inputs.DATABASE_PATH : inputs.defaultPath;
   return { ok: true, target: { kind: 'sqlite', path, label: path } };

@@ -3,7 +3,15 @@ import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
 import { listenerContradictions } from './listeners.js';
 import { databaseOf, unknownVariablesIn } from './load-store-config.js';
-import { rawSettings, settingIssue, type FlagValues, type Issue, type RawSettings } from './raw-settings.js';
+import {
+  rawSettings,
+  settingIssues,
+  type FlagValues,
+  type Issue,
+  type Problem,
+  type RawSettings,
+} from './raw-settings.js';
+import { refusedEntryOf } from './refused-value.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settingList, type SettingKey } from './setting-table.js';
 import { settingSchemas, type SettingSchemas } from './settings.js';
@@ -25,21 +33,25 @@ const configSchema = z.object(
 
 export type SettingValues = z.output<typeof configSchema>;
 
-/** zod's issues, one per offending setting, in table order, named and with what was given. */
+/** zod's issues, by offending setting in table order (an entry of a list on its own), with what was given. */
 function issuesOf(error: z.ZodError, raw: RawSettings): Issue[] {
-  const problems = new Map<string, string[]>();
+  const problems = new Map<string, Problem[]>();
   for (const issue of error.issues) {
     const key = issue.path.slice(0, 2).join('.');
-    problems.set(key, [...(problems.get(key) ?? []), issue.message]);
+    const entry = issue.code === 'custom' ? refusedEntryOf(issue.params) : undefined;
+    problems.set(key, [...(problems.get(key) ?? []), { message: issue.message, entry }]);
   }
   const named = settingList.flatMap((s) => {
     const found = problems.get(s.key);
     if (!found) return [];
     problems.delete(s.key);
-    return [settingIssue(s, found, raw)];
+    return settingIssues(s, found, raw);
   });
   // Only the table's leaves can be wrong, but an issue elsewhere must not vanish from the error.
-  return [...named, ...[...problems].map(([key, found]) => ({ name: key, problem: found.join('; ') }))];
+  return [
+    ...named,
+    ...[...problems].map(([key, found]) => ({ name: key, problem: found.map((p) => p.message).join('; ') })),
+  ];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { chooseDatabase, databaseSettingParsers, type DatabaseTarget } from './database-url.js';
 import type { Config, SettingValues } from './load-config.js';
-import { rawSettings, settingIssue, type FlagValues, type Issue } from './raw-settings.js';
+import { rawSettings, settingIssues, type FlagValues, type Issue } from './raw-settings.js';
 import { settingList, settingOf, settings, type SettingKey } from './setting-table.js';
 import type { Parsed } from './text-values.js';
 import { findUnknownVariables, type UnknownVariable } from './unknown-variables.js';
@@ -67,7 +67,7 @@ export function loadStoreConfig(
     const text = raw.input[s.group]?.[s.name] ?? null;
     if (text === null) return null;
     const parsed = parser(text);
-    if (!parsed.ok) issues.push(settingIssue(s, [parsed.problem], raw));
+    if (!parsed.ok) issues.push(...settingIssues(s, [{ message: parsed.problem }], raw));
     return parsed.ok ? parsed.value : null;
   };
   const path = parse('database.path', databaseSettingParsers.path);

@@ -1,5 +1,5 @@
 import { settingList, type ListedSetting, type SettingKey } from './setting-table.js';
-import { maskUrlCredentials } from './upstream-target.js';
+import { describeRefused, type RefusedEntry } from './refused-value.js';
 
 /** Flag values by setting key, as commander gives them (strings, or booleans for switches). */
 export type FlagValues = Partial<Record<SettingKey, string | boolean | undefined>>;
@@ -40,15 +40,28 @@ export function rawSettings(
   return raw;
 }
 
-/** What was given, as an error may show it: never a secret, a URL's credentials masked. */
-function shown(s: ListedSetting, raw: string | null | undefined): string {
-  if (raw === null || raw === undefined) return 'nothing';
-  if (s.echo === 'secret') return `${raw.length} characters, not shown`;
-  return JSON.stringify(s.echo === 'url' ? maskUrlCredentials(raw) : raw);
+/** One thing wrong with a setting's value: what and the fix, and the entry it is about in a list. */
+export interface Problem {
+  message: string;
+  entry?: RefusedEntry | undefined;
 }
 
-/** One setting's problems as an issue: named by its flag or variable, with what was given. */
-export function settingIssue(s: ListedSetting, problems: readonly string[], raw: RawSettings): Issue {
-  const given = shown(s, raw.input[s.group]?.[s.name]);
-  return { name: raw.names.get(s.key) ?? s.env, problem: `${problems.join('; ')} (got ${given})` };
+/**
+ * One setting's problems as issues, named by its flag or variable: one for the value as a whole,
+ * one per refused entry of a list; each described by `describeRefused`, so a setting that may hold
+ * a secret (its `echo`) never has it quoted.
+ */
+export function settingIssues(s: ListedSetting, problems: readonly Problem[], raw: RawSettings): Issue[] {
+  const name = raw.names.get(s.key) ?? s.env;
+  const whole = problems.filter((p) => p.entry === undefined).map((p) => p.message);
+  const issues = problems.flatMap(({ message, entry }) =>
+    entry ? [{ name, problem: describeRefused(s.echo, entry.text, message, entry) }] : [],
+  );
+  if (whole.length === 0) return issues;
+  const text = raw.input[s.group]?.[s.name];
+  const problem =
+    text === null || text === undefined
+      ? `${whole.join('; ')} (got nothing)`
+      : describeRefused(s.echo, text, whole.join('; '));
+  return [{ name, problem }, ...issues];
 }

@@ -2,9 +2,9 @@ import { DEFAULT_POOL_MAX } from './database-url.js';
 import { webhookEventTypes } from './webhook-events.js';
 import { notifyEventTypes } from '../notify/event-types.js';
 import { SYNC_HEAP_DEFAULT_MB } from './sync-heap.js';
+import type { Echo } from './refused-value.js';
 
-/** How a value may appear in an error: a secret only by its length, a URL with its credentials masked. */
-export type Echo = 'plain' | 'secret' | 'url';
+export type { Echo };
 
 /** What a setting is, apart from how its text is parsed (its zod schema, in settings.ts). */
 export interface Setting {
@@ -331,7 +331,7 @@ export const settings = {
       flag: null,
       default: null,
       doc: 'Comma-separated origins (e.g. `https://media.example.com`) whose media each sync mirrors; unset: no media mirrored.',
-      echo: 'plain',
+      echo: 'url',
     },
     dir: {
       env: 'MEDIA_DIR',
@@ -389,7 +389,7 @@ export const settings = {
       flag: null,
       default: null,
       doc: 'Comma-separated endpoints notified of changes and failures (unset: no webhooks).',
-      echo: 'plain',
+      echo: 'secret',
     },
     secret: {
       env: 'WEBHOOK_SECRET',

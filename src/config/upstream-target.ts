@@ -61,9 +61,9 @@ function maskedLabel(url: URL, path: string): string {
 
 /**
  * Any URL with its credentials masked the way the upstream's label is (`https://user:***@host/…`;
- * a lone user name, often a token, masked whole): the one form in which the API, the status page,
- * webhook payloads and config errors show a URL that may carry them. Text, so it also masks what
- * does not parse as a URL.
+ * a lone user name, often a token, masked whole): the one form in which the API, the status page
+ * and webhook payloads show a URL that may carry them (a config error shows none: refused-value.ts).
+ * Text, so it also masks what does not parse as a URL.
  */
 export function maskUrlCredentials(text: string): string {
   return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i, (_m, scheme: string, userinfo: string) => {

@@ -66,18 +66,31 @@ const commaList = (text: string): string[] =>
     .map((item) => item.trim())
     .filter((item) => item !== '');
 
+/** Why one WEBHOOK_URLS entry is refused (its text is not quoted: a webhook URL is a credential). */
+function webhookUrlProblem(entry: string): string | null {
+  const example = 'e.g. https://hooks.example.com/services/…';
+  if (!URL.canParse(entry)) return `expected an absolute http(s) URL, ${example}`;
+  const { protocol } = new URL(entry);
+  if (protocol === 'http:' || protocol === 'https:') return null;
+  return `the scheme is ${protocol}, expected https: or http: (${example})`;
+}
+
+/** WEBHOOK_URLS: comma-separated http(s) URLs; each refused entry is named by its place alone. */
 export const webhookUrlList = z
   .string()
   .nullable()
   .transform((text, ctx) => {
     const urls = text === null ? [] : commaList(text);
-    for (const url of urls) {
-      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-        ctx.addIssue({ code: 'custom', message: `expected absolute http(s) URLs, comma-separated` });
-        return z.NEVER;
-      }
+    for (const [index, url] of urls.entries()) {
+      const problem = webhookUrlProblem(url);
+      if (problem === null) continue;
+      ctx.addIssue({
+        code: 'custom',
+        message: problem,
+        params: { entry: { index, count: urls.length, text: url } },
+      });
     }
-    return [...new Set(urls)];
+    return ctx.issues.length > 0 ? z.NEVER : [...new Set(urls)];
   });
 
 // Standard Webhooks: "whsec_" then the base64 of 24 to 64 random bytes.
@@ -124,26 +137,26 @@ export const headerLine = z
   .refine((v) => parseHeaderLine(v) !== null, 'expected one header line like "X-Api-Key: <value>"');
 
 /**
- * `https://a.example, http://b.example:8080` → their origins; a path or a query is refused. None
- * named (only commas) is null, as unset: no media mirrored.
+ * `https://a.example, http://b.example:8080` → their origins; a path or a query is refused, each
+ * refused entry named by its place. None named (only commas) is null, as unset: no media mirrored.
  */
 export const mediaOrigins = z.string().transform((text, ctx) => {
+  const parts = commaList(text);
   const origins: string[] = [];
-  for (const part of text
-    .split(',')
-    .map((p) => p.trim())
-    .filter((p) => p !== '')) {
+  for (const [index, part] of parts.entries()) {
     const url = URL.canParse(part) ? new URL(part) : null;
     const bare = url && url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '';
     if (!url || !/^https?:$/.test(url.protocol) || !bare || /[/?#]./.test(part.replace(/^\w+:\/\//, ''))) {
       ctx.addIssue({
         code: 'custom',
-        message: `expected origins like https://media.example.com (got ${JSON.stringify(part)})`,
+        message: 'expected an origin like https://media.example.com (no path, query or user)',
+        params: { entry: { index, count: parts.length, text: part } },
       });
-      return z.NEVER;
+      continue;
     }
     origins.push(url.origin);
   }
+  if (ctx.issues.length > 0) return z.NEVER;
   return origins.length > 0 ? origins : null;
 });
 function isPeerEntry(entry: string): boolean {

@@ -8,6 +8,10 @@ export type ChangeKind = (typeof changeKinds)[number];
 export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
-/** The named values of `store_identity`: what tells one database apart from every other. */
-export const identityNames = ['mirror_id'] as const;
+/**
+ * The named values of `store_identity`: what tells one database apart from every other. `mirror_id`
+ * names it (a media folder's owner file); `endpoint_id_key` is the secret its outbox's endpoint ids
+ * are keyed under (src/db/endpoint-keys.ts), read only by the store as it opens.
+ */
+export const identityNames = ['mirror_id', 'endpoint_id_key'] as const;
 export type IdentityName = (typeof identityNames)[number];

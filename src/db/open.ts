@@ -9,7 +9,7 @@ import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
-import { keyClearEndpointUrls } from './sqlite/outbox.js';
+import { sqliteEndpointKeys } from './sqlite/endpoint-keys.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
@@ -107,20 +107,25 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     sqlite.pragma('foreign_keys = ON');
     const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
-    if (options.migrate ?? !readonly) migrate(db);
+    const migrated = options.migrate ?? !readonly;
+    if (migrated) migrate(db);
     const identity = fileIdentity(file);
-    const store: MirrorDatabase = new SqliteStore({
-      db,
-      sqlite,
-      file,
-      immutable: options.immutable === true,
-      fileProblem: () => fileProblem(file, identity),
-      close: () => sqlite.close(),
-    });
+    // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
+    // gets it, and the ids written before it are re-keyed (not by an open that leaves it unmigrated).
+    const endpointKeys = sqliteEndpointKeys(sqlite, !readonly && migrated);
+    const store: MirrorDatabase = new SqliteStore(
+      {
+        db,
+        sqlite,
+        file,
+        immutable: options.immutable === true,
+        fileProblem: () => fileProblem(file, identity),
+        close: () => sqlite.close(),
+      },
+      endpointKeys,
+    );
     // Any process that opens the database tells the truth about runs whose holder died.
     if (!readonly) recoverDeadRuns(store);
-    // Databases written before endpoints were keyed hold webhook URLs (credentials) in clear.
-    if (!readonly) keyClearEndpointUrls(store);
     return store;
   } catch (cause) {
     sqlite.close();

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { ChangeSubject } from './page-queries.js';
 import type { ChangeRow, RunRow } from './schema.js';
 
@@ -7,24 +6,6 @@ import type { ChangeRow, RunRow } from './schema.js';
  * every dialect. The sync builds it (the media phase, the webhook composer); the store writes it in
  * the run's one transaction.
  */
-
-/**
- * The key of a notification target among the webhook outbox's endpoints (`notify:<targetId>`):
- * notifications share the outbox, and the webhook views leave them out by this prefix.
- */
-/** A WEBHOOK_URLS endpoint's row is keyed `webhook:<sha256 hex of the normalised URL>`, never the URL. */
-export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
-
-/**
- * The key stored for a webhook URL: the URL is a credential (a deploy hook's token, `user:pw@`) and
- * stays in the configuration; the database file keeps only this digest of it.
- */
-export function webhookEndpointKey(url: string): string {
-  const normalised = URL.canParse(url) ? new URL(url).href : url;
-  return `${WEBHOOK_ENDPOINT_PREFIX}${createHash('sha256').update(normalised).digest('hex')}`;
-}
-
-export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
 export interface StoredAppearance {
@@ -123,8 +104,9 @@ export interface DigestPlan {
   message: (facts: DigestFacts) => OutboxMessage | null;
 }
 
-/** The notifications a run calls for, and where they go (one pending delivery per URL). */
+/** The notifications a run calls for, and where they go (one pending delivery per endpoint). */
 export interface OutboxPlan {
+  /** The endpoints' keys (`Store.endpointKeys`), never their URLs. */
   urls: readonly string[];
   messages: (facts: OutboxFacts) => Iterable<OutboxMessage>;
 }

@@ -350,7 +350,9 @@ export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
 /**
  * What tells this database apart from every other, one named value a row: `mirror_id` is a random
  * id made the first time something asks for it (a media folder's owner file names it, so a folder is
- * never taken for another database's). Rows rather than columns: another value is one more row.
+ * never taken for another database's); `endpoint_id_key` the random key the outbox's endpoint ids
+ * are keyed under (src/db/endpoint-keys.ts), made when the database is first opened for writing,
+ * never shown. Rows rather than columns: another value is one more row.
  */
 export const storeIdentity = sqliteTable('store_identity', {
   name: text('name', { enum: identityNames }).primaryKey(),

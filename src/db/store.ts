@@ -7,6 +7,7 @@ import type {
   ClaimResult,
 } from './sqlite/deliveries.js';
 import type { Readable } from 'node:stream';
+import type { EndpointKeys } from './endpoint-keys.js';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
@@ -223,8 +224,14 @@ export interface BlobOperations {
   droppedBlobs(): Promise<string[]>;
 }
 
-/** The webhook outbox. */
+/** The webhook outbox (notification targets are endpoints of it too). */
 export interface DeliveryOperations {
+  /**
+   * The ids of the outbox's endpoints in this store: a webhook URL's endpoint key, a notification
+   * target's id. Keyed under the store's own key, so the database holds nothing a guessed URL can be
+   * tested against; every process that opens the store gets the same ids.
+   */
+  readonly endpointKeys: EndpointKeys;
   /** Leases the due head of each enabled endpoint's queue, in one transaction. */
   claimDue(options: {
     urls: readonly string[];

@@ -37,7 +37,7 @@ export interface ServerDeps {
   config: {
     server: ServerConfig;
     media?: Pick<MediaConfig, 'dir' | 'rewrite'> & Partial<Pick<MediaConfig, 'ownDir' | 'legacyDir'>>;
-    notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
+    notify?: { urls: readonly NotifyTarget[] | null };
     webhooks?: { urls: readonly string[] };
   };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { NotificationOutbox } from './outbox.js';
 import { sendMessage, type SendOutcome } from './send.js';
-import type { NotifyTarget } from './targets.js';
+import type { KeyedTarget } from './targets.js';
 import { NotifyWorker, type NotifyWorkerDeps } from './worker.js';
 import type { DigestSettings } from './digest-outbox.js';
 
 export interface AfterSyncDeps {
   outbox: NotificationOutbox;
-  targets: readonly NotifyTarget[];
+  /** NOTIFY_URLS' targets with their ids in the store (`keyedTargets`). */
+  targets: readonly KeyedTarget[];
   logger: Logger;
   /** NOTIFY_TIMEOUT: one attempt's deadline. */
   timeoutMs: number;

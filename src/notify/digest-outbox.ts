@@ -12,7 +12,7 @@ import {
 import type { NotificationOutbox } from './outbox.js';
 import { NOTIFY_TYPE_PREFIX, counted } from './run-outbox.js';
 import { factsOfChange } from './run-message.js';
-import type { NotifyDigest } from './targets.js';
+import { keyedTargets, type NotifyDigest, type TargetKeys } from './targets.js';
 
 /** What writing hourly or daily digests needs: plain data, no URLs. */
 export interface DigestSettings {
@@ -74,12 +74,16 @@ export async function writeDueDigest(
   return outbox.enqueueDigest(plan);
 }
 
-/** The digest settings of the configuration, or null when runs send their own messages. */
+/**
+ * The digest settings of the configuration, the targets by their ids in the store `keys` are of;
+ * null when runs send their own messages.
+ */
 export function digestSettings(
   config: {
     notify: Pick<Config['notify'], 'urls' | 'events' | 'digest'>;
     server: Pick<Config['server'], 'publicBaseUrl'>;
   },
+  keys: TargetKeys,
   timeZone: string,
 ): DigestSettings | null {
   const { urls, events, digest } = config.notify;
@@ -87,7 +91,7 @@ export function digestSettings(
     return null;
   return {
     digest,
-    targetIds: urls.map((t) => t.id),
+    targetIds: keyedTargets(urls, keys).map((t) => t.id),
     context: { baseUrl: config.server.publicBaseUrl, timeZone },
   };
 }

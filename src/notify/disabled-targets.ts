@@ -1,5 +1,5 @@
 import type { DisabledNotifyTarget } from '../db/store.js';
-import type { NotifyTarget } from './targets.js';
+import { keyedTargets, type NotifyTarget, type TargetKeys } from './targets.js';
 
 /** A disabled target as people are shown it: never its URL, and the command that enables it again. */
 export interface DisabledTargetView {
@@ -14,12 +14,16 @@ export interface DisabledTargetView {
 
 export const ENABLE_COMMAND = 'coworker-mirror notify enable';
 
-/** The disabled targets the store names, labelled by NOTIFY_URLS where it still names them. */
+/**
+ * The disabled targets the store names, labelled by NOTIFY_URLS where it still names them (each
+ * configured target by its id in that store: `keys` are the store's).
+ */
 export function disabledTargetViews(
   disabled: readonly DisabledNotifyTarget[],
-  configured: readonly Pick<NotifyTarget, 'id' | 'label'>[],
+  configured: readonly NotifyTarget[] | null,
+  keys: TargetKeys,
 ): DisabledTargetView[] {
-  const labels = new Map(configured.map((t) => [t.id, t.label]));
+  const labels = new Map(keyedTargets(configured, keys).map((t) => [t.id, t.label]));
   return disabled.map((d) => ({
     ...d,
     label: labels.get(d.targetId) ?? `target ${d.targetId} (no longer in NOTIFY_URLS)`,

@@ -3,7 +3,7 @@ import { retryDelayMs } from '../webhooks/retry-delay.js';
 import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';
 import type { SendOptions, SendOutcome } from './send.js';
-import type { NotifyEventType, NotifyKind, NotifyTarget } from './targets.js';
+import type { KeyedTarget, NotifyEventType, NotifyKind, NotifyTarget } from './targets.js';
 
 /** One message for one target, as the outbox keeps it: the target by its id, never its URL. */
 export interface OutboxNotification {
@@ -49,7 +49,7 @@ const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {
 /** The rows a run's messages call for: each message the events let through, once per target. */
 export function outboxRows(
   messages: readonly NotifyMessage[],
-  targets: readonly NotifyTarget[],
+  targets: readonly KeyedTarget[],
   events: readonly NotifyEventType[],
 ): { targetId: string; message: NotifyMessage }[] {
   return messages
@@ -62,8 +62,8 @@ export function outboxRows(
 
 export interface DeliverDeps {
   outbox: NotificationOutbox;
-  /** The configured targets by id; a row whose target is no longer configured fails. */
-  targets: readonly NotifyTarget[];
+  /** The configured targets with their ids in the store; a row whose target is no longer configured fails. */
+  targets: readonly KeyedTarget[];
   send: (message: NotifyMessage, target: NotifyTarget, options: SendOptions) => Promise<SendOutcome>;
   timeoutMs: number;
   /** Delays before each retry; the webhooks' schedule by default. */

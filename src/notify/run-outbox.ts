@@ -5,15 +5,15 @@ import type { ChangeFacts } from './describe-change.js';
 import { countFirstListing, MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
 import { thumbnailsOf } from './thumbnails.js';
-import type { NotifyEventType } from './targets.js';
+import { keyedTargets, type NotifyEventType, type TargetKeys } from './targets.js';
 
 /**
  * Notifications share the webhook outbox: each target is an endpoint keyed `notify:<targetId>`, so
  * the URL (and its secret) never reaches the database, and the webhook worker, which claims only
  * the URLs of WEBHOOK_URLS, never sends them.
  */
-export { NOTIFY_ENDPOINT_PREFIX } from '../db/run-commit.js';
-import { NOTIFY_ENDPOINT_PREFIX } from '../db/run-commit.js';
+export { NOTIFY_ENDPOINT_PREFIX } from '../db/endpoint-keys.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../db/endpoint-keys.js';
 
 /** A notification message row's `type`: `notify.changes`, `notify.failures`, `notify.recoveries`. */
 export const NOTIFY_TYPE_PREFIX = 'notify.';
@@ -28,18 +28,20 @@ export interface NotifyOutboxSettings {
 }
 
 /**
- * The settings of per-run notification rows, or undefined when nothing is to be written (no
- * targets). Under an hourly or daily digest, runs write their failures and recoveries only.
+ * The settings of per-run notification rows, the targets by their ids in the store `keys` are
+ * of, or undefined when nothing is to be written (no targets). Under an hourly or daily digest,
+ * runs write their failures and recoveries only.
  */
 export function notifyOutboxSettings(
   config: Partial<Pick<Config, 'notify' | 'server'>> & Pick<Config, 'webhooks'>,
+  keys: TargetKeys,
   timeZone: string = Intl.DateTimeFormat().resolvedOptions().timeZone,
 ): NotifyOutboxSettings | undefined {
   const notify = config.notify;
   if (!notify || notify.urls === null || notify.urls.length === 0) return undefined;
   const perRun = notify.digest.every === 'run';
   return {
-    targetIds: notify.urls.map((t) => t.id),
+    targetIds: keyedTargets(notify.urls, keys).map((t) => t.id),
     events: perRun ? notify.events : notify.events.filter((e) => e !== 'changes'),
     failureThreshold: config.webhooks.failureThreshold,
     context: { baseUrl: config.server?.publicBaseUrl ?? null, timeZone },

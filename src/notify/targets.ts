@@ -19,8 +19,12 @@ const WELL_KNOWN_HOSTS: Record<string, NotifyKind> = {
 };
 
 interface TargetBase {
-  /** A stable identifier derived from the URL: what the database keeps in the URL's place. */
-  id: string;
+  /**
+   * The URL's plain digest, in memory only: a store keys it into the target's id (`keyedTargets`),
+   * so two settings naming the same URL agree, and the database holds nothing a guessed URL can be
+   * tested against. Never shown, logged or stored.
+   */
+  digest: string;
   /** The URL with its secret parts hidden: what logs, pages, errors and the CLI show. */
   label: string;
 }
@@ -45,11 +49,8 @@ export interface EmailTarget extends TargetBase {
 
 export type NotifyTarget = ChatTarget | EmailTarget;
 
-/**
- * The identifier stored in place of a target URL: a domain-separated SHA-256, so two settings
- * naming the same URL agree, and the database file alone does not hand out the webhook's token.
- */
-export function targetId(url: string): string {
+/** A target URL's plain digest (domain-separated SHA-256, 24 hex): what a store keys into its id. */
+export function targetDigest(url: string): string {
   return createHash('sha256').update('coworker-mirror target\0').update(url).digest('hex').slice(0, 24);
 }
 
@@ -67,6 +68,7 @@ export function maskTargetUrl(text: string): string {
 }
 
 const EMAIL = /^[^\s@,<>]+@[^\s@,<>]+$/;
+const EMAIL_FORM = 'smtp(s)://user:password@host:587/?from=a@example.com&to=b@example.com';
 
 function emailTarget(entry: string, url: URL): EmailTarget | string {
   const from = url.searchParams.get('from') ?? '';
@@ -74,13 +76,15 @@ function emailTarget(entry: string, url: URL): EmailTarget | string {
     .split(',')
     .map((a) => a.trim())
     .filter((a) => a !== '');
-  if (url.hostname === '') return 'names no mail server host';
-  if (!EMAIL.test(from)) return 'needs ?from=<address>';
-  if (to.length === 0 || !to.every((a) => EMAIL.test(a))) return 'needs &to=<address>[,<address>…]';
+  if (url.hostname === '') return `names no mail server: expected ${EMAIL_FORM}`;
+  if (!EMAIL.test(from)) return `an e-mail target needs ?from=<address>: ${EMAIL_FORM}`;
+  if (to.length === 0 || !to.every((a) => EMAIL.test(a))) {
+    return `an e-mail target needs &to=<address>[,<address>…]: ${EMAIL_FORM}`;
+  }
   const secure = url.protocol === 'smtps:';
   return {
     kind: 'email',
-    id: targetId(entry),
+    digest: targetDigest(entry),
     label: `${maskTargetUrl(entry)} to ${to.join(', ')}`,
     secure,
     host: url.hostname.replace(/^\[|\]$/g, ''),
@@ -95,36 +99,62 @@ function emailTarget(entry: string, url: URL): EmailTarget | string {
 function chatTarget(entry: string): ChatTarget | string {
   const prefixed = /^([a-z][a-z0-9]*)\+(https?:\/\/.*)$/is.exec(entry);
   const url = prefixed?.[2] ?? entry;
-  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) return 'is not an http(s) URL';
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    return 'expected a chat webhook URL (kind+https://…) or an smtp(s):// URL';
+  }
   const parsed = new URL(url);
   const named = prefixed?.[1]?.toLowerCase();
   const kind = named ?? WELL_KNOWN_HOSTS[parsed.hostname.toLowerCase()];
   if (kind === undefined) {
-    return `does not say which service it is: prefix it with one of ${[...CHAT_KINDS].map((k) => `${k}+`).join(', ')}`;
+    return `the service is not named: prefix the URL with one of ${[...CHAT_KINDS].map((k) => `${k}+`).join(', ')}`;
   }
   if (!CHAT_KINDS.has(kind)) {
-    return `names an unknown kind "${kind}": expected one of ${[...CHAT_KINDS].join(', ')}, or smtp:// / smtps://`;
+    return `unknown kind "${kind}": expected one of ${[...CHAT_KINDS].join(', ')}, or smtp:// / smtps://`;
   }
   if (kind === 'ntfy' && parsed.pathname.replace(/\/+$/, '').split('/').length < 2) {
-    return 'needs a topic: ntfy+https://ntfy.sh/<topic>';
+    return 'an ntfy target needs a topic: ntfy+https://ntfy.sh/<topic>';
   }
-  return { kind: kind as ChatTarget['kind'], id: targetId(url), label: `${kind} ${maskTargetUrl(url)}`, url };
+  return {
+    kind: kind as ChatTarget['kind'],
+    digest: targetDigest(url),
+    label: `${kind} ${maskTargetUrl(url)}`,
+    url,
+  };
 }
 
 /**
- * A target serialised (a log line, the config in JSON, an API answer) shows its kind, id and label
- * only: the URL and password stay in memory, where the sender needs them.
+ * A target serialised (a log line, the config in JSON, an API answer) shows its kind, label and,
+ * once keyed, its id only: the URL and password stay in memory, where the sender needs them.
  */
-function masked<T extends NotifyTarget>(target: T): T {
+function masked<T extends NotifyTarget & { id?: string }>(target: T): T {
   const { kind, id, label } = target;
-  return Object.defineProperty(target, 'toJSON', { value: () => ({ kind, id, label }), enumerable: false });
+  const shown = id === undefined ? { kind, label } : { kind, id, label };
+  return Object.defineProperty(target, 'toJSON', { value: () => shown, enumerable: false });
+}
+
+/** What keys a target's digest into its id in one store: `Store['endpointKeys']`. */
+export interface TargetKeys {
+  notifyTarget(digest: string): string;
+}
+
+/**
+ * A configured target with its id in the store at hand: its endpoint there is `notify:<id>`, and
+ * `notify enable <id>` names it.
+ */
+export type KeyedTarget = NotifyTarget & { id: string };
+
+/** NOTIFY_URLS' targets with their ids in the store whose keys these are. */
+export function keyedTargets(targets: readonly NotifyTarget[] | null, keys: TargetKeys): KeyedTarget[] {
+  return (targets ?? []).map((target) => masked({ ...target, id: keys.notifyTarget(target.digest) }));
 }
 
 /** One entry of NOTIFY_URLS as a target, or why it is not one (the entry itself is not quoted). */
 export function parseTarget(entry: string): NotifyTarget | string {
   let target: NotifyTarget | string;
   if (/^smtps?:\/\//i.test(entry)) {
-    target = URL.canParse(entry) ? emailTarget(entry, new URL(entry)) : 'is not a valid smtp:// URL';
+    target = URL.canParse(entry)
+      ? emailTarget(entry, new URL(entry))
+      : `expected a valid smtp(s):// URL: ${EMAIL_FORM}`;
   } else {
     target = chatTarget(entry);
   }
@@ -142,19 +172,24 @@ export function splitTargets(text: string): string[] {
     .filter((entry) => entry !== '');
 }
 
-/** NOTIFY_URLS: comma-separated targets; a bad entry is named by position and masked URL. */
+/**
+ * NOTIFY_URLS: comma-separated targets. A refused entry is named by its place (the loader never
+ * quotes it: the settings table marks the setting secret), the problem saying what is wrong.
+ */
 export const notifyTargetList = z
   .string()
   .nullable()
   .transform((text, ctx) => {
     const targets: NotifyTarget[] = [];
-    for (const [i, entry] of (text === null ? [] : splitTargets(text)).entries()) {
+    const entries = text === null ? [] : splitTargets(text);
+    for (const [index, entry] of entries.entries()) {
       const target = parseTarget(entry);
       if (typeof target === 'string') {
-        ctx.addIssue({ code: 'custom', message: `entry ${i + 1} (${maskTargetUrl(entry)}) ${target}` });
+        const params = { entry: { index, count: entries.length, text: entry } };
+        ctx.addIssue({ code: 'custom', message: target, params });
         continue;
       }
-      if (!targets.some((t) => t.id === target.id)) targets.push(target);
+      if (!targets.some((t) => t.digest === target.digest)) targets.push(target);
     }
     return ctx.issues.length > 0 ? z.NEVER : targets;
   });

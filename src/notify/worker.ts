@@ -4,6 +4,7 @@ import type { Store } from '../db/store.js';
 import { sendMessage } from './send.js';
 import { deliverDue, type DeliverDeps, type NotificationOutbox } from './outbox.js';
 import { digestSettings, writeDueDigest, type DigestSettings } from './digest-outbox.js';
+import { keyedTargets } from './targets.js';
 
 export interface NotifyWorkerDeps extends DeliverDeps {
   logger: Logger;
@@ -114,18 +115,16 @@ export function startNotifyWorker(
   config: Pick<Config, 'notify' | 'server'>,
   outbox: NotificationOutbox,
   logger: Logger,
-  store?: Pick<Store, 'watchCommits'>,
+  store: Pick<Store, 'watchCommits' | 'endpointKeys'>,
 ): NotifyWorker | null {
-  const targets = config.notify.urls ?? [];
+  const targets = keyedTargets(config.notify.urls, store.endpointKeys);
   if (targets.length === 0) return null;
   const log = logger.child({ module: 'notify' });
-  const watchCommits = store
-    ? (onCommit: () => void) =>
-        store.watchCommits(onCommit, {
-          pollMs: NOTIFY_WATCH_POLL_MS,
-          onError: (err) => log.warn({ err }, 'cannot watch for commits; polling meanwhile'),
-        })
-    : undefined;
+  const watchCommits = (onCommit: () => void) =>
+    store.watchCommits(onCommit, {
+      pollMs: NOTIFY_WATCH_POLL_MS,
+      onError: (err) => log.warn({ err }, 'cannot watch for commits; polling meanwhile'),
+    });
   const worker = new NotifyWorker({
     outbox,
     targets,
@@ -133,8 +132,8 @@ export function startNotifyWorker(
     timeoutMs: config.notify.timeoutMs,
     logger: log,
     pollMs: NOTIFY_POLL_MS,
-    ...(watchCommits ? { watchCommits } : {}),
-    digest: digestSettings(config, Intl.DateTimeFormat().resolvedOptions().timeZone),
+    watchCommits,
+    digest: digestSettings(config, store.endpointKeys, Intl.DateTimeFormat().resolvedOptions().timeZone),
   });
   worker.start();
   return worker;

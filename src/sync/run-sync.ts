@@ -150,8 +150,8 @@ async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promis
     // The first hundred say what drifted; thousands more would only grow every run's row.
     unknownFields: first.unknownFields.slice(0, 100),
     media: mediaCommit(media),
-    outbox: succeededRunOutbox(config.webhooks),
-    notify: notifyRunOutbox(notifyOutboxSettings(config)),
+    outbox: succeededRunOutbox(config.webhooks, deps.store.endpointKeys),
+    notify: notifyRunOutbox(notifyOutboxSettings(config, deps.store.endpointKeys)),
   });
   if (mediaSettings && media) await applyMediaRetention(deps.store, mediaSettings, media.folder, log);
   const summary: SyncSummary = {
@@ -263,8 +263,8 @@ async function recordFailure(config: SyncConfig, run: Run, error: MirrorError): 
       runId: run.id,
       status,
       error,
-      outbox: failedRunOutbox(config.webhooks),
-      notify: notifyRunOutbox(notifyOutboxSettings(config)),
+      outbox: failedRunOutbox(config.webhooks, deps.store.endpointKeys),
+      notify: notifyRunOutbox(notifyOutboxSettings(config, deps.store.endpointKeys)),
     });
   } catch (endError) {
     // The row stays `running`; the next start of any process (this one included) marks it

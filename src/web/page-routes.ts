@@ -38,8 +38,8 @@ export interface WebPageDeps extends PageDeps {
   /** The snapshot the list endpoint serves right now. */
   served: () => { runId: number; entries: number; fetchedAt: Date } | null;
   staleAfterMs: number;
-  /** The NOTIFY_URLS targets by id and masked label, to name the disabled ones. */
-  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[];
+  /** The NOTIFY_URLS targets, to name the disabled ones by their masked labels. */
+  notifyTargets?: readonly NotifyTarget[];
   /** What keeps mirrored media files from being served, or null; the status page says it. */
   mediaProblem?: () => string | null;
 }
@@ -121,7 +121,8 @@ function statusPage(deps: WebPageDeps) {
     const deliveries = await deliveriesOf(store);
     const disabledTargets = disabledTargetViews(
       await store.disabledNotifyTargets(),
-      deps.notifyTargets ?? [],
+      deps.notifyTargets ?? null,
+      store.endpointKeys,
     );
     const served = deps.served();
     // A failed run commits no media: the files served are those of the last run that succeeded.

@@ -19,7 +19,7 @@ export interface WebDeps {
   media?: MediaResolver | undefined;
   /** The pages' one zone; the configured `TZ` (the process's zone) when not given. */
   timeZone?: string | undefined;
-  notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[] | undefined;
+  notifyTargets?: readonly NotifyTarget[] | undefined;
   /** What keeps mirrored media files from being served (the folder gone, files unreadable), or null. */
   mediaProblem?: (() => string | null) | undefined;
 }

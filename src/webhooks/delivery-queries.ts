@@ -2,7 +2,7 @@ import type { Store } from '../db/store.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
 import type * as deliveries from '../db/sqlite/deliveries.js';
 import { endpointLabel } from './mask-url.js';
-import { WEBHOOK_ENDPOINT_PREFIX, webhookEndpointKey } from '../db/run-commit.js';
+import { WEBHOOK_ENDPOINT_PREFIX, type EndpointKeys } from '../db/endpoint-keys.js';
 
 export type { DeliveryFilter } from '../db/sqlite/deliveries.js';
 
@@ -31,11 +31,11 @@ export interface AttemptView {
 }
 
 /**
- * Each configured URL's masked label by its endpoint key: the database holds only the key, so a
- * view names an endpoint by the configured URL it comes from, or by its key when none does.
+ * Each configured URL's masked label by its endpoint key in the store: the database holds only the
+ * key, so a view names an endpoint by the configured URL it comes from, or by its key when none does.
  */
-function labelsOf(configuredUrls: readonly string[]): Map<string, string> {
-  return new Map(configuredUrls.map((url) => [webhookEndpointKey(url), endpointLabel(url)]));
+function labelsOf(keys: EndpointKeys, configuredUrls: readonly string[]): Map<string, string> {
+  return new Map(configuredUrls.map((url) => [keys.webhook(url), endpointLabel(url)]));
 }
 
 /** Deliveries, newest first; endpoints named by `configuredUrls` (WEBHOOK_URLS) masked, others by key. */
@@ -44,7 +44,7 @@ export async function listDeliveries(
   filter: deliveries.DeliveryFilter,
   configuredUrls: readonly string[] = [],
 ): Promise<DeliveryView[]> {
-  const labels = labelsOf(configuredUrls);
+  const labels = labelsOf(store.endpointKeys, configuredUrls);
   return (await store.listDeliveries(filter)).map((row) => deliveryView(row, labels));
 }
 
@@ -56,7 +56,7 @@ export async function getDelivery(
 ): Promise<(DeliveryView & { attempt_log: AttemptView[] }) | undefined> {
   const found = await store.getDelivery(id);
   if (!found) return undefined;
-  const view = deliveryView(found.delivery, labelsOf(configuredUrls));
+  const view = deliveryView(found.delivery, labelsOf(store.endpointKeys, configuredUrls));
   return { ...view, attempt_log: found.attempts.map(attemptView) };
 }
 

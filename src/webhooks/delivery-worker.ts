@@ -4,7 +4,6 @@ import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { AttemptOutcome, Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
-import { webhookEndpointKey } from '../db/run-commit.js';
 import { retryDelayMs } from './retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
 import type { DeliverySettings } from './settings.js';
@@ -67,7 +66,7 @@ export class DeliveryWorker {
 
   constructor(deps: DeliveryWorkerDeps) {
     this.#deps = deps;
-    this.#urlOf = new Map(deps.settings.urls.map((url) => [webhookEndpointKey(url), url]));
+    this.#urlOf = new Map(deps.settings.urls.map((url) => [deps.store.endpointKeys.webhook(url), url]));
     this.#log = deps.logger.child({ module: 'webhooks' });
     const timeout = deps.settings.timeoutMs;
     // No redirect interceptor: a 3xx is an answer, logged as a failed attempt.
@@ -126,7 +125,7 @@ export class DeliveryWorker {
 
   /** Deliveries still to send to the endpoints this worker serves. */
   pendingCount(): Promise<number> {
-    return this.#deps.store.pendingDeliveries(this.#deps.settings.urls.map(webhookEndpointKey));
+    return this.#deps.store.pendingDeliveries([...this.#urlOf.keys()]);
   }
 
   /**

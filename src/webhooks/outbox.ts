@@ -1,10 +1,6 @@
 import type { WebhookEventType } from '../config/load-config.js';
-import {
-  webhookEndpointKey,
-  type OutboxFacts,
-  type OutboxMessage,
-  type OutboxPlan,
-} from '../db/run-commit.js';
+import type { EndpointKeys } from '../db/endpoint-keys.js';
+import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
 import { changeView } from '../db/history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
@@ -16,12 +12,16 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 
 /**
  * The notifications a succeeded run calls for (`sync.recovered`, `coworkers.changed`), composed
- * inside the transaction that records the run; null when no endpoint is configured.
+ * inside the transaction that records the run, to the endpoints by their keys in the store `keys`
+ * are of; null when no endpoint is configured.
  */
-export function succeededRunOutbox(settings: OutboxSettings | undefined): OutboxPlan | null {
+export function succeededRunOutbox(
+  settings: OutboxSettings | undefined,
+  keys: Pick<EndpointKeys, 'webhook'>,
+): OutboxPlan | null {
   if (!settings || settings.urls.length === 0) return null;
   return {
-    urls: settings.urls.map(webhookEndpointKey),
+    urls: settings.urls.map((url) => keys.webhook(url)),
     messages: (facts) => succeededMessages(settings, facts),
   };
 }
@@ -30,10 +30,13 @@ export function succeededRunOutbox(settings: OutboxSettings | undefined): Outbox
  * `sync.failed` when the run is the failure that makes the streak reach the threshold (once per
  * streak), composed inside the transaction that records the run as failed.
  */
-export function failedRunOutbox(settings: OutboxSettings | undefined): OutboxPlan | null {
+export function failedRunOutbox(
+  settings: OutboxSettings | undefined,
+  keys: Pick<EndpointKeys, 'webhook'>,
+): OutboxPlan | null {
   if (!settings || settings.urls.length === 0 || !settings.events.includes('sync.failed')) return null;
   return {
-    urls: settings.urls.map(webhookEndpointKey),
+    urls: settings.urls.map((url) => keys.webhook(url)),
     messages: (facts) => failedMessages(settings, facts),
   };
 }

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { eitherSignal } from '../abort.js';
 import { USER_AGENT } from '../version.js';
+import { withoutUrl } from './mask-url.js';
 import type { Signer } from './sign.js';
 
 /** At most this much of a receiver's answer is read and kept in the delivery log. */
@@ -76,13 +77,14 @@ export async function sendAttempt(
     };
   } catch (thrown) {
     const { code, message } = classify(thrown, deadline, options.timeoutMs);
+    // The log is served (deliveries, the API): an error that quoted the URL must not carry its token.
     return {
       at: at.toISOString(),
       durationMs: Date.now() - started,
       httpStatus,
       ok: false,
       errorCode: code,
-      error: message,
+      error: withoutUrl(message, target.url),
       excerpt: null,
     };
   } finally {

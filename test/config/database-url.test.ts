@@ -49,7 +49,7 @@ describe('DATABASE_URL', () => {
     ['postgres:///history', 'expected a host (postgres://user@host/db) or ?host=/socket/folder'],
     [
       'postgres://db/h?sslmode=required',
-      'sslmode=required is not one of disable, prefer, require, verify-ca, verify-full',
+      'sslmode must be one of disable, prefer, require, verify-ca, verify-full',
     ],
     [
       'postgres://db/h?sslmode=verify-ca',
@@ -203,7 +203,8 @@ describe('choosing the database', () => {
       issues: [
         {
           name: 'DATABASE_URL',
-          problem: 'sslmode=on is not one of disable, prefer, require, verify-ca, verify-full',
+          problem:
+            'got 26 characters, not shown: sslmode must be one of disable, prefer, require, verify-ca, verify-full',
         },
       ],
     });
@@ -213,7 +214,18 @@ describe('choosing the database', () => {
         {
           name: '--db',
           problem:
-            'redis:// is not a database this mirror uses: give a SQLite file path or a postgres:// URL',
+            'redis:// is not a database this mirror uses: give a SQLite file path or a postgres:// URL (got "redis://db")',
+        },
+      ],
+    });
+    // A URL that may carry a password is never quoted.
+    expect(chooseDatabase({ defaultPath, flag: 'mysql://mirror:S3cr3t@db/h' })).toEqual({
+      ok: false,
+      issues: [
+        {
+          name: '--db',
+          problem:
+            'got 26 characters, not shown: mysql:// is not a database this mirror uses: give a SQLite file path or a postgres:// URL',
         },
       ],
     });

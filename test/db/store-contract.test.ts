@@ -2,13 +2,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore, type PgStore } from '../../src/db/postgres/store.js';
-import { webhookEndpointKey, type DigestPlan } from '../../src/db/run-commit.js';
+import type { DigestPlan } from '../../src/db/run-commit.js';
 import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
-import { keyClearEndpointUrls } from '../../src/db/sqlite/outbox.js';
 import type { NotificationOutbox, OutboxNotification } from '../../src/notify/outbox.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
@@ -30,8 +29,8 @@ import { listedMediaUrls } from '../media/harness.js';
 
 const HOOKS = 'http://127.0.0.1:9/a,http://127.0.0.1:9/b';
 const HOOK_URLS = HOOKS.split(',');
-/** What the endpoints are stored and claimed by: a key, never the URL (a credential). */
-const HOOK_KEYS = HOOK_URLS.map(webhookEndpointKey);
+/** What a store keeps and claims its endpoints by: their keys, never the URLs (credentials). */
+const hookKeys = (store: Store) => HOOK_URLS.map((url) => store.endpointKeys.webhook(url));
 const BASE = 'https://mirror.example.com';
 const NOTIFY = 'slack+http://127.0.0.1:9/services/T0/B0/secret,ntfy+http://127.0.0.1:9/team-topic';
 const T0 = Date.parse('2026-03-02T09:00:00.000Z');
@@ -152,7 +151,7 @@ async function poisonedCommit(store: Store, poison: 'outbox' | 'duplicate'): Pro
         unknownFields: [],
         media: null,
         outbox: {
-          urls: HOOK_KEYS,
+          urls: hookKeys(store),
           messages: () => {
             if (poison === 'outbox') throw new Error('composer failed after the listing was written');
             return [];
@@ -174,6 +173,8 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   const pgFixture = usePostgres();
   /** The notification targets of NOTIFY, as the outbox names them (set by the notification test). */
   let targetIds: string[] = [];
+  /** The endpoints' keys: the same in both stores, which share one key to compare their rows. */
+  let HOOK_KEYS: string[] = [];
   let pair: Pair;
   let upstream: SimulatedUpstream;
   let host: SimulatedMediaHost;
@@ -191,10 +192,20 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     });
     dirs.sqlite = tempDir(scope.defer);
     dirs.pg = tempDir(scope.defer);
-    pair = {
-      sqlite: openDatabase(join(dirs.sqlite, 'mirror.db')),
-      pg: await openPgStore(pgTarget(pgFixture.url), { poolMax: 4 }),
-    };
+    const sqlite = openDatabase(join(dirs.sqlite, 'mirror.db'));
+    // Each store keys its endpoint ids under a random key of its own: PostgreSQL is given SQLite's,
+    // so the two hold the same ids and every row compares.
+    await (await openPgStore(pgTarget(pgFixture.url), {})).close();
+    const key = sqlite.sqlite
+      .prepare("select value from store_identity where name = 'endpoint_id_key'")
+      .pluck()
+      .get();
+    await pgFixture.server
+      .admin(pgFixture.database)
+      .query("update store_identity set value = $1 where name = 'endpoint_id_key'", [key]);
+    pair = { sqlite, pg: await openPgStore(pgTarget(pgFixture.url), { poolMax: 4 }) };
+    HOOK_KEYS = hookKeys(pair.sqlite);
+    expect(hookKeys(pair.pg)).toStrictEqual(HOOK_KEYS);
     vi.useFakeTimers({ toFake: ['Date'] });
   }, 60_000);
 
@@ -603,13 +614,15 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       for (const list of [after.sqlite, after.pg] as { url: string }[][]) {
         const urls = list.map((r) => r.url);
         expect(urls.filter((u) => clear.includes(u))).toStrictEqual([]);
-        expect(urls.filter((u) => u === webhookEndpointKey(clear[0] ?? ''))).toHaveLength(1);
-        expect(urls).toContain(webhookEndpointKey(clear[1] ?? ''));
+        expect(urls.filter((u) => u === HOOK_KEYS[0])).toHaveLength(1);
+        expect(urls).toContain(pair.sqlite.endpointKeys.webhook(clear[1] ?? ''));
         expect(JSON.stringify(list)).not.toContain('token');
       }
-      // Opened again: nothing left to convert.
-      expect(keyClearEndpointUrls(sqliteDb)).toBe(0);
-      expect(await pair.pg.keyClearEndpointUrls()).toBe(0);
+      expect(after.pg).toStrictEqual(after.sqlite);
+      // Opened again: nothing left to convert, nothing changes.
+      openDatabase(join(dirs.sqlite, 'mirror.db')).close();
+      await (await openPgStore(pgTarget(pgFixture.url), {})).close();
+      expect(await endpointsOf()).toStrictEqual(after);
     } finally {
       reopenedSqlite.close();
       await reopenedPg.close();

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,8 @@ import { ensureBuilt, eventually, runCli } from '../helpers/process.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
+import { freePort } from '../helpers/postgres.js';
+import { SECRET_CASES } from '../helpers/secret-settings.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -103,9 +106,76 @@ describe('secrets in the upstream URL, token and header', () => {
     });
     expect((await proc.exited).code).toBe(EXIT.usage);
     expect(proc.output()).toContain(
-      'ADMIN_TOKEN: expected at least 16 characters (got 12 characters, not shown)',
+      'ADMIN_TOKEN: got 12 characters, not shown: expected at least 16 characters',
     );
-    expect(proc.output()).toContain('"ftp://mirror:***@example.com"');
+    expect(proc.output()).toContain(
+      'UPSTREAM_URL: got 44 characters, not shown: expected an absolute http(s) URL',
+    );
     for (const secret of ['short-secret', TOKEN, PASSWORD]) expect(proc.output()).not.toContain(secret);
+  });
+});
+
+describe('every setting that may hold a secret is refused without it', () => {
+  it.each(SECRET_CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const proc = runCli(['start'], c.env);
+    expect((await proc.exited).code).toBe(EXIT.usage);
+    const lines = proc.output().split('\n');
+    expect(lines.filter((l) => l.startsWith('  '))).toEqual(c.issues.map((i) => `  ${i.name}: ${i.problem}`));
+    for (const text of c.secrets) expect(proc.output()).not.toContain(text);
+  });
+});
+
+describe('errors after the configuration never show a secret', () => {
+  it('a database that cannot be reached: exit 8, the password masked', async () => {
+    const url = `postgres://mirror:${PASSWORD}@127.0.0.1:${await freePort()}/mirror?connect_timeout=2`;
+    for (const args of [['runs'], ['sync', '--upstream', 'http://127.0.0.1:9']]) {
+      const proc = runCli(args, { DATABASE_URL: url });
+      expect((await proc.exited).code).toBe(EXIT.database);
+      expect(proc.output()).toContain('mirror:***@127.0.0.1');
+      expect(proc.output()).not.toContain(PASSWORD);
+    }
+  });
+
+  it('an upstream and a webhook that refuse: the run, the delivery log and the database show neither secret', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'mirror.db');
+    const hook = `http://127.0.0.1:${await freePort()}/build_hooks/${TOKEN}`;
+    const env = {
+      DATABASE_PATH: db,
+      UPSTREAM_URL: `http://mirror:${PASSWORD}@127.0.0.1:${await freePort()}`,
+      WEBHOOK_URLS: hook,
+      WEBHOOK_FAILURE_THRESHOLD: '1',
+      WEBHOOK_RETRY_SCHEDULE: '1h',
+      UPSTREAM_MAX_ATTEMPTS: '1',
+    };
+    const sync = runCli(['sync'], env);
+    expect((await sync.exited).code).toBe(EXIT.upstreamUnreachable);
+    const runs = runCli(['runs', '--json'], { DATABASE_PATH: db });
+    expect((await runs.exited).code).toBe(EXIT.ok);
+    expect(runs.output()).toContain('"status":"failed"');
+    // The delivery log, as one who holds the database but not the configuration reads it.
+    const deliveries = runCli(['deliveries', '--json'], { DATABASE_PATH: db });
+    expect((await deliveries.exited).code).toBe(EXIT.ok);
+    const [delivery] = deliveries
+      .output()
+      .trim()
+      .split('\n')
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            endpoint: { url: string };
+            last_attempt: { error: { message: string } | null } | null;
+          },
+      );
+    expect(delivery?.last_attempt?.error?.message).toBe('connection refused');
+    // The endpoint by its key, keyed under the database's own: not the URL's plain SHA-256.
+    const plainDigest = createHash('sha256').update(new URL(hook).href).digest('hex');
+    expect(delivery?.endpoint.url).toMatch(/^webhook:[0-9a-f]{64}$/);
+    expect(delivery?.endpoint.url).not.toBe(`webhook:${plainDigest}`);
+    for (const text of [sync.output(), runs.output(), deliveries.output(), databaseBytes(dir)]) {
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(plainDigest);
+    }
   });
 });

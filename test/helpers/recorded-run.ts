@@ -31,7 +31,7 @@ export function recordRunWithChange(store: MirrorDatabase, urls: readonly string
       store.sqlite
         .prepare(`insert into changes (run_id, uuid, slot, kind, new_value) values (?, ?, 0, 'added', ?)`)
         .run(runId, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
-      const plan = succeededRunOutbox({ ...webhookDefaults, urls });
+      const plan = succeededRunOutbox({ ...webhookDefaults, urls }, store.endpointKeys);
       if (plan) writeOutbox(store, runId, plan);
       return runId;
     })

@@ -109,7 +109,7 @@ export async function commitRunWithChange(store: Store, urls: readonly string[])
   const uuid = (++counter).toString(36).padStart(32, '0');
   const body = JSON.stringify({ uuid, name: `Person ${counter}` });
   const { runId } = await commitListing(store, [...(await listedBodies(store)), body], {
-    outbox: succeededRunOutbox({ ...webhookDefaults, urls }),
+    outbox: succeededRunOutbox({ ...webhookDefaults, urls }, store.endpointKeys),
   });
   return runId;
 }

@@ -7,7 +7,7 @@ import { lastDigestPeriod } from '../../src/notify/digest.js';
 import { writeDueDigest, type DigestSettings } from '../../src/notify/digest-outbox.js';
 import type { NotifyMessage } from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -81,8 +81,8 @@ function target(entry: string): NotifyTarget {
 async function twoRunsInOneHour(stores: StoreOpener, { firstSync = false } = {}) {
   const standIn = await chatStandIn(() => null);
   const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
-  const targets = entries.map(target);
   const store = await stores.open();
+  const targets = keyedTargets(entries.map(target), store.endpointKeys);
   const env = { NOTIFY_URLS: entries.join(','), NOTIFY_DIGEST: 'hourly' };
   const upstream = await simulatedUpstream({ seed: 31, count: 3 });
   if (!firstSync) {

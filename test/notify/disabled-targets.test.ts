@@ -5,7 +5,7 @@ import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { defaultServerConfig } from '../helpers/mirror-server.js';
@@ -26,10 +26,11 @@ async function disabledSlack() {
   const standIn = await chatStandIn(() => null);
   standIn.answer(404, {}, 'no_service');
   const entry = `slack+${standIn.url}/services/T0/B0/secret-token`;
-  const slack = target(entry);
   const file = join(tempDir(), 'mirror.db');
   const store = openDatabase(file);
   onTestFinished(() => store.close());
+  const [slack] = keyedTargets([target(entry)], store.endpointKeys);
+  if (slack === undefined) throw new Error('no target');
   const upstream = await simulatedUpstream({ seed: 21, count: 3 });
   await sync(store, upstream, { NOTIFY_URLS: entry });
   const worker = new NotifyWorker({

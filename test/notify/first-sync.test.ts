@@ -4,7 +4,7 @@ import type { Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/logger.js';
 import { localClock, type NotifyMessage } from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn, type ChatRequest } from '../helpers/chat-stand-in.js';
 import { mailbox, type Mailbox } from '../helpers/smtp-mailbox.js';
@@ -52,7 +52,7 @@ async function deliverAll(store: Store, targets: NotifyTarget[]): Promise<void> 
   if (outbox === null) throw new Error('this store keeps no notification outbox');
   const worker = new NotifyWorker({
     outbox,
-    targets,
+    targets: keyedTargets(targets, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 5000,
     // Pacing is the services' limit, not what this test checks.

@@ -8,7 +8,8 @@ import {
   type OutboxNotification,
 } from '../../src/notify/outbox.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { EndpointKeys } from '../../src/db/endpoint-keys.js';
+import { keyedTargets, parseTarget, type KeyedTarget } from '../../src/notify/targets.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 
 /** The interface's contract kept in memory: what the store's operations will do in SQL. */
@@ -67,10 +68,15 @@ const failure = failureMessage(
   ctx,
 );
 
-function chat(url: string): NotifyTarget {
+/** The keys of a store no row was written to: the targets' ids as such a store gives them. */
+const keys = EndpointKeys.unmatched();
+
+function chat(url: string): KeyedTarget {
   const target = parseTarget(url);
   if (typeof target === 'string') throw new Error(target);
-  return target;
+  const [keyed] = keyedTargets([target], keys);
+  if (keyed === undefined) throw new Error('not keyed');
+  return keyed;
 }
 
 describe('notifications through an outbox (issue 22)', () => {

@@ -3,7 +3,7 @@ import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/mess
 import { notificationOutboxOf } from '../../src/db/open-store.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker, type NotifyWorkerDeps } from '../../src/notify/worker.js';
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -39,7 +39,7 @@ function workerDeps(store: Store, targets: NotifyTarget[]): NotifyWorkerDeps {
   if (outbox === null) throw new Error('this store keeps no notification outbox');
   return {
     outbox,
-    targets,
+    targets: keyedTargets(targets, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 5000,
     // Pacing is the services' limit, not what this test checks.
@@ -62,7 +62,8 @@ describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind)
     const second = await sync(store, upstream, { NOTIFY_URLS: urls });
 
     const endpoints = (await tableRows(store, 'webhook_endpoints', 'url')) as { url: string }[];
-    expect(endpoints.map((e) => e.url).sort()).toEqual(targets.map((t) => `notify:${t.id}`).sort());
+    const ids = keyedTargets(targets, store.endpointKeys).map((t) => t.id);
+    expect(endpoints.map((e) => e.url).sort()).toEqual(ids.map((id) => `notify:${id}`).sort());
     const rows = await tableRows(store, 'webhook_messages', 'type, run_id');
     expect(rows).toEqual([{ type: 'notify.changes', run_id: second.runId }]);
     // The rows share the webhook outbox, but the webhook views (deliveries, status page, metrics)

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
-import { maskTargetUrl, parseTarget, splitTargets, targetId } from '../../src/notify/targets.js';
+import { EndpointKeys } from '../../src/db/endpoint-keys.js';
+import {
+  keyedTargets,
+  maskTargetUrl,
+  parseTarget,
+  splitTargets,
+  targetDigest,
+} from '../../src/notify/targets.js';
 
 const SLACK = 'https://hooks.slack.com/services/T0000/B0000/SlackSecretToken123';
 
@@ -33,7 +40,7 @@ describe('NOTIFY_URLS', () => {
   it('reads an e-mail target whole, its port defaulting by scheme', () => {
     expect(parseTarget('smtps://u%40x:p%2Cw@mail.example.com/?from=m@example.com&to=a@example.com')).toEqual({
       kind: 'email',
-      id: targetId('smtps://u%40x:p%2Cw@mail.example.com/?from=m@example.com&to=a@example.com'),
+      digest: targetDigest('smtps://u%40x:p%2Cw@mail.example.com/?from=m@example.com&to=a@example.com'),
       label: 'smtps://…@mail.example.com/… to a@example.com',
       secure: true,
       host: 'mail.example.com',
@@ -66,17 +73,29 @@ describe('NOTIFY_URLS', () => {
     const json = JSON.stringify(config);
     expect(json).not.toContain('SlackSecretToken123');
     expect(json).not.toContain('SECRETPW');
+    // Nor its plain digest: a guessed URL could be tested against it.
+    expect(json).not.toContain(targetDigest(SLACK));
     expect(JSON.parse(JSON.stringify(config.notify.urls[0]))).toEqual({
       kind: 'slack',
-      id: targetId(SLACK),
+      label: 'slack https://hooks.slack.com/…',
+    });
+    const keys = EndpointKeys.unmatched();
+    const [keyed] = keyedTargets(config.notify.urls, keys);
+    expect(JSON.parse(JSON.stringify(keyed))).toEqual({
+      kind: 'slack',
+      id: keys.notifyTarget(targetDigest(SLACK)),
       label: 'slack https://hooks.slack.com/…',
     });
   });
 
-  it('gives a stable id that does not contain the URL', () => {
-    expect(targetId(SLACK)).toBe(targetId(SLACK));
-    expect(targetId(SLACK)).not.toBe(targetId(`${SLACK}x`));
-    expect(targetId(SLACK)).toMatch(/^[0-9a-f]{24}$/);
+  it('has an id keyed under the store: stable there, another in another store, never the plain digest', () => {
+    const [one, other] = [EndpointKeys.unmatched(), EndpointKeys.unmatched()];
+    const digest = targetDigest(SLACK);
+    expect(one.notifyTarget(digest)).toBe(one.notifyTarget(targetDigest(SLACK)));
+    expect(one.notifyTarget(digest)).not.toBe(one.notifyTarget(targetDigest(`${SLACK}x`)));
+    expect(one.notifyTarget(digest)).not.toBe(other.notifyTarget(digest));
+    expect(one.notifyTarget(digest)).not.toBe(digest);
+    expect(one.notifyTarget(digest)).toMatch(/^[0-9a-f]{24}$/);
   });
 
   it('is parsed into the Config with its events and digest; links use PUBLIC_BASE_URL', () => {
@@ -105,16 +124,25 @@ describe('NOTIFY_URLS', () => {
   it.each([
     [
       'foo+https://example.com/hook/SECRET',
-      'entry 1 (foo+https://example.com/…) names an unknown kind "foo"',
+      'entry 1 of 1: got 35 characters, not shown: unknown kind "foo": expected one of slack, discord',
     ],
-    ['https://example.com/hook/SECRET', 'entry 1 (https://example.com/…) does not say which service it is'],
+    [
+      'https://example.com/hook/SECRET',
+      'entry 1 of 1: got 31 characters, not shown: the service is not named: prefix the URL with one of slack+',
+    ],
     [
       'smtp://u:SECRET@mail.example.com/?to=a@example.com',
-      'entry 1 (smtp://…@mail.example.com/…) needs ?from=',
+      'entry 1 of 1: got 50 characters, not shown: an e-mail target needs ?from=<address>',
     ],
-    [`${SLACK},ntfy+https://ntfy.sh/`, 'entry 2 (ntfy+https://ntfy.sh) needs a topic'],
-    ['not a url SECRET', 'entry 1 (not a URL, 16 characters) is not an http(s) URL'],
-  ])('refuses %s naming the entry, masked', (value, problem) => {
+    [
+      `${SLACK},ntfy+https://ntfy.sh/`,
+      'entry 2 of 2: got 21 characters, not shown: an ntfy target needs a topic: ntfy+https://ntfy.sh/<topic>',
+    ],
+    [
+      'not a url SECRET',
+      'entry 1 of 1: got 16 characters, not shown: expected a chat webhook URL (kind+https://…) or an smtp(s):// URL',
+    ],
+  ])('refuses %s naming the entry by its place, never its text', (value, problem) => {
     const message = configError({ NOTIFY_URLS: value });
     expect(message).toContain('NOTIFY_URLS');
     expect(message).toContain(problem);

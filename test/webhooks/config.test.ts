@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
 import { maskUrlCredentials } from '../../src/config/load-config.js';
-import { endpointLabel } from '../../src/webhooks/mask-url.js';
+import { endpointLabel, withoutUrl } from '../../src/webhooks/mask-url.js';
 import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
 import { newSecret } from '../helpers/webhook-receiver.js';
 
@@ -59,7 +59,7 @@ describe('WEBHOOK_* settings', () => {
     } catch (error) {
       problem = (error as ConfigError).issues[0]?.problem;
     }
-    expect(problem).toMatch(/^expected whsec_ followed by the base64/);
+    expect(problem).toMatch(/^got 14 characters, not shown: expected whsec_ followed by the base64/);
     expect(problem).not.toContain('c2hvcnQ');
   });
 });
@@ -77,6 +77,17 @@ describe('helpers', () => {
     ['http://127.0.0.1:8080/', 'http://127.0.0.1:8080'],
   ])('shows endpoint %s as %s: a deploy hook token never reaches the API or the logs', (url, label) =>
     expect(endpointLabel(url)).toBe(label),
+  );
+
+  it.each([
+    [
+      'connect ECONNRESET https://api.example.com/build_hooks/5f1e2d3c4b5a?t=1',
+      'connect ECONNRESET https://api.example.com/…',
+    ],
+    ['request to /build_hooks/5f1e2d3c4b5a?t=1 failed', 'request to /… failed'],
+    ['getaddrinfo ENOTFOUND api.example.com', 'getaddrinfo ENOTFOUND api.example.com'],
+  ])('keeps the token out of an error that quotes the URL: %s', (message, shown) =>
+    expect(withoutUrl(message, 'https://api.example.com/build_hooks/5f1e2d3c4b5a?t=1')).toBe(shown),
   );
 
   it('jitters each retry within ±20 % of the schedule and ends after its last entry', () => {

@@ -1,5 +1,5 @@
 import { dueHeads, type QueueHead } from '../commit-plans.js';
-import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
 import {
   claimOf,

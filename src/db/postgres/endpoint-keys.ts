@@ -1,41 +1,68 @@
-import { NOTIFY_ENDPOINT_PREFIX, WEBHOOK_ENDPOINT_PREFIX, webhookEndpointKey } from '../run-commit.js';
-import type { PgContext } from './context.js';
-import { one, rows, run, transaction } from './sql.js';
+import type pg from 'pg';
+import {
+  ENDPOINT_KEY_NAME,
+  EndpointKeys,
+  NOTIFY_ENDPOINT_PREFIX,
+  WEBHOOK_ENDPOINT_PREFIX,
+  newEndpointKeyText,
+  rekeyPlan,
+  type EndpointRow,
+  type RekeyPlan,
+} from '../endpoint-keys.js';
+import { identityEntry, keptIdentityValue } from './identity.js';
+import { rows, run, transaction } from './sql.js';
+
+const CLEAR_SQL = `select id, url from webhook_endpoints
+  where left(url, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
+    and left(url, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
 
 /**
- * Rows written before endpoints were keyed hold a webhook URL in clear: each becomes its key (a
- * row already holding that key takes over its deliveries), as src/db/sqlite/outbox.ts's
- * keyClearEndpointUrls does on SQLite. Idempotent, and safe when instances open at once: the rows
- * are locked, and a second opener finds nothing left to convert. Answers the rows converted.
+ * The store's endpoint keys (src/db/endpoint-keys.ts), as src/db/sqlite/endpoint-keys.ts does on
+ * SQLite: a database without a key gets one and its rows are re-keyed, in one transaction. Safe
+ * when instances open at once: a second opener's insert of the key waits for the first's
+ * transaction to commit, then does nothing; it reads the first's key and finds nothing left to
+ * convert.
  */
-export async function keyClearEndpointUrls(ctx: PgContext): Promise<number> {
-  return transaction(ctx.pool, async ({ client }) => {
-    const clear = await rows<{ id: number; url: string }>(
+export async function pgEndpointKeys(pool: pg.Pool): Promise<EndpointKeys> {
+  const known = await keptIdentityValue(pool, ENDPOINT_KEY_NAME);
+  // The usual open: a key, and no row left in clear; nothing to write.
+  if (known !== undefined && (await rows(pool, CLEAR_SQL)).length === 0) return new EndpointKeys(known);
+  return transaction(pool, async ({ client }) => {
+    const key = await identityEntry(client, ENDPOINT_KEY_NAME, newEndpointKeyText);
+    const keys = new EndpointKeys(key.value);
+    // Only the transaction that made the key re-keys the ids written before it.
+    const former = key.created;
+    const endpoints = await rows<EndpointRow>(
       client,
-      `select id, url from webhook_endpoints
-        where left(url, $1) != $2 and left(url, $3) != $4 order by id for update`,
-      [
-        WEBHOOK_ENDPOINT_PREFIX.length,
-        WEBHOOK_ENDPOINT_PREFIX,
-        NOTIFY_ENDPOINT_PREFIX.length,
-        NOTIFY_ENDPOINT_PREFIX,
-      ],
+      'select id, url from webhook_endpoints order by id for update',
     );
-    for (const row of clear) {
-      const key = webhookEndpointKey(row.url);
-      const existing = await one<{ id: number }>(client, 'select id from webhook_endpoints where url = $1', [
-        key,
-      ]);
-      if (existing === undefined) {
-        await run(client, 'update webhook_endpoints set url = $1 where id = $2', [key, row.id]);
-        continue;
-      }
-      await run(client, 'update webhook_deliveries set endpoint_id = $1 where endpoint_id = $2', [
-        existing.id,
-        row.id,
-      ]);
-      await run(client, 'delete from webhook_endpoints where id = $1', [row.id]);
-    }
-    return clear.length;
+    const digestIds = former
+      ? (
+          await rows<{ webhook_id: string }>(
+            client,
+            "select webhook_id from webhook_messages where left(webhook_id, 7) = 'digest_'",
+          )
+        ).map((r) => r.webhook_id)
+      : [];
+    await applyPlan(client, rekeyPlan(keys, endpoints, digestIds, former));
+    return keys;
   });
+}
+
+async function applyPlan(client: pg.ClientBase, plan: RekeyPlan): Promise<void> {
+  for (const row of plan.renamed) {
+    await run(client, 'update webhook_endpoints set url = $1 where id = $2', [row.url, row.id]);
+  }
+  for (const { from, into } of plan.merged) {
+    await run(client, 'update webhook_deliveries set endpoint_id = $1 where endpoint_id = $2', [into, from]);
+    await run(client, 'delete from webhook_endpoints where id = $1', [from]);
+  }
+  if (plan.messages.length === 0) return;
+  // A digest message per target and period: a year of hourly digests is thousands, one statement.
+  await run(
+    client,
+    `update webhook_messages m set webhook_id = n.keyed
+       from unnest($1::text[], $2::text[]) as n(former, keyed) where m.webhook_id = n.former`,
+    [plan.messages.map((m) => m.from), plan.messages.map((m) => m.to)],
+  );
 }

@@ -2,7 +2,8 @@ import { changesFinishedWithinSql, PG_CHANGE_ROWS_SQL } from '../change-columns.
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
-import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
+import type { DigestPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
 import type { DisabledNotifyTarget } from '../store.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './advisory-keys.js';

@@ -12,7 +12,8 @@ import * as media from './media.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches, subjectBatches } from '../change-batches.js';
-import { keyClearEndpointUrls } from './endpoint-keys.js';
+import { pgEndpointKeys } from './endpoint-keys.js';
+import type { EndpointKeys } from '../endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
@@ -34,9 +35,11 @@ export class PgStore implements Store {
   readonly instanceId: string;
   readonly #database: PostgresDatabase;
   readonly #ctx: PgContext;
+  readonly endpointKeys: EndpointKeys;
 
-  constructor(database: PostgresDatabase, target: PostgresTarget) {
+  constructor(database: PostgresDatabase, target: PostgresTarget, endpointKeys: EndpointKeys) {
     this.#database = database;
+    this.endpointKeys = endpointKeys;
     this.file = database.label;
     this.instanceId = database.instanceId;
     this.#ctx = {
@@ -154,7 +157,9 @@ export class PgStore implements Store {
   );
 
   // Identity
-  identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#ctx, name, fresh));
+  identityValue: Op<'identityValue'> = this.#guard((name, fresh) =>
+    identityValue(this.#ctx.pool, name, fresh),
+  );
 
   // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
   readonly holdsBlobs = true;
@@ -198,11 +203,6 @@ export class PgStore implements Store {
     enableNotifyTargets(this.#ctx.pool, targetId),
   );
 
-  /** Converts endpoint rows that still hold a webhook URL in clear to its key (see endpoint-keys.ts). */
-  keyClearEndpointUrls(): Promise<number> {
-    return this.#guard(() => keyClearEndpointUrls(this.#ctx))();
-  }
-
   // Watch
   /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */
   #commitWatch: SharedCommitWatch | null = null;
@@ -243,13 +243,13 @@ export async function openPgStore(
     instanceId: options.instanceId ?? newInstanceId(),
     logger: options.logger ?? silentLogger(),
   });
-  const store = new PgStore(database, target);
   try {
-    // Databases written before endpoints were keyed hold webhook URLs (credentials) in clear.
-    await store.keyClearEndpointUrls();
+    // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
+    // gets it, and the ids written before it are re-keyed.
+    const keys = await pgEndpointKeys(database.pool);
+    return new PgStore(database, target, keys);
   } catch (cause) {
-    await store.close();
-    throw cause;
+    await database.close();
+    throw operationError(cause, target);
   }
-  return store;
 }

@@ -1,7 +1,7 @@
 import { dueHeads, type QueueHead } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
-import { NOTIFY_ENDPOINT_PREFIX } from '../run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
 
 /** A delivery this process has leased for one attempt. */
 export interface Claim {
@@ -55,7 +55,8 @@ export function claimDue(
                     select id from webhook_deliveries
                      where endpoint_id = e.id and status = 'pending' order by id limit 1)
              join webhook_messages m on m.id = d.message_id
-            where e.disabled_at is null and e.url in (select value from json_each(?))`,
+            where e.disabled_at is null and e.url in (select value from json_each(?))
+            order by e.id`,
         )
         .all(JSON.stringify(options.urls)) as QueueHead[];
       const lease = store.sqlite.prepare(

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { NotifyMessage } from '../../notify/message.js';
 import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
-import { NOTIFY_ENDPOINT_PREFIX, type DigestPlan } from '../run-commit.js';
+import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
+import type { DigestPlan } from '../run-commit.js';
 import { CHANGE_ROWS_SQL, changesFinishedWithinSql } from '../change-columns.js';
 import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';

@@ -6,13 +6,7 @@ import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } fro
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
 import { mediaShasAt } from './media.js';
-import {
-  NOTIFY_ENDPOINT_PREFIX,
-  WEBHOOK_ENDPOINT_PREFIX,
-  webhookEndpointKey,
-  type OutboxFacts,
-  type OutboxPlan,
-} from '../run-commit.js';
+import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import { runs, type ChangeRow } from '../schema.js';
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
@@ -163,40 +157,4 @@ function endpointId(store: MirrorDatabase, url: string, now: string): number {
     .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
     .run(url, now);
   return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
-}
-
-/**
- * Rows written before endpoints were keyed hold a webhook URL in clear: each becomes its key (a
- * row already holding that key takes over its deliveries). Idempotent; runs whenever the database
- * is opened for writing. Answers the rows converted.
- */
-export function keyClearEndpointUrls(store: MirrorDatabase): number {
-  const clear = store.sqlite
-    .prepare(
-      `select id, url from webhook_endpoints
-        where substr(url, 1, ?) != ? and substr(url, 1, ?) != ?`,
-    )
-    .all(
-      WEBHOOK_ENDPOINT_PREFIX.length,
-      WEBHOOK_ENDPOINT_PREFIX,
-      NOTIFY_ENDPOINT_PREFIX.length,
-      NOTIFY_ENDPOINT_PREFIX,
-    ) as { id: number; url: string }[];
-  if (clear.length === 0) return 0;
-  const keyed = store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck();
-  store.sqlite.transaction(() => {
-    for (const row of clear) {
-      const key = webhookEndpointKey(row.url);
-      const existing = keyed.get(key) as number | undefined;
-      if (existing === undefined) {
-        store.sqlite.prepare('update webhook_endpoints set url = ? where id = ?').run(key, row.id);
-        continue;
-      }
-      store.sqlite
-        .prepare('update webhook_deliveries set endpoint_id = ? where endpoint_id = ?')
-        .run(existing, row.id);
-      store.sqlite.prepare('delete from webhook_endpoints where id = ?').run(row.id);
-    }
-  })();
-  return clear.length;
 }

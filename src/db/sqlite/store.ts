@@ -1,3 +1,4 @@
+import type { EndpointKeys } from '../endpoint-keys.js';
 import { immutableUri } from '../immutable-uri.js';
 import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
@@ -38,8 +39,10 @@ export class SqliteStore implements MirrorDatabase {
   readonly immutable: boolean;
   readonly fileProblem: () => string | null;
   readonly close: () => void;
+  readonly endpointKeys: EndpointKeys;
 
-  constructor(handle: SqliteHandle) {
+  constructor(handle: SqliteHandle, endpointKeys: EndpointKeys) {
+    this.endpointKeys = endpointKeys;
     this.db = handle.db;
     this.sqlite = handle.sqlite;
     this.file = handle.file;
@@ -132,7 +135,7 @@ export class SqliteStore implements MirrorDatabase {
     settle(() => media.mediaFailuresOf(this, runId, limit));
 
   // Identity
-  identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this, name, fresh));
+  identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this.sqlite, name, fresh));
 
   // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
   readonly holdsBlobs = false;
