@@ -7,3 +7,11 @@ export type ChangeKind = (typeof changeKinds)[number];
 
 export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+/**
+ * What started a run: a tick of SYNC_CRON (`schedule`), `start` catching up the last tick no instance
+ * served (`catch-up`), `start` finding the mirror empty or stale (`startup`), the admin route
+ * (`admin`), a bare `coworker-mirror sync` (`command`), the demo's data changing (`demo`).
+ */
+export const runTriggers = ['schedule', 'catch-up', 'startup', 'admin', 'command', 'demo'] as const;
+export type RunTrigger = (typeof runTriggers)[number];
