@@ -8,6 +8,7 @@ import { reportToParent } from '../sync/isolated-sync.js';
 import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
+import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 
 export function summaryLine(summary: SyncSummary): string {
@@ -30,7 +31,7 @@ export function summaryLine(summary: SyncSummary): string {
  */
 export async function runSyncCommand(
   config: Config,
-  options: { rebind: boolean; upstreamLabel?: string },
+  options: { rebind: boolean; upstreamLabel?: string; start?: RunStart },
 ): Promise<number> {
   const upstream = namedUpstream(config, options.upstreamLabel);
   if (!upstream) {
@@ -63,6 +64,7 @@ export async function runSyncCommand(
         store,
         logger,
         signal: controller.signal,
+        ...(options.start ? { start: options.start } : {}),
         onRunStarted: async (runId) => {
           if (reboundFrom !== null) await recordRebind(store, runId, reboundFrom);
           // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
@@ -176,11 +178,16 @@ async function progressBar(): Promise<{
   };
 }
 
+/** Refusals `start` logs itself, as one structured line with who holds the lock or served the tick. */
+const REFUSALS: ReadonlySet<string> = new Set(['SYNC_LOCKED', 'TICK_SERVED']);
+
 /** Tells the parent (under `start`) and the terminal why the run failed; returns the exit code. */
 function reportFailure(thrown: unknown): number {
   const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
+  // Under `start` a refusal is its parent's one line, not a "sync failed" beside it at every tick.
+  if (process.send && REFUSALS.has(code)) return exitCodeFor(code);
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
   process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
   return exitCodeFor(error.code);

@@ -37,6 +37,7 @@ function isolatedSync(
       },
       store: target.store,
       upstream: target.upstream,
+      start: { trigger: 'command', scheduledFor: null },
       logger: silentLogger(),
       stdout: new PassThrough().resume(),
       stderr: new PassThrough().resume(),
