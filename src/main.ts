@@ -11,12 +11,16 @@ import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
+import type { LogFormat } from './sync/child-output.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { nextCronRun } from './sync/next-cron-run.js';
 import { logStartupRun, startupRun } from './sync/startup-run.js';
 import { maskUrlCredentials } from './config/upstream-target.js';
 import type { StatusSource } from './web/status-source.js';
+import { mediaFolderOf } from './config/media-dir.js';
+import { claimAtStart } from './media/claim-folder.js';
+import { isMirrorError } from './errors.js';
 
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
 export function statusSourceFor(
@@ -38,8 +42,13 @@ export function statusSourceFor(
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Lines for a person on a terminal, JSON for a log collector; a sync child of `start` follows suit. */
+function logFormat(): LogFormat {
+  return process.stdout.isTTY === true ? 'pretty' : 'json';
+}
+
 function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
+  return createLogger({ level: config.log.level, pretty: logFormat() === 'pretty' });
 }
 
 /** Options of `start` that are not settings. */
@@ -95,9 +104,10 @@ export async function runServeCommand(config: Config): Promise<number> {
     throw error;
   }
   try {
+    await claimServedFolder(config.media, store, logger);
     server = await buildServer({ store, logger, config });
     const url = await server.listen(config.server.port, config.server.host);
-    logger.info({ url, db: config.database.target.label }, 'serving the mirror');
+    logger.info({ url, ...internalUrlOf(server), db: config.database.target.label }, 'serving the mirror');
   } catch (error) {
     await store.close();
     signal.dispose();
@@ -108,6 +118,24 @@ export async function runServeCommand(config: Config): Promise<number> {
   await store.close();
   signal.dispose();
   return EXIT.ok;
+}
+
+/**
+ * `serve` claims the media folder when there are files to serve (linking them in from the legacy
+ * folder on an upgrade). It may run on a read-only disk: a folder it cannot write is said, and
+ * served as it is; a folder of another database stops it.
+ */
+async function claimServedFolder(media: Config['media'], store: Store, logger: Logger): Promise<void> {
+  if (!(await store.hasStoredMedia())) return;
+  try {
+    await claimAtStart(media, store, logger);
+  } catch (error) {
+    if (isMirrorError(error)) throw error;
+    logger.warn(
+      { err: error, dir: media.dir },
+      'media folder not claimed (cannot write it?); served as it is',
+    );
+  }
 }
 
 /**
@@ -172,6 +200,14 @@ function refuseAccidentalDemo(config: Config): void {
   ]);
 }
 
+/** The media settings of a start: the demo's database has a media folder of its own too, unless MEDIA_DIR names one. */
+function mediaOfStart(config: Config, database: ReturnType<typeof databaseOfStart>): Config['media'] {
+  return {
+    ...config.media,
+    ...mediaFolderOf(database.target, config.explicit.has('media.dir') ? config.media.dir : null),
+  };
+}
+
 /** Starts each part in order, recording it in `parts` as soon as it runs, so a failure can undo it. */
 async function startParts(
   config: Config,
@@ -181,12 +217,17 @@ async function startParts(
 ): Promise<void> {
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
+  const media = mediaOfStart(config, database);
   const store = (parts.store = await openStore(database, { logger }));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.
   await checkUpstreamBinding(store, label, options);
   await recoverCrashedRuns(store);
+  // Likewise a media folder of another database (exit 2); an upgrade's files are linked in first.
+  if (demo || config.media.origins !== null || (await store.hasStoredMedia())) {
+    await claimAtStart(media, store, logger);
+  }
   parts.demo = demo
     ? await startDemo(
         config,
@@ -196,23 +237,20 @@ async function startParts(
         () => parts.scheduler?.running === true,
       )
     : null;
-  const child = childSync(config, database, parts.demo);
-  const scheduler = (parts.scheduler = createScheduler({
-    cronExpression: config.sync.cron,
-    randomDelayMs: config.sync.randomDelayMs,
-    logger: logger.child({ module: 'scheduler' }),
-    run: (abort, onRunStarted, start) =>
-      runIsolatedSync(
-        { ...isolatedSync(config, options, child, store, logger), start },
-        abort,
-        onRunStarted,
-      ).then(() => parts.server?.snapshots.refreshInBackground()),
-    runOfTick: (tick) => store.runOfTick(tick),
-  }));
+  const child = childSync({ ...config, media }, database, parts.demo);
+  const scheduler = (parts.scheduler = scheduledSyncs(
+    config,
+    () => isolatedSync(config, options, child, store, logger),
+    {
+      store,
+      logger,
+      parts,
+    },
+  ));
   const server = (parts.server = await buildServer({
     store,
     logger,
-    config,
+    config: { ...config, media },
     syncTrigger: () => scheduler.trigger({ trigger: 'admin', scheduledFor: null }),
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
@@ -224,13 +262,49 @@ async function startParts(
   });
   parts.notify = startNotify(config, store, logger);
   const url = await server.listen(config.server.port, config.server.host);
-  announceStart(logger, { url, upstream: label, db: database.target.label, cron: config.sync.cron, demo });
+  announceStart(logger, {
+    url,
+    ...internalUrlOf(server),
+    upstream: label,
+    db: database.target.label,
+    cron: config.sync.cron,
+    demo,
+  });
   scheduler.start();
   await startupSync(scheduler, store, config, logger);
 }
 
+/**
+ * The scheduler of `start`: each run a sync child told what started it, each tick asked of the store
+ * before a child is spawned for it.
+ */
+function scheduledSyncs(
+  config: Config,
+  sync: () => Omit<IsolatedSyncOptions, 'start'>,
+  deps: { store: Store; logger: Logger; parts: Partial<Parts> },
+): Scheduler {
+  return createScheduler({
+    cronExpression: config.sync.cron,
+    randomDelayMs: config.sync.randomDelayMs,
+    logger: deps.logger.child({ module: 'scheduler' }),
+    run: (abort, onRunStarted, start) =>
+      runIsolatedSync({ ...sync(), start }, abort, onRunStarted).then(() =>
+        deps.parts.server?.snapshots.refreshInBackground(),
+      ),
+    runOfTick: (tick) => deps.store.runOfTick(tick),
+  });
+}
+
+/** The internal listener's URL as a log field, when INTERNAL_PORT splits the server. */
+function internalUrlOf(server: MirrorServer): { internalUrl?: string } {
+  const internalUrl = server.internalUrl();
+  return internalUrl === null ? {} : { internalUrl };
+}
+
 interface StartFacts {
   url: string;
+  /** Where the pages, history and /metrics answer when INTERNAL_PORT is set. */
+  internalUrl?: string;
   upstream: string;
   db: string;
   cron: string;
@@ -252,7 +326,9 @@ function announceStart(logger: Logger, facts: StartFacts): void {
   // Settings a person typed may hold control characters; a terminal must not act on them.
   const plain = (text: string) => text.replace(/\p{Cc}/gu, '?');
   const what = demo ? 'the demo (the data is invented)' : `a mirror of ${plain(facts.upstream)}`;
-  process.stderr.write(`coworker-mirror: serving ${facts.url}/ — ${what}, db ${plain(facts.db)}\n`);
+  const pages =
+    facts.internalUrl === undefined ? '' : ` (pages, history and /metrics: ${facts.internalUrl}/)`;
+  process.stderr.write(`coworker-mirror: serving ${facts.url}/${pages} — ${what}, db ${plain(facts.db)}\n`);
 }
 
 /**
@@ -328,6 +404,7 @@ function isolatedSync(
     store,
     upstream: child.config.upstream.target.label,
     logger: logger.child({ module: 'isolated-sync' }),
+    logFormat: logFormat(),
     stdout: process.stdout,
     stderr: process.stderr,
   };

@@ -80,6 +80,8 @@ const SERVE_KEYS: SettingKey[] = [
   'database.path',
   'server.port',
   'server.host',
+  'server.internalPort',
+  'server.internalHost',
   'server.publicBaseUrl',
   'server.trustProxy',
   'log.level',
@@ -101,6 +103,14 @@ export function buildProgram(): Command {
   return program;
 }
 
+interface SyncFlags {
+  rebind?: boolean;
+  upstreamLabel?: string;
+  logFormat?: 'pretty' | 'json';
+  trigger?: RunTrigger;
+  scheduledFor?: string;
+}
+
 function addSyncCommand(program: Command): void {
   withSettings(
     program
@@ -111,23 +121,19 @@ function addSyncCommand(program: Command): void {
       // what started the run and the tick it claims.
       .addOption(new Option('--upstream-label <label>').hideHelp())
       .addOption(new Option('--trigger <kind>').choices(runTriggers).hideHelp())
-      .addOption(new Option('--scheduled-for <time>').hideHelp()),
+      .addOption(new Option('--scheduled-for <time>').hideHelp())
+      // Internal: `start` tells its child how it logs itself, so the two write one format.
+      .addOption(new Option('--log-format <format>').choices(['pretty', 'json'] as const).hideHelp()),
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & SyncFlags) => {
     const { runSyncCommand } = await import('./sync-command.js');
     process.exitCode = await runSyncCommand(await configFrom(flags), {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
+      ...(flags.logFormat ? { logFormat: flags.logFormat } : {}),
       start: runStartOf(flags),
     });
   });
-}
-
-interface SyncFlags {
-  rebind?: boolean;
-  upstreamLabel?: string;
-  trigger?: RunTrigger;
-  scheduledFor?: string;
 }
 
 /** What started a `sync`: a person or a script (`command`) unless `start` says otherwise. */

@@ -1,6 +1,7 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
@@ -10,6 +11,8 @@ import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
+import { refuseForeignFolder } from '../media/claim-folder.js';
+import type { LogFormat } from '../sync/child-output.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -31,7 +34,7 @@ export function summaryLine(summary: SyncSummary): string {
  */
 export async function runSyncCommand(
   config: Config,
-  options: { rebind: boolean; upstreamLabel?: string; start?: RunStart },
+  options: { rebind: boolean; upstreamLabel?: string; logFormat?: LogFormat; start?: RunStart },
 ): Promise<number> {
   const upstream = namedUpstream(config, options.upstreamLabel);
   if (!upstream) {
@@ -40,7 +43,7 @@ export async function runSyncCommand(
     );
     return EXIT.usage;
   }
-  const logger = syncLogger(config, options.upstreamLabel);
+  const logger = syncLogger(config, options.upstreamLabel, options.logFormat);
   const bar = await progressBar();
   announceStore(config.database);
   const store = await openStore(config.database).catch((thrown: unknown) => {
@@ -58,6 +61,8 @@ export async function runSyncCommand(
   process.once('disconnect', onOrphaned);
   try {
     const reboundFrom = await checkUpstreamBinding(store, upstream.target.label, options);
+    // A media folder of another database is refused before a run starts (exit 2), as a setting is.
+    if (config.media.origins !== null) await refuseForeignFolder(config.media.dir, store);
     const summary = await runSync(
       { ...config, upstream },
       {
@@ -139,14 +144,19 @@ function namedUpstream(config: Config, label: string | undefined): NamedUpstream
   return { ...config.upstream, target: label ? { ...target, label } : target };
 }
 
-function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
+function syncLogger(
+  config: Config,
+  upstreamLabel: string | undefined,
+  format: LogFormat | undefined,
+): Logger {
   const stderr = syncStderr();
   const tty = stderr.isTTY === true;
   // On a terminal the bar shows progress, so only warnings and errors are logged beside it, as
-  // lines for people (JSON lines with stacks drowned the one line that says what failed).
+  // lines for people (JSON lines with stacks drowned the one line that says what failed). Under
+  // `start` the stream is a pipe to the parent, and the lines take the parent's format, whatever it is.
   const base = createLogger({
     level: tty && config.log.level !== 'debug' ? 'warn' : config.log.level,
-    pretty: tty,
+    pretty: format === undefined ? tty : format === 'pretty',
     prettyFd: 2,
     destination: stderr,
   });
@@ -178,17 +188,18 @@ async function progressBar(): Promise<{
   };
 }
 
-/** Refusals `start` logs itself, as one structured line with who holds the lock or served the tick. */
-const REFUSALS: ReadonlySet<string> = new Set(['SYNC_LOCKED', 'TICK_SERVED']);
-
 /** Tells the parent (under `start`) and the terminal why the run failed; returns the exit code. */
 function reportFailure(thrown: unknown): number {
   const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
-  // Under `start` a refusal is its parent's one line, not a "sync failed" beside it at every tick.
-  if (process.send && REFUSALS.has(code)) return exitCodeFor(code);
+  // Under `start` the run's log line and the parent's say it, in the log's one format (a refusal,
+  // SYNC_LOCKED or TICK_SERVED, is the parent's one line: never a "sync failed" at every tick).
+  if (process.send) return exitCodeFor(error.code);
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
-  process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
+  // The message may quote what the upstream sent: its control characters are drawn, never obeyed.
+  process.stderr.write(
+    `coworker-mirror: sync failed${runId} [${error.code}]: ${visibleLines(error.message)}\n`,
+  );
   return exitCodeFor(error.code);
 }

@@ -15,3 +15,7 @@ export type DeliveryStatus = (typeof deliveryStatuses)[number];
  */
 export const runTriggers = ['schedule', 'catch-up', 'startup', 'admin', 'command', 'demo'] as const;
 export type RunTrigger = (typeof runTriggers)[number];
+
+/** The named values of `store_identity`: what tells one database apart from every other. */
+export const identityNames = ['mirror_id'] as const;
+export type IdentityName = (typeof identityNames)[number];

@@ -9,6 +9,7 @@ import {
   type MediaFailureCode,
   type Validators,
 } from './fetch-media.js';
+import { claimFolderFor, logSharedFolder, type FolderClaim } from './claim-folder.js';
 import { isAllowedMediaUrl, mediaRefs } from './media-refs.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -34,6 +35,8 @@ export interface MediaOutcome {
   /** Every allowed media URL the listing names. */
   listed: ReadonlySet<string>;
   counts: MediaCounts;
+  /** The media folder as this run claimed it: only an owned one has anything deleted. */
+  folder: FolderClaim;
 }
 
 export interface MirrorMediaDeps {
@@ -43,8 +46,9 @@ export interface MirrorMediaDeps {
 }
 
 /**
- * The media phase of a run, between a validated listing and its commit: collects what a killed run
- * left, then downloads (or revalidates) every allowed media URL the listing names, with bounded
+ * The media phase of a run, between a validated listing and its commit: claims the media folder
+ * for this database (a folder of another throws MEDIA_DIR_FOREIGN), collects what a killed run
+ * left (in a folder this database owns), then downloads (or revalidates) every allowed media URL the listing names, with bounded
  * concurrency and a byte budget. A URL that fails is an item with a reason, never a thrown error;
  * only the run's own abort throws.
  */
@@ -56,7 +60,8 @@ export async function mirrorMedia(
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
-  await collectLeftovers(deps.store, mediaStore, log);
+  const folder = await claimFolderFor(settings, deps.store, log);
+  await collectLeftovers(deps.store, mediaStore, folder, log);
   const listed = await listedUrls(entryTexts, settings.origins, log);
   // Bytes the database holds need no local copy to be revalidated: any instance may run the sync.
   const held = heldValidators(await deps.store.heldMedia(), deps.store.holdsBlobs ? null : mediaStore);
@@ -99,13 +104,25 @@ export async function mirrorMedia(
   const counts = countOutcomes(items);
   logFailures(items, log);
   log.info(counts, 'media mirrored');
-  return { items, listed, counts };
+  return { items, listed, counts, folder };
 }
 
-/** Deletes what a killed run left: temp files, files and stored bytes no kept row names. */
-async function collectLeftovers(store: Store, mediaStore: MediaStore, log: Logger): Promise<void> {
+/**
+ * Deletes what a killed run left: temp files, files and stored bytes no kept row names. In a folder
+ * this database does not own, files stay: they may be another database's.
+ */
+async function collectLeftovers(
+  store: Store,
+  mediaStore: MediaStore,
+  folder: FolderClaim,
+  log: Logger,
+): Promise<void> {
   const live = await store.liveMediaObjects();
-  const collected = mediaStore.collectGarbage((sha) => live.has(sha));
+  const collected =
+    folder.kind === 'owned'
+      ? mediaStore.collectGarbage((sha) => live.has(sha), folder.owner)
+      : { temps: 0, objects: [] };
+  if (folder.kind === 'shared') logSharedFolder(mediaStore.dir, folder.unreferenced, log);
   const blobs = await store.dropUnreferencedBlobs();
   if (collected.temps > 0 || collected.objects.length > 0 || blobs > 0) {
     log.info(

@@ -39,6 +39,7 @@ function isolatedSync(
       upstream: target.upstream,
       start: { trigger: 'command', scheduledFor: null },
       logger: silentLogger(),
+      logFormat: 'json',
       stdout: new PassThrough().resume(),
       stderr: new PassThrough().resume(),
       ...options,

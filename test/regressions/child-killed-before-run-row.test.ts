@@ -25,6 +25,7 @@ function options(dir: string, script: string): IsolatedSyncOptions {
     upstream: 'https://example.com',
     start: { trigger: 'schedule', scheduledFor: '2026-11-20T09:00:00.000Z' },
     logger: silentLogger(),
+    logFormat: 'json',
     stdout: new PassThrough().resume(),
     stderr: new PassThrough().resume(),
   };

@@ -1,8 +1,10 @@
-import type { RunRow } from '../../db/schema.js';
+import type { MediaRunRow, RunRow } from '../../db/schema.js';
 import { adviceFor } from '../error-advice.js';
-import { Notice, NumberedPager, Text, Time } from './components.js';
+import { Fragment } from 'preact';
+import { Isolated, Notice, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import { runDuration } from './status-page.js';
+import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
 /** What a person reads for a trigger: a tick of the schedule, a catch-up, the admin route… */
 const TRIGGER_WORDS: Record<NonNullable<RunRow['trigger']>, string> = {
@@ -36,8 +38,22 @@ function counts(run: RunRow): string {
   return `${run.entries ?? 0} entries: +${run.added} ~${run.changed} −${run.removed} ↩${run.returned}`;
 }
 
+/** A run's failed media files, counted, linking to the run's page that says which and why. */
+function FailedMedia(props: { run: number; media: MediaRunRow | undefined }) {
+  const failed = props.media?.failed ?? 0;
+  if (failed === 0) return null;
+  return (
+    <>
+      {' '}
+      · <a href={`/runs/${props.run}/`}>{failed} media failed</a>
+    </>
+  );
+}
+
 export function RunsPage(props: {
   runs: RunRow[];
+  /** Media figures by run id (runs that mirrored no media are absent). */
+  media: ReadonlyMap<number, MediaRunRow>;
   total: number;
   page: number;
   pageSize: number;
@@ -73,7 +89,10 @@ export function RunsPage(props: {
                   <Time at={run.startedAt} />
                 </td>
                 <td>{runDuration(run) ?? '—'}</td>
-                <td>{counts(run)}</td>
+                <td>
+                  {counts(run)}
+                  <FailedMedia run={run.id} media={props.media.get(run.id)} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -84,7 +103,7 @@ export function RunsPage(props: {
   );
 }
 
-export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
+export function RunPage(props: { run: RunRow; unknownFields: string[]; media: RunMedia | null }) {
   const { run } = props;
   return (
     <Layout title={`Run ${run.id}`} section="runs">
@@ -94,6 +113,7 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
           {adviceFor(run.errorCode)}
         </Notice>
       ) : null}
+      <MediaFailureNotice media={props.media} subject="this run" />
       <dl class="facts">
         <dt>Status</dt>
         <dd>{run.status}</dd>
@@ -125,12 +145,8 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
         <dd>{run.returned}</dd>
         <dt>Unchanged</dt>
         <dd>{run.unchanged}</dd>
-        {props.unknownFields.length > 0 ? (
-          <>
-            <dt>Unknown fields seen</dt>
-            <dd>{props.unknownFields.join(', ')}</dd>
-          </>
-        ) : null}
+        <UnknownFields fields={props.unknownFields} />
+        <MediaFacts media={props.media} />
       </dl>
       {run.status === 'succeeded' ? (
         <p>
@@ -141,5 +157,23 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
         </p>
       ) : null}
     </Layout>
+  );
+}
+
+/** The fields the contract does not name that a run saw: the upstream's names, each isolated. */
+function UnknownFields(props: { fields: string[] }) {
+  if (props.fields.length === 0) return null;
+  return (
+    <>
+      <dt>Unknown fields seen</dt>
+      <dd>
+        {props.fields.map((field, i) => (
+          <Fragment key={field}>
+            {i > 0 ? ', ' : ''}
+            <Isolated text={field} />
+          </Fragment>
+        ))}
+      </dd>
+    </>
   );
 }

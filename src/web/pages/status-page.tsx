@@ -7,6 +7,7 @@ import { usePage } from '../page-context.js';
 import { ChangeSentence, Notice, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import type { DisabledTargetView } from '../../notify/disabled-targets.js';
+import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
 export interface StatusData {
   status: StatusSource | null;
@@ -19,6 +20,10 @@ export interface StatusData {
   deliveries: { pending: number; succeeded: number; failed: number; disabledEndpoints: number } | null;
   /** Notification targets a permanent refusal (404/410) disabled: nothing reaches them until enabled. */
   disabledTargets?: readonly DisabledTargetView[];
+  /** What keeps mirrored media files from being served (as /readyz says it), or null. */
+  mediaProblem?: string | null;
+  /** The media of the latest run that committed (null when it mirrored none). */
+  media?: RunMedia | null;
 }
 
 function DisabledTargets(props: { targets: readonly DisabledTargetView[] | undefined }) {
@@ -157,6 +162,7 @@ export function StatusPage(props: StatusData) {
       <dl class="facts">
         <Mode status={props.status} />
         <LastRun run={props.latestRun} />
+        <MediaFacts media={props.media ?? null} named={props.media?.runId !== props.latestRun?.id} />
         <NextRun status={props.status} />
         <Deliveries deliveries={props.deliveries} />
         <DisabledTargets targets={props.disabledTargets} />
@@ -172,7 +178,10 @@ export function StatusPage(props: StatusData) {
   );
 }
 
-/** What needs a person's attention: nothing served, a stale snapshot, a failed last run. */
+/**
+ * What needs a person's attention: nothing served, a stale snapshot, a failed last run, mirrored
+ * media that cannot be served.
+ */
 function StatusNotices(props: StatusData) {
   const { now } = usePage();
   const { latestRun, served } = props;
@@ -204,6 +213,13 @@ function StatusNotices(props: StatusData) {
           The previous snapshot is still served.
         </Notice>
       ) : null}
+      {props.mediaProblem ? (
+        <Notice kind="bad">
+          Mirrored media: <Text value={props.mediaProblem} />. <code>/readyz</code> answers 503 until it is
+          fixed.
+        </Notice>
+      ) : null}
+      {props.media ? <MediaFailureNotice media={props.media} subject={`run ${props.media.runId}`} /> : null}
     </>
   );
 }
