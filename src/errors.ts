@@ -34,6 +34,8 @@ export const errorCodes = [
   'SYNC_CRASHED',
   // store
   'SYNC_LOCKED',
+  // another instance's run already served this tick of SYNC_CRON (a refusal, not a failure)
+  'TICK_SERVED',
   'DB_ERROR',
   'RUN_ABORTED',
   'NOT_FOUND',

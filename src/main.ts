@@ -15,6 +15,7 @@ import type { LogFormat } from './sync/child-output.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { nextCronRun } from './sync/next-cron-run.js';
+import { logStartupRun, startupRun } from './sync/startup-run.js';
 import { maskUrlCredentials } from './config/upstream-target.js';
 import type { StatusSource } from './web/status-source.js';
 import { mediaFolderOf } from './config/media-dir.js';
@@ -232,25 +233,25 @@ async function startParts(
         config,
         store,
         logger,
-        () => void parts.scheduler?.trigger('scheduled'),
+        () => void parts.scheduler?.trigger({ trigger: 'demo', scheduledFor: null }),
         () => parts.scheduler?.running === true,
       )
     : null;
   const child = childSync({ ...config, media }, database, parts.demo);
-  const scheduler = (parts.scheduler = createScheduler({
-    cronExpression: config.sync.cron,
-    randomDelayMs: config.sync.randomDelayMs,
-    logger: logger.child({ module: 'scheduler' }),
-    run: (abort, onRunStarted) =>
-      runIsolatedSync(isolatedSync(config, options, child, store, logger), abort, onRunStarted).then(() =>
-        parts.server?.snapshots.refreshInBackground(),
-      ),
-  }));
+  const scheduler = (parts.scheduler = scheduledSyncs(
+    config,
+    () => isolatedSync(config, options, child, store, logger),
+    {
+      store,
+      logger,
+      parts,
+    },
+  ));
   const server = (parts.server = await buildServer({
     store,
     logger,
     config: { ...config, media },
-    syncTrigger: () => scheduler.trigger('admin'),
+    syncTrigger: () => scheduler.trigger({ trigger: 'admin', scheduledFor: null }),
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
   // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
@@ -270,7 +271,28 @@ async function startParts(
     demo,
   });
   scheduler.start();
-  startupSync(server, scheduler, config, logger);
+  await startupSync(scheduler, store, config, logger);
+}
+
+/**
+ * The scheduler of `start`: each run a sync child told what started it, each tick asked of the store
+ * before a child is spawned for it.
+ */
+function scheduledSyncs(
+  config: Config,
+  sync: () => Omit<IsolatedSyncOptions, 'start'>,
+  deps: { store: Store; logger: Logger; parts: Partial<Parts> },
+): Scheduler {
+  return createScheduler({
+    cronExpression: config.sync.cron,
+    randomDelayMs: config.sync.randomDelayMs,
+    logger: deps.logger.child({ module: 'scheduler' }),
+    run: (abort, onRunStarted, start) =>
+      runIsolatedSync({ ...sync(), start }, abort, onRunStarted).then(() =>
+        deps.parts.server?.snapshots.refreshInBackground(),
+      ),
+    runOfTick: (tick) => deps.store.runOfTick(tick),
+  });
 }
 
 /** The internal listener's URL as a log field, when INTERNAL_PORT splits the server. */
@@ -365,7 +387,7 @@ function isolatedSync(
   child: ChildSync,
   store: Store,
   logger: Logger,
-): IsolatedSyncOptions {
+): Omit<IsolatedSyncOptions, 'start'> {
   return {
     execPath: process.execPath,
     nodeArgs: process.execArgv,
@@ -388,12 +410,26 @@ function isolatedSync(
   };
 }
 
-function startupSync(server: MirrorServer, scheduler: Scheduler, config: Config, logger: Logger): void {
-  const info = server.snapshots.info;
-  const age = info ? Date.now() - info.fetchedAt.getTime() : null;
-  if (age !== null && age < config.server.staleAfterMs) return;
-  logger.info({ ageMs: age }, info ? 'mirror is stale: syncing now' : 'mirror is empty: syncing now');
-  void scheduler.trigger('startup');
+/** Syncs at once when a tick was missed while no instance ran, or the mirror is empty or stale. */
+async function startupSync(
+  scheduler: Scheduler,
+  store: Store,
+  config: Config,
+  logger: Logger,
+): Promise<void> {
+  const run = await startupRun({
+    cronExpression: config.sync.cron,
+    now: new Date(),
+    staleAfterMs: config.server.staleAfterMs,
+    store,
+  }).catch((error: unknown) => {
+    // The database away at start-up: the schedule goes on, and its next tick syncs.
+    logger.warn({ err: error }, 'could not tell whether to sync at start-up; the schedule goes on');
+    return null;
+  });
+  if (run === null) return;
+  logStartupRun(logger, run);
+  void scheduler.trigger(run.start);
 }
 
 async function shutdown(parts: Partial<Parts>): Promise<void> {

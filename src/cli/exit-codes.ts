@@ -37,6 +37,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   EMPTY_LISTING_UNCONFIRMED: EXIT.upstreamRejected,
   LARGE_DROP_UNCONFIRMED: EXIT.upstreamRejected,
   SYNC_LOCKED: EXIT.locked,
+  TICK_SERVED: EXIT.locked,
   DB_ERROR: EXIT.database,
   RUN_ABORTED: EXIT.aborted,
   NOT_FOUND: EXIT.notFound,

@@ -39,6 +39,18 @@ function showValue(value: unknown): string {
   return visible(stringifyJson(value));
 }
 
+/**
+ * What started a run and the tick it served: `schedule 11:50:00`, with the date when the tick was on
+ * another day than the start (a catch-up); `-` for a run recorded before triggers were kept.
+ */
+function startedBy(run: RunView): string {
+  const trigger = run.trigger ?? '-';
+  if (run.scheduled_for === null) return trigger;
+  const tick = localTime(run.scheduled_for);
+  const sameDay = tick.slice(0, 10) === localTime(run.started_at).slice(0, 10);
+  return `${trigger} ${sameDay ? tick.slice(11) : tick}`;
+}
+
 function seconds(run: RunView): string {
   if (!run.finished_at) return '';
   const ms = new Date(run.finished_at).getTime() - new Date(run.started_at).getTime();
@@ -47,7 +59,7 @@ function seconds(run: RunView): string {
 
 export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   if (runs.length === 0) return ['no runs yet'];
-  const header = ['RUN', 'STATUS', 'STARTED', 'TOOK', 'ENTRIES', '+', '~', '-', '↺', '=', 'NOTE'];
+  const header = ['RUN', 'STATUS', 'TRIGGER', 'STARTED', 'TOOK', 'ENTRIES', '+', '~', '-', '↺', '=', 'NOTE'];
   const rows = runs.map((r) => {
     const note = r.error
       ? paint(style, 'red', `${r.error.code}: ${r.error.message}`)
@@ -61,6 +73,7 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
     return [
       String(r.id),
       paint(style, STATUS_COLOUR[r.status], r.status),
+      startedBy(r),
       when(r.started_at, style),
       seconds(r),
       r.entries === null ? '-' : String(r.entries),
@@ -72,7 +85,7 @@ export function renderRuns(runs: readonly RunView[], style: Style): string[] {
   });
   const lines = table(
     [header.map((h) => paint(style, 'bold', h)), ...rows],
-    ['right', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+    ['right', 'left', 'left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
   );
   return [...lines, '', paint(style, 'dim', RUN_LEGEND)];
 }

@@ -16,7 +16,7 @@ import { unknownVariableWarnings } from './report.js';
 import { parseWhen } from './parse-when.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
 import { registerNotifyCommand } from './notify-command.js';
-import { changeKinds, type ChangeKind } from '../db/enums.js';
+import { changeKinds, runTriggers, type ChangeKind, type RunTrigger } from '../db/enums.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */
 function withSettings(command: Command, keys: readonly SettingKey[]): Command {
@@ -107,6 +107,8 @@ interface SyncFlags {
   rebind?: boolean;
   upstreamLabel?: string;
   logFormat?: 'pretty' | 'json';
+  trigger?: RunTrigger;
+  scheduledFor?: string;
 }
 
 function addSyncCommand(program: Command): void {
@@ -115,8 +117,11 @@ function addSyncCommand(program: Command): void {
       .command('sync')
       .description('Run one sync: crawl every page, validate, store the changes')
       .option('--rebind', REBIND_HELP)
-      // Internal: `start` runs each sync as this command and names the demo's upstream so.
+      // Internal: `start` runs each sync as this command and names the demo's upstream so, and
+      // what started the run and the tick it claims.
       .addOption(new Option('--upstream-label <label>').hideHelp())
+      .addOption(new Option('--trigger <kind>').choices(runTriggers).hideHelp())
+      .addOption(new Option('--scheduled-for <time>').hideHelp())
       // Internal: `start` tells its child how it logs itself, so the two write one format.
       .addOption(new Option('--log-format <format>').choices(['pretty', 'json'] as const).hideHelp()),
     SYNC_KEYS,
@@ -126,8 +131,21 @@ function addSyncCommand(program: Command): void {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
       ...(flags.logFormat ? { logFormat: flags.logFormat } : {}),
+      start: runStartOf(flags),
     });
   });
+}
+
+/** What started a `sync`: a person or a script (`command`) unless `start` says otherwise. */
+function runStartOf(flags: SyncFlags): { trigger: RunTrigger; scheduledFor: string | null } {
+  const tick = flags.scheduledFor;
+  // A tick is the text every instance claims it by: one exact ISO form, nothing else.
+  if (tick !== undefined && (Number.isNaN(Date.parse(tick)) || new Date(tick).toISOString() !== tick)) {
+    throw new ConfigError([
+      { name: '--scheduled-for', problem: `not an ISO time like 2026-01-01T00:00:00.000Z: ${tick}` },
+    ]);
+  }
+  return { trigger: flags.trigger ?? 'command', scheduledFor: tick ?? null };
 }
 
 /** The commands that read the history: history, find, changes, runs. */

@@ -9,6 +9,7 @@ import { reportToParent } from '../sync/isolated-sync.js';
 import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
+import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 import { refuseForeignFolder } from '../media/claim-folder.js';
 import type { LogFormat } from '../sync/child-output.js';
@@ -33,7 +34,7 @@ export function summaryLine(summary: SyncSummary): string {
  */
 export async function runSyncCommand(
   config: Config,
-  options: { rebind: boolean; upstreamLabel?: string; logFormat?: LogFormat },
+  options: { rebind: boolean; upstreamLabel?: string; logFormat?: LogFormat; start?: RunStart },
 ): Promise<number> {
   const upstream = namedUpstream(config, options.upstreamLabel);
   if (!upstream) {
@@ -68,6 +69,7 @@ export async function runSyncCommand(
         store,
         logger,
         signal: controller.signal,
+        ...(options.start ? { start: options.start } : {}),
         onRunStarted: async (runId) => {
           if (reboundFrom !== null) await recordRebind(store, runId, reboundFrom);
           // Under `start`, the parent learns the run id (the admin route answers with it) and the error.
@@ -192,7 +194,8 @@ function reportFailure(thrown: unknown): number {
   const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
-  // Under `start` the run's log line and the parent's say it, in the log's one format.
+  // Under `start` the run's log line and the parent's say it, in the log's one format (a refusal,
+  // SYNC_LOCKED or TICK_SERVED, is the parent's one line: never a "sync failed" at every tick).
   if (process.send) return exitCodeFor(error.code);
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
   // The message may quote what the upstream sent: its control characters are drawn, never obeyed.

@@ -158,14 +158,14 @@ export const settings = {
       env: 'SYNC_CRON',
       flag: '--cron',
       default: '*/10 * * * *',
-      doc: 'Schedule of `start` (node-cron syntax, seconds field optional).',
+      doc: 'Schedule of `start` (node-cron syntax, seconds field optional); each tick is one run across every instance on the database.',
       echo: 'plain',
     },
     randomDelayMs: {
       env: 'SYNC_RANDOM_DELAY',
       flag: null,
       default: '0s',
-      doc: 'Random delay up to this before each scheduled run (spreads replicas).',
+      doc: 'Random delay up to this before each scheduled run (spreads replicas: which one serves a tick, not how many).',
       echo: 'plain',
     },
     maxListingBytes: {

@@ -9,6 +9,14 @@ export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
 /**
+ * What started a run: a tick of SYNC_CRON (`schedule`), `start` catching up the last tick no instance
+ * served (`catch-up`), `start` finding the mirror empty or stale (`startup`), the admin route
+ * (`admin`), a bare `coworker-mirror sync` (`command`), the demo's data changing (`demo`).
+ */
+export const runTriggers = ['schedule', 'catch-up', 'startup', 'admin', 'command', 'demo'] as const;
+export type RunTrigger = (typeof runTriggers)[number];
+
+/**
  * The named values of `store_identity`: what tells one database apart from every other. `mirror_id`
  * names it (a media folder's owner file); `endpoint_id_key` is the secret its outbox's endpoint ids
  * are keyed under (src/db/endpoint-keys.ts), read only by the store as it opens.

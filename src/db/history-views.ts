@@ -26,6 +26,10 @@ export interface RunView {
   error: { code: string; message: string } | null;
   /** The upstream this database mirrored before this run rebound it (`--rebind`), else null. */
   rebound_from: string | null;
+  /** What started the run (null: recorded before triggers were kept). */
+  trigger: RunRow['trigger'];
+  /** The tick of SYNC_CRON the run served (its nominal time), null for a run no tick started. */
+  scheduled_for: string | null;
   /** Present when the run mirrored media (MEDIA_ORIGINS). */
   media?: { fetched: number; revalidated: number; failed: number; bytes: number };
 }
@@ -50,6 +54,8 @@ export function runView(row: RunRow, media?: MediaRunRow): RunView {
       : [],
     error: row.errorCode ? { code: row.errorCode, message: row.errorMessage ?? '' } : null,
     rebound_from: row.reboundFrom,
+    trigger: row.trigger,
+    scheduled_for: row.scheduledFor,
     ...(media
       ? {
           media: {

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { changeKinds, deliveryStatuses, identityNames } from './enums.js';
+import { changeKinds, deliveryStatuses, identityNames, runTriggers } from './enums.js';
 
 export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
 
-export { changeKinds, deliveryStatuses, identityNames };
-export type { ChangeKind, DeliveryStatus, IdentityName } from './enums.js';
+export { changeKinds, deliveryStatuses, identityNames, runTriggers };
+export type { ChangeKind, DeliveryStatus, IdentityName, RunTrigger } from './enums.js';
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
 export const optionsBodies = sqliteTable('options_bodies', {
@@ -46,6 +46,13 @@ export const runs = sqliteTable(
     errorMessage: text('error_message'),
     /** Set when this run moved the database to another upstream (`--rebind`): the one it mirrored before. */
     reboundFrom: text('rebound_from'),
+    /** What started the run; null on runs recorded before it was kept. */
+    trigger: text('trigger', { enum: runTriggers }),
+    /**
+     * The tick of SYNC_CRON the run serves (its nominal time, before SYNC_RANDOM_DELAY), null for a
+     * run no tick started. Set only by the run that claimed the tick, when its row was inserted.
+     */
+    scheduledFor: text('scheduled_for'),
   },
   (t) => [
     index('runs_status_finished_idx').on(t.status, t.finishedAt),
@@ -53,6 +60,10 @@ export const runs = sqliteTable(
     uniqueIndex('runs_one_running_idx')
       .on(t.status)
       .where(sql`status = 'running'`),
+    // One run per tick across every instance: a second claim of a tick is refused by this key.
+    uniqueIndex('runs_scheduled_for_idx')
+      .on(t.scheduledFor)
+      .where(sql`scheduled_for is not null`),
   ],
 );
 

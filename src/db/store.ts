@@ -11,6 +11,7 @@ import type { EndpointKeys } from './endpoint-keys.js';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
+import type { RunStart } from './tick-claims.js';
 import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
@@ -22,6 +23,7 @@ import type {
   DeliveryStatus,
   MediaRunRow,
   RunRow,
+  RunTrigger,
   VersionRow,
   WebhookAttemptRow,
   IdentityName,
@@ -51,9 +53,15 @@ export type RunStatus = RunRow['status'];
 export interface RunOperations {
   /**
    * Takes the cross-process lock by recording a `running` run (runs whose holder died are marked
-   * aborted first). Rejects with SYNC_LOCKED naming the run that holds it.
+   * aborted first) started as `start` says (default: a bare `sync`), claiming its tick if it names
+   * one. Rejects with TICK_SERVED naming the run that claimed that tick before (a unique key, so
+   * whichever instance comes second), else SYNC_LOCKED naming the run that holds the lock.
    */
-  beginRun(upstream: string, now?: Date): Promise<RunRow>;
+  beginRun(upstream: string, start?: RunStart, now?: Date): Promise<RunRow>;
+  /** The run that claimed tick `tick` (an ISO time), whatever its status. */
+  runOfTick(tick: string): Promise<RunRow | undefined>;
+  /** When the newest run started, whatever started it; null when none was ever recorded. */
+  latestRunStart(): Promise<string | null>;
   /** Refreshes a running run's heartbeat (no-op once it ended). */
   heartbeat(runId: number, at: string): Promise<void>;
   /**
@@ -71,10 +79,12 @@ export interface RunOperations {
   /**
    * Records a run that failed before it could record itself (its process died before taking the
    * lock): one finished `failed` row, so `runs`, `/runs/` and the API show the attempt. Its id.
+   * It names what started it but claims no tick: it never served one, and another instance may.
    */
   recordFailedRun(run: {
     upstream: string;
     startedAt: Date;
+    trigger: RunTrigger;
     error: { code: string; message: string };
   }): Promise<number>;
   /** Marks runs whose holder provably died as aborted; how many. */

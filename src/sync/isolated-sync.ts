@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
 import type { Store } from '../db/store.js';
+import type { RunStart } from '../db/tick-claims.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { endRunWithoutData } from './run-lock.js';
@@ -50,6 +51,8 @@ export interface IsolatedSyncOptions {
   cliPath: string;
   /** Arguments after `sync`. */
   syncArgs?: readonly string[];
+  /** What started this run and the tick it claims: handed to the child, which records them. */
+  start: RunStart;
   /** Environment of the child: the settings of the sync, as variables. */
   env: Readonly<Record<string, string | undefined>>;
   maxHeapMb: number;
@@ -105,6 +108,7 @@ export async function runIsolatedSync(
       '--log-format',
       options.logFormat,
       ...(options.syncArgs ?? []),
+      ...startArgs(options.start),
     ],
     { env: options.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
   );
@@ -140,12 +144,23 @@ async function recordDeath(
       const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
       await endRunWithoutData(options.store, outcome.runId, status, error);
     } else if (outcome.killedBy !== 'abort') {
-      outcome.runId = await options.store.recordFailedRun({ upstream: options.upstream, startedAt, error });
+      outcome.runId = await options.store.recordFailedRun({
+        upstream: options.upstream,
+        startedAt,
+        trigger: options.start.trigger,
+        error,
+      });
       error.details.runId = outcome.runId;
     }
   } catch (cause) {
     options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
   }
+}
+
+/** The child's hidden `sync` flags saying what started it (`src/cli/program.ts`). */
+function startArgs(start: RunStart): string[] {
+  const tick = start.scheduledFor === null ? [] : ['--scheduled-for', start.scheduledFor];
+  return ['--trigger', start.trigger, ...tick];
 }
 
 function watch(

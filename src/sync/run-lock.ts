@@ -2,6 +2,7 @@ import { HEARTBEAT_MS } from '../db/run-holders.js';
 import type { RunRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { ErrorCode } from '../errors.js';
+import { COMMAND_START, type RunStart } from '../db/tick-claims.js';
 
 export { HEARTBEAT_MS, LEASE_MS, currentHolder, type RunHolder } from '../db/run-holders.js';
 
@@ -11,11 +12,17 @@ export async function recoverCrashedRuns(store: Store): Promise<void> {
 }
 
 /**
- * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one).
- * Rejects with SYNC_LOCKED naming the run that holds it.
+ * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one),
+ * claiming the tick `start` names, if any. Rejects with TICK_SERVED naming the run that claimed
+ * that tick, else SYNC_LOCKED naming the run that holds the lock.
  */
-export function beginRun(store: Store, upstream: string, now = new Date()): Promise<RunRow> {
-  return store.beginRun(upstream, now);
+export function beginRun(
+  store: Store,
+  upstream: string,
+  start: RunStart = COMMAND_START,
+  now = new Date(),
+): Promise<RunRow> {
+  return store.beginRun(upstream, start, now);
 }
 
 /** Forgets a run this process held (after it was committed or ended). */

@@ -2,6 +2,7 @@ import type { Config, NamedUpstream } from '../config/load-config.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunStage, StagedEntry } from '../db/run-stage.js';
 import type { Store } from '../db/store.js';
+import type { RunStart } from '../db/tick-claims.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';
@@ -45,6 +46,8 @@ export interface SyncDependencies {
   logger: Logger;
   signal?: AbortSignal;
   onProgress?: (pagesDone: number, pagesTotal: number) => void;
+  /** What started the run and the tick it claims (default: a bare `sync`, no tick). */
+  start?: RunStart;
   /** Called once the run row exists, so callers (the admin route) can answer with its id. */
   onRunStarted?: (runId: number) => void | Promise<void>;
   /** Injected for tests; defaults to a client built from the settings. */
@@ -68,10 +71,10 @@ interface Run {
 export async function runSync(config: SyncConfig, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
   const { label } = config.upstream.target;
-  const { id } = await beginRun(outer.store, label);
+  const { id, trigger, scheduledFor } = await beginRun(outer.store, label, outer.start);
   const log = outer.logger.child({ runId: id });
   await outer.onRunStarted?.(id);
-  log.info({ upstream: label }, 'sync started');
+  log.info({ upstream: label, trigger, scheduledFor }, 'sync started');
   // Every wait has an end: past the run's deadline every request and sleep is cancelled.
   const deadline = new AbortController();
   const deps = {

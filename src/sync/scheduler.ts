@@ -1,5 +1,6 @@
 import cron from 'node-cron';
 import { currentHolder } from '../db/run-holders.js';
+import { tickServedError, type RunStart, type TickServer } from '../db/tick-claims.js';
 import type { Logger } from '../logger.js';
 import { MirrorError } from '../errors.js';
 
@@ -12,15 +13,26 @@ export interface SchedulerDeps {
   cronExpression: string;
   randomDelayMs: number;
   logger: Logger;
-  /** One run; must call `onRunStarted` once its run row exists and honour `signal`. */
-  run: (signal: AbortSignal, onRunStarted: (runId: number) => void) => Promise<unknown>;
+  /**
+   * One run started as `start` says; must call `onRunStarted` once its run row exists and honour
+   * `signal`. Its row claims `start`'s tick; it rejects with TICK_SERVED when another run has.
+   */
+  run: (signal: AbortSignal, onRunStarted: (runId: number) => void, start: RunStart) => Promise<unknown>;
+  /**
+   * The run that claimed a tick, asked before a run of that tick starts: a tick another instance
+   * served costs a read, not a process. The claim itself is the run row's (`run`).
+   */
+  runOfTick?: (tick: string) => Promise<TickServer | undefined>;
   random?: () => number;
 }
 
 export interface Scheduler {
   start(): void;
-  /** Starts a run now unless one is in flight in this process. */
-  trigger(reason: 'scheduled' | 'admin' | 'startup'): Promise<TriggerResult>;
+  /**
+   * Starts a run now unless one is in flight in this process, or, for a tick (`scheduledFor`), a
+   * run on any instance already served it.
+   */
+  trigger(start: RunStart): Promise<TriggerResult>;
   /** Stops the schedule, aborts a run in flight and waits for it to settle (bounded). */
   stop(graceMs: number): Promise<void>;
   readonly running: boolean;
@@ -38,7 +50,9 @@ interface Lane {
 /**
  * node-cron ticks; this keeps the rule that one process never runs two syncs at once (a tick during
  * a run is skipped and logged), adds the optional random delay, and lets the admin route and
- * start-up share the same single lane. The database lock still guards against other processes.
+ * start-up share the same single lane. The database lock still guards against other processes, and
+ * each tick is run once across them: a run claims its tick's nominal time (before the delay), so an
+ * instance whose delayed tick comes after another's served it logs that and crawls nothing.
  */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const random = deps.random ?? Math.random;
@@ -51,20 +65,30 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     get running() {
       return lane.inFlight !== null;
     },
-    trigger(reason) {
+    trigger(start) {
       if (stopping) return Promise.resolve({ started: false, runningRunId: null });
       const current = lane.inFlight;
       if (current) {
         deps.logger.warn(
-          { trigger: reason, holderRunId: current.runId, holderPid: self.pid, holderHost: self.host },
+          {
+            ...startFields(start),
+            holderRunId: current.runId,
+            holderPid: self.pid,
+            holderHost: self.host,
+          },
           'sync skipped: a run is in progress',
         );
         return Promise.resolve({ started: false, runningRunId: current.runId });
       }
-      return launch(deps, lane, reason);
+      return launch(deps, lane, start);
     },
     start() {
-      stopTicks = scheduleTicks(deps, random, delays, () => void scheduler.trigger('scheduled'));
+      stopTicks = scheduleTicks(
+        deps,
+        random,
+        delays,
+        (tick) => void scheduler.trigger({ trigger: 'schedule', scheduledFor: tick }),
+      );
     },
     async stop(graceMs) {
       stopping = true;
@@ -81,18 +105,26 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   return scheduler;
 }
 
+/** What a log line of a run's start says about it: its trigger and, for a tick, the tick. */
+function startFields(start: RunStart): { trigger: string; tick?: string } {
+  return start.scheduledFor === null
+    ? { trigger: start.trigger }
+    : { trigger: start.trigger, tick: start.scheduledFor };
+}
+
 /** Starts a run in the lane; answers once its run row exists, or once it failed before that. */
-function launch(deps: SchedulerDeps, lane: Lane, reason: string): Promise<TriggerResult> {
+function launch(deps: SchedulerDeps, lane: Lane, start: RunStart): Promise<TriggerResult> {
   const controller = new AbortController();
-  const log = deps.logger.child({ trigger: reason });
+  const log = deps.logger.child(startFields(start));
   return new Promise<TriggerResult>((resolve) => {
     const slot: NonNullable<Lane['inFlight']> = { controller, runId: null, promise: Promise.resolve() };
     lane.inFlight = slot;
-    slot.promise = deps
-      .run(controller.signal, (runId) => {
-        slot.runId = runId;
-        resolve({ started: true, runId });
-      })
+    const onRunStarted = (runId: number) => {
+      slot.runId = runId;
+      resolve({ started: true, runId });
+    };
+    slot.promise = unlessServed(deps, start)
+      .then(() => deps.run(controller.signal, onRunStarted, start))
       .then(
         () => undefined,
         (error: unknown) => resolve(refusedOrCrashed(error, log, slot.runId !== null)),
@@ -104,12 +136,33 @@ function launch(deps: SchedulerDeps, lane: Lane, reason: string): Promise<Trigge
 }
 
 /**
+ * Rejects with TICK_SERVED when a run already claimed `start`'s tick. A store that cannot answer
+ * lets the run go on: its claim, in the run's own row, decides.
+ */
+async function unlessServed(deps: SchedulerDeps, start: RunStart): Promise<void> {
+  const tick = start.scheduledFor;
+  if (tick === null || !deps.runOfTick) return;
+  const served = await deps.runOfTick(tick).catch(() => undefined);
+  if (served) throw tickServedError(tick, served);
+}
+
+/** The tick had its run, on this instance or another: no crawl, no failure, one line naming it. */
+function tickServed(error: MirrorError, log: Logger): TriggerResult {
+  const { runId, host, pid, status } = error.details;
+  const servedByRun = typeof runId === 'number' ? runId : null;
+  const servedBy = `${typeof host === 'string' ? host : 'unknown host'}/${typeof pid === 'number' ? pid : '?'}`;
+  log.info({ servedByRun, servedBy, servedByStatus: status }, 'tick already served');
+  return { started: false, runningRunId: status === 'running' ? servedByRun : null };
+}
+
+/**
  * Failures are recorded as failed runs and logged by the sync itself; here we only answer a caller
  * still waiting, e.g. when another process holds the lock.
  */
 function refusedOrCrashed(error: unknown, log: Logger, runBegan: boolean): TriggerResult {
   const holder =
     error instanceof MirrorError && typeof error.details.runId === 'number' ? error.details.runId : null;
+  if (error instanceof MirrorError && error.code === 'TICK_SERVED') return tickServed(error, log);
   if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
     // No run row was written for this tick: this line is the only trace of the refusal.
     log.warn(
@@ -136,22 +189,27 @@ function refusedOrCrashed(error: unknown, log: Logger, runBegan: boolean): Trigg
   return { started: false, runningRunId: holder, failed: { code: error.code, message: error.message } };
 }
 
-/** Schedules the cron ticks, each after its random delay (kept in `delays`); returns their stop. */
+/**
+ * Schedules the cron ticks, each after its random delay (kept in `delays`); returns their stop.
+ * Each tick is named by its nominal time (node-cron's slot, to the second), the same text on every
+ * instance whatever its delay: the key its run claims.
+ */
 function scheduleTicks(
   deps: SchedulerDeps,
   random: () => number,
   delays: Set<NodeJS.Timeout>,
-  tick: () => void,
+  tick: (scheduledFor: string) => void,
 ): () => void {
-  const task = cron.schedule(deps.cronExpression, () => {
+  const task = cron.schedule(deps.cronExpression, (context) => {
+    const scheduledFor = context.date.toISOString();
     const delay = deps.randomDelayMs > 0 ? Math.floor(random() * deps.randomDelayMs) : 0;
     if (delay === 0) {
-      tick();
+      tick(scheduledFor);
       return;
     }
     const timer = setTimeout(() => {
       delays.delete(timer);
-      tick();
+      tick(scheduledFor);
     }, delay);
     delays.add(timer);
   });

@@ -40,6 +40,8 @@ function run(patch: Partial<RunView>): RunView {
     unknown_fields: [],
     error: null,
     rebound_from: null,
+    trigger: 'schedule',
+    scheduled_for: '2026-11-23T11:55:00.000Z',
     ...patch,
   };
 }
@@ -72,25 +74,37 @@ const NAMES = new Map([
 ]);
 
 describe('human output', () => {
-  it('runs: aligned columns, local time without milliseconds, relative time, counts, errors, legend', () => {
+  it('runs: aligned columns, what started each, local time without milliseconds, relative time, counts, errors, legend', () => {
     const lines = renderRuns(
       [
+        run({ id: 13, trigger: 'catch-up', scheduled_for: '2026-11-22T23:50:00.000Z' }),
         run({ id: 12, added: 1, changed: 2, unchanged: 42, rebound_from: 'https://old.example' }),
         run({
           id: 11,
           status: 'failed',
+          trigger: 'admin',
+          scheduled_for: null,
           started_at: '2026-11-22T11:00:00.000Z',
           finished_at: '2026-11-22T11:00:02.000Z',
           entries: null,
           error: { code: 'UPSTREAM_NETWORK', message: 'network error (ECONNREFUSED)' },
         }),
+        run({
+          id: 10,
+          trigger: null,
+          scheduled_for: null,
+          started_at: '2026-11-21T11:00:00.000Z',
+          finished_at: '2026-11-21T11:00:00.300Z',
+        }),
       ],
       plain,
     );
     expect(lines).toEqual([
-      'RUN  STATUS     STARTED                            TOOK  ENTRIES  +  ~  -  ↺   =  NOTE',
-      ' 12  succeeded  2026-11-23 11:55:00 (5 min. ago)  0.3 s       45  1  2  0  0  42  rebound from https://old.example',
-      ' 11  failed     2026-11-22 11:00:00 (yesterday)   2.0 s        -                  UPSTREAM_NETWORK: network error (ECONNREFUSED)',
+      'RUN  STATUS     TRIGGER                       STARTED                            TOOK  ENTRIES  +  ~  -  ↺   =  NOTE',
+      ' 13  succeeded  catch-up 2026-11-22 23:50:00  2026-11-23 11:55:00 (5 min. ago)  0.3 s       45  0  0  0  0  45',
+      ' 12  succeeded  schedule 11:55:00             2026-11-23 11:55:00 (5 min. ago)  0.3 s       45  1  2  0  0  42  rebound from https://old.example',
+      ' 11  failed     admin                         2026-11-22 11:00:00 (yesterday)   2.0 s        -                  UPSTREAM_NETWORK: network error (ECONNREFUSED)',
+      ' 10  succeeded  -                             2026-11-21 11:00:00 (2 days ago)  0.3 s       45  0  0  0  0  45',
       '',
       'legend: + added  ~ changed  - removed  ↺ returned  = unchanged',
     ]);

@@ -37,6 +37,7 @@ function isolatedSync(
       },
       store: target.store,
       upstream: target.upstream,
+      start: { trigger: 'command', scheduledFor: null },
       logger: silentLogger(),
       logFormat: 'json',
       stdout: new PassThrough().resume(),

@@ -27,6 +27,8 @@ describe('regression: runs stored with a password in their upstream (before mask
       errorCode: null,
       errorMessage: null,
       reboundFrom: null,
+      trigger: null,
+      scheduledFor: null,
     };
     expect(runView(row).upstream).toBe('https://mirror:***@example.com');
   });

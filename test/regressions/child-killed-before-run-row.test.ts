@@ -23,6 +23,7 @@ function options(dir: string, script: string): IsolatedSyncOptions {
     maxDurationMs: 60_000,
     store,
     upstream: 'https://example.com',
+    start: { trigger: 'schedule', scheduledFor: '2026-11-20T09:00:00.000Z' },
     logger: silentLogger(),
     logFormat: 'json',
     stdout: new PassThrough().resume(),
@@ -50,6 +51,9 @@ describe('a sync child that dies before its run row', () => {
       upstream: 'https://example.com',
       entries: null,
       error: { code: 'SYNC_CRASHED', message },
+      // What started it is kept; the tick is not claimed: the run never served it, another may.
+      trigger: 'schedule',
+      scheduled_for: null,
     });
     expect(run?.finished_at).not.toBeNull();
   });

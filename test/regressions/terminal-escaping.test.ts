@@ -56,6 +56,8 @@ function run(): RunView {
     unknown_fields: [HOSTILE],
     error: { code: 'UPSTREAM_SCHEMA', message: HOSTILE },
     rebound_from: null,
+    trigger: 'schedule',
+    scheduled_for: '2026-11-23T11:50:00.000Z',
   };
 }
 

@@ -35,6 +35,7 @@ async function runChild(format: LogFormat) {
       nodeArgs: [],
       cliPath,
       syncArgs: ['--rebind'],
+      start: { trigger: 'schedule', scheduledFor: '2026-11-22T10:00:00.000Z' },
       env: { PATH: process.env.PATH ?? '' },
       maxHeapMb: 64,
       maxDurationMs: 60_000,
@@ -63,7 +64,16 @@ describe("the sync child's output under start", () => {
       JSON.stringify({
         level: 30,
         msg: 'child arguments',
-        args: ['sync', '--log-format', 'json', '--rebind'],
+        args: [
+          'sync',
+          '--log-format',
+          'json',
+          '--rebind',
+          '--trigger',
+          'schedule',
+          '--scheduled-for',
+          '2026-11-22T10:00:00.000Z',
+        ],
       }),
       '{"level":40,"msg":"a warning of the run"}',
       '',
@@ -89,7 +99,16 @@ describe("the sync child's output under start", () => {
       JSON.stringify({
         level: 30,
         msg: 'child arguments',
-        args: ['sync', '--log-format', 'pretty', '--rebind'],
+        args: [
+          'sync',
+          '--log-format',
+          'pretty',
+          '--rebind',
+          '--trigger',
+          'schedule',
+          '--scheduled-for',
+          '2026-11-22T10:00:00.000Z',
+        ],
       }) +
         '\n{"level":40,"msg":"a warning of the run"}\n<--- Last few GCs --->\n' +
         'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory',

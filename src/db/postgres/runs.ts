@@ -1,12 +1,13 @@
 import { hostname } from 'node:os';
-import { and, desc, eq, inArray, lt, lte, type SQL } from 'drizzle-orm';
+import { and, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
-import { runStatuses, type RunRow } from '../schema.js';
-import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
+import { runStatuses, type RunRow, type RunTrigger } from '../schema.js';
+import { tickServedError, type RunStart, type TickServer } from '../tick-claims.js';
+import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
 import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';
 import { runs } from './schema.js';
-import { one, rows, run, transaction, type Queryable } from './sql.js';
+import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
 
 // Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
 // freed the instant its holder's session ends; a `running` row is then only a record, and it is
@@ -47,8 +48,8 @@ async function abortRunning(db: Queryable, at: string): Promise<number> {
 }
 
 /** SYNC_LOCKED in the SQLite store's shape, naming the run and the instance that holds the lock. */
-async function lockedError(ctx: PgContext, refused: MirrorError): Promise<MirrorError> {
-  const holder = (await ctx.db.select().from(runs).where(eq(runs.status, 'running')).limit(1))[0];
+async function lockedError(db: PgContext['db'], refused: MirrorError): Promise<MirrorError> {
+  const holder = (await db.select().from(runs).where(eq(runs.status, 'running')).limit(1))[0];
   if (holder === undefined) return refused;
   const instance = holder.holderToken ?? 'unknown instance';
   return new MirrorError(
@@ -65,46 +66,118 @@ async function lockedError(ctx: PgContext, refused: MirrorError): Promise<Mirror
   );
 }
 
-async function takeLock(ctx: PgContext): Promise<HeldRunLock> {
+/** TICK_SERVED naming the run that claimed `tick`, or null when none has. */
+async function servedError(db: Queryable, tick: string | null): Promise<MirrorError | null> {
+  if (tick === null) return null;
+  const served = await one<TickServer>(
+    db,
+    `select id, status, started_at as "startedAt", holder_pid as "holderPid", holder_host as "holderHost"
+       from runs where scheduled_for = $1`,
+    [tick],
+  );
+  return served === undefined ? null : tickServedError(tick, served);
+}
+
+/** The run lock, or SYNC_LOCKED naming the holder's run as `db` reads it. */
+async function takeLock(ctx: PgContext, db: PgContext['db']): Promise<HeldRunLock> {
   try {
     return await takeRunLock(ctx.target, ctx.instanceId);
   } catch (error) {
-    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(ctx, error);
+    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(db, error);
     throw error;
   }
 }
 
+/** How long an instance waits for another to finish beginning its run (a few queries and a connect). */
+const BEGIN_WAIT = '30s';
+
+/** SYNC_LOCKED when the wait for another instance beginning its run ran out. */
+function beginWaitError(ctx: PgContext, cause: unknown): MirrorError {
+  return new MirrorError(
+    'SYNC_LOCKED',
+    `another instance has been beginning a run on ${ctx.target.label} for ${BEGIN_WAIT}; try again`,
+    { database: ctx.target.label },
+    { cause },
+  );
+}
+
 /**
- * Takes the run lock and records a `running` run, after marking aborted the run a dead holder
- * left (its death freed the lock). The lock is kept until `releaseRun`.
+ * Takes the run lock and records a `running` run started as `start` says, after marking aborted
+ * the run a dead holder left (its death freed the lock). The lock is kept until `releaseRun`.
+ *
+ * A tick is claimed with the lock, atomically: instances begin their runs one at a time (a
+ * transaction-level advisory lock held to the commit of the run's row), so the second of two
+ * instances serving one tick reads the first's row and is told TICK_SERVED, never SYNC_LOCKED, even
+ * while that run holds the lock. runs_scheduled_for_idx holds the rule whatever the code does: a
+ * claimed tick makes the insert a no-op (`on conflict do nothing`), read back as TICK_SERVED.
  */
-export async function beginRun(ctx: PgContext, upstream: string, now: Date): Promise<RunRow> {
-  const lock = await takeLock(ctx);
+export async function beginRun(
+  ctx: PgContext,
+  upstream: string,
+  start: RunStart,
+  now: Date,
+): Promise<RunRow> {
+  // Asked first, so an instance whose tick was served opens no connection for the lock.
+  const early = await servedError(ctx.pool, start.scheduledFor);
+  if (early) throw early;
+  // Set inside the transaction; freed here if the transaction does not commit.
+  const held: { lock?: HeldRunLock } = {};
   try {
-    const startedAt = now.toISOString();
-    const inserted = await transaction(ctx.pool, async (tx) => {
+    const row = await transaction(ctx.pool, async (tx) => {
+      await oneBeginAtATime(ctx, tx.client);
+      const served = await servedError(tx.client, start.scheduledFor);
+      if (served) throw served;
+      // The holder is named over this transaction's connection: a pool of one has no other.
+      held.lock = await takeLock(ctx, tx.db);
+      const startedAt = now.toISOString();
       await abortRunning(tx.client, startedAt);
-      return tx.db
-        .insert(runs)
-        .values({
-          status: 'running',
-          startedAt,
-          upstream,
-          holderPid: process.pid,
-          holderHost: hostname(),
-          holderToken: ctx.instanceId,
-          heartbeatAt: startedAt,
-        })
-        .returning();
+      return insertRunning(ctx, tx, { upstream, start, startedAt });
     });
-    const row = inserted[0];
-    if (row === undefined) throw new Error('insert into runs returned no row');
-    ctx.locks.set(row.id, lock);
+    if (held.lock === undefined) throw new Error('the run lock was not taken');
+    ctx.locks.set(row.id, held.lock);
     return row;
   } catch (error) {
-    await lock.release().catch(() => undefined);
+    await held.lock?.release().catch(() => undefined);
     throw error;
   }
+}
+
+/** Waits, within BEGIN_WAIT, for the instance beginning a run to commit its row or give up. */
+async function oneBeginAtATime(ctx: PgContext, client: Queryable): Promise<void> {
+  await run(client, `set local lock_timeout = '${BEGIN_WAIT}'`);
+  try {
+    await run(client, 'select pg_advisory_xact_lock($1, $2)', [ADVISORY_NAMESPACE, BEGIN_RUN_LOCK]);
+  } catch (error) {
+    throw (error as { code?: unknown }).code === '55P03' ? beginWaitError(ctx, error) : error;
+  }
+}
+
+/** The `running` row claiming `start`'s tick; TICK_SERVED when the key finds the tick claimed. */
+async function insertRunning(
+  ctx: PgContext,
+  tx: Tx,
+  values: { upstream: string; start: RunStart; startedAt: string },
+): Promise<RunRow> {
+  const tick = values.start.scheduledFor;
+  const inserted = await tx.db
+    .insert(runs)
+    .values({
+      status: 'running',
+      startedAt: values.startedAt,
+      upstream: values.upstream,
+      holderPid: process.pid,
+      holderHost: hostname(),
+      holderToken: ctx.instanceId,
+      heartbeatAt: values.startedAt,
+      trigger: values.start.trigger,
+      scheduledFor: tick,
+    })
+    .onConflictDoNothing({ target: runs.scheduledFor, where: sql`scheduled_for is not null` })
+    .returning();
+  const row = inserted[0];
+  if (row !== undefined) return row;
+  // Only a claimed tick inserts nothing.
+  throw (await servedError(tx.client, tick)) ?? new Error('insert into runs returned no row');
 }
 
 /** Frees the lock of a run this instance held. */
@@ -246,16 +319,34 @@ export async function runFinishTimes(ctx: PgContext, ids: readonly number[]): Pr
   return out;
 }
 
+/** The run that claimed tick `tick` (its ISO time), whatever its status. */
+export async function runOfTick(ctx: PgContext, tick: string): Promise<RunRow | undefined> {
+  return (await ctx.db.select().from(runs).where(eq(runs.scheduledFor, tick)).limit(1))[0];
+}
+
+/** When the newest run started, whatever started it; null when none was ever recorded. */
+export async function latestRunStart(ctx: PgContext): Promise<string | null> {
+  const row = await one<{ at: string | null }>(ctx.pool, 'select max(started_at) as at from runs');
+  return row?.at ?? null;
+}
+
 /** A run that failed before it could record itself: one finished `failed` row (see run-records.ts). */
 export async function recordFailedRun(
   ctx: PgContext,
-  run: { upstream: string; startedAt: Date; error: { code: string; message: string } },
+  run: { upstream: string; startedAt: Date; trigger: RunTrigger; error: { code: string; message: string } },
 ): Promise<number> {
   const row = await one<{ id: number }>(
     ctx.pool,
-    `insert into runs (status, started_at, finished_at, upstream, error_code, error_message)
-     values ('failed', $1, $2, $3, $4, $5) returning id`,
-    [run.startedAt.toISOString(), new Date().toISOString(), run.upstream, run.error.code, run.error.message],
+    `insert into runs (status, started_at, finished_at, upstream, "trigger", error_code, error_message)
+     values ('failed', $1, $2, $3, $4, $5, $6) returning id`,
+    [
+      run.startedAt.toISOString(),
+      new Date().toISOString(),
+      run.upstream,
+      run.trigger,
+      run.error.code,
+      run.error.message,
+    ],
   );
   if (!row) throw new Error('insert into runs returned no id');
   return row.id;

@@ -9,7 +9,7 @@ import {
   primaryKey,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changeKinds, deliveryStatuses, identityNames, runStatuses } from '../schema.js';
+import { changeKinds, deliveryStatuses, identityNames, runStatuses, runTriggers } from '../schema.js';
 
 // The PostgreSQL twin of src/db/schema.ts: the same tables, columns, indexes and constraints, so
 // both stores answer byte for byte alike. Where the types differ, and why:
@@ -68,12 +68,17 @@ export const runs = pgTable(
     errorCode: textC('error_code'),
     errorMessage: textC('error_message'),
     reboundFrom: textC('rebound_from'),
+    trigger: textCOf('trigger', runTriggers),
+    scheduledFor: textC('scheduled_for'),
   },
   (t) => [
     index('runs_status_finished_idx').on(t.status, t.finishedAt),
     uniqueIndex('runs_one_running_idx')
       .on(t.status)
       .where(sql`status = 'running'`),
+    uniqueIndex('runs_scheduled_for_idx')
+      .on(t.scheduledFor)
+      .where(sql`scheduled_for is not null`),
   ],
 );
 

@@ -2,6 +2,7 @@ import type { PostgresTarget } from '../../config/database-url.js';
 import { silentLogger, type Logger } from '../../logger.js';
 import type { NotificationOutbox } from '../../notify/outbox.js';
 import type { Store } from '../store.js';
+import { COMMAND_START, type RunStart } from '../tick-claims.js';
 import type { PgContext } from './context.js';
 import * as deliveries from './deliveries.js';
 import { connectionError, operationError } from './errors.js';
@@ -73,9 +74,12 @@ export class PgStore implements Store {
   }
 
   // Runs
-  beginRun: Op<'beginRun'> = this.#guard((upstream: string, now: Date = new Date()) =>
-    runs.beginRun(this.#ctx, upstream, now),
+  beginRun: Op<'beginRun'> = this.#guard(
+    (upstream: string, start: RunStart = COMMAND_START, now: Date = new Date()) =>
+      runs.beginRun(this.#ctx, upstream, start, now),
   );
+  runOfTick: Op<'runOfTick'> = this.#guard((tick) => runs.runOfTick(this.#ctx, tick));
+  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runs.latestRunStart(this.#ctx));
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>

@@ -1,19 +1,26 @@
-import { desc, eq, lt } from 'drizzle-orm';
+import { desc, eq, lt, max } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
 import { abortDeadRuns, currentHolder, markRunActive } from '../run-holders.js';
 import { runs, type RunRow } from '../schema.js';
+import { tickServedError, type RunStart } from '../tick-claims.js';
 
 /**
  * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one),
- * after marking runs whose holder died as aborted, in one write transaction. Throws SYNC_LOCKED
- * naming the run that holds it.
+ * after marking runs whose holder died as aborted, in one write transaction. Throws TICK_SERVED
+ * when a run already claimed the tick `start` names (first: the run serving it may hold the lock
+ * still), else SYNC_LOCKED naming the run that holds the lock.
  */
-export function beginRun(store: MirrorDatabase, upstream: string, now: Date): RunRow {
+export function beginRun(store: MirrorDatabase, upstream: string, start: RunStart, now: Date): RunRow {
   const self = currentHolder();
   const startedAt = now.toISOString();
   return store.sqlite
     .transaction(() => {
+      // Inside the write transaction nobody can claim the tick between this read and the insert;
+      // runs_scheduled_for_idx holds the rule whatever the code above it does.
+      const tick = start.scheduledFor;
+      const served = tick === null ? undefined : runOfTick(store, tick);
+      if (tick !== null && served) throw tickServedError(tick, served);
       const holder = abortDeadRuns(store, now);
       if (holder) {
         throw new MirrorError(
@@ -32,6 +39,8 @@ export function beginRun(store: MirrorDatabase, upstream: string, now: Date): Ru
           holderHost: self.host,
           holderToken: self.token,
           heartbeatAt: startedAt,
+          trigger: start.trigger,
+          scheduledFor: start.scheduledFor,
         })
         .returning()
         .get();
@@ -57,4 +66,18 @@ export function previousRun(store: MirrorDatabase, runId: number): RunRow | unde
 /** Marks the run that switched the database to a new upstream. */
 export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
   store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
+}
+
+/** The run that claimed tick `tick` (its ISO time), whatever its status. */
+export function runOfTick(store: MirrorDatabase, tick: string): RunRow | undefined {
+  return store.db.select().from(runs).where(eq(runs.scheduledFor, tick)).get();
+}
+
+/** When the newest run started, whatever started it; null when none was ever recorded. */
+export function latestRunStart(store: MirrorDatabase): string | null {
+  const row = store.db
+    .select({ at: max(runs.startedAt) })
+    .from(runs)
+    .get();
+  return row?.at ?? null;
 }

@@ -11,7 +11,8 @@ const RUN_COLUMNS = `id, status, started_at as startedAt, finished_at as finishe
   holder_pid as holderPid, holder_host as holderHost, holder_token as holderToken,
   heartbeat_at as heartbeatAt, pages, entries, page_size as pageSize, added, changed, removed,
   returned, unchanged, options_body_id as optionsBodyId, unknown_fields as unknownFields,
-  error_code as errorCode, error_message as errorMessage, rebound_from as reboundFrom`;
+  error_code as errorCode, error_message as errorMessage, rebound_from as reboundFrom,
+  "trigger", scheduled_for as scheduledFor`;
 
 /** Runs newest first, as stored (a dead holder's run still reads `running`: see `runAsSeen`). */
 export function runRows(sqlite: Database.Database, options: { limit: number; offset?: number }): RunRow[] {

@@ -18,7 +18,15 @@ import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
-import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
+import { COMMAND_START } from '../tick-claims.js';
+import {
+  beginRun,
+  heartbeatWriter,
+  latestRunStart,
+  previousRun,
+  recordRebind,
+  runOfTick,
+} from './run-lock.js';
 import { runCountsReader } from './runs.js';
 import { openSqliteStage } from './stage.js';
 
@@ -52,7 +60,10 @@ export class SqliteStore implements MirrorDatabase {
   }
 
   // Runs
-  beginRun: Op<'beginRun'> = (upstream, now = new Date()) => settle(() => beginRun(this, upstream, now));
+  beginRun: Op<'beginRun'> = (upstream, start = COMMAND_START, now = new Date()) =>
+    settle(() => beginRun(this, upstream, start, now));
+  runOfTick: Op<'runOfTick'> = (tick) => settle(() => runOfTick(this, tick));
+  latestRunStart: Op<'latestRunStart'> = () => settle(() => latestRunStart(this));
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);

@@ -6,6 +6,33 @@ import { Layout } from './layout.js';
 import { runDuration } from './status-page.js';
 import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
+/** What a person reads for a trigger: a tick of the schedule, a catch-up, the admin route… */
+const TRIGGER_WORDS: Record<NonNullable<RunRow['trigger']>, string> = {
+  schedule: 'schedule',
+  'catch-up': 'catch-up of a missed tick',
+  startup: 'start-up',
+  admin: 'admin (POST /api/mirror/sync/)',
+  command: 'command (coworker-mirror sync)',
+  demo: 'the demo’s data changing',
+};
+
+/** What started a run, and the tick of the schedule it served. */
+function StartedBy(props: { run: RunRow }) {
+  const { trigger, scheduledFor } = props.run;
+  if (trigger === null) return <span class="muted">not recorded</span>;
+  return (
+    <>
+      {TRIGGER_WORDS[trigger]}
+      {scheduledFor === null ? null : (
+        <>
+          {' '}
+          for <Time at={scheduledFor} />
+        </>
+      )}
+    </>
+  );
+}
+
 function counts(run: RunRow): string {
   if (run.status !== 'succeeded') return '';
   return `${run.entries ?? 0} entries: +${run.added} ~${run.changed} −${run.removed} ↩${run.returned}`;
@@ -42,6 +69,7 @@ export function RunsPage(props: {
             <tr>
               <th scope="col">Run</th>
               <th scope="col">Status</th>
+              <th scope="col">Started by</th>
               <th scope="col">Started</th>
               <th scope="col">Took</th>
               <th scope="col">Found</th>
@@ -54,6 +82,9 @@ export function RunsPage(props: {
                   <a href={`/runs/${run.id}/`}>{run.id}</a>
                 </td>
                 <td>{run.errorCode ? `${run.status} (${run.errorCode})` : run.status}</td>
+                <td>
+                  <StartedBy run={run} />
+                </td>
                 <td>
                   <Time at={run.startedAt} />
                 </td>
@@ -86,6 +117,10 @@ export function RunPage(props: { run: RunRow; unknownFields: string[]; media: Ru
       <dl class="facts">
         <dt>Status</dt>
         <dd>{run.status}</dd>
+        <dt>Started by</dt>
+        <dd>
+          <StartedBy run={run} />
+        </dd>
         <dt>Started</dt>
         <dd>
           <Time at={run.startedAt} relative />
