@@ -33,6 +33,8 @@ export const errorCodes = [
   // store
   'SYNC_LOCKED',
   'DB_ERROR',
+  // a wait on the database passed its bound: a lock another session held, a server not answering
+  'DATABASE_TIMEOUT',
   'RUN_ABORTED',
   'NOT_FOUND',
   // serving

@@ -11,6 +11,7 @@ export const EXIT = {
   aborted: 6,
   notFound: 7,
   database: 8,
+  databaseTimeout: 9,
 } as const;
 
 /** Exhaustive by type: a new error code does not compile until it has its exit code here. */
@@ -37,6 +38,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   LARGE_DROP_UNCONFIRMED: EXIT.upstreamRejected,
   SYNC_LOCKED: EXIT.locked,
   DB_ERROR: EXIT.database,
+  DATABASE_TIMEOUT: EXIT.databaseTimeout,
   RUN_ABORTED: EXIT.aborted,
   NOT_FOUND: EXIT.notFound,
   SNAPSHOT_INVALID: EXIT.upstreamRejected,
