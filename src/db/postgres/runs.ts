@@ -67,7 +67,7 @@ async function lockedError(ctx: PgContext, refused: MirrorError): Promise<Mirror
 
 async function takeLock(ctx: PgContext): Promise<HeldRunLock> {
   try {
-    return await takeRunLock(ctx.target, ctx.instanceId);
+    return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {
     if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(ctx, error);
     throw error;
