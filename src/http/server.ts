@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
+import { defaultDeadlines, type DatabaseDeadlines } from '../config/database-deadlines.js';
 import type { MediaConfig, ServerConfig } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
@@ -37,6 +38,8 @@ export interface ServerDeps {
     media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
     notify?: { urls: readonly Pick<NotifyTarget, 'id' | 'label'>[] | null };
     webhooks?: { urls: readonly string[] };
+    /** DATABASE_PROBE_TIMEOUT: the deadline of /readyz's and /metrics' database reads (its default unless given). */
+    database?: Pick<DatabaseDeadlines, 'probeTimeoutMs'>;
   };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
@@ -80,6 +83,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       snapshots,
       metrics,
       staleAfterMs: deps.config.server.staleAfterMs,
+      probeTimeoutMs: probeTimeoutOf(deps),
       metricsToken: deps.config.server.metricsToken,
       ...(servedMedia ? { mediaProblem: () => servedMedia.currentProblem() } : {}),
     }),
@@ -98,6 +102,7 @@ const ROUTES: readonly RouteRegistrar[] = [
     registerDeliveryRoutes(app, deps.store, {
       ...deps.config.server,
       registry: metrics.registry,
+      probeTimeoutMs: probeTimeoutOf(deps),
       ...(deps.config.webhooks ? { webhookUrls: deps.config.webhooks.urls } : {}),
     }),
   (app, { deps, snapshots, servedMedia }) =>
@@ -123,6 +128,10 @@ const ROUTES: readonly RouteRegistrar[] = [
           : undefined),
     }),
 ];
+
+function probeTimeoutOf(deps: ServerDeps): number {
+  return deps.config.database?.probeTimeoutMs ?? defaultDeadlines().probeTimeoutMs;
+}
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */
 function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
@@ -187,7 +196,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
   const snapshots = new SnapshotHolder(deps.store, logger, deps.config.server.asOfCacheBytes);
   await snapshots.refresh();
-  const metrics = createMetrics(deps.store, snapshots);
+  const metrics = createMetrics(deps.store, snapshots, probeTimeoutOf(deps));
   let server: Server | undefined;
   const boundAddress = boundAddressOf(() => server);
   const { media } = deps.config;
