@@ -153,7 +153,7 @@ async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promis
     outbox: succeededRunOutbox(config.webhooks),
     notify: notifyRunOutbox(notifyOutboxSettings(config)),
   });
-  if (mediaSettings) await applyMediaRetention(deps.store, mediaSettings, log);
+  if (mediaSettings && media) await applyMediaRetention(deps.store, mediaSettings, media.folder, log);
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,
