@@ -11,6 +11,7 @@ import { recoverCrashedRuns } from './sync/run-lock.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from './sync/isolated-sync.js';
 import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.js';
 import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
+import type { LogFormat } from './sync/child-output.js';
 import { ConfigError } from './errors.js';
 import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
 import { nextCronRun } from './sync/next-cron-run.js';
@@ -40,8 +41,13 @@ export function statusSourceFor(
 /** Graceful shutdown must end within this, whatever a run in flight is doing. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** Lines for a person on a terminal, JSON for a log collector; a sync child of `start` follows suit. */
+function logFormat(): LogFormat {
+  return process.stdout.isTTY === true ? 'pretty' : 'json';
+}
+
 function loggerFor(config: Config): Logger {
-  return createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
+  return createLogger({ level: config.log.level, pretty: logFormat() === 'pretty' });
 }
 
 /** Options of `start` that are not settings. */
@@ -193,6 +199,14 @@ function refuseAccidentalDemo(config: Config): void {
   ]);
 }
 
+/** The media settings of a start: the demo's database has a media folder of its own too, unless MEDIA_DIR names one. */
+function mediaOfStart(config: Config, database: ReturnType<typeof databaseOfStart>): Config['media'] {
+  return {
+    ...config.media,
+    ...mediaFolderOf(database.target, config.explicit.has('media.dir') ? config.media.dir : null),
+  };
+}
+
 /** Starts each part in order, recording it in `parts` as soon as it runs, so a failure can undo it. */
 async function startParts(
   config: Config,
@@ -202,11 +216,7 @@ async function startParts(
 ): Promise<void> {
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
-  // The demo's database has a media folder of its own too, unless MEDIA_DIR names one.
-  const media = {
-    ...config.media,
-    ...mediaFolderOf(database.target, config.explicit.has('media.dir') ? config.media.dir : null),
-  };
+  const media = mediaOfStart(config, database);
   const store = (parts.store = await openStore(database, { logger, purpose: 'server' }));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
@@ -372,6 +382,7 @@ function isolatedSync(
     store,
     upstream: child.config.upstream.target.label,
     logger: logger.child({ module: 'isolated-sync' }),
+    logFormat: logFormat(),
     stdout: process.stdout,
     stderr: process.stderr,
   };

@@ -103,6 +103,12 @@ export function buildProgram(): Command {
   return program;
 }
 
+interface SyncFlags {
+  rebind?: boolean;
+  upstreamLabel?: string;
+  logFormat?: 'pretty' | 'json';
+}
+
 function addSyncCommand(program: Command): void {
   withSettings(
     program
@@ -110,13 +116,16 @@ function addSyncCommand(program: Command): void {
       .description('Run one sync: crawl every page, validate, store the changes')
       .option('--rebind', REBIND_HELP)
       // Internal: `start` runs each sync as this command and names the demo's upstream so.
-      .addOption(new Option('--upstream-label <label>').hideHelp()),
+      .addOption(new Option('--upstream-label <label>').hideHelp())
+      // Internal: `start` tells its child how it logs itself, so the two write one format.
+      .addOption(new Option('--log-format <format>').choices(['pretty', 'json'] as const).hideHelp()),
     SYNC_KEYS,
-  ).action(async (flags: Record<string, unknown> & { rebind?: boolean; upstreamLabel?: string }) => {
+  ).action(async (flags: Record<string, unknown> & SyncFlags) => {
     const { runSyncCommand } = await import('./sync-command.js');
     process.exitCode = await runSyncCommand(await configFrom(flags), {
       rebind: flags.rebind === true,
       ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
+      ...(flags.logFormat ? { logFormat: flags.logFormat } : {}),
     });
   });
 }

@@ -11,6 +11,7 @@ import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 import { refuseForeignFolder } from '../media/claim-folder.js';
+import type { LogFormat } from '../sync/child-output.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -32,7 +33,7 @@ export function summaryLine(summary: SyncSummary): string {
  */
 export async function runSyncCommand(
   config: Config,
-  options: { rebind: boolean; upstreamLabel?: string },
+  options: { rebind: boolean; upstreamLabel?: string; logFormat?: LogFormat },
 ): Promise<number> {
   const upstream = namedUpstream(config, options.upstreamLabel);
   if (!upstream) {
@@ -41,7 +42,7 @@ export async function runSyncCommand(
     );
     return EXIT.usage;
   }
-  const logger = syncLogger(config, options.upstreamLabel);
+  const logger = syncLogger(config, options.upstreamLabel, options.logFormat);
   const bar = await progressBar();
   announceStore(config.database);
   const store = await openStore(config.database, { purpose: 'sync' }).catch((thrown: unknown) => {
@@ -141,14 +142,19 @@ function namedUpstream(config: Config, label: string | undefined): NamedUpstream
   return { ...config.upstream, target: label ? { ...target, label } : target };
 }
 
-function syncLogger(config: Config, upstreamLabel: string | undefined): Logger {
+function syncLogger(
+  config: Config,
+  upstreamLabel: string | undefined,
+  format: LogFormat | undefined,
+): Logger {
   const stderr = syncStderr();
   const tty = stderr.isTTY === true;
   // On a terminal the bar shows progress, so only warnings and errors are logged beside it, as
-  // lines for people (JSON lines with stacks drowned the one line that says what failed).
+  // lines for people (JSON lines with stacks drowned the one line that says what failed). Under
+  // `start` the stream is a pipe to the parent, and the lines take the parent's format, whatever it is.
   const base = createLogger({
     level: tty && config.log.level !== 'debug' ? 'warn' : config.log.level,
-    pretty: tty,
+    pretty: format === undefined ? tty : format === 'pretty',
     prettyFd: 2,
     destination: stderr,
   });
@@ -185,6 +191,8 @@ function reportFailure(thrown: unknown): number {
   const error = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
+  // Under `start` the run's log line and the parent's say it, in the log's one format.
+  if (process.send) return exitCodeFor(error.code);
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
   // The message may quote what the upstream sent: its control characters are drawn, never obeyed.
   process.stderr.write(

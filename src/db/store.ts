@@ -176,6 +176,17 @@ export interface MediaOperations {
     stored: { files: number; bytes: number };
   }>;
   mediaRunsByIds(runIds: readonly number[]): Promise<Map<number, MediaRunRow>>;
+  /**
+   * The media URLs run `runId` could not mirror and no later run tried again: counted by failure
+   * code (most first), and the first `limit` by URL.
+   */
+  mediaFailuresOf(runId: number, limit: number): Promise<MediaFailures>;
+}
+
+/** Why a run's media URLs were not mirrored, as media_urls records each URL's last attempt. */
+export interface MediaFailures {
+  byCode: { code: string; count: number }[];
+  first: { url: string; code: string; message: string }[];
 }
 
 /** Bytes [start, end] of a file, both inclusive (end = start - 1 for none). */

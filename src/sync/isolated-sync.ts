@@ -4,6 +4,7 @@ import type { Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { endRunWithoutData } from './run-lock.js';
+import { childOutput, type LogFormat } from './child-output.js';
 
 /**
  * Runs each sync of `start` in a child process (`coworker-mirror sync`) with its own heap limit, so
@@ -61,6 +62,8 @@ export interface IsolatedSyncOptions {
   /** The upstream as runs name it: a child that dies before its run row is recorded under it. */
   upstream: string;
   logger: Logger;
+  /** How the parent logs: the child logs so too, on a terminal as in a log collector. */
+  logFormat: LogFormat;
   /** Where the child's log lines go (the parent's stdout and stderr). */
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
@@ -99,6 +102,8 @@ export async function runIsolatedSync(
       `--max-old-space-size=${options.maxHeapMb}`,
       options.cliPath,
       'sync',
+      '--log-format',
+      options.logFormat,
       ...(options.syncArgs ?? []),
     ],
     { env: options.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
@@ -202,10 +207,13 @@ function follow(
   onRunStarted: (runId: number) => void,
 ): void {
   child.stdout?.pipe(options.stdout, { end: false });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    options.stderr.write(chunk);
-    outcome.stderrTail = (outcome.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+  const stderr = childOutput(options.logFormat, options.stderr, options.logger);
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (text: string) => {
+    stderr.write(text);
+    outcome.stderrTail = (outcome.stderrTail + text).slice(-STDERR_TAIL_BYTES);
   });
+  child.stderr?.on('end', () => stderr.end());
   child.on('message', (raw) => {
     const message = parseChildMessage(raw);
     if (!message) return;

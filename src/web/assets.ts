@@ -28,6 +28,7 @@ h3{font-size:1.05rem;margin:1rem 0 .25rem}
 .notice{padding:.6rem .8rem;border-radius:.4rem;margin:.5rem 0}
 .notice.warn{background:var(--warn-bg);color:var(--warn-fg)}
 .notice.bad{background:var(--bad-bg);color:var(--bad-fg)}
+.notice p{margin:0}.notice ul{margin:.3rem 0 0;padding-left:1.2rem;overflow-wrap:anywhere}.notice a{color:inherit}
 .ok{color:var(--ok)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}
 dl.facts dt{font-weight:600}

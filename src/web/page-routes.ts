@@ -20,6 +20,7 @@ import { CoworkersPage } from './pages/coworkers-page.js';
 import { ErrorPage } from './pages/error-page.js';
 import { RunPage, RunsPage } from './pages/runs-page.js';
 import { StatusPage, type StatusData } from './pages/status-page.js';
+import { FAILED_MEDIA_NAMED, type RunMedia } from './pages/run-media.js';
 import { TeamPage } from './pages/team-page.js';
 import { configuredTimeZone, localInputValue } from './time-zone.js';
 import { sendPage, type PageDeps } from './render.js';
@@ -101,6 +102,16 @@ async function deliveriesOf(store: Store): Promise<StatusData['deliveries']> {
   return { pending: n('pending'), succeeded: n('succeeded'), failed: n('failed'), disabledEndpoints };
 }
 
+/** A run's media figures and the first of its failed files; null when the run mirrored none. */
+async function runMediaOf(store: Store, runId: number | null): Promise<RunMedia | null> {
+  if (runId === null) return null;
+  const counts = (await store.mediaRunsByIds([runId])).get(runId);
+  if (counts === undefined) return null;
+  const failures =
+    counts.failed > 0 ? await store.mediaFailuresOf(runId, FAILED_MEDIA_NAMED) : { byCode: [], first: [] };
+  return { runId, counts, failures };
+}
+
 function statusPage(deps: WebPageDeps) {
   return async (_request: FastifyRequest, reply: FastifyReply) => {
     const { store } = deps;
@@ -112,19 +123,26 @@ function statusPage(deps: WebPageDeps) {
       await store.disabledNotifyTargets(),
       deps.notifyTargets ?? [],
     );
+    const served = deps.served();
+    // A failed run commits no media: the files served are those of the last run that succeeded.
+    const media = await runMediaOf(
+      store,
+      latestRun?.status === 'succeeded' ? latestRun.id : (served?.runId ?? null),
+    );
     return sendPage(
       reply,
       deps,
       h(StatusPage, {
         status: deps.status,
         latestRun,
-        served: deps.served(),
+        served,
         staleAfterMs: deps.staleAfterMs,
         latestChanges,
         subjects,
         deliveries,
         disabledTargets,
         mediaProblem: deps.mediaProblem?.() ?? null,
+        media,
       }),
     );
   };
@@ -278,11 +296,13 @@ function runsPage(deps: WebPageDeps) {
     const page = query.page ?? 1;
     const runs = await deps.store.listRuns({ limit: RUNS_PAGE, offset: (page - 1) * RUNS_PAGE });
     const total = await deps.store.countRuns();
+    const media = await deps.store.mediaRunsByIds(runs.map((run) => run.id));
     return sendPage(
       reply,
       deps,
       h(RunsPage, {
         runs,
+        media,
         total,
         page,
         pageSize: RUNS_PAGE,
@@ -298,7 +318,8 @@ function runPage(deps: WebPageDeps) {
     if (!params) return reply;
     const run = await deps.store.getRun(params.id);
     if (!run) return notFound(deps, reply, `There is no run ${params.id}.`);
-    return sendPage(reply, deps, h(RunPage, { run, unknownFields: runView(run).unknown_fields }));
+    const media = await runMediaOf(deps.store, run.id);
+    return sendPage(reply, deps, h(RunPage, { run, unknownFields: runView(run).unknown_fields, media }));
   };
 }
 

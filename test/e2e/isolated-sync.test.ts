@@ -38,6 +38,7 @@ function isolatedSync(
       store: target.store,
       upstream: target.upstream,
       logger: silentLogger(),
+      logFormat: 'json',
       stdout: new PassThrough().resume(),
       stderr: new PassThrough().resume(),
       ...options,

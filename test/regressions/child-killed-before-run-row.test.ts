@@ -24,6 +24,7 @@ function options(dir: string, script: string): IsolatedSyncOptions {
     store,
     upstream: 'https://example.com',
     logger: silentLogger(),
+    logFormat: 'json',
     stdout: new PassThrough().resume(),
     stderr: new PassThrough().resume(),
   };

@@ -153,6 +153,9 @@ export class PgStore implements Store {
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+  mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
+    media.mediaFailuresOf(this.#ctx, runId, limit),
+  );
 
   // Identity
   identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#ctx, name, fresh));

@@ -128,6 +128,8 @@ export class SqliteStore implements MirrorDatabase {
       return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
     });
   mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
+  mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) =>
+    settle(() => media.mediaFailuresOf(this, runId, limit));
 
   // Identity
   identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this, name, fresh));

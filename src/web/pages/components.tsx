@@ -223,12 +223,13 @@ export function FieldName(props: { field: string }) {
   return <Isolated text={fieldLabel(props.field)} />;
 }
 
-export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildren }) {
-  return (
-    <p class={`notice ${props.kind}`} role={props.kind === 'bad' ? 'alert' : 'status'}>
-      {props.children}
-    </p>
-  );
+export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildren; block?: boolean }) {
+  const attributes = {
+    class: `notice ${props.kind}`,
+    role: props.kind === 'bad' ? ('alert' as const) : ('status' as const),
+  };
+  // A list inside a <p> would end the paragraph where the list begins, outside the notice's box.
+  return props.block ? <div {...attributes}>{props.children}</div> : <p {...attributes}>{props.children}</p>;
 }
 
 /** Older/newer links of a list; `href` builds a link from the page's current query. */

@@ -1,17 +1,32 @@
-import type { RunRow } from '../../db/schema.js';
+import type { MediaRunRow, RunRow } from '../../db/schema.js';
 import { adviceFor } from '../error-advice.js';
 import { Fragment } from 'preact';
 import { Isolated, Notice, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import { runDuration } from './status-page.js';
+import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
 function counts(run: RunRow): string {
   if (run.status !== 'succeeded') return '';
   return `${run.entries ?? 0} entries: +${run.added} ~${run.changed} −${run.removed} ↩${run.returned}`;
 }
 
+/** A run's failed media files, counted, linking to the run's page that says which and why. */
+function FailedMedia(props: { run: number; media: MediaRunRow | undefined }) {
+  const failed = props.media?.failed ?? 0;
+  if (failed === 0) return null;
+  return (
+    <>
+      {' '}
+      · <a href={`/runs/${props.run}/`}>{failed} media failed</a>
+    </>
+  );
+}
+
 export function RunsPage(props: {
   runs: RunRow[];
+  /** Media figures by run id (runs that mirrored no media are absent). */
+  media: ReadonlyMap<number, MediaRunRow>;
   total: number;
   page: number;
   pageSize: number;
@@ -43,7 +58,10 @@ export function RunsPage(props: {
                   <Time at={run.startedAt} />
                 </td>
                 <td>{runDuration(run) ?? '—'}</td>
-                <td>{counts(run)}</td>
+                <td>
+                  {counts(run)}
+                  <FailedMedia run={run.id} media={props.media.get(run.id)} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -54,7 +72,7 @@ export function RunsPage(props: {
   );
 }
 
-export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
+export function RunPage(props: { run: RunRow; unknownFields: string[]; media: RunMedia | null }) {
   const { run } = props;
   return (
     <Layout title={`Run ${run.id}`} section="runs">
@@ -64,6 +82,7 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
           {adviceFor(run.errorCode)}
         </Notice>
       ) : null}
+      <MediaFailureNotice media={props.media} subject="this run" />
       <dl class="facts">
         <dt>Status</dt>
         <dd>{run.status}</dd>
@@ -92,6 +111,7 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
         <dt>Unchanged</dt>
         <dd>{run.unchanged}</dd>
         <UnknownFields fields={props.unknownFields} />
+        <MediaFacts media={props.media} />
       </dl>
       {run.status === 'succeeded' ? (
         <p>

@@ -7,6 +7,7 @@ import { usePage } from '../page-context.js';
 import { ChangeSentence, Notice, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import type { DisabledTargetView } from '../../notify/disabled-targets.js';
+import { MediaFacts, MediaFailureNotice, type RunMedia } from './run-media.js';
 
 export interface StatusData {
   status: StatusSource | null;
@@ -21,6 +22,8 @@ export interface StatusData {
   disabledTargets?: readonly DisabledTargetView[];
   /** What keeps mirrored media files from being served (as /readyz says it), or null. */
   mediaProblem?: string | null;
+  /** The media of the latest run that committed (null when it mirrored none). */
+  media?: RunMedia | null;
 }
 
 function DisabledTargets(props: { targets: readonly DisabledTargetView[] | undefined }) {
@@ -159,6 +162,7 @@ export function StatusPage(props: StatusData) {
       <dl class="facts">
         <Mode status={props.status} />
         <LastRun run={props.latestRun} />
+        <MediaFacts media={props.media ?? null} named={props.media?.runId !== props.latestRun?.id} />
         <NextRun status={props.status} />
         <Deliveries deliveries={props.deliveries} />
         <DisabledTargets targets={props.disabledTargets} />
@@ -215,6 +219,7 @@ function StatusNotices(props: StatusData) {
           fixed.
         </Notice>
       ) : null}
+      {props.media ? <MediaFailureNotice media={props.media} subject={`run ${props.media.runId}`} /> : null}
     </>
   );
 }
