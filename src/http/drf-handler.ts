@@ -14,6 +14,7 @@ import { splitTarget } from '../drf/request-target.js';
 import { isListPath, respondDjangoNotFound, respondList, type DrfOptions } from '../drf/respond.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { drfHeaders } from '../drf/view.js';
+import { afterSessionMiddleware } from '../drf/session-middleware.js';
 import type { Logger } from '../logger.js';
 import { LIST_PATH } from '../upstream/contract.js';
 import { parseInstant } from '../time/parse-when.js';
@@ -280,7 +281,7 @@ function listenerAnswerer(
     deps.logger.error({ err, url: incoming.url }, 'list endpoint failed');
     return { answer: djangoErrorPage({ method: incoming.method }, 500), route: 'list' };
   };
-  return (incoming) => {
+  const answerOrFail = (incoming: Incoming): MaybeLater<Answered> => {
     try {
       const answered = answer(incoming);
       return answered instanceof Promise
@@ -289,6 +290,16 @@ function listenerAnswerer(
     } catch (err) {
       return failed(incoming, err);
     }
+  };
+  return (incoming) => {
+    // gunicorn's own refusals never reach Django; every other answer leaves through its middleware.
+    if (incoming.headers.cookie === undefined) return answerOrFail(incoming);
+    const session = (answered: Answered): Answered =>
+      answered.route === 'refused'
+        ? answered
+        : { ...answered, answer: afterSessionMiddleware(incoming, answered.answer) };
+    const answered = answerOrFail(incoming);
+    return answered instanceof Promise ? answered.then(session) : session(answered);
   };
 }
 

@@ -208,11 +208,13 @@ const FOLDED = new Map([
   ['x_forwarded_host', 'x-forwarded-host'],
   ['x-forwarded-proto', 'x-forwarded-proto'],
   ['x_forwarded_proto', 'x-forwarded-proto'],
+  ['cookie', 'cookie'],
 ]);
 
 /**
  * The headers Django reads as gunicorn's environ holds them: repeated `Host`s joined with ','
- * (Node keeps only the first; no host check passes the joined value) and `X_Forwarded_Host` /
+ * (Node keeps only the first; no host check passes the joined value), repeated `Cookie`s joined with
+ * ',' (Node joins them with '; ', which Django would read as separate cookies) and `X_Forwarded_Host` /
  * `X_Forwarded_Proto` read as their dashed names. The same object when none of that applies.
  */
 export function wsgiHeaders<T extends Readonly<Record<string, string | string[] | undefined>>>(
@@ -224,7 +226,7 @@ export function wsgiHeaders<T extends Readonly<Record<string, string | string[] 
   let folded = false;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] ?? '';
-    if (name.length !== 4 && name.length !== 16 && name.length !== 17) continue;
+    if (name.length !== 4 && name.length !== 6 && name.length !== 16 && name.length !== 17) continue;
     const lower = name.toLowerCase();
     const key = FOLDED.get(lower);
     if (key === undefined) continue;
@@ -244,6 +246,7 @@ const FOLDED_BITS = new Map([
   ['host', 1],
   ['x-forwarded-host', 2],
   ['x-forwarded-proto', 4],
+  ['cookie', 8],
 ]);
 
 /**
@@ -255,7 +258,7 @@ function needsFolding(rawHeaders: readonly string[]): boolean {
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] ?? '';
     const n = name.length;
-    if (n !== 4 && n !== 16 && n !== 17) continue;
+    if (n !== 4 && n !== 6 && n !== 16 && n !== 17) continue;
     const lower = name === 'Host' ? 'host' : name.toLowerCase();
     const key = FOLDED.get(lower);
     if (key === undefined) continue;

@@ -56,9 +56,17 @@ settings.configure(
     ROOT_URLCONF=__name__,
     USE_X_FORWARDED_HOST=args.trust_proxy,
     SECURE_PROXY_SSL_HEADER=('HTTP_X_FORWARDED_PROTO', 'https') if args.trust_proxy else None,
-    INSTALLED_APPS=['django.contrib.contenttypes', 'django.contrib.auth', 'rest_framework'],
+    INSTALLED_APPS=[
+        'django.contrib.contenttypes',
+        'django.contrib.auth',
+        'django.contrib.sessions',
+        'rest_framework',
+    ],
+    # Django's default order. The view never reads the session, so SessionMiddleware shows only to
+    # a request whose `sessionid` cookie cannot be a session key (Vary: Cookie, the cookie deleted).
     MIDDLEWARE=[
         'django.middleware.security.SecurityMiddleware',
+        'django.contrib.sessions.middleware.SessionMiddleware',
         'django.middleware.common.CommonMiddleware',
         'django.middleware.clickjacking.XFrameOptionsMiddleware',
     ],

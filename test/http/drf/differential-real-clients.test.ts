@@ -140,9 +140,9 @@ const CASES: Case[] = [
     name: 'OPTIONS, Accept with an escaped quote before indent',
     head: [`OPTIONS ${LIST} HTTP/1.1`, HOST, 'Accept: application/json; x="a\\"b;c"; indent=2'],
   },
-  // The site has no SessionMiddleware, CsrfViewMiddleware or authentication: a browser's cookies of
-  // the same host (a logged-out admin's short session id, a logged-in one's, a CSRF token) change
-  // nothing, on GET or HEAD, JSON or the browsable API.
+  // The site runs SessionMiddleware but no CsrfViewMiddleware or authentication, and its view never
+  // reads the session: a session id that cannot be a key (empty, under 8 characters) is deleted with
+  // Vary: Cookie on every answer Django gives; a well-formed one and a CSRF token change nothing.
   { name: 'a short session cookie', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abc'] },
   {
     name: 'a short session cookie on HEAD, browsable API',
@@ -164,6 +164,53 @@ const CASES: Case[] = [
   {
     name: 'a CSRF cookie, browsable API',
     head: [`GET ${LIST} HTTP/1.1`, HOST, 'Accept: text/html', 'Cookie: csrftoken=abc'],
+  },
+  {
+    name: 'an 8-character session cookie',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abcdefgh'],
+  },
+  { name: 'a 7-character session cookie', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abcdefg'] },
+  {
+    name: 'a quoted session cookie with escapes',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid="a\\bc\\012d"'],
+  },
+  {
+    name: 'the last of two session cookies',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=k3j4h5g6f7d8s9a0; theme=dark;sessionid=x'],
+  },
+  {
+    name: 'two Cookie header fields',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abc', 'Cookie: theme=dark'],
+  },
+  {
+    name: 'a session cookie with spaces around',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: a=1 ;  sessionid =  abc  ; b=2'],
+  },
+  { name: 'a cookie without a value', head: [`GET ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid'] },
+  {
+    name: 'a short session cookie on OPTIONS',
+    head: [`OPTIONS ${LIST} HTTP/1.1`, HOST, 'Cookie: sessionid=abc'],
+  },
+  {
+    name: 'a short session cookie on POST',
+    head: [`POST ${LIST} HTTP/1.1`, HOST, 'Content-Length: 0', 'Cookie: sessionid=abc'],
+  },
+  {
+    name: 'a short session cookie, page not found',
+    head: [`GET ${LIST}?page=99 HTTP/1.1`, HOST, 'Cookie: sessionid=abc'],
+  },
+  {
+    name: 'a short session cookie, not acceptable',
+    head: [`GET ${LIST} HTTP/1.1`, HOST, 'Accept: application/xml', 'Cookie: sessionid=abc'],
+  },
+  { name: 'a short session cookie, Django 404', head: ['GET /nope HTTP/1.1', HOST, 'Cookie: sessionid=abc'] },
+  {
+    name: 'a short session cookie, the slash redirect',
+    head: [`GET ${LIST.slice(0, -1)}?page=2 HTTP/1.1`, HOST, 'Cookie: sessionid=abc'],
+  },
+  {
+    name: 'a short session cookie, a disallowed host',
+    head: [`GET ${LIST} HTTP/1.1`, 'Host: bad_host', 'Cookie: sessionid=abc'],
   },
   { name: 'HEAD, browsable API', head: [`HEAD ${LIST} HTTP/1.1`, HOST, 'Accept: text/html'] },
   {
