@@ -37,6 +37,8 @@ export const errorCodes = [
   // another instance's run already served this tick of SYNC_CRON (a refusal, not a failure)
   'TICK_SERVED',
   'DB_ERROR',
+  // a wait on the database passed its bound: a lock another session held, a server not answering
+  'DATABASE_TIMEOUT',
   'RUN_ABORTED',
   'NOT_FOUND',
   // a name given to find one coworker that more than one coworker has

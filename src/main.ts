@@ -98,7 +98,7 @@ export async function runServeCommand(config: Config): Promise<number> {
   let store: OpenedStore;
   let server: MirrorServer;
   try {
-    store = await openStore(config.database, { existing: true });
+    store = await openStore(config.database, { existing: true, purpose: 'server' });
   } catch (error) {
     signal.dispose();
     throw error;
@@ -218,7 +218,7 @@ async function startParts(
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
   const media = mediaOfStart(config, database);
-  const store = (parts.store = await openStore(database, { logger }));
+  const store = (parts.store = await openStore(database, { logger, purpose: 'server' }));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.

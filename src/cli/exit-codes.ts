@@ -11,6 +11,7 @@ export const EXIT = {
   aborted: 6,
   notFound: 7,
   database: 8,
+  databaseTimeout: 9,
 } as const;
 
 /** Exhaustive by type: a new error code does not compile until it has its exit code here. */
@@ -39,6 +40,7 @@ const EXIT_BY_CODE: Record<ErrorCode, number> = {
   SYNC_LOCKED: EXIT.locked,
   TICK_SERVED: EXIT.locked,
   DB_ERROR: EXIT.database,
+  DATABASE_TIMEOUT: EXIT.databaseTimeout,
   RUN_ABORTED: EXIT.aborted,
   NOT_FOUND: EXIT.notFound,
   NAME_AMBIGUOUS: EXIT.usage,

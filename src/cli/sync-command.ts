@@ -46,7 +46,7 @@ export async function runSyncCommand(
   const logger = syncLogger(config, options.upstreamLabel, options.logFormat);
   const bar = await progressBar();
   announceStore(config.database);
-  const store = await openStore(config.database).catch((thrown: unknown) => {
+  const store = await openStore(config.database, { purpose: 'sync' }).catch((thrown: unknown) => {
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
     // "the sync process crashed"; the terminal gets the CLI's usual one line.
     const { code, message, details } = thrown instanceof MirrorError ? thrown : toMirrorError(thrown);

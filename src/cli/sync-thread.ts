@@ -198,7 +198,7 @@ async function endDeadRun(
     import('../db/open-store.js'),
     import('../sync/run-lock.js'),
   ]);
-  const store = await openStore(database);
+  const store = await openStore(database, { purpose: 'sync' });
   try {
     await endRunWithoutData(store, runId, 'failed', error);
   } finally {

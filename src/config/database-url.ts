@@ -1,6 +1,7 @@
 import type { Parsed } from './text-values.js';
 import { parseWholeNumber } from './text-values.js';
 import { describeRefused } from './refused-value.js';
+import { parseDuration } from '../time/duration.js';
 
 // Where the mirror keeps its history: a SQLite file (the default) or a PostgreSQL database. One
 // setting of each kind (DATABASE_PATH, DATABASE_URL) and one flag (--db) that takes either.
@@ -191,7 +192,18 @@ export const databaseSettingParsers = {
   },
   /** DATABASE_POOL_MAX: connections one process opens to PostgreSQL at most. */
   poolMax: (text: string): Parsed<number> => parseWholeNumber(text, 1, 100),
+  /** A database deadline (DATABASE_PROBE_TIMEOUT, …): a duration PostgreSQL can hold as its milliseconds. */
+  timeout: (text: string): Parsed<number> => {
+    const ms = parseDuration(text);
+    if (ms === null) return { ok: false, problem: 'expected a duration like 500ms, 2s, 1m or milliseconds' };
+    if (ms < MIN_DEADLINE_MS) return { ok: false, problem: `expected at least ${MIN_DEADLINE_MS}ms` };
+    if (ms > MAX_DEADLINE_MS) return { ok: false, problem: 'expected at most 24h' };
+    return { ok: true, value: ms };
+  },
 };
+
+const MIN_DEADLINE_MS = 10;
+const MAX_DEADLINE_MS = 24 * 3_600_000;
 
 export const DEFAULT_POOL_MAX = 10;
 

@@ -59,7 +59,15 @@ export function loadStoreConfig(
   env: Readonly<Record<string, string | undefined>>,
   flags: FlagValues = {},
 ): StoreConfig {
-  const keys = ['database.path', 'database.url', 'database.poolMax'] as const;
+  const keys = [
+    'database.path',
+    'database.url',
+    'database.poolMax',
+    'database.probeTimeoutMs',
+    'database.readTimeoutMs',
+    'database.syncLockTimeoutMs',
+    'database.syncStatementTimeoutMs',
+  ] as const;
   const raw = rawSettings(env, flags, keys.map(settingOf));
   const issues: Issue[] = [];
   const parse = <T>(key: (typeof keys)[number], parser: (text: string) => Parsed<T>): T | null => {
@@ -73,13 +81,28 @@ export function loadStoreConfig(
   const path = parse('database.path', databaseSettingParsers.path);
   const url = parse('database.url', databaseSettingParsers.url);
   const poolMax = parse('database.poolMax', databaseSettingParsers.poolMax);
-  if (issues.length > 0 || path === null || poolMax === null) throw new ConfigError(issues);
+  const deadlines = {
+    probeTimeoutMs: parse('database.probeTimeoutMs', databaseSettingParsers.timeout),
+    readTimeoutMs: parse('database.readTimeoutMs', databaseSettingParsers.timeout),
+    syncLockTimeoutMs: parse('database.syncLockTimeoutMs', databaseSettingParsers.timeout),
+    syncStatementTimeoutMs: parse('database.syncStatementTimeoutMs', databaseSettingParsers.timeout),
+  };
+  if (issues.length > 0 || path === null || poolMax === null || !allGiven(deadlines)) {
+    throw new ConfigError(issues);
+  }
   const database = databaseOf(
-    { path, url, poolMax },
+    { path, url, poolMax, ...deadlines },
     issues,
     raw.names.get('database.path') === '--db',
     raw.explicit,
   );
   if (issues.length > 0) throw new ConfigError(issues);
   return { database, explicit: raw.explicit, unknownVariables: unknownVariablesIn(env) };
+}
+
+/** Every value present (each has a default, so only a refused one is null). */
+function allGiven<T extends Record<string, number | null>>(
+  values: T,
+): values is { [K in keyof T]: Exclude<T[K], null> } {
+  return Object.values(values).every((v) => v !== null);
 }

@@ -117,6 +117,34 @@ export const settings = {
       doc: 'Connections one process opens to PostgreSQL at most.',
       echo: 'plain',
     },
+    probeTimeoutMs: {
+      env: 'DATABASE_PROBE_TIMEOUT',
+      flag: null,
+      default: '2s',
+      doc: "Deadline of the database reads of `/readyz` and `/metrics`: past it `/readyz` answers 503 saying why and `/metrics` the last known figures with `coworker_mirror_database_up 0`. On SQLite the server also waits at most this long for another process's write lock.",
+      echo: 'plain',
+    },
+    readTimeoutMs: {
+      env: 'DATABASE_READ_TIMEOUT',
+      flag: null,
+      default: '10s',
+      doc: 'Longest one PostgreSQL statement of the server or of a read command may run, lock waits included; past it a page or API answer is 503 with Retry-After, a command exits 9.',
+      echo: 'plain',
+    },
+    syncLockTimeoutMs: {
+      env: 'DATABASE_SYNC_LOCK_TIMEOUT',
+      flag: null,
+      default: '1m',
+      doc: 'Longest a sync waits for a lock another session holds on PostgreSQL; past it the run fails `DATABASE_TIMEOUT` (exit 9) and frees the sync lock.',
+      echo: 'plain',
+    },
+    syncStatementTimeoutMs: {
+      env: 'DATABASE_SYNC_STATEMENT_TIMEOUT',
+      flag: null,
+      default: '10m',
+      doc: 'Longest one PostgreSQL statement of a sync may take, waiting on a server that stopped answering included; past it the run fails `DATABASE_TIMEOUT` (exit 9) and frees the sync lock.',
+      echo: 'plain',
+    },
   },
   sync: {
     concurrency: {

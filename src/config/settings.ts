@@ -5,6 +5,7 @@ import {
   cacheControl,
   databasePath,
   databasePoolMax,
+  databaseTimeout,
   databaseUrlText,
   duration,
   durationList,
@@ -51,6 +52,10 @@ export const settingSchemas = {
     path: databasePath,
     url: databaseUrlText.nullable(),
     poolMax: databasePoolMax,
+    probeTimeoutMs: databaseTimeout,
+    readTimeoutMs: databaseTimeout,
+    syncLockTimeoutMs: databaseTimeout,
+    syncStatementTimeoutMs: databaseTimeout,
   },
   sync: {
     concurrency: int(1, 64),

@@ -29,10 +29,12 @@ export const fromParser = <T>(parse: (text: string) => Parsed<T>) =>
 
 export const int = (min: number, max: number) => fromParser((text) => parseWholeNumber(text, min, max));
 
-/** DATABASE_PATH, DATABASE_URL (kept as its text) and DATABASE_POOL_MAX, as the settings table reads them. */
+/** DATABASE_PATH, DATABASE_URL (kept as its text), DATABASE_POOL_MAX and the deadlines, as the settings table reads them. */
 export const databasePath = fromParser(databaseSettingParsers.path);
 export const databaseUrlText = fromParser(databaseSettingParsers.url);
 export const databasePoolMax = fromParser(databaseSettingParsers.poolMax);
+/** DATABASE_PROBE_TIMEOUT, DATABASE_READ_TIMEOUT and the sync's bounds on PostgreSQL. */
+export const databaseTimeout = fromParser(databaseSettingParsers.timeout);
 
 /** DATABASE_URL parsed to its target. */
 export const databaseUrl = fromParser(parsePostgresUrl);

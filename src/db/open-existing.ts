@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MirrorError } from '../errors.js';
 import { schemaStanding } from './migrate.js';
-import { openDatabase, type MirrorDatabase } from './open.js';
+import { openDatabase, type MirrorDatabase, type OpenOptions } from './open.js';
 import { mayWrite, readOnlyOnDisk } from './sqlite/on-disk.js';
 
 /**
@@ -10,7 +10,10 @@ import { mayWrite, readOnlyOnDisk } from './sqlite/on-disk.js';
  * mistyped --db must not create an empty one that then answers "no runs yet"), and a read-only file
  * or folder is opened read-only instead of failing on the first write.
  */
-export function openExistingDatabase(file: string): MirrorDatabase {
+export function openExistingDatabase(
+  file: string,
+  options: Pick<OpenOptions, 'busyTimeoutMs'> = {},
+): MirrorDatabase {
   if (!existsSync(file)) {
     throw new MirrorError(
       'DB_NOT_FOUND',
@@ -18,11 +21,11 @@ export function openExistingDatabase(file: string): MirrorDatabase {
       { file },
     );
   }
-  if (!readOnlyOnDisk(file)) return openDatabase(file);
+  if (!readOnlyOnDisk(file)) return openDatabase(file, options);
   // A WAL database is read through its -shm file; where that is missing and the folder cannot be
   // written (a read-only mount), SQLite can only read the file as immutable.
   const immutable = !mayWrite(dirname(file)) && !existsSync(`${file}-shm`);
-  const store = openDatabase(file, { readonly: true, migrate: false, immutable });
+  const store = openDatabase(file, { ...options, readonly: true, migrate: false, immutable });
   if (schemaStanding(store.sqlite).pending > 0) {
     store.close();
     throw new MirrorError(

@@ -1,3 +1,4 @@
+import { deadlinesOf, type DatabaseDeadlines } from '../config/database-deadlines.js';
 import type { DatabaseTarget } from '../config/database-url.js';
 import { maskPassword } from '../config/database-url.js';
 import { MirrorError } from '../errors.js';
@@ -13,13 +14,24 @@ import type { Store } from './store.js';
 /** A store this process opened: its operations, and the close that ends its connections. */
 export type OpenedStore = Store & { close(): void | Promise<void> };
 
-/** The database settings a store is opened from (`config.database`). */
-export interface StoreChoice {
+/** The database settings a store is opened from (`config.database`); a deadline not given is its default. */
+export interface StoreChoice extends Partial<DatabaseDeadlines> {
   target: DatabaseTarget;
   poolMax: number;
 }
 
+/**
+ * What the process does with its store, and so how long its waits may be: a `server` answers
+ * health checks (on SQLite it then waits no longer than DATABASE_PROBE_TIMEOUT for another process's
+ * write lock, since better-sqlite3 waits on the event loop); a `sync` waits for locks and long
+ * statements as DATABASE_SYNC_LOCK_TIMEOUT and DATABASE_SYNC_STATEMENT_TIMEOUT allow; a `command`
+ * reads as a server does.
+ */
+export type StorePurpose = 'server' | 'sync' | 'command';
+
 export interface OpenStoreOptions {
+  /** `command` unless told. */
+  purpose?: StorePurpose;
   /**
    * A read command's open: a SQLite file must already exist (a mistyped --db creates nothing) and a
    * read-only one is opened read-only. PostgreSQL always exists where it is told to be.
@@ -38,8 +50,13 @@ export interface OpenStoreOptions {
  */
 export async function openStore(choice: StoreChoice, options: OpenStoreOptions = {}): Promise<OpenedStore> {
   const { target } = choice;
+  const purpose = options.purpose ?? 'command';
   if (target.kind === 'sqlite') {
-    return options.existing === true ? openExistingDatabase(target.path) : openDatabase(target.path);
+    const sqlite =
+      purpose === 'server' ? { busyTimeoutMs: deadlinesOf(choice).probeTimeoutMs } : ({} as const);
+    return options.existing === true
+      ? openExistingDatabase(target.path, sqlite)
+      : openDatabase(target.path, sqlite);
   }
   try {
     // The PostgreSQL driver and its ORM dialect load only for a PostgreSQL database: a SQLite
@@ -47,6 +64,8 @@ export async function openStore(choice: StoreChoice, options: OpenStoreOptions =
     const { openPgStore } = await import('./postgres/store.js');
     return await openPgStore(target, {
       poolMax: choice.poolMax,
+      purpose: purpose === 'sync' ? 'sync' : 'read',
+      deadlines: deadlinesOf(choice),
       ...(options.instanceId !== undefined ? { instanceId: options.instanceId } : {}),
       ...(options.logger !== undefined ? { logger: options.logger } : {}),
     });

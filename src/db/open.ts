@@ -41,7 +41,14 @@ export interface OpenOptions {
    * folder it cannot write, as on a read-only mount). Implies readonly.
    */
   immutable?: boolean;
+  /**
+   * How long a statement waits for another connection's lock (busy_timeout); 5 s unless told. The
+   * wait blocks the thread: a server's is kept within its health checks' deadline.
+   */
+  busyTimeoutMs?: number;
 }
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
 // `immutable` exists only as a URI parameter; better-sqlite3 reads this when it first loads SQLite
 // (on the first open), and an explicit SQLITE_USE_URI=0 still wins.
@@ -98,7 +105,7 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     // A sync's write transaction can take a moment on a large listing; readers and a second
     // writer wait for it instead of failing with SQLITE_BUSY. First of all: switching a new file
     // to WAL takes a lock too, which another process opening it at the same instant may hold.
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
     // WAL lets `serve` read while a sync commits in another process; NORMAL is durable at each
     // checkpoint and never corrupts on a crash, which is the promise here.
     const readonly = options.readonly === true || options.immutable === true;

@@ -1,13 +1,33 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { MirrorError } from '../errors.js';
+import { MirrorError, toMirrorError } from '../errors.js';
+import { sendUnavailablePage } from '../web/unavailable.js';
 
 /**
- * A page or API answer that needs the database while it is away (a restart, a failover): "try
- * again", as the list endpoint's `?as_of=` says, never a 500. The list itself keeps its snapshot.
+ * A page or API answer that needs the database while it is away (a restart, a failover) or does
+ * not answer within its deadline (a lock held, a stopped server): "try again", as the list
+ * endpoint's `?as_of=` says, never a 500. The list itself keeps its snapshot.
  */
 const DATABASE_AWAY = "The mirror's database is unavailable right now; try again shortly.";
-const RETRY_AFTER_S = '5';
+const RETRY_AFTER_S = 5;
+const AWAY_CODES: ReadonlySet<string> = new Set(['DB_ERROR', 'DATABASE_TIMEOUT']);
+
+function isSqliteError(error: Error): boolean {
+  return error.name === 'SqliteError';
+}
+
+/** A browser asking for a page (text/html named, not refused with q=0), never an API client. */
+function wantsPage(url: string, accept: string | undefined): boolean {
+  if (url.startsWith('/api/') || accept === undefined) return false;
+  return accept.split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((p) => p.startsWith('q='));
+    return (
+      (type === 'text/html' || type === 'application/xhtml+xml') &&
+      (q === undefined || Number(q.slice(2)) > 0)
+    );
+  });
+}
 
 /**
  * Fastify's side answers a failure itself and says so in the log: a client error (bad JSON, a
@@ -19,9 +39,16 @@ export function registerErrorHandlers(
   notFound?: (req: IncomingMessage, res: ServerResponse) => void,
 ): void {
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-    if (error instanceof MirrorError && error.code === 'DB_ERROR') {
-      request.log.warn({ err: error, url: request.url }, 'request needed the database, which is away');
-      return reply.code(503).header('Retry-After', RETRY_AFTER_S).send({ detail: DATABASE_AWAY });
+    // SQLite's errors reach here as they were thrown: a busy or failing file is the database away too.
+    const known = error instanceof MirrorError || isSqliteError(error) ? toMirrorError(error) : null;
+    if (known !== null && AWAY_CODES.has(known.code)) {
+      // Expected while the database is away: what and why, without a stack per request.
+      request.log.warn(
+        { url: request.url, code: known.code, reason: known.message },
+        'request needed the database, which did not answer',
+      );
+      if (wantsPage(request.url, request.headers.accept)) return sendUnavailablePage(reply, RETRY_AFTER_S);
+      return reply.code(503).header('Retry-After', String(RETRY_AFTER_S)).send({ detail: DATABASE_AWAY });
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) {

@@ -1,11 +1,15 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Store } from '../db/store.js';
+import type { ScrapeRead } from './last-known.js';
 
 /**
  * Media figures read from the database at scrape time (syncs may run in another process): totals
  * over every run, the latest media run's own counts, and what the store holds.
  */
-export function registerMediaMetrics(registry: Registry, store: Pick<Store, 'mediaFigures'>): void {
+export function registerMediaMetrics(
+  registry: Registry,
+  store: { mediaFigures: ScrapeRead<Awaited<ReturnType<Store['mediaFigures']>>> },
+): void {
   const outcomes = ['fetched', 'revalidated', 'failed'] as const;
   new Gauge({
     name: 'coworker_mirror_media_items',
@@ -13,7 +17,9 @@ export function registerMediaMetrics(registry: Registry, store: Pick<Store, 'med
     labelNames: ['outcome', 'scope'],
     registers: [registry],
     async collect() {
-      const { total: sum, lastRun: last } = await store.mediaFigures();
+      const figures = await store.mediaFigures();
+      if (figures === null) return;
+      const { total: sum, lastRun: last } = figures.value;
       for (const outcome of outcomes) {
         this.set({ outcome, scope: 'total' }, sum[outcome]);
         this.set({ outcome, scope: 'last_run' }, last[outcome]);
@@ -26,7 +32,9 @@ export function registerMediaMetrics(registry: Registry, store: Pick<Store, 'med
     labelNames: ['scope'],
     registers: [registry],
     async collect() {
-      const { total, lastRun } = await store.mediaFigures();
+      const figures = await store.mediaFigures();
+      if (figures === null) return;
+      const { total, lastRun } = figures.value;
       this.set({ scope: 'total' }, total.bytes);
       this.set({ scope: 'last_run' }, lastRun.bytes);
     },
@@ -37,7 +45,8 @@ export function registerMediaMetrics(registry: Registry, store: Pick<Store, 'med
     labelNames: ['unit'],
     registers: [registry],
     async collect() {
-      const row = (await store.mediaFigures()).stored;
+      const row = (await store.mediaFigures())?.value.stored;
+      if (row === undefined) return;
       this.set({ unit: 'files' }, row.files);
       this.set({ unit: 'bytes' }, row.bytes);
     },

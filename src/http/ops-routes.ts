@@ -1,6 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { maskPassword } from '../config/database-url.js';
+import { settings } from '../config/setting-table.js';
+import { withinDeadline } from '../time/deadline.js';
+import { describeDuration } from '../time/duration.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import type { Metrics } from './metrics.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
@@ -8,19 +11,29 @@ import type { SnapshotHolder } from './snapshot-holder.js';
 /**
  * What keeps the mirror from being ready, or null. A store that cannot answer at all (PostgreSQL
  * restarting, failing over) is such a reason, with what it said (its password masked), never an
- * error: the list endpoint keeps serving the snapshot held.
+ * error: the list endpoint keeps serving the snapshot held. So is one that does not answer within
+ * DATABASE_PROBE_TIMEOUT (a lock held on its tables, a stopped server): a probe that hangs is no answer.
  */
 async function problemOf(
   snapshots: SnapshotHolder,
   mediaProblem: (() => Promise<string | null>) | undefined,
+  probeTimeoutMs: number,
 ): Promise<string | null> {
+  const looked = async () => (await snapshots.databaseProblem()) ?? (await mediaProblem?.()) ?? null;
   try {
-    return (await snapshots.databaseProblem()) ?? (await mediaProblem?.()) ?? null;
+    const found = await withinDeadline(looked(), probeTimeoutMs);
+    if (found.settled) return found.value;
+    return (
+      `database not answering: no answer within ${describeDuration(probeTimeoutMs)} (${PROBE_SETTING}): ` +
+      'a lock held on its tables, or a server stopped or overloaded'
+    );
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return `database unreachable: ${maskPassword(message)}`;
   }
 }
+
+const PROBE_SETTING = settings.database.probeTimeoutMs.env;
 
 /**
  * /healthz (the process answers), /readyz (a fresh enough snapshot is served), both public; /metrics,
@@ -32,6 +45,8 @@ export function registerOpsRoutes(
     snapshots: SnapshotHolder;
     metrics: Metrics;
     staleAfterMs: number;
+    /** DATABASE_PROBE_TIMEOUT: past it /readyz answers 503 saying the database does not answer. */
+    probeTimeoutMs: number;
     metricsToken?: string | null;
     /** What keeps mirrored media from being served (the folder gone, files unreadable), when media is served. */
     mediaProblem?: () => Promise<string | null>;
@@ -44,7 +59,7 @@ export function registerOpsRoutes(
   app.get('/healthz', exposed, () => ({ status: 'ok' }));
 
   app.get('/readyz', exposed, async (_request, reply) => {
-    const database = await problemOf(deps.snapshots, deps.mediaProblem);
+    const database = await problemOf(deps.snapshots, deps.mediaProblem, deps.probeTimeoutMs);
     if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;
     if (!info) return reply.code(503).send({ status: 'unready', reason: 'no sync has succeeded yet' });

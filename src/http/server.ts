@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ConfigError } from '../errors.js';
+import { defaultDeadlines, type DatabaseDeadlines } from '../config/database-deadlines.js';
 import type { MediaConfig, ServerConfig } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
@@ -39,6 +40,8 @@ export interface ServerDeps {
     media?: Pick<MediaConfig, 'dir' | 'rewrite'> & Partial<Pick<MediaConfig, 'ownDir' | 'legacyDir'>>;
     notify?: { urls: readonly NotifyTarget[] | null };
     webhooks?: { urls: readonly string[] };
+    /** DATABASE_PROBE_TIMEOUT: the deadline of /readyz's and /metrics' database reads (its default unless given). */
+    database?: Pick<DatabaseDeadlines, 'probeTimeoutMs'>;
   };
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
@@ -92,6 +95,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       snapshots,
       metrics,
       staleAfterMs: deps.config.server.staleAfterMs,
+      probeTimeoutMs: probeTimeoutOf(deps),
       metricsToken: deps.config.server.metricsToken,
       ...(servedMedia ? { mediaProblem: () => servedMedia.currentProblem() } : {}),
     }),
@@ -107,6 +111,7 @@ const ROUTES: readonly RouteRegistrar[] = [
       ...deps.config.server,
       ...links,
       registry: metrics.registry,
+      probeTimeoutMs: probeTimeoutOf(deps),
       ...(deps.config.webhooks ? { webhookUrls: deps.config.webhooks.urls } : {}),
     }),
   (app, { deps, snapshots, servedMedia, links }) =>
@@ -133,6 +138,10 @@ const ROUTES: readonly RouteRegistrar[] = [
           : undefined),
     }),
 ];
+
+function probeTimeoutOf(deps: ServerDeps): number {
+  return deps.config.database?.probeTimeoutMs ?? defaultDeadlines().probeTimeoutMs;
+}
 
 /** The listening address, read once it exists: `server.address()` is a system call per request. */
 function boundAddressOf(server: () => Server | undefined): () => { name: string; port: string } | null {
@@ -209,7 +218,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const options = deps.config.server;
   const snapshots = new SnapshotHolder(deps.store, logger, options.asOfCacheBytes);
   await snapshots.refresh();
-  const metrics = createMetrics(deps.store, snapshots);
+  const metrics = createMetrics(deps.store, snapshots, probeTimeoutOf(deps));
   // Set by Fastify's server factory, which runs while the app is built.
   const built: Listeners = { server: undefined, internal: null };
   const drf = createDrfHandler({

@@ -5,3 +5,11 @@ export function parseDuration(text: string): number | null {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] ?? 'ms'] ?? 1;
   return Math.round(Number(match[1]) * unit);
 }
+
+/** A deadline as a message says it: `500 ms`, `2 s`, `1.5 s`, `90 s`, `10 min`. */
+export function describeDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${Number((ms / 1000).toFixed(1))} s`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Math.round(ms / 1000)} s`;
+}

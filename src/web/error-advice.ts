@@ -30,6 +30,8 @@ const errorAdvice: Partial<Record<ErrorCode, string>> = {
     'The upstream suddenly listed far fewer people. The mirror keeps serving what it holds; if the drop is real, the next run confirms it, otherwise check the site.',
   SYNC_LOCKED: 'Another sync was running. Nothing to do: the next run goes ahead.',
   DB_ERROR: 'The database failed. Check free disk space and file permissions.',
+  DATABASE_TIMEOUT:
+    'The database did not answer in time: another session held a lock the run needed, or the server was stopped or overloaded. The message names the setting; the next run tries again.',
   RUN_ABORTED: 'The run was stopped (shutdown or crash). The next run starts afresh.',
   NOT_FOUND: 'Something the run needed was missing.',
   SNAPSHOT_INVALID: 'A stored snapshot could not be read back. Report it with the run number.',

@@ -22,7 +22,8 @@ export async function startWebhookDelivery(deps: {
 }): Promise<WebhookService | null> {
   const settings = deps.config.webhooks;
   if (settings.urls.length === 0) return null;
-  const store = await openStore(deps.config.database);
+  // In the server's process: its waits for SQLite's write lock hold every answer, as the server's own do.
+  const store = await openStore(deps.config.database, { purpose: 'server' });
   const latency = deps.registry ? attemptLatency(deps.registry) : null;
   const worker = new DeliveryWorker({
     store,

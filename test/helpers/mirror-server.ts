@@ -15,6 +15,8 @@ export const defaultServerConfig: ServerConfig = testConfig().server;
  */
 export type MirrorOptions = Partial<ServerConfig> & {
   media?: ServerDeps['config']['media'];
+  /** DATABASE_PROBE_TIMEOUT of /readyz and /metrics (its default unless given). */
+  probeTimeoutMs?: number;
   defer?: Defer;
 };
 
@@ -24,11 +26,15 @@ export async function startMirror(
   options: MirrorOptions = {},
   syncTrigger?: SyncTrigger,
 ): Promise<MirrorServer & { url: string; port: number }> {
-  const { media, defer = untilTestEnds, ...server } = options;
+  const { media, defer = untilTestEnds, probeTimeoutMs, ...server } = options;
   const mirror = await buildServer({
     store,
     logger: silentLogger(),
-    config: { server: { ...defaultServerConfig, ...server }, ...(media ? { media } : {}) },
+    config: {
+      server: { ...defaultServerConfig, ...server },
+      ...(media ? { media } : {}),
+      ...(probeTimeoutMs === undefined ? {} : { database: { probeTimeoutMs } }),
+    },
     ...(syncTrigger ? { syncTrigger } : {}),
   });
   const url = await mirror.listen(0, '127.0.0.1');

@@ -98,6 +98,12 @@ export interface PostgresServer {
   createDatabase(prefix?: string): Promise<string>;
   /** A pool on `database` over the unix socket (trust), for assertions and set-up. */
   admin(database?: string): pg.Pool;
+  /**
+   * SIGSTOPs the whole server: the postmaster first (no new session starts), then every process it
+   * runs (open sessions stop answering). Returns the SIGCONT, to call in a `finally`; `stop()`
+   * resumes a server left frozen.
+   */
+  freeze(): () => void;
   stop(): Promise<void>;
 }
 
@@ -164,6 +170,55 @@ function postmasterPid(data: string): number | null {
   }
 }
 
+/** The processes whose parent is `pid`, read from /proc. */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name is in parentheses and may hold spaces: the parent pid follows the last ')'.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+/**
+ * SIGSTOP of the postmaster, then of its processes; the returned SIGCONT resumes them in reverse,
+ * then `wrapper` (runuser, as root): it stops itself when the postmaster does, and a stopped
+ * runuser never reaps the postmaster at shutdown.
+ */
+function freezeServer(data: string, wrapper: number | undefined): () => void {
+  const pid = postmasterPid(data);
+  if (pid === null || pid <= 0) throw new Error('freeze(): no postmaster.pid');
+  process.kill(pid, 'SIGSTOP');
+  const stopped = [pid];
+  for (const child of childrenOf(pid)) {
+    try {
+      process.kill(child, 'SIGSTOP');
+      stopped.push(child);
+    } catch {
+      // It ended between the listing and the signal.
+    }
+  }
+  let thawed = false;
+  return () => {
+    if (thawed) return;
+    thawed = true;
+    for (const p of [...stopped.reverse(), ...(wrapper === undefined ? [] : [wrapper])]) {
+      try {
+        process.kill(p, 'SIGCONT');
+      } catch {
+        // Gone already.
+      }
+    }
+  };
+}
+
 async function stopPostmaster(child: ChildProcess, data: string): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -200,6 +255,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     const data = initdb(binaries.dir, dir, password);
     const { child, port } = await startOn(binaries.dir, dir, data);
     let adminPool: pg.Pool | undefined;
+    const frozen = new Set<() => void>();
     const server: PostgresServer = {
       host: '127.0.0.1',
       port,
@@ -221,7 +277,17 @@ export async function startPostgres(): Promise<PostgresServer> {
         await adminPool.query(`create database ${name}`);
         return name;
       },
+      freeze: () => {
+        const thaw = freezeServer(data, child.pid);
+        const once = () => {
+          frozen.delete(once);
+          thaw();
+        };
+        frozen.add(once);
+        return once;
+      },
       stop: async () => {
+        for (const thaw of [...frozen]) thaw();
         await Promise.all(pools.splice(0).map((pool) => pool.end()));
         await stopPostmaster(child, data);
         rmSync(dir, { recursive: true, force: true });
@@ -341,7 +407,10 @@ export function storeMaker(kind: StoreKind): (defer?: Defer) => Promise<Store & 
 const madeUrls = new WeakMap<Store, string>();
 
 /** A PostgreSQL store on `url` (not closed for you) whose rows `storeRows` and `databaseEnv` reach. */
-export async function openPgStoreAt(url: string, options: { instanceId?: string } = {}): Promise<PgStore> {
+export async function openPgStoreAt(
+  url: string,
+  options: Pick<Parameters<typeof openPgStore>[1], 'instanceId' | 'purpose' | 'deadlines'> = {},
+): Promise<PgStore> {
   const store = await openPgStore(pgTarget(url), { poolMax: 4, ...options });
   madeUrls.set(store, url);
   return store;

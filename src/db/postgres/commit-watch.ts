@@ -70,7 +70,7 @@ export function watchPostgresCommits(
 
   const listen = () => {
     timer = null;
-    const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId);
+    const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId, null);
     const own: Listener = {
       gone: false,
       client: new pg.Client({

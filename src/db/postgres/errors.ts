@@ -1,5 +1,8 @@
 import type { PostgresTarget } from '../../config/database-url.js';
+import { DrizzleQueryError } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
+import { describeDuration } from '../../time/duration.js';
+import type { SessionBounds } from './session-bounds.js';
 
 /** Where the mirror was told to connect, as it may be shown: everything but the password. */
 export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
@@ -16,6 +19,14 @@ function errorCode(cause: unknown): string | undefined {
   const { code, errors } = cause as ErrorLike;
   if (typeof code === 'string') return code;
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
+}
+
+/**
+ * The driver's own error: drizzle wraps a failed query's (its SQLSTATE, a lost socket) in one of its
+ * own that says only "Failed query", which would pass every failure of a drizzle read for a bug.
+ */
+function driverError(cause: unknown): unknown {
+  return cause instanceof DrizzleQueryError && cause.cause !== undefined ? cause.cause : cause;
 }
 
 function messageOf(cause: unknown): string {
@@ -77,11 +88,12 @@ function advice(code: string | undefined, message: string, at: PostgresPlace): s
  * check. The message names the masked URL, never the password; the pg error stays as `cause`.
  */
 export function connectionError(
-  cause: unknown,
+  thrown: unknown,
   at: PostgresPlace,
   failed = `cannot connect to PostgreSQL at ${at.label}`,
 ): MirrorError {
-  if (cause instanceof MirrorError) return cause;
+  if (thrown instanceof MirrorError) return thrown;
+  const cause = driverError(thrown);
   const code = errorCode(cause);
   const message = messageOf(cause);
   const hint = advice(code, message, at);
@@ -109,14 +121,99 @@ const SOCKET_CODES = new Set([
 const CONNECTION_MESSAGE =
   /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused/i;
 
+/** Which bound a wait passed, by what PostgreSQL or pg said. */
+type PassedBound = 'lock' | 'statement' | 'idle' | 'answer' | 'connection';
+
+function passedBound(code: string | undefined, message: string): PassedBound | null {
+  if (code === '55P03') return 'lock';
+  // 57014 is also a cancel asked for by hand (pg_cancel_backend): that is no timeout.
+  if (code === '57014' && /statement timeout/i.test(message)) return 'statement';
+  if (code === '25P03') return 'idle';
+  if (/^Query read timeout$/.test(message)) return 'answer';
+  if (/^timeout exceeded when trying to connect$/.test(message)) return 'connection';
+  return null;
+}
+
+/** What a person does about each bound passed: who holds the lock, or whether the server runs. */
+function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: PostgresPlace): string {
+  const where = `PostgreSQL at ${at.label}`;
+  const { who } = bounds;
+  const holder =
+    'pg_locks and pg_stat_activity name the session holding it, pg_terminate_backend(pid) ends it';
+  // A health check's deadline is the load balancer's business, not a thing to raise for the database.
+  const raise = (setting: string) => (bounds.purpose === 'probe' ? '' : `; or raise ${setting}`);
+  const isItUp = `check that the server runs and is neither stopped nor overloaded (pg_isready -h ${at.host} -p ${at.port})`;
+  switch (bound) {
+    case 'lock':
+      return (
+        `${who} waited more than ${describeDuration(bounds.lockTimeoutMs)} (${bounds.lockSetting}) for a lock ` +
+        `another session holds on ${where}: ${holder}${raise(bounds.lockSetting)}`
+      );
+    case 'statement':
+      return (
+        `a statement of ${who} ran past ${describeDuration(bounds.statementTimeoutMs)} ` +
+        `(${bounds.statementSetting}) on ${where}, which cancelled it: another session may hold a lock it ` +
+        `needs (${holder}), or the server is overloaded${raise(bounds.statementSetting)}`
+      );
+    case 'idle':
+      return (
+        `a session of ${who} sat inside a transaction for more than ${describeDuration(bounds.statementTimeoutMs)} ` +
+        `(${bounds.statementSetting}) and ${where} ended it: this process stalled; run again`
+      );
+    case 'answer':
+      return (
+        `${where} did not answer ${who} within ${describeDuration(bounds.answerTimeoutMs)} ` +
+        `(${bounds.statementSetting}): ${isItUp}`
+      );
+    case 'connection':
+      return (
+        `${who} got no connection to ${where} within ${describeDuration(bounds.connectTimeoutMs ?? at.connectTimeoutMs)}: ` +
+        `every one of the DATABASE_POOL_MAX connections is busy, or the server does not answer; ${isItUp}`
+      );
+  }
+}
+
 /**
- * A failure of a store operation, as callers branch on it: a lost or refused connection is a
- * DB_ERROR saying what to check (as at open); another PostgreSQL error is a DB_ERROR naming its
- * SQLSTATE; anything else (a MirrorError, a bug) is handed on as it is. Messages name the masked
- * URL, never the password.
+ * A wait on PostgreSQL that passed its bound, as DATABASE_TIMEOUT (exit 9) with a sentence saying
+ * which bound, what held it and what to do; null when `cause` is no such wait.
  */
-export function operationError(cause: unknown, at: PostgresPlace): unknown {
-  if (cause instanceof MirrorError) return cause;
+export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): MirrorError | null {
+  if (thrown instanceof MirrorError) return thrown.code === 'DATABASE_TIMEOUT' ? thrown : null;
+  const cause = driverError(thrown);
+  const bound = passedBound(errorCode(cause), messageOf(cause));
+  if (bound === null) return null;
+  const timeoutMs =
+    bound === 'lock'
+      ? bounds.lockTimeoutMs
+      : bound === 'answer'
+        ? bounds.answerTimeoutMs
+        : bound === 'connection'
+          ? (bounds.connectTimeoutMs ?? at.connectTimeoutMs)
+          : bounds.statementTimeoutMs;
+  return new MirrorError(
+    'DATABASE_TIMEOUT',
+    timeoutSentence(bound, bounds, at),
+    {
+      database: at.label,
+      waited: bound,
+      timeoutMs,
+      setting: bound === 'lock' ? bounds.lockSetting : bounds.statementSetting,
+    },
+    { cause },
+  );
+}
+
+/**
+ * A failure of a store operation, as callers branch on it: a wait past its bound is a
+ * DATABASE_TIMEOUT saying which and what to do; a lost or refused connection is a DB_ERROR saying
+ * what to check (as at open); another PostgreSQL error is a DB_ERROR naming its SQLSTATE; anything
+ * else (a MirrorError, a bug) is handed on as it is. Messages name the masked URL, never the password.
+ */
+export function operationError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): unknown {
+  if (thrown instanceof MirrorError) return thrown;
+  const cause = driverError(thrown);
+  const timeout = timeoutError(cause, at, bounds);
+  if (timeout !== null) return timeout;
   const code = errorCode(cause);
   const message = messageOf(cause);
   const sqlState = code !== undefined && /^[0-9A-Z]{5}$/.test(code);
@@ -125,7 +222,7 @@ export function operationError(cause: unknown, at: PostgresPlace): unknown {
     (code !== undefined && SOCKET_CODES.has(code)) ||
     CONNECTION_MESSAGE.test(message);
   if (lost) return connectionError(cause, at, `lost PostgreSQL at ${at.label}`);
-  if (!sqlState) return cause;
+  if (!sqlState) return thrown;
   return new MirrorError(
     'DB_ERROR',
     `database error (${code}) on ${at.label}: ${message}`,

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { defaultDeadlines, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import { DEFAULT_POOL_MAX, type PostgresTarget } from '../../config/database-url.js';
 import type { Logger } from '../../logger.js';
 import { connectionError } from './errors.js';
 import { migratePostgres, refuseNewerPostgres } from './migrate.js';
+import { endClient, sessionBounds, sessionSettings, type SessionBounds } from './session-bounds.js';
 import * as schema from './schema.js';
 
 export type PostgresDb = NodePgDatabase<typeof schema>;
@@ -14,6 +16,10 @@ export interface PostgresOpenOptions {
   target: PostgresTarget;
   /** DATABASE_POOL_MAX: connections this process opens at most (the run lock's own is not one of them). */
   poolMax?: number;
+  /** What the pool's sessions are for, and so their bounds (a read's unless told). */
+  purpose?: 'read' | 'sync';
+  /** DATABASE_PROBE_TIMEOUT and the others; the settings' defaults unless told. */
+  deadlines?: DatabaseDeadlines;
   /** Names this process in pg_stat_activity (application_name): who holds a lock is read from there. */
   instanceId?: string;
   /** Apply pending migrations (default true); false only checks the database is not newer. */
@@ -27,10 +33,22 @@ export interface PostgresDatabase {
   /** The database as it may be shown: the URL with its password masked. */
   readonly label: string;
   readonly instanceId: string;
+  /** The bounds of the pool's sessions, and of the connections a run opens of its own. */
+  readonly bounds: SessionBounds;
+  /**
+   * The health checks' own small pool, opened at the first check, with their short bounds: a check
+   * neither waits behind reads for a connection nor longer than DATABASE_PROBE_TIMEOUT for an answer.
+   */
+  probePool(): pg.Pool;
+  /** The bounds of the health checks' sessions. */
+  readonly probeBounds: SessionBounds;
   /** Pending migrations applied by this open (0 when another instance had applied them). */
   readonly migrationsApplied: number;
   close(): Promise<void>;
 }
+
+/** Health checks at once: /readyz and a scrape of /metrics. */
+const PROBE_POOL_MAX = 2;
 
 /** This process, as other instances see it: host, pid and a random part (a restarted container reuses pids). */
 export function newInstanceId(): string {
@@ -45,16 +63,44 @@ export function applicationName(instanceId: string): string {
     .replace(/\uFFFD$/, '');
 }
 
-/** The pool's settings for pg: the connection string (password included) and the bounds. */
-export function poolConfig(target: PostgresTarget, max: number, instanceId: string): pg.PoolConfig {
+/**
+ * The pool's settings for pg: the connection string (password included), its size and the bounds
+ * of its sessions. A connection is waited for no longer than the URL's connect_timeout, nor than
+ * the bounds allow (a health check's pool waits no longer than its deadline).
+ */
+export function poolConfig(
+  target: PostgresTarget,
+  max: number,
+  instanceId: string,
+  bounds: SessionBounds | null,
+): pg.PoolConfig {
   return {
-    connectionString: target.connectionString,
+    ...clientConfig(target, instanceId, bounds),
     max,
-    connectionTimeoutMillis: target.connectTimeoutMs,
-    application_name: applicationName(instanceId),
     // A connection the pool keeps idle is closed after this; the next query opens another.
     idleTimeoutMillis: 30_000,
   };
+}
+
+/** One connection's settings: the connection string (password included), its name and its bounds. */
+export function clientConfig(
+  target: PostgresTarget,
+  instanceId: string,
+  bounds: SessionBounds | null,
+): pg.ClientConfig {
+  return {
+    connectionString: target.connectionString,
+    connectionTimeoutMillis: connectWithin(target, bounds),
+    application_name: applicationName(instanceId),
+    ...(bounds === null ? {} : sessionSettings(bounds)),
+  };
+}
+
+/** The URL's connect_timeout (0: none), shortened to what the bounds allow. */
+function connectWithin(target: PostgresTarget, bounds: SessionBounds | null): number {
+  const bound = bounds?.connectTimeoutMs ?? null;
+  if (bound === null) return target.connectTimeoutMs;
+  return target.connectTimeoutMs === 0 ? bound : Math.min(target.connectTimeoutMs, bound);
 }
 
 /**
@@ -65,43 +111,101 @@ export function poolConfig(target: PostgresTarget, max: number, instanceId: stri
 export async function openPostgres(options: PostgresOpenOptions): Promise<PostgresDatabase> {
   const { target, logger } = options;
   const instanceId = options.instanceId ?? newInstanceId();
-  const pool = new pg.Pool(poolConfig(target, options.poolMax ?? DEFAULT_POOL_MAX, instanceId));
-  // An idle connection the server drops (restart, idle timeout) is an event, not a crash: the pool
-  // discards it and the next query connects again.
-  pool.on('error', (err) => {
-    logger.warn(
-      { err: connectionError(err, target), database: target.label },
-      'postgres idle connection lost',
-    );
-  });
+  const deadlines = options.deadlines ?? defaultDeadlines();
+  const bounds = sessionBounds(options.purpose ?? 'read', deadlines);
+  const open = (max: number, of: SessionBounds) => {
+    const opened = new pg.Pool(poolConfig(target, max, instanceId, of));
+    // An idle connection the server drops (restart, idle timeout) is an event, not a crash: the pool
+    // discards it and the next query connects again.
+    opened.on('error', (err) => {
+      logger.warn(
+        { err: connectionError(err, target), database: target.label },
+        'postgres idle connection lost',
+      );
+    });
+    return { pool: opened, clients: trackClients(opened) };
+  };
+  const main = open(options.poolMax ?? DEFAULT_POOL_MAX, bounds);
   let migrationsApplied = 0;
   try {
-    const client = await pool.connect().catch((cause: unknown) => {
-      throw connectionError(cause, target);
-    });
-    try {
-      if (options.migrate ?? true) {
-        migrationsApplied = (await migratePostgres(client, target.label)).applied;
-      } else {
-        await refuseNewerPostgres(client, target.label);
-      }
-      client.release();
-    } catch (cause) {
-      // A client that failed mid-way may hold a half-done session: it is closed, not reused.
-      client.release(true);
-      throw connectionError(cause, target);
-    }
+    migrationsApplied = await prepareSchema(options, instanceId);
   } catch (cause) {
-    await pool.end();
+    await main.pool.end();
     throw cause;
   }
   if (migrationsApplied > 0) logger.info({ database: target.label, migrationsApplied }, 'postgres migrated');
+  const probeBounds = sessionBounds('probe', deadlines);
+  let probe: ReturnType<typeof open> | null = null;
+  let closed = false;
   return {
-    db: drizzle({ client: pool, schema }),
-    pool,
+    db: drizzle({ client: main.pool, schema }),
+    pool: main.pool,
     label: target.label,
     instanceId,
+    bounds,
+    probeBounds,
+    probePool: () => {
+      if (closed) throw new Error(`the store on ${target.label} is closed`);
+      return (probe ??= open(PROBE_POOL_MAX, probeBounds)).pool;
+    },
     migrationsApplied,
-    close: () => pool.end(),
+    close: async () => {
+      closed = true;
+      await Promise.all([main, ...(probe ? [probe] : [])].map((p) => closePool(p.pool, p.clients)));
+    },
   };
+}
+
+/**
+ * Migrates (or checks the schema) on a connection of its own, outside the pool and its bounds: it
+ * waits for another instance's migration (a bound of its own, MIGRATION_WAIT_MS), and a data
+ * migration may rightly take longer than any read.
+ */
+async function prepareSchema(options: PostgresOpenOptions, instanceId: string): Promise<number> {
+  const { target } = options;
+  const client = new pg.Client(clientConfig(target, instanceId, null));
+  // A session that fails mid-way rejects the query in flight; unheard, the event would end the process.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (cause) {
+    await endClient(client);
+    throw connectionError(cause, target);
+  }
+  try {
+    if (options.migrate ?? true) return (await migratePostgres(client, target.label)).applied;
+    await refuseNewerPostgres(client, target.label);
+    return 0;
+  } catch (cause) {
+    throw connectionError(cause, target);
+  } finally {
+    await endClient(client);
+  }
+}
+
+/** The pool's connections as they open and close, so a close can drop those a stopped server keeps. */
+function trackClients(pool: pg.Pool): Set<pg.Client> {
+  const clients = new Set<pg.Client>();
+  pool.on('connect', (client) => clients.add(client as pg.Client));
+  pool.on('remove', (client) => clients.delete(client as pg.Client));
+  return clients;
+}
+
+/** How long a close waits for the server to see each connection off. */
+const CLOSE_WITHIN_MS = 2000;
+
+/**
+ * Ends the pool. A server that does not answer (stopped) never sees a connection off: past a short
+ * wait their sockets are dropped, so a command ends instead of waiting for the server to come back.
+ */
+async function closePool(pool: pg.Pool, clients: Set<pg.Client>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WITHIN_MS)));
+  try {
+    if ((await Promise.race([pool.end(), late])) === 'late') {
+      for (const client of clients) client.connection.stream.destroy();
+    }
+  } finally {
+    clearTimeout(timer);
+  }
 }

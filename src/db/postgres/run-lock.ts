@@ -1,9 +1,11 @@
 import pg from 'pg';
+import { defaultDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { MirrorError } from '../../errors.js';
 import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
-import { connectionError } from './errors.js';
-import { applicationName, poolConfig } from './open.js';
+import { connectionError, timeoutError } from './errors.js';
+import { clientConfig } from './open.js';
+import { endClient, sessionBounds, type SessionBounds } from './session-bounds.js';
 
 // The sync lock across instances sharing one PostgreSQL database. SQLite's lock is a `running` row
 // whose holder's pid and heartbeat tell whether it is alive (src/sync/run-lock.ts); here the server
@@ -73,12 +75,13 @@ function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
  * A connection outside the pool, for a session a run holds from start to end (its lock, its stage).
  * An error event on it is the caller's to handle; a query in flight rejects with it anyway.
  */
-export async function connectOwnClient(target: PostgresTarget, instanceId: string): Promise<pg.Client> {
-  const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId);
+export async function connectOwnClient(
+  target: PostgresTarget,
+  instanceId: string,
+  bounds: SessionBounds,
+): Promise<pg.Client> {
   const client = new pg.Client({
-    connectionString,
-    connectionTimeoutMillis,
-    application_name: applicationName(instanceId),
+    ...clientConfig(target, instanceId, bounds),
     // A holder on a dead link learns it within about a minute rather than the OS's two hours.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -95,8 +98,12 @@ export async function connectOwnClient(target: PostgresTarget, instanceId: strin
  * Takes the run lock without waiting, or throws SYNC_LOCKED naming the instance that holds it.
  * The lock lives on a connection of its own, outside the pool, for as long as the run.
  */
-export async function takeRunLock(target: PostgresTarget, instanceId: string): Promise<HeldRunLock> {
-  const client = await connectOwnClient(target, instanceId);
+export async function takeRunLock(
+  target: PostgresTarget,
+  instanceId: string,
+  bounds: SessionBounds = sessionBounds('sync', defaultDeadlines()),
+): Promise<HeldRunLock> {
+  const client = await connectOwnClient(target, instanceId, bounds);
   const lost = new AbortController();
   let released = false;
   const onLost = (cause?: unknown) => {
@@ -115,8 +122,10 @@ export async function takeRunLock(target: PostgresTarget, instanceId: string): P
     if (rows[0]?.taken !== true) throw lockedError(await runLockHolder(client), target.label);
   } catch (cause) {
     released = true;
-    await client.end().catch(() => undefined);
-    throw cause instanceof MirrorError ? cause : connectionError(cause, target);
+    await endClient(client);
+    throw cause instanceof MirrorError
+      ? cause
+      : (timeoutError(cause, target, bounds) ?? connectionError(cause, target));
   }
   return {
     lost: lost.signal,
@@ -124,7 +133,8 @@ export async function takeRunLock(target: PostgresTarget, instanceId: string): P
       if (released) return;
       released = true;
       // Closing the session frees its advisory locks: no unlock round trip that could fail alone.
-      await client.end();
+      // A server that does not answer frees them when it sees the socket gone.
+      await endClient(client);
     },
   };
 }

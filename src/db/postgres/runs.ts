@@ -81,7 +81,7 @@ async function servedError(db: Queryable, tick: string | null): Promise<MirrorEr
 /** The run lock, or SYNC_LOCKED naming the holder's run as `db` reads it. */
 async function takeLock(ctx: PgContext, db: PgContext['db']): Promise<HeldRunLock> {
   try {
-    return await takeRunLock(ctx.target, ctx.instanceId);
+    return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {
     if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(db, error);
     throw error;

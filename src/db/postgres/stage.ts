@@ -1,6 +1,7 @@
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { connectOwnClient } from './run-lock.js';
+import { endClient } from './session-bounds.js';
 import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
 import {
   openRunStage,
@@ -34,11 +35,11 @@ export async function openPgStage(ctx: PgContext, runId: number): Promise<RunSta
   assertHeld(ctx, runId);
   // A connection of its own, outside the pool, as the run lock has: held for the whole run, a pooled
   // one would leave DATABASE_POOL_MAX=1 nothing for the run's other reads (its heartbeat, media).
-  const client = await connectOwnClient(ctx.target, ctx.instanceId);
+  const client = await connectOwnClient(ctx.target, ctx.instanceId, ctx.bounds);
   try {
     return await openRunStage(pgStageDialect(ctx, client));
   } catch (error) {
-    await client.end().catch(() => undefined);
+    await endClient(client);
     throw error;
   }
 }
@@ -76,7 +77,7 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
         await finish(tx, commit, entries, changesAfter);
       }, true),
     // Ending the session drops the TEMP tables, whether or not the run committed.
-    release: () => client.end().catch(() => undefined),
+    release: () => endClient(client),
   };
 }
 

@@ -1,3 +1,4 @@
+import { deadlinesOf, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { silentLogger, type Logger } from '../../logger.js';
 import type { NotificationOutbox } from '../../notify/outbox.js';
@@ -5,7 +6,7 @@ import type { Store } from '../store.js';
 import { COMMAND_START, type RunStart } from '../tick-claims.js';
 import type { PgContext } from './context.js';
 import * as deliveries from './deliveries.js';
-import { connectionError, operationError } from './errors.js';
+import { connectionError, operationError, timeoutError } from './errors.js';
 import * as history from './history.js';
 import { identityValue } from './identity.js';
 import * as listing from './listing.js';
@@ -48,6 +49,7 @@ export class PgStore implements Store {
       db: database.db,
       target,
       instanceId: database.instanceId,
+      bounds: database.bounds,
       locks: new Map<number, HeldRunLock>(),
     };
   }
@@ -69,7 +71,7 @@ export class PgStore implements Store {
   #guard<A extends unknown[], R>(operation: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
     return (...args) =>
       operation(...args).catch((error: unknown) => {
-        throw operationError(error, this.#ctx.target);
+        throw operationError(error, this.#ctx.target, this.#ctx.bounds);
       });
   }
 
@@ -83,7 +85,9 @@ export class PgStore implements Store {
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
-    guardedStage(await openPgStage(this.#ctx, runId), (error) => operationError(error, this.#ctx.target)),
+    guardedStage(await openPgStage(this.#ctx, runId), (error) =>
+      operationError(error, this.#ctx.target, this.#ctx.bounds),
+    ),
   );
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
@@ -222,13 +226,19 @@ export class PgStore implements Store {
   /** SQLite's quick_check has no PostgreSQL twin here: the server checks its own pages. */
   readonly integrityTarget = null;
   readonly readerTarget = null;
-  /** Null when the database answers, else one line saying what to check (never the password). */
+  /**
+   * Null when the database answers, else one line saying what to check (never the password). On the
+   * health checks' own pool: a held lock or a server that stopped answering is said within
+   * DATABASE_PROBE_TIMEOUT, and a check never waits behind reads for a connection.
+   */
   databaseProblem: Op<'databaseProblem'> = async () => {
     try {
-      await one(this.#ctx.pool, 'select 1 from runs limit 1');
+      await one(this.#database.probePool(), 'select 1 from runs limit 1');
       return null;
     } catch (error) {
-      return connectionError(error, this.#ctx.target).message;
+      const { target } = this.#ctx;
+      return (timeoutError(error, target, this.#database.probeBounds) ?? connectionError(error, target))
+        .message;
     }
   };
 }
@@ -239,11 +249,20 @@ export class PgStore implements Store {
  */
 export async function openPgStore(
   target: PostgresTarget,
-  options: { poolMax?: number; instanceId?: string; logger?: Logger },
+  options: {
+    poolMax?: number;
+    instanceId?: string;
+    logger?: Logger;
+    /** What the store's sessions are for: a sync's wait longer for locks and statements than a read's. */
+    purpose?: 'read' | 'sync';
+    deadlines?: Partial<DatabaseDeadlines>;
+  },
 ): Promise<PgStore> {
   const database = await openPostgres({
     target,
     ...(options.poolMax === undefined ? {} : { poolMax: options.poolMax }),
+    purpose: options.purpose ?? 'read',
+    deadlines: deadlinesOf(options.deadlines ?? {}),
     instanceId: options.instanceId ?? newInstanceId(),
     logger: options.logger ?? silentLogger(),
   });
@@ -254,6 +273,6 @@ export async function openPgStore(
     return new PgStore(database, target, keys);
   } catch (cause) {
     await database.close();
-    throw operationError(cause, target);
+    throw operationError(cause, target, database.bounds);
   }
 }

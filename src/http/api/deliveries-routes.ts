@@ -23,6 +23,8 @@ const DEFAULT_PAGE_SIZE = 50;
 export interface DeliveryRoutesOptions extends LinkBase {
   adminToken: string | null;
   registry: Registry;
+  /** DATABASE_PROBE_TIMEOUT: a scrape reads the delivery figures within it, else the last known. */
+  probeTimeoutMs: number;
   /** WEBHOOK_URLS: the database names endpoints by key; these give the masked URLs back. */
   webhookUrls?: readonly string[];
 }
@@ -37,7 +39,7 @@ export function registerDeliveryRoutes(
   store: Store,
   options: DeliveryRoutesOptions,
 ): void {
-  registerDeliveryGauges(options.registry, store);
+  registerDeliveryGauges(options.registry, store, options.probeTimeoutMs);
 
   // DRF's page-number envelope, with the filters kept in next/previous.
   app.get('/api/mirror/deliveries/', async (request, reply) => {
@@ -95,8 +97,8 @@ export function registerDeliveryRoutes(
   });
 }
 
-function registerDeliveryGauges(registry: Registry, store: Store): void {
-  const read = keepLast(() => store.deliveryFigures());
+function registerDeliveryGauges(registry: Registry, store: Store, deadlineMs: number): void {
+  const read = keepLast(() => store.deliveryFigures(), deadlineMs);
   new Gauge({
     name: 'coworker_mirror_webhook_deliveries',
     help: 'Webhook deliveries, by status (pending includes those waiting for a retry)',
@@ -104,7 +106,8 @@ function registerDeliveryGauges(registry: Registry, store: Store): void {
     registers: [registry],
     async collect() {
       const figures = await read();
-      for (const status of deliveryStatuses) this.set({ status }, figures.byStatus.get(status) ?? 0);
+      if (figures === null) return;
+      for (const status of deliveryStatuses) this.set({ status }, figures.value.byStatus.get(status) ?? 0);
     },
   });
   new Gauge({
@@ -112,7 +115,8 @@ function registerDeliveryGauges(registry: Registry, store: Store): void {
     help: 'Webhook endpoints disabled by a 410 Gone until re-enabled',
     registers: [registry],
     async collect() {
-      this.set((await read()).disabledEndpoints);
+      const figures = await read();
+      if (figures !== null) this.set(figures.value.disabledEndpoints);
     },
   });
 }

@@ -10,3 +10,19 @@ export function ErrorPage(props: { title: string; message: string }) {
     </Layout>
   );
 }
+
+/** While the database does not answer: what is missing, what still works, and when to come back. */
+export function UnavailablePage(props: { listPath: string; retryAfterSeconds: number }) {
+  return (
+    <Layout title="The history is unavailable right now" section={null}>
+      <p>
+        The mirror's database is not answering, so the changes, the coworkers, the team as it was and the runs
+        cannot be shown.
+      </p>
+      <p>
+        The list endpoint still serves the last snapshot: <a href={props.listPath}>{props.listPath}</a>.
+      </p>
+      <p>Try again in {props.retryAfterSeconds} seconds.</p>
+    </Layout>
+  );
+}
