@@ -99,6 +99,9 @@ const bounded = (text: string): string => {
   return clipped.cut ? `${clipped.text}…` : clipped.text;
 };
 
+/** Who a sentence is about, as every message names them: the name, or the uuid when it is empty. */
+export const whoWords = (name: string, uuid: string): string => bounded(name.trim() || uuid);
+
 const quote = (value: unknown): string => `'${bounded(valueWords(value))}'`;
 
 export const fieldWords = (field: string | null): string => (field ?? 'media').replaceAll('_', ' ');
@@ -146,7 +149,7 @@ function whatOf(facts: ChangeFacts): string {
  * "Kate left", "Ada: new emoji file bytes at the same address (party.gif)").
  */
 export function describeChange(facts: ChangeFacts): ChangeWords {
-  const who = bounded(facts.name.trim() || facts.uuid);
+  const who = whoWords(facts.name, facts.uuid);
   const appearance = facts.slot > 0 ? ` (${appearanceLabel(facts.slot)})` : '';
   const what = whatOf(facts);
   const colon = facts.kind === 'changed' || facts.kind === 'media_changed';

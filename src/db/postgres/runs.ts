@@ -65,7 +65,8 @@ async function lockedError(ctx: PgContext, refused: MirrorError): Promise<Mirror
   );
 }
 
-async function takeLock(ctx: PgContext): Promise<HeldRunLock> {
+/** Takes the run lock for this instance, or throws SYNC_LOCKED naming the run that holds it. */
+export async function takeLock(ctx: PgContext): Promise<HeldRunLock> {
   try {
     return await takeRunLock(ctx.target, ctx.instanceId);
   } catch (error) {

@@ -15,6 +15,7 @@ import { keyClearEndpointUrls } from './endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
+import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
@@ -187,6 +188,10 @@ export class PgStore implements Store {
   enableNotifyTargets: Op<'enableNotifyTargets'> = this.#guard((targetId) =>
     enableNotifyTargets(this.#ctx.pool, targetId),
   );
+
+  // Prune
+  prune: Op<'prune'> = this.#guard((request) => prunePg(this.#ctx, request));
+  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => pruneHorizonPg(this.#ctx.pool));
 
   /** Converts endpoint rows that still hold a webhook URL in clear to its key (see endpoint-keys.ts). */
   keyClearEndpointUrls(): Promise<number> {
