@@ -9,6 +9,7 @@ import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-th
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
+import { countWords } from './prune-command.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -16,10 +17,11 @@ export function summaryLine(summary: SyncSummary): string {
   const media = m
     ? `; media: ${m.fetched} fetched, ${m.revalidated} revalidated, ${m.failed} failed, ${m.bytes} bytes`
     : '';
+  const pruned = summary.pruned ? `; pruned: ${countWords(summary.pruned.counts)}` : '';
   return (
     `run ${summary.runId} succeeded: ${summary.entries} entries on ${summary.pages} pages; ` +
     `${c.added} added, ${c.changed} changed, ${c.removed} removed, ${c.returned} returned, ${c.unchanged} unchanged` +
-    `${media} (${(summary.durationMs / 1000).toFixed(1)} s)`
+    `${media}${pruned} (${(summary.durationMs / 1000).toFixed(1)} s)`
   );
 }
 
