@@ -1,0 +1,97 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logger.js';
+import { mediaRefs } from '../../src/media/media-refs.js';
+import { pruneHistory } from '../../src/sync/prune-history.js';
+import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
+
+type Coworker = ReturnType<typeof generateCoworkers>[number];
+import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
+import { expectedMissingOrPartial, listedMediaUrls, mediaRig, objectPath, rowsOf } from './harness.js';
+
+// A forgotten coworker's pictures: the media rows of the URLs only their entries named go, and the
+// files no other row needs are dropped (row marked, bytes deleted: the file in the folder on
+// SQLite, the database's bytes on PostgreSQL), as MEDIA_RETENTION drops them. Everyone else's
+// media, a file shared with someone kept included, stays as it was.
+
+describe.each(STORE_KINDS)('prune and media, on %s', (kind) => {
+  const fresh = storeMaker(kind);
+
+  it('drops the media only a forgotten coworker named, and nothing anyone else needs', async () => {
+    let entries: Coworker[] = [];
+    const rig = await mediaRig(
+      (host) => {
+        entries = generateCoworkers(7, 12, { dupRate: 0, mediaBaseUrl: host.mediaBaseUrl });
+        const shared = entries.slice(0, 5).flatMap((e) => mediaRefs(e).map((ref) => ref.url))[0] ?? '';
+        // Her own picture; her emoji at a URL of her own holds the same bytes as others' (one file).
+        entries[5] = {
+          ...(entries[5] as Coworker),
+          emoji_file: `${host.mediaBaseUrl}emoji/her-own.gif`,
+          images: [`${host.mediaBaseUrl}img/her-own.png`, shared],
+        };
+        entries[6] = { ...(entries[6] as Coworker), emoji_file: `${host.mediaBaseUrl}emoji/his-own.gif` };
+        return { entries };
+      },
+      await fresh(),
+    );
+    await rig.sync();
+    const hers = mediaRefs(entries[5]).map((ref) => ref.url);
+    rig.upstream.data.setEntries(entries.filter((_, i) => i !== 5));
+    await rig.sync();
+    const kept = new Set(listedMediaUrls(rig.upstream, rig.host));
+    const onlyHers = hers.filter((url) => !kept.has(url));
+    expect(onlyHers.map((url) => url.slice(url.lastIndexOf('/') + 1))).toStrictEqual([
+      'her-own.gif',
+      'her-own.png',
+    ]);
+
+    const before = {
+      versions: await rowsOf(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run'),
+      urls: await rowsOf(rig.store, 'media_urls', 'url, etag, last_modified, checked_run, failure_code'),
+      blobs: await rowsOf(rig.store, 'media_blobs', 'sha256, size, content_type, created_run, dropped_at'),
+    };
+    const goneShas = new Set(
+      before.versions.filter((v) => onlyHers.includes(String(v.url))).map((v) => String(v.sha256)),
+    );
+    for (const v of before.versions) if (!onlyHers.includes(String(v.url))) goneShas.delete(String(v.sha256));
+    // The PNG's bytes are hers alone; the GIF's are everyone's.
+    expect(goneShas.size).toBe(1);
+
+    const summary = await pruneHistory(
+      rig.store,
+      { removedAfterMs: 0, olderThanMs: null },
+      { mediaDir: rig.media.dir, logger: silentLogger() },
+    );
+
+    expect(summary.droppedFiles).toStrictEqual([...goneShas].sort());
+    expect(summary.counts.files).toBe(goneShas.size);
+    expect(
+      await rowsOf(rig.store, 'media_versions', 'url, sha256, valid_from_run, valid_to_run'),
+    ).toStrictEqual(before.versions.filter((v) => !onlyHers.includes(String(v.url))));
+    expect(
+      await rowsOf(rig.store, 'media_urls', 'url, etag, last_modified, checked_run, failure_code'),
+    ).toStrictEqual(before.urls.filter((u) => !onlyHers.includes(String(u.url))));
+    const blobs = await rowsOf(
+      rig.store,
+      'media_blobs',
+      'sha256, size, content_type, created_run, dropped_at',
+    );
+    expect(
+      blobs.map((b) => ({ ...b, dropped_at: goneShas.has(String(b.sha256)) ? 'set' : b.dropped_at })),
+    ).toStrictEqual(
+      before.blobs.map((b) => ({ ...b, dropped_at: goneShas.has(String(b.sha256)) ? 'set' : b.dropped_at })),
+    );
+    expect(blobs.filter((b) => goneShas.has(String(b.sha256))).every((b) => b.dropped_at !== null)).toBe(
+      true,
+    );
+    // Her files are gone from where the store keeps them; every kept file is whole.
+    for (const sha of goneShas) {
+      if (rig.store.holdsBlobs) expect(await rig.store.openBlob(sha, { start: 0, end: 0 })).toBeNull();
+      else expect(existsSync(objectPath(rig.media.dir ?? '', sha))).toBe(false);
+    }
+    expect(await expectedMissingOrPartial(rig.store, rig.media.dir ?? '')).toStrictEqual([]);
+    // The next run finds nothing to fetch again and nothing missing.
+    const next = await rig.sync();
+    expect(next.media?.failed).toBe(0);
+  });
+});
