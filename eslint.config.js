@@ -184,10 +184,10 @@ export default tseslint.config(
               message: 'the export reads db and words rows as web does; cli and http call it.',
             },
             {
-              target: ['./src/time', './src/json', './src/fs'],
+              target: ['./src/time', './src/json', './src/fs', './src/text'],
               from: './src',
-              except: ['./time', './json', './fs', './errors.ts'],
-              message: 'time, json and fs are leaves: functions every floor may use.',
+              except: ['./time', './json', './fs', './text', './errors.ts'],
+              message: 'time, json, fs and text are leaves: functions every floor may use.',
             },
             {
               target: './src/http',
@@ -286,6 +286,7 @@ export default tseslint.config(
                 './src/webhooks',
                 './src/time',
                 './src/json',
+                './src/text',
                 './src/config',
                 './src/request',
                 './src/demo',

@@ -28,7 +28,10 @@ const GROUPS: Record<string, { title: string; note?: string }> = {
   upstream: { title: 'Upstream', note: 'See [Upstream URL and secrets](#upstream-url-and-secrets).' },
   database: { title: 'Database' },
   sync: { title: 'Sync', note: 'Limits and what happens past them: [reliability.md](reliability.md).' },
-  server: { title: 'Server', note: 'See [http.md](http.md) and [operations.md](operations.md).' },
+  server: {
+    title: 'Server',
+    note: 'See [http.md](http.md), [operations.md](operations.md) and, for what to publish, [exposing.md](exposing.md).',
+  },
   media: {
     title: 'Media',
     note: 'See [media.md](media.md); none are fetched while `MEDIA_ORIGINS` is unset, except in the demo.',

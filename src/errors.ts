@@ -10,6 +10,8 @@ export const errorCodes = [
   'DB_NOT_FOUND',
   'DB_TOO_NEW',
   'UPSTREAM_MISMATCH',
+  // a media folder whose owner file names another database
+  'MEDIA_DIR_FOREIGN',
   // upstream transport
   'UPSTREAM_NETWORK',
   'UPSTREAM_TIMEOUT',
@@ -35,6 +37,8 @@ export const errorCodes = [
   'DB_ERROR',
   'RUN_ABORTED',
   'NOT_FOUND',
+  // a name given to find one coworker that more than one coworker has
+  'NAME_AMBIGUOUS',
   // serving
   'SNAPSHOT_INVALID',
   // a bug: anything thrown that is not one of the above

@@ -16,6 +16,9 @@ import { startWebhookDelivery, type WebhookService } from './webhooks/service.js
 import { nextCronRun } from './sync/next-cron-run.js';
 import { maskUrlCredentials } from './config/upstream-target.js';
 import type { StatusSource } from './web/status-source.js';
+import { mediaFolderOf } from './config/media-dir.js';
+import { claimAtStart } from './media/claim-folder.js';
+import { isMirrorError } from './errors.js';
 
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
 export function statusSourceFor(
@@ -94,9 +97,10 @@ export async function runServeCommand(config: Config): Promise<number> {
     throw error;
   }
   try {
+    await claimServedFolder(config.media, store, logger);
     server = await buildServer({ store, logger, config });
     const url = await server.listen(config.server.port, config.server.host);
-    logger.info({ url, db: config.database.target.label }, 'serving the mirror');
+    logger.info({ url, ...internalUrlOf(server), db: config.database.target.label }, 'serving the mirror');
   } catch (error) {
     await store.close();
     signal.dispose();
@@ -107,6 +111,24 @@ export async function runServeCommand(config: Config): Promise<number> {
   await store.close();
   signal.dispose();
   return EXIT.ok;
+}
+
+/**
+ * `serve` claims the media folder when there are files to serve (linking them in from the legacy
+ * folder on an upgrade). It may run on a read-only disk: a folder it cannot write is said, and
+ * served as it is; a folder of another database stops it.
+ */
+async function claimServedFolder(media: Config['media'], store: Store, logger: Logger): Promise<void> {
+  if (!(await store.hasStoredMedia())) return;
+  try {
+    await claimAtStart(media, store, logger);
+  } catch (error) {
+    if (isMirrorError(error)) throw error;
+    logger.warn(
+      { err: error, dir: media.dir },
+      'media folder not claimed (cannot write it?); served as it is',
+    );
+  }
 }
 
 /**
@@ -180,12 +202,21 @@ async function startParts(
 ): Promise<void> {
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
+  // The demo's database has a media folder of its own too, unless MEDIA_DIR names one.
+  const media = {
+    ...config.media,
+    ...mediaFolderOf(database.target, config.explicit.has('media.dir') ? config.media.dir : null),
+  };
   const store = (parts.store = await openStore(database, { logger }));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
   // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
   // records a rebind on its run.
   await checkUpstreamBinding(store, label, options);
   await recoverCrashedRuns(store);
+  // Likewise a media folder of another database (exit 2); an upgrade's files are linked in first.
+  if (demo || config.media.origins !== null || (await store.hasStoredMedia())) {
+    await claimAtStart(media, store, logger);
+  }
   parts.demo = demo
     ? await startDemo(
         config,
@@ -195,7 +226,7 @@ async function startParts(
         () => parts.scheduler?.running === true,
       )
     : null;
-  const child = childSync(config, database, parts.demo);
+  const child = childSync({ ...config, media }, database, parts.demo);
   const scheduler = (parts.scheduler = createScheduler({
     cronExpression: config.sync.cron,
     randomDelayMs: config.sync.randomDelayMs,
@@ -208,7 +239,7 @@ async function startParts(
   const server = (parts.server = await buildServer({
     store,
     logger,
-    config,
+    config: { ...config, media },
     syncTrigger: () => scheduler.trigger('admin'),
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
   }));
@@ -220,13 +251,28 @@ async function startParts(
   });
   parts.notify = startNotify(config, store, logger);
   const url = await server.listen(config.server.port, config.server.host);
-  announceStart(logger, { url, upstream: label, db: database.target.label, cron: config.sync.cron, demo });
+  announceStart(logger, {
+    url,
+    ...internalUrlOf(server),
+    upstream: label,
+    db: database.target.label,
+    cron: config.sync.cron,
+    demo,
+  });
   scheduler.start();
   startupSync(server, scheduler, config, logger);
 }
 
+/** The internal listener's URL as a log field, when INTERNAL_PORT splits the server. */
+function internalUrlOf(server: MirrorServer): { internalUrl?: string } {
+  const internalUrl = server.internalUrl();
+  return internalUrl === null ? {} : { internalUrl };
+}
+
 interface StartFacts {
   url: string;
+  /** Where the pages, history and /metrics answer when INTERNAL_PORT is set. */
+  internalUrl?: string;
   upstream: string;
   db: string;
   cron: string;
@@ -248,7 +294,9 @@ function announceStart(logger: Logger, facts: StartFacts): void {
   // Settings a person typed may hold control characters; a terminal must not act on them.
   const plain = (text: string) => text.replace(/\p{Cc}/gu, '?');
   const what = demo ? 'the demo (the data is invented)' : `a mirror of ${plain(facts.upstream)}`;
-  process.stderr.write(`coworker-mirror: serving ${facts.url}/ — ${what}, db ${plain(facts.db)}\n`);
+  const pages =
+    facts.internalUrl === undefined ? '' : ` (pages, history and /metrics: ${facts.internalUrl}/)`;
+  process.stderr.write(`coworker-mirror: serving ${facts.url}/${pages} — ${what}, db ${plain(facts.db)}\n`);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Store } from '../db/store.js';
 import type { ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
+import type { NamedCoworker } from '../db/name-queries.js';
 import { EXIT } from './exit-codes.js';
 import { changeView, coworkerView, versionView, type ChangeView } from '../db/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
@@ -18,19 +19,46 @@ export { runRunsCommand } from './runs-command.js';
 /** Who `history` is about: a uuid, or a name that must match exactly one coworker. */
 export type HistoryTarget = { uuid: string } | { name: string };
 
-async function resolveTarget(store: Store, target: HistoryTarget, out: Output): Promise<string | number> {
+async function resolveTarget(store: Store, target: HistoryTarget): Promise<string> {
   if ('uuid' in target) return target.uuid;
-  const found = await store.findByName(target.name);
+  const found = await store.findByName(target.name, MAX_MATCHES);
   if (found.length === 1 && found[0]) return found[0].uuid;
   if (found.length === 0) {
     throw new MirrorError('NOT_FOUND', `nobody whose name contains ${JSON.stringify(target.name)}`, {
       name: target.name,
     });
   }
-  for (const line of renderFound(found, out.style)) out.write(line);
-  throw new ConfigError([
-    { name: '--name', problem: `${found.length} coworkers match: give a longer name, or the uuid` },
-  ]);
+  throw ambiguousName(target.name, found);
+}
+
+/** `findByName` reads at most this many matches for `history --name`; past it the count is "at least". */
+const MAX_MATCHES = 50;
+/** The matches an ambiguous `--name` names in its message; `find` lists more. */
+const NAMED_MATCHES = 10;
+
+/**
+ * A `--name` more than one coworker has: not a configuration problem but a question back, with the
+ * matches to choose from. The names are the upstream's: `errorReport` draws their control characters.
+ */
+function ambiguousName(name: string, found: readonly NamedCoworker[]): MirrorError {
+  const count = found.length >= MAX_MATCHES ? `at least ${MAX_MATCHES}` : String(found.length);
+  const named = found
+    .slice(0, NAMED_MATCHES)
+    .map((c) => `${JSON.stringify(clipName(c.name))} (uuid ${c.uuid}${c.removed ? ', removed' : ''})`);
+  const more = found.length >= MAX_MATCHES ? 'and more' : `and ${found.length - NAMED_MATCHES} more`;
+  const rest = found.length > NAMED_MATCHES ? [more] : [];
+  return new MirrorError(
+    'NAME_AMBIGUOUS',
+    `--name ${JSON.stringify(name)} matches ${count} coworkers: ${[...named, ...rest].join(', ')}; ` +
+      `give more of the name, or the uuid (\`history <uuid>\`; \`find ${JSON.stringify(name)}\` lists them)`,
+    { name, count: found.length, matches: found.map((c) => ({ uuid: c.uuid, name: c.name })) },
+  );
+}
+
+/** A name bounded for a message, cut between characters. */
+function clipName(name: string): string {
+  const chars = Array.from(name);
+  return chars.length > 80 ? `${chars.slice(0, 79).join('')}…` : name;
 }
 
 /** `history <uuid>` or `history --name <text>`: versions as fields, then changes; exit 7 when unknown. */
@@ -41,8 +69,7 @@ export async function runHistoryCommand(
   out: Output = stdoutOutput(),
 ): Promise<number> {
   return withExistingStoreAsync(config, async (store) => {
-    const uuid = await resolveTarget(store, target, out);
-    if (typeof uuid === 'number') return uuid;
+    const uuid = await resolveTarget(store, target);
     const history = await store.coworkerHistory(uuid);
     if (!history) {
       throw new MirrorError(

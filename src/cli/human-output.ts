@@ -3,7 +3,7 @@ import type { DeliveryView } from '../webhooks/delivery-queries.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
-import { appearanceLabel, describeChange } from '../notify/describe-change.js';
+import { appearanceLabel, describeChange, phraseText } from '../notify/describe-change.js';
 
 /** The symbols of change kinds, explained by every listing that uses them. */
 const MARK = { added: '+', changed: '~', removed: '-', returned: '↺', media_changed: '▣' } as const;
@@ -103,11 +103,13 @@ function changeText(c: ChangeView, style: Style): string {
     name: '',
     post: '',
   });
-  if (c.kind !== 'media_changed') return `${mark} ${visible(words.what)}`;
+  // The upstream's text drawn for the terminal, its controls visible, as in every other column.
+  const what = phraseText(words.what, visible);
+  if (c.kind !== 'media_changed') return `${mark} ${what}`;
   // Operators compare files by hash: the CLI adds both to the shared words.
   const [before, after] = [c.old, c.new] as ({ sha256?: string } | undefined)[];
   const short = (hash: string | undefined) => (hash ? hash.slice(0, 12) : '(none)');
-  return `${mark} ${visible(words.what)} ${short(before?.sha256)} → ${short(after?.sha256)}`;
+  return `${mark} ${what} ${short(before?.sha256)} → ${short(after?.sha256)}`;
 }
 
 export function renderChanges(

@@ -80,6 +80,8 @@ const SERVE_KEYS: SettingKey[] = [
   'database.path',
   'server.port',
   'server.host',
+  'server.internalPort',
+  'server.internalHost',
   'server.publicBaseUrl',
   'server.trustProxy',
   'log.level',
@@ -268,8 +270,14 @@ function addSimulateCommand(program: Command): void {
   withSettings(
     program
       .command('simulate')
-      .description('Run the simulated upstream alone (invented coworkers, DRF-like pages) until stopped')
-      .option('--port <n>', 'port to listen on (0: any free port)', '8766')
+      .description(
+        'Run the simulated upstream alone (invented coworkers, DRF-like pages, and their media) until stopped',
+      )
+      .option(
+        '--port <n>',
+        'port to listen on; its media host takes the next one (0: any free ports)',
+        '8766',
+      )
       .option('--host <address>', 'address to listen on', '127.0.0.1')
       .option('--seed <n>', 'seed of the invented data', '1')
       .option('--count <n>', 'number of coworkers', '45')

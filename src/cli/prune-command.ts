@@ -19,12 +19,17 @@ export async function runPruneCommand(
   out: Output = stdoutOutput(),
 ): Promise<number> {
   const summary = await withExistingStoreAsync(config, (store) =>
-    pruneHistory(store, ages, { mediaDir: config.media.dir, logger: silentLogger() }),
+    pruneHistory(store, ages, { media: config.media, logger: silentLogger() }),
   );
   if (json) out.write(stringifyJson(pruneJson(summary)));
   else for (const line of pruneLines(summary)) out.write(line);
   if (!summary.scrubbed && summary.scrubProblem !== null) {
     process.stderr.write(`coworker-mirror: warning: ${summary.scrubProblem}\n`);
+  }
+  if (summary.files.problem !== null) {
+    process.stderr.write(
+      `coworker-mirror: warning: ${counted(summary.files.kept, 'media file')} kept: ${summary.files.problem}\n`,
+    );
   }
   return EXIT.ok;
 }
@@ -84,6 +89,8 @@ export function pruneJson(summary: PruneSummary): Record<string, unknown> {
       deliveries: c.deliveries,
       attempts: c.attempts,
     },
+    media_files_in_folder: { deleted: summary.files.deleted, kept: summary.files.kept },
+    media_folder_problem: summary.files.problem,
     pending_messages: summary.pendingMessages,
     pruned_before: {
       removed: summary.horizon.removedBefore,

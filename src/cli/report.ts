@@ -1,6 +1,6 @@
 import type { UnknownVariable } from '../config/unknown-variables.js';
 import type { ErrorCode, MirrorError } from '../errors.js';
-import { visible } from './terminal.js';
+import { visibleLines } from './terminal.js';
 
 /** What to do next, for the failures a person can fix; the message itself says what failed. */
 const HINTS: Partial<Record<ErrorCode, string>> = {
@@ -30,7 +30,7 @@ export function errorReport(error: MirrorError, options: { debug: boolean }): st
       ? error.message.slice(0, -(advice.length + 2))
       : error.message;
   // Messages quote upstream values; a terminal shows their control characters, never obeys them.
-  const lines = [`coworker-mirror: ${message.split('\n').map(visible).join('\n')}`];
+  const lines = [`coworker-mirror: ${visibleLines(message)}`];
   // A message that already ends in its advice (`…: check the password of DATABASE_URL`) is one line.
   const said = advice !== undefined && message.endsWith(`: ${advice}`);
   const hint = said ? undefined : (advice ?? HINTS[error.code]);

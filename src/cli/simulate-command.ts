@@ -1,9 +1,7 @@
 import type { Config } from '../config/load-config.js';
 import { EXIT } from './exit-codes.js';
 import { createLogger } from '../logger.js';
-import { startSimulatedUpstream } from '../simulated-upstream/index.js';
-import { LIST_PATH } from '../upstream/contract.js';
-import { ConfigError } from '../errors.js';
+import { startSimulatedSite, type SimulatedSite } from '../simulated-upstream/index.js';
 
 export interface SimulateOptions {
   port: number;
@@ -14,34 +12,28 @@ export interface SimulateOptions {
   mutateEveryMs: number;
 }
 
+/** What a person runs to mirror the simulated site, its media included. */
+export function mirrorCommandFor(site: SimulatedSite): string {
+  return `UPSTREAM_URL=${site.upstream.url} MEDIA_ORIGINS=${site.media.url} coworker-mirror start --db ./data/simulated.db`;
+}
+
 /**
- * `simulate`: the simulated upstream on its own, to point a mirror (or a browser) at. Its media URLs
- * name its own address, so they answer where it serves media. Runs until SIGINT/SIGTERM.
+ * `simulate`: the simulated upstream on its own, to point a mirror (or a browser) at, with its
+ * media on a media host on the next port, as the demo runs it. Runs until SIGINT/SIGTERM.
  */
 export async function runSimulateCommand(
   config: Pick<Config, 'log'>,
   options: SimulateOptions,
 ): Promise<number> {
   const logger = createLogger({ level: config.log.level, pretty: process.stdout.isTTY === true });
-  let upstream;
-  try {
-    upstream = await startSimulatedUpstream({
-      port: options.port,
-      host: options.host,
-      seed: options.seed,
-      count: options.count,
-      ...(options.port !== 0 ? { mediaBaseUrl: `http://${options.host}:${options.port}/media/` } : {}),
-    });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error;
-    throw new ConfigError([
-      {
-        name: '--port',
-        problem: `cannot listen on ${options.host}:${options.port} (${code}); choose another`,
-      },
-    ]);
-  }
+  const site = await startSimulatedSite({
+    port: options.port,
+    host: options.host,
+    seed: options.seed,
+    count: options.count,
+    names: { port: '--port', host: '--host' },
+  });
+  const { upstream } = site;
   const timer =
     options.mutateEveryMs > 0
       ? setInterval(() => {
@@ -49,7 +41,13 @@ export async function runSimulateCommand(
         }, options.mutateEveryMs)
       : null;
   logger.info(
-    { url: upstream.url, list: `${upstream.url}${LIST_PATH}`, entries: upstream.data.count },
+    {
+      url: upstream.url,
+      list: upstream.listUrl,
+      mediaHost: site.media.url,
+      entries: upstream.data.count,
+      mirrorWith: mirrorCommandFor(site),
+    },
     'simulated upstream listening',
   );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -58,6 +56,6 @@ export async function runSimulateCommand(
   });
   logger.info({ signal }, 'shutting down');
   if (timer) clearInterval(timer);
-  await upstream.close();
+  await site.close();
   return EXIT.ok;
 }

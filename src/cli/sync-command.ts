@@ -1,6 +1,7 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { EXIT, exitCodeFor } from './exit-codes.js';
+import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
@@ -10,6 +11,7 @@ import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 import { countWords } from './prune-command.js';
+import { refuseForeignFolder } from '../media/claim-folder.js';
 
 export function summaryLine(summary: SyncSummary): string {
   const c = summary.counts;
@@ -59,6 +61,8 @@ export async function runSyncCommand(
   process.once('disconnect', onOrphaned);
   try {
     const reboundFrom = await checkUpstreamBinding(store, upstream.target.label, options);
+    // A media folder of another database is refused before a run starts (exit 2), as a setting is.
+    if (config.media.origins !== null) await refuseForeignFolder(config.media.dir, store);
     const summary = await runSync(
       { ...config, upstream },
       {
@@ -184,6 +188,9 @@ function reportFailure(thrown: unknown): number {
   const { code, message, details } = error;
   reportToParent(parentSender(), { type: 'run-failed', code, message, details });
   const runId = typeof error.details.runId === 'number' ? ` (run ${error.details.runId})` : '';
-  process.stderr.write(`coworker-mirror: sync failed${runId} [${error.code}]: ${error.message}\n`);
+  // The message may quote what the upstream sent: its control characters are drawn, never obeyed.
+  process.stderr.write(
+    `coworker-mirror: sync failed${runId} [${error.code}]: ${visibleLines(error.message)}\n`,
+  );
   return exitCodeFor(error.code);
 }

@@ -5,6 +5,7 @@ import { syncHeapMbFrom } from '../config/sync-heap.js';
 import type { StoreChoice } from '../db/open-store.js';
 import type { ErrorCode } from '../errors.js';
 import { currentHolder, markRunActive, markRunInactive } from '../db/run-liveness.js';
+import { visibleLines } from './terminal.js';
 
 // A bare `sync` runs in a worker thread with SYNC_MAX_HEAP_MB as its heap limit. Without a limit
 // V8 sizes the heap from the machine (4 GiB here) and lets a long crawl's garbage pile up: a
@@ -181,7 +182,9 @@ async function reportCrash(seen: ThreadSeen, maxHeapMb: number, crash: Error): P
   );
   if (runId !== null && database !== null) await endDeadRun(database, runId, error);
   const run = runId === null ? '' : ` (run ${runId})`;
-  process.stderr.write(`coworker-mirror: sync failed${run} [${error.code}]: ${error.message}\n`);
+  process.stderr.write(
+    `coworker-mirror: sync failed${run} [${error.code}]: ${visibleLines(error.message)}\n`,
+  );
   return exitCodeFor(error.code);
 }
 

@@ -53,6 +53,11 @@ export function visible(text: string): string {
   return text.replace(UNSAFE, shown);
 }
 
+/** `visible` line by line: a message of several lines keeps its line breaks. */
+export function visibleLines(text: string): string {
+  return text.split('\n').map(visible).join('\n');
+}
+
 const two = (n: number) => String(n).padStart(2, '0');
 
 /** Local time without milliseconds, e.g. `2026-11-21 17:14:55`; the zone is the process's (TZ). */

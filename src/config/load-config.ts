@@ -1,14 +1,14 @@
-import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
+import { listenerContradictions } from './listeners.js';
 import { databaseOf, unknownVariablesIn } from './load-store-config.js';
 import { rawSettings, settingIssue, type FlagValues, type Issue, type RawSettings } from './raw-settings.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
-import { settingList, settings, type SettingKey } from './setting-table.js';
+import { settingList, type SettingKey } from './setting-table.js';
 import { settingSchemas, type SettingSchemas } from './settings.js';
 import { parseDuration } from '../time/duration.js';
-import type { DatabaseTarget } from './database-url.js';
+import { mediaFolderOf } from './media-dir.js';
 
 export { maskUrlCredentials, parseDuration };
 export type { WebhookEventType } from './webhook-events.js';
@@ -67,7 +67,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
 /**
  * What the settings imply together, worked out once so no caller re-derives it: the upstream target
  * (its URL, masked label and auth headers, in place of the URL, token and header it comes from; null
- * when none is named: the demo) and the media folder (MEDIA_DIR, else `media/` beside the database).
+ * when none is named: the demo) and the media folder (MEDIA_DIR, else the database's own: media-dir.ts).
  */
 function derive(
   values: SettingValues,
@@ -79,6 +79,7 @@ function derive(
   const database = databaseOf(values.database, issues, dbFromFlag, explicit);
   const target = url ? upstreamTarget(url, token, header, issues) : null;
   issues.push(...capContradictions(values.sync));
+  issues.push(...listenerContradictions(values.server));
   if (values.demo.enabled && target) {
     issues.push({
       name: 'DEMO',
@@ -89,13 +90,8 @@ function derive(
     ...values,
     upstream: { ...upstream, target },
     database,
-    media: { ...values.media, dir: values.media.dir ?? join(mediaParent(database.target), 'media') },
+    media: { ...values.media, ...mediaFolderOf(database.target, values.media.dir) },
   };
-}
-
-/** Where files kept beside the database go: the SQLite file's folder, or ./data with PostgreSQL. */
-function mediaParent(target: DatabaseTarget): string {
-  return target.kind === 'sqlite' ? dirname(target.path) : dirname(settings.database.path.default);
 }
 
 /** The parsed configuration, nested by concern (`config.sync`, `config.server`, …). */

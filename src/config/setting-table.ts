@@ -223,7 +223,21 @@ export const settings = {
       env: 'PORT',
       flag: '--port',
       default: '8000',
-      doc: 'Port the server listens on.',
+      doc: 'Port the server listens on (with INTERNAL_PORT set, for what a website needs only).',
+      echo: 'plain',
+    },
+    internalPort: {
+      env: 'INTERNAL_PORT',
+      flag: '--internal-port',
+      default: null,
+      doc: 'When set, the pages, feeds, history and delivery API, admin route and `/metrics` answer only on this port; PORT answers the list endpoint, `/media/`, `/healthz` and `/readyz` (docs/exposing.md). Unset: all on PORT.',
+      echo: 'plain',
+    },
+    internalHost: {
+      env: 'INTERNAL_HOST',
+      flag: '--internal-host',
+      default: '127.0.0.1',
+      doc: 'Address INTERNAL_PORT listens on (only with INTERNAL_PORT).',
       echo: 'plain',
     },
     publicBaseUrl: {
@@ -272,14 +286,14 @@ export const settings = {
       env: 'ADMIN_TOKEN',
       flag: null,
       default: null,
-      doc: 'Enables POST /api/mirror/sync/ with Authorization: Bearer <token>.',
+      doc: 'Enables POST /api/mirror/sync/ with Authorization: Bearer <token>; at least 16 characters.',
       echo: 'secret',
     },
     metricsToken: {
       env: 'METRICS_TOKEN',
       flag: null,
       default: null,
-      doc: 'When set, /metrics answers only Authorization: Bearer <token> (401 otherwise).',
+      doc: 'When set, /metrics answers only Authorization: Bearer <token> (401 otherwise); at least 16 characters.',
       echo: 'secret',
     },
     keepAliveTimeoutMs: {
@@ -323,7 +337,7 @@ export const settings = {
       env: 'MEDIA_DIR',
       flag: null,
       default: null,
-      doc: 'Folder of the mirrored media files (unset: `media/` beside the database file).',
+      doc: "Folder of the mirrored media files, this database's alone (unset: `<file>.media` beside the SQLite file, `./data/<database>@<host>-<port>.media` with PostgreSQL).",
       echo: 'plain',
     },
     maxBytes: {

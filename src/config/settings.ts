@@ -70,6 +70,8 @@ export const settingSchemas = {
   server: {
     host: z.string().min(1),
     port: int(0, 65535),
+    internalPort: int(0, 65535).nullable(),
+    internalHost: z.string().min(1),
     publicBaseUrl: httpUrl.nullable(),
     trustProxy: bool,
     forwardedAllowIps: peerList.readonly(),

@@ -7,3 +7,7 @@ export type ChangeKind = (typeof changeKinds)[number];
 
 export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+/** The named values of `store_identity`: what tells one database apart from every other. */
+export const identityNames = ['mirror_id'] as const;
+export type IdentityName = (typeof identityNames)[number];

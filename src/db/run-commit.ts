@@ -80,6 +80,8 @@ export interface OutboxMessage {
 export interface OutboxFacts {
   /** The run as just recorded. */
   run: RunRow;
+  /** The store's first listing (FIRST_LISTING_RUN_SQL), this run's id when it is that run; null before any. */
+  firstListingRun: number | null;
   /** Failed runs in a row just before this one (aborted runs neither extend nor break a streak). */
   failedBefore: number;
   /** This run's changes, oldest first; iterate to the end before yielding a message. */
@@ -105,6 +107,8 @@ export interface OutboxFacts {
 export interface DigestFacts {
   /** The changes recorded in the period (from ≤ at < to), oldest first. */
   changes: () => Iterable<ChangeRow>;
+  /** The store's first listing (FIRST_LISTING_RUN_SQL), whether or not in the period; null before any. */
+  firstListingRun: number | null;
   /** The name and post of each change's coworker, by change id. */
   subjectsOf: (rows: readonly ChangeRow[]) => ReadonlyMap<number, ChangeSubject>;
 }

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { changeKinds, deliveryStatuses } from './enums.js';
+import { changeKinds, deliveryStatuses, identityNames } from './enums.js';
 
 export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
 
-export { changeKinds, deliveryStatuses };
-export type { ChangeKind, DeliveryStatus } from './enums.js';
+export { changeKinds, deliveryStatuses, identityNames };
+export type { ChangeKind, DeliveryStatus, IdentityName } from './enums.js';
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
 export const optionsBodies = sqliteTable('options_bodies', {
@@ -376,3 +376,14 @@ export const webhookAttempts = sqliteTable(
 );
 
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+/**
+ * What tells this database apart from every other, one named value a row: `mirror_id` is a random
+ * id made the first time something asks for it (a media folder's owner file names it, so a folder is
+ * never taken for another database's). Rows rather than columns: another value is one more row.
+ */
+export const storeIdentity = sqliteTable('store_identity', {
+  name: text('name', { enum: identityNames }).primaryKey(),
+  value: text('value').notNull(),
+  createdAt: text('created_at').notNull(),
+});

@@ -24,6 +24,7 @@ import type {
   RunRow,
   VersionRow,
   WebhookAttemptRow,
+  IdentityName,
 } from './schema.js';
 
 /**
@@ -42,7 +43,8 @@ export type Store = RunOperations &
   DeliveryOperations &
   WatchOperations &
   PruneOperations &
-  HealthOperations;
+  HealthOperations &
+  IdentityOperations;
 
 export type RunStatus = RunRow['status'];
 
@@ -198,6 +200,11 @@ export interface BlobOperations {
   putBlob(sha256: string, path: string): Promise<boolean>;
   /** Bytes of a held file, streamed with a bounded buffer; null when the store holds none. */
   openBlob(sha256: string, span: ByteSpan): Promise<Readable | null>;
+  /**
+   * The kept files whose bytes the store lacks (mirrored before it held them, copied in by the next
+   * run of the instance whose folder has them), by sha256; none where the folder is the store.
+   */
+  keptBlobsWithoutBytes(): Promise<string[]>;
   /** Deletes bytes no kept media_blobs row names; only under the run lock. How many files. */
   dropUnreferencedBlobs(): Promise<number>;
   /**
@@ -270,6 +277,15 @@ export interface WatchOperations {
    * carry no news; the caller checks what changed. Returns the stop.
    */
   watchCommits(onCommit: () => void, options: CommitWatchOptions): () => void;
+}
+
+/** What tells this database apart from every other (`store_identity`). */
+export interface IdentityOperations {
+  /**
+   * The value kept under `name`; the first ask keeps `fresh()` (whoever asks first at once, every
+   * asker gets the same value). On a database opened read-only, only a value already kept is read.
+   */
+  identityValue(name: IdentityName, fresh: () => string): Promise<string>;
 }
 
 export interface HealthOperations {

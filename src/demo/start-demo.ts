@@ -1,10 +1,8 @@
 import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
-import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
-  startSimulatedMediaHost,
-  startSimulatedUpstream,
+  startSimulatedSite,
   type SimulatedMediaHost,
   type SimulatedUpstream,
 } from '../simulated-upstream/index.js';
@@ -16,25 +14,6 @@ export interface Demo {
   /** The demo's media host: real PNG/JPEG/WebP/MP4 bytes, mirrored unless MEDIA_ORIGINS says otherwise. */
   media: SimulatedMediaHost;
   stop(): Promise<void>;
-}
-
-/**
- * The media host listens on the port after the demo upstream's, so media URLs stay the same across
- * restarts (a new port would read as every image changing); with port 0 both take any free port.
- */
-function mediaPortFor(port: number): number {
-  return port === 0 ? 0 : port + 1;
-}
-
-function portRefused(error: unknown, name: string, port: number): unknown {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code !== 'EADDRINUSE' && code !== 'EACCES') return error;
-  return new ConfigError([
-    {
-      name,
-      problem: `cannot listen on 127.0.0.1:${port} (${code}); choose another ${name} (0: any free port)`,
-    },
-  ]);
 }
 
 /** How soon a change held by a running sync is tried again. */
@@ -93,23 +72,14 @@ export async function startDemo(
   const entries = latest
     ? (await store.listingAt(latest)).entries.map((text) => JSON.parse(text) as Record<string, unknown>)
     : undefined;
-  const mediaPort = mediaPortFor(config.demo.port);
-  const media = await startSimulatedMediaHost({ port: mediaPort }).catch((error: unknown) => {
-    throw portRefused(error, 'DEMO_UPSTREAM_PORT', mediaPort);
+  const site = await startSimulatedSite({
+    seed: 1,
+    count: 45,
+    port: config.demo.port,
+    entries: entries && entries.length > 0 ? entries : undefined,
+    names: { port: 'DEMO_UPSTREAM_PORT' },
   });
-  let upstream: SimulatedUpstream;
-  try {
-    upstream = await startSimulatedUpstream({
-      seed: 1,
-      count: 45,
-      port: config.demo.port,
-      mediaBaseUrl: media.mediaBaseUrl,
-      ...(entries && entries.length > 0 ? { entries } : {}),
-    });
-  } catch (error) {
-    await media.close();
-    throw portRefused(error, 'DEMO_UPSTREAM_PORT', config.demo.port);
-  }
+  const { upstream, media } = site;
   const changes = changeEvery(config.demo.mutateEveryMs, upstream, logger, onMutation, syncing);
   logger.warn(
     {
@@ -128,8 +98,7 @@ export async function startDemo(
     media,
     stop: async () => {
       changes.stop();
-      await upstream.close();
-      await media.close();
+      await site.close();
     },
   };
 }

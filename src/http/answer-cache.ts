@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { DrfResponse } from '../drf/answer.js';
+import type { DrfResponse, ServerInfo } from '../drf/answer.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { isSharedTail } from '../drf/results-tail.js';
 
@@ -51,15 +51,23 @@ export class AnswerCache {
     return this.#bytes;
   }
 
+  /**
+   * `listener` is the listening socket a request without Host names in its links: one cache serves
+   * both listeners when INTERNAL_PORT is set, and each names its own.
+   */
   static key(
     method: string,
     url: string,
     headers: IncomingHttpHeaders,
     scheme: string,
     trustProxy: boolean,
+    listener?: Pick<ServerInfo, 'name' | 'port'>,
   ): string | null {
     if (headers['if-none-match'] !== undefined) return null;
-    const host = part(headers.host);
+    const host =
+      headers.host === undefined
+        ? '\0' + (listener === undefined ? '' : listener.name + ':' + listener.port)
+        : part(headers.host);
     const accept = part(headers.accept);
     if (host === null || accept === null || url.includes('\n')) return null;
     // Concatenation, checked part by part: no split of the key on every request.

@@ -117,13 +117,16 @@ export interface SnapshotSource {
   asOf(at: Date): PreparedSnapshot | null | PrunedListing | Promise<PreparedSnapshot | null | PrunedListing>;
 }
 
+/** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT), else null. */
+export type BoundAddress = () => { name: string; port: string } | null;
+
 export interface DrfHandlerDeps {
   snapshots: SnapshotSource;
   metrics: Metrics;
   logger: Logger;
   options: ServerConfig;
-  /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT). */
-  boundAddress: () => { name: string; port: string } | null;
+  /** The address of the listener the handler answers on (see `DrfHandler.on` for another). */
+  boundAddress: BoundAddress;
   /** MEDIA_REWRITE: the snapshot to answer from, with the mirror's media URLs for this request. */
   rewriteMedia?: MediaRewriter;
 }
@@ -144,6 +147,11 @@ export interface DrfHandler {
   (req: IncomingMessage, res: ServerResponse): void;
   /** Answers a request Node's parser refused (an unknown or lower-case method) from its raw bytes. */
   answerRefused(packet: Buffer, socket: Socket): boolean;
+  /**
+   * The same site on another listener (INTERNAL_PORT): its own SERVER_NAME and SERVER_PORT, the
+   * same snapshots, answer cache and metrics.
+   */
+  on(boundAddress: BoundAddress): DrfHandler;
 }
 
 interface Answered {
@@ -171,9 +179,16 @@ function cachedListAnswerer(
       if (!(error instanceof PageNotLoaded)) throw error;
       return error.loadAll().then(() => answerFrom(request, stored));
     }
-    const scheme = request.server?.urlScheme ?? 'http';
+    const { server } = request;
     const key = snapshot
-      ? AnswerCache.key(request.method, request.url, request.headers, scheme, drfOptions.trustProxyHeaders)
+      ? AnswerCache.key(
+          request.method,
+          request.url,
+          request.headers,
+          server?.urlScheme ?? 'http',
+          drfOptions.trustProxyHeaders,
+          server,
+        )
       : null;
     const respond = () => respondList(request, snapshot, drfOptions);
     if (!snapshot || key === null) return withLoadedPages(respond);
@@ -194,26 +209,52 @@ function cachedListAnswerer(
   };
 }
 
-/** gunicorn's part (limits, scheme, server name), then Django's routing, then the list view. */
-function createAnswerer(deps: DrfHandlerDeps): (incoming: Incoming) => MaybeLater<Answered> {
-  const drfOptions: DrfOptions = {
-    trustProxyHeaders: deps.options.trustProxy,
-    publicBaseUrl: deps.options.publicBaseUrl,
-    cacheControl: deps.options.cacheControl,
-  };
-  const isTrusted = trustedPeers(deps.options.forwardedAllowIps);
-  const listAnswer = cachedListAnswerer(deps, drfOptions);
-  // The two ServerInfo values there can be, built once the server listens.
+/** The two ServerInfo values a listener can give, built once it listens. */
+function serverInfoOf(boundAddress: BoundAddress): (scheme: 'http' | 'https') => ServerInfo | undefined {
   let servers: Record<'http' | 'https', ServerInfo> | undefined;
-  const serverInfo = (scheme: 'http' | 'https'): ServerInfo | undefined => {
+  return (scheme) => {
     if (servers === undefined) {
-      const bound = deps.boundAddress();
+      const bound = boundAddress();
       if (bound === null) return undefined;
       servers = { http: { urlScheme: 'http', ...bound }, https: { urlScheme: 'https', ...bound } };
     }
     return servers[scheme];
   };
+}
 
+/**
+ * gunicorn's part (limits, scheme, server name), then Django's routing, then the list view: one
+ * answerer per listener, over one list view and its cache.
+ */
+function createAnswerer(
+  deps: DrfHandlerDeps,
+): (boundAddress: BoundAddress) => (incoming: Incoming) => MaybeLater<Answered> {
+  const drfOptions: DrfOptions = {
+    trustProxyHeaders: deps.options.trustProxy,
+    publicBaseUrl: deps.options.publicBaseUrl,
+    cacheControl: deps.options.cacheControl,
+  };
+  const site: Site = {
+    deps,
+    drfOptions,
+    isTrusted: trustedPeers(deps.options.forwardedAllowIps),
+    listAnswer: cachedListAnswerer(deps, drfOptions),
+  };
+  return (boundAddress) => listenerAnswerer(site, serverInfoOf(boundAddress));
+}
+
+/** What the answerers of every listener share: the settings, the list view and its cache. */
+interface Site {
+  deps: DrfHandlerDeps;
+  drfOptions: DrfOptions;
+  isTrusted: (peer: string | undefined) => boolean;
+  listAnswer: (request: DrfRequest, snapshot: PreparedSnapshot | null) => MaybeLater<DrfResponse>;
+}
+
+function listenerAnswerer(
+  { deps, drfOptions, isTrusted, listAnswer }: Site,
+  serverInfo: (scheme: 'http' | 'https') => ServerInfo | undefined,
+): (incoming: Incoming) => MaybeLater<Answered> {
   const answer = (incoming: Incoming): MaybeLater<Answered> => {
     const broken = limitBroken(incoming.lineBytes, incoming.rawHeaders);
     if (broken !== null) return { answer: gunicornError(broken), route: 'refused' };
@@ -279,11 +320,30 @@ function whenAnswered(
 
 /** The raw node:http handler for every non-API path: the DRF list endpoint, its redirect, Django's 404. */
 export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
-  const safely = createAnswerer(deps);
+  const answererOn = createAnswerer(deps);
   const record = requestRecorder(deps.metrics);
   const lost = lostAnswerReporter(deps.logger);
+  const on = (boundAddress: BoundAddress): DrfHandler => {
+    const parts: HandlerParts = { safely: answererOn(boundAddress), record, lost };
+    return Object.assign(requestHandler(parts), { answerRefused: refusedPacketAnswerer(parts), on });
+  };
+  return on(deps.boundAddress);
+}
 
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+/** What the handlers of one listener work with: its answerer, the shared metrics and log. */
+interface HandlerParts {
+  safely: (incoming: Incoming) => MaybeLater<Answered>;
+  record: (route: string, method: string, status: number, seconds: number) => void;
+  lost: (url: string) => (err: unknown) => void;
+}
+
+/** node:http's request listener of one listener. */
+function requestHandler({
+  safely,
+  record,
+  lost,
+}: HandlerParts): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -313,8 +373,11 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     const answered = refusal === null ? safely(incoming) : { answer: refusal, route: 'refused' };
     whenAnswered(answered, send, lost(url));
   };
+}
 
-  const answerRefused = (packet: Buffer, socket: Socket): boolean => {
+/** `DrfHandler.answerRefused` of one listener. */
+function refusedPacketAnswerer({ safely, record, lost }: HandlerParts): DrfHandler['answerRefused'] {
+  return (packet: Buffer, socket: Socket): boolean => {
     const parsed = parseGunicornHead(packet);
     if (parsed === null) return false;
     const started = performance.now();
@@ -341,8 +404,6 @@ export function createDrfHandler(deps: DrfHandlerDeps): DrfHandler {
     whenAnswered(answered, send, lost(head.url));
     return true;
   };
-
-  return Object.assign(handler, { answerRefused });
 }
 
 /**

@@ -5,6 +5,7 @@ import { pipeline, Readable } from 'node:stream';
 import type { ByteSpan, Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { BlobCache } from '../media/blob-cache.js';
+import type { FolderPlace } from '../media/claim-folder.js';
 import type { Metrics } from './metrics.js';
 
 /** `/media/<sha256>/<original file name>`: the name is for people and downloads; the hash decides. */
@@ -15,12 +16,14 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 export interface MediaRouteDeps {
   store: Store;
   /**
-   * The media folder (MEDIA_DIR or `media/` beside the database): the files themselves on SQLite,
-   * a cache filled from the database on PostgreSQL.
+   * The media folder (MEDIA_DIR or the database's own): the files themselves on SQLite, a cache
+   * filled from the database on PostgreSQL (claimed for the database before its first copy).
    */
-  dir: string;
+  folder: FolderPlace;
   metrics: Metrics;
   logger: Logger;
+  /** Told of every committed file that cannot be served, and of every one that can (readiness). */
+  audit?: { lost(sha256: string): void; found(sha256: string): void };
 }
 
 /** A single byte range, resolved against the size: inclusive ends. */
@@ -174,29 +177,30 @@ type RecordRequest = (method: string, status: number, started: number) => void;
 function storedFileFinder(deps: MediaRouteDeps): (sha256: string) => Promise<StoredFile | 'missing' | null> {
   // One line per outage, not one per request: reset once a file opens again.
   let reported = false;
-  const cache = deps.store.holdsBlobs ? new BlobCache(deps.dir, deps.store, deps.logger) : null;
+  const { dir } = deps.folder;
+  const cache = deps.store.holdsBlobs ? new BlobCache(deps.folder, deps.store, deps.logger) : null;
   return async (sha256) => {
     const blob = await deps.store.keptBlob(sha256);
     if (!blob) return null;
-    const path = join(deps.dir, 'objects', sha256.slice(0, 2), sha256);
+    const path = join(dir, 'objects', sha256.slice(0, 2), sha256);
     try {
       const fd = openSync(path, 'r');
       reported = false;
+      deps.audit?.found(sha256);
       return fileOnDisk(sha256, fd, blob);
     } catch (err) {
       // Not here yet (a new instance, or another one mirrored it): the database has it, unless its
       // bytes were never copied there (mirrored before media_blob_chunks existed): then a lost file.
       if (cache !== null && (await heldInStore(deps.store, sha256))) {
         void cache.fill(sha256, blob.size);
+        deps.audit?.found(sha256);
         return fileInStore(deps.store, sha256, blob);
       }
       if (!reported) {
-        deps.logger.error(
-          { err, sha256, dir: deps.dir },
-          'a committed media file cannot be opened; answering 503',
-        );
+        deps.logger.error({ err, sha256, dir }, 'a committed media file cannot be opened; answering 503');
       }
       reported = true;
+      deps.audit?.lost(sha256);
       return 'missing';
     }
   };

@@ -22,7 +22,10 @@ async function problemOf(
   }
 }
 
-/** /healthz (the process answers), /readyz (a fresh enough snapshot is served), /metrics. */
+/**
+ * /healthz (the process answers), /readyz (a fresh enough snapshot is served), both public; /metrics,
+ * internal when INTERNAL_PORT is set.
+ */
 export function registerOpsRoutes(
   app: FastifyInstance,
   deps: {
@@ -30,15 +33,17 @@ export function registerOpsRoutes(
     metrics: Metrics;
     staleAfterMs: number;
     metricsToken?: string | null;
-    /** What keeps mirrored media from being served (MEDIA_DIR gone), when media is served. */
+    /** What keeps mirrored media from being served (the folder gone, files unreadable), when media is served. */
     mediaProblem?: () => Promise<string | null>;
     now?: () => number;
   },
 ): void {
   const now = deps.now ?? Date.now;
-  app.get('/healthz', () => ({ status: 'ok' }));
+  // A load balancer or orchestrator in front of the public listener probes these two.
+  const exposed = { config: { public: true } };
+  app.get('/healthz', exposed, () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', exposed, async (_request, reply) => {
     const database = await problemOf(deps.snapshots, deps.mediaProblem);
     if (database !== null) return reply.code(503).send({ status: 'unready', reason: database });
     const info = deps.snapshots.info;

@@ -1,4 +1,5 @@
 import type { Store } from '../db/store.js';
+import type { MediaAudit } from './media-audit.js';
 import { mediaFolderProblem } from './media-folder.js';
 import { mirrorMediaPath } from '../media/media-refs.js';
 import { mediaUrlMapAt } from './media-rewrite.js';
@@ -15,8 +16,9 @@ interface MediaAtRun {
 
 /**
  * What the pages and readiness know of the mirrored media, as of the served run: the mirror's path
- * of each upstream media URL and whether any file is stored. Read from the store once per run
- * (`ready()`, which the page routes await), so the per-image lookups of a page stay synchronous.
+ * of each upstream media URL, whether any file is stored, and which cannot be read (`audit`, looked
+ * at again with each new run). Read from the store once per run (`ready()`, which the page routes
+ * await), so the per-image lookups of a page stay synchronous.
  */
 export class ServedMedia {
   #at: MediaAtRun = { runId: null, paths: new Map(), held: new Map(), live: new Set(), hasStored: false };
@@ -24,11 +26,13 @@ export class ServedMedia {
   readonly #store: Store;
   readonly #dir: string;
   readonly #runId: () => number | null;
+  readonly #audit: MediaAudit;
 
-  constructor(store: Store, dir: string, runId: () => number | null) {
+  constructor(store: Store, dir: string, runId: () => number | null, audit: MediaAudit) {
     this.#store = store;
     this.#dir = dir;
     this.#runId = runId;
+    this.#audit = audit;
   }
 
   /** Brings the media facts up to the served run (one read per new run; joins one in flight). */
@@ -49,7 +53,10 @@ export class ServedMedia {
       this.#store.hasStoredMedia(),
     ]);
     const held = new Map(heldRows.map((m) => [m.url, mirrorMediaPath(m.sha256, m.url)]));
+    const newRun = runId !== this.#at.runId;
     this.#at = { runId, paths, held, live, hasStored };
+    // A run brings new files (and retention removes some): the verdict is looked at again.
+    if (newRun) void this.#audit.check();
   }
 
   /** The mirror's path of an upstream media URL, or null (not mirrored, or the folder is gone). */
@@ -73,10 +80,16 @@ export class ServedMedia {
     return mediaFolderProblem(this.#at.hasStored && !this.#store.holdsBlobs, this.#dir);
   }
 
-  /** `folderProblem` with fresh facts, for readiness. */
+  /** What keeps stored files from being served: the folder gone, or files in it unreadable; or null. */
+  problem(): string | null {
+    return this.folderProblem() ?? this.#audit.problem();
+  }
+
+  /** `problem` with fresh facts, for readiness. */
   async currentProblem(): Promise<string | null> {
     this.#at = { ...this.#at, hasStored: await this.#store.hasStoredMedia() };
     await this.ready();
-    return this.folderProblem();
+    await this.#audit.recheck();
+    return this.problem();
   }
 }

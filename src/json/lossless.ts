@@ -1,4 +1,10 @@
-import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+import {
+  isLosslessNumber,
+  LosslessNumber,
+  parse as parseLossless,
+  type DuplicateKeyInfo,
+  type ParseOptions,
+} from 'lossless-json';
 
 export { isLosslessNumber, LosslessNumber };
 
@@ -55,22 +61,27 @@ function depthOf(value: unknown): number {
 }
 
 /**
+ * A key written twice in one object keeps its last value, at the key's first place: so Python's
+ * json module (the upstream's, DRF's) reads it, and JSON.parse. lossless-json takes the last of two
+ * equal values by itself but throws on two different ones unless told; reading such a text with
+ * JSON.parse instead would lose the digits of every number beside the duplicate.
+ */
+const keepLast = ({ newValue }: DuplicateKeyInfo): unknown => newValue;
+
+const LOSSLESS_OPTIONS: ParseOptions = { parseNumber, onDuplicateKey: keepLast };
+
+/**
  * JSON.parse that keeps every number's text: a number JSON.stringify would not write back as it
  * was received comes back as a `LosslessNumber`. Most texts hold no number at all (the contract's
  * fields are strings, booleans and lists), so they pay only for the native parse and one walk.
  * `skipTopLevel` names a top-level key whose numbers need no text (a page's `count`, read as a
- * number): a page whose only number it is pays for no second parse.
+ * number): a page whose only number it is pays for no second parse. A key written twice keeps its
+ * last value, as Python reads it, with every number of the text still kept.
  */
 export function parseJson(text: string, skipTopLevel?: string): unknown {
   const value: unknown = JSON.parse(text);
   if (!hasNumber(value, skipTopLevel) || depthOf(value) > LOSSLESS_MAX_DEPTH) return value;
-  try {
-    return parseLossless(text, null, parseNumber);
-  } catch {
-    // lossless-json refuses a duplicate key with two values, which JSON.parse (and Python) settle
-    // by taking the last: such a text keeps the native reading rather than failing the page.
-    return value;
-  }
+  return parseLossless(text, null, LOSSLESS_OPTIONS);
 }
 
 /** A kept number's text as Python's json module writes the value it reads from it. */

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { BlobOperations, WatchOperations } from '../db/store.js';
 import type { Logger } from '../logger.js';
+import { claimFolderFor, type ClaimStore, type FolderClaim, type FolderPlace } from './claim-folder.js';
+import { folderOwnerOf } from './folder-owner.js';
 import { MediaStore } from './media-store.js';
 
 /**
@@ -8,18 +10,32 @@ import { MediaStore } from './media-store.js';
  * lacks is copied from the database once, in the background, while the request that missed it is
  * served from the database directly. A copy lands like a download: temp file, hash checked, fsync,
  * rename; so the folder only ever holds complete files named by their hash. Concurrent misses of
- * one file share one copy.
+ * one file share one copy. The folder is claimed for the database before the first copy
+ * (claim-folder.ts): a folder of another database gets no copies, and requests are served from the
+ * database as before.
  */
 export class BlobCache {
   readonly #files: MediaStore;
-  readonly #store: BlobOperations;
+  readonly #place: FolderPlace;
+  readonly #store: BlobOperations & ClaimStore;
   readonly #logger: Logger;
   readonly #filling = new Map<string, Promise<void>>();
+  #claim: Promise<FolderClaim> | null = null;
 
-  constructor(dir: string, store: BlobOperations, logger: Logger) {
-    this.#files = new MediaStore(dir);
+  constructor(place: FolderPlace | string, store: BlobOperations & ClaimStore, logger: Logger) {
+    this.#place = typeof place === 'string' ? { dir: place } : place;
+    this.#files = new MediaStore(this.#place.dir);
     this.#store = store;
     this.#logger = logger;
+  }
+
+  /** Claimed once per process; a refusal is asked again at the next miss. */
+  #claimed(): Promise<FolderClaim> {
+    this.#claim ??= claimFolderFor(this.#place, this.#store, this.#logger).catch((error: unknown) => {
+      this.#claim = null;
+      throw error;
+    });
+    return this.#claim;
   }
 
   /** Starts copying `sha256` into the folder unless a copy is under way; settles when it is done. */
@@ -37,6 +53,7 @@ export class BlobCache {
   }
 
   async #copy(sha256: string, size: number): Promise<void> {
+    await this.#claimed();
     const source = await this.#store.openBlob(sha256, { start: 0, end: size - 1 });
     if (source === null) throw new Error(`the database holds no bytes for ${sha256}`);
     const temp = await this.#files.createTemp();
@@ -73,7 +90,7 @@ const SWEEP_WATCH_POLL_MS = 5_000;
  */
 export function sweepDroppedBlobs(
   dir: string | null,
-  store: Pick<BlobOperations, 'holdsBlobs' | 'droppedBlobs'> & WatchOperations,
+  store: Pick<BlobOperations, 'holdsBlobs' | 'droppedBlobs'> & WatchOperations & ClaimStore,
   logger: Logger,
 ): () => Promise<void> {
   if (dir === null || !store.holdsBlobs) return () => Promise.resolve();
@@ -84,12 +101,13 @@ export function sweepDroppedBlobs(
     queued = false;
     try {
       const removed = (await store.droppedBlobs()).filter((sha) => files.has(sha));
-      for (const sha of removed) files.remove(sha);
+      // Only in a folder whose owner file names this database: a shared one keeps them.
+      if (removed.length > 0) files.remove(removed, await folderOwnerOf(store));
       if (removed.length > 0)
         logger.info({ removed: removed.length, dir }, 'media cache: dropped files deleted');
     } catch (err) {
       // The next commit (or the database coming back) sweeps again; the files are never served.
-      logger.warn({ err }, 'media cache: cannot read the dropped files; kept until the next commit');
+      logger.warn({ err, dir }, 'media cache: dropped files not deleted; tried again after the next commit');
     }
   };
   const unwatch = store.watchCommits(

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { makeFolder } from '../fs/make-folder.js';
+import { assertOwnedBy, type FolderOwner } from './folder-owner.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
@@ -14,7 +15,8 @@ function isSha256(text: string): boolean {
  * The content-addressed folder: `objects/ab/<sha256>` holds complete files only; `tmp/` holds
  * downloads in progress. A file reaches `objects/` by rename after fsync, and its directory is
  * fsynced too, so a committed row never names a missing or partial file, whatever instant a
- * SIGKILL or a power cut lands.
+ * SIGKILL or a power cut lands. Nothing in it is deleted unless its owner file names the database
+ * asking (folder-owner.ts): a folder another database may use is never cleaned for this one.
  */
 export class MediaStore {
   readonly dir: string;
@@ -36,6 +38,68 @@ export class MediaStore {
 
   has(sha256: string): boolean {
     return existsSync(this.pathOf(sha256));
+  }
+
+  /** Whether `objects/` holds any file (a folder in use, as against a new or empty one). */
+  holdsObjects(): boolean {
+    return this.#prefixes().some((prefix) => readdirSync(join(this.#objects, prefix)).length > 0);
+  }
+
+  /** The sha256 of every complete object in the folder. */
+  objectNames(): string[] {
+    return this.#prefixes().flatMap((prefix) =>
+      readdirSync(join(this.#objects, prefix)).filter((name) => isSha256(name) && name.startsWith(prefix)),
+    );
+  }
+
+  #prefixes(): string[] {
+    if (!existsSync(this.#objects)) return [];
+    return readdirSync(this.#objects, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  }
+
+  /**
+   * Puts the complete object at `source` (another media folder's) in place under its hash: a hard
+   * link (no bytes written; the other folder keeps its own name for it), else a copy through a temp
+   * file, fsynced, as a download lands. `unreadable` when the source cannot be read; a failure to
+   * write here throws. Call `flushDirectories` after.
+   */
+  async adopt(source: string, sha256: string): Promise<'linked' | 'copied' | 'unreadable'> {
+    const target = this.pathOf(sha256);
+    const folder = join(this.#objects, sha256.slice(0, 2));
+    if (!existsSync(folder)) {
+      makeFolder(folder);
+      this.#dirty.add(this.#objects);
+    }
+    this.#dirty.add(folder);
+    try {
+      await link(source, target);
+      return 'linked';
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return 'linked';
+      if (code === 'ENOENT' || code === 'EACCES') return 'unreadable';
+      // Another file system, or one without hard links: copy.
+    }
+    const temp = await this.createTemp();
+    await temp.handle.close();
+    try {
+      await copyFile(source, temp.path);
+    } catch (error) {
+      await this.discardTemp(temp.path);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') return 'unreadable';
+      throw error;
+    }
+    const handle = await open(temp.path, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await this.commitTemp(temp.path, sha256);
+    return 'copied';
   }
 
   /** A fresh temp file for one download. */
@@ -97,9 +161,14 @@ export class MediaStore {
   /**
    * Deletes what a killed run left: every temp file, and every object `isLive` does not vouch for.
    * Call only while holding the run lock: a run in progress writes objects before its rows commit.
+   * Throws MEDIA_DIR_FOREIGN, deleting nothing, unless the folder's owner file names `owner`.
    * Returns the names removed.
    */
-  collectGarbage(isLive: (sha256: string) => boolean): { temps: number; objects: string[] } {
+  collectGarbage(
+    isLive: (sha256: string) => boolean,
+    owner: FolderOwner,
+  ): { temps: number; objects: string[] } {
+    assertOwnedBy(this.dir, owner);
     let temps = 0;
     if (existsSync(this.#tmp)) {
       for (const name of readdirSync(this.#tmp)) {
@@ -119,12 +188,19 @@ export class MediaStore {
     return { temps, objects };
   }
 
-  /** Deletes one object (retention); absent is fine. */
-  remove(sha256: string): void {
-    try {
-      unlinkSync(this.pathOf(sha256));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  /**
+   * Deletes objects (retention's drops); absent is fine. Throws MEDIA_DIR_FOREIGN, deleting nothing,
+   * unless the folder's owner file names `owner`.
+   */
+  remove(sha256s: readonly string[], owner: FolderOwner): void {
+    if (sha256s.length === 0) return;
+    assertOwnedBy(this.dir, owner);
+    for (const sha256 of sha256s) {
+      try {
+        unlinkSync(this.pathOf(sha256));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
     }
   }
 }

@@ -2,7 +2,14 @@ import type { HeldMedia } from '../db/sqlite/media.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';
-import { MediaFetcher, RunBudget, type FetchOutcome, type Validators } from './fetch-media.js';
+import {
+  MediaFetcher,
+  RunBudget,
+  type FetchOutcome,
+  type MediaFailureCode,
+  type Validators,
+} from './fetch-media.js';
+import { claimFolderFor, logSharedFolder, type FolderClaim } from './claim-folder.js';
 import { isAllowedMediaUrl, mediaRefs } from './media-refs.js';
 import { MediaStore } from './media-store.js';
 import type { MediaSettings } from './settings.js';
@@ -28,6 +35,8 @@ export interface MediaOutcome {
   /** Every allowed media URL the listing names. */
   listed: ReadonlySet<string>;
   counts: MediaCounts;
+  /** The media folder as this run claimed it: only an owned one has anything deleted. */
+  folder: FolderClaim;
 }
 
 export interface MirrorMediaDeps {
@@ -37,8 +46,9 @@ export interface MirrorMediaDeps {
 }
 
 /**
- * The media phase of a run, between a validated listing and its commit: collects what a killed run
- * left, then downloads (or revalidates) every allowed media URL the listing names, with bounded
+ * The media phase of a run, between a validated listing and its commit: claims the media folder
+ * for this database (a folder of another throws MEDIA_DIR_FOREIGN), collects what a killed run
+ * left (in a folder this database owns), then downloads (or revalidates) every allowed media URL the listing names, with bounded
  * concurrency and a byte budget. A URL that fails is an item with a reason, never a thrown error;
  * only the run's own abort throws.
  */
@@ -50,7 +60,8 @@ export async function mirrorMedia(
 ): Promise<MediaOutcome> {
   const log = deps.logger.child({ module: 'media' });
   const mediaStore = new MediaStore(settings.dir);
-  await collectLeftovers(deps.store, mediaStore, log);
+  const folder = await claimFolderFor(settings, deps.store, log);
+  await collectLeftovers(deps.store, mediaStore, folder, log);
   const listed = await listedUrls(entryTexts, settings.origins, log);
   // Bytes the database holds need no local copy to be revalidated: any instance may run the sync.
   const held = heldValidators(await deps.store.heldMedia(), deps.store.holdsBlobs ? null : mediaStore);
@@ -74,11 +85,9 @@ export async function mirrorMedia(
       const url = urls[index] ?? '';
       const known = held.get(url) ?? null;
       const result = await fetcher.fetch(url, known?.validators ?? null, budget);
+      // One line per URL only at debug: a host that is down fails every URL, and the run's summary says so.
       if (result.kind === 'failed') {
-        log.warn(
-          { media: { url }, code: result.code, reason: result.message },
-          'media not mirrored this run',
-        );
+        log.debug({ media: { url }, code: result.code, reason: result.message }, 'media URL not mirrored');
       }
       items[index] = { url, heldSha256: known?.sha256 ?? null, result };
     }
@@ -93,14 +102,27 @@ export async function mirrorMedia(
   await mediaStore.flushDirectories();
   if (deps.store.holdsBlobs) await storeBlobs(items, { store: deps.store, mediaStore, log, settings });
   const counts = countOutcomes(items);
+  logFailures(items, log);
   log.info(counts, 'media mirrored');
-  return { items, listed, counts };
+  return { items, listed, counts, folder };
 }
 
-/** Deletes what a killed run left: temp files, files and stored bytes no kept row names. */
-async function collectLeftovers(store: Store, mediaStore: MediaStore, log: Logger): Promise<void> {
+/**
+ * Deletes what a killed run left: temp files, files and stored bytes no kept row names. In a folder
+ * this database does not own, files stay: they may be another database's.
+ */
+async function collectLeftovers(
+  store: Store,
+  mediaStore: MediaStore,
+  folder: FolderClaim,
+  log: Logger,
+): Promise<void> {
   const live = await store.liveMediaObjects();
-  const collected = mediaStore.collectGarbage((sha) => live.has(sha));
+  const collected =
+    folder.kind === 'owned'
+      ? mediaStore.collectGarbage((sha) => live.has(sha), folder.owner)
+      : { temps: 0, objects: [] };
+  if (folder.kind === 'shared') logSharedFolder(mediaStore.dir, folder.unreferenced, log);
   const blobs = await store.dropUnreferencedBlobs();
   if (collected.temps > 0 || collected.objects.length > 0 || blobs > 0) {
     log.info(
@@ -138,7 +160,7 @@ async function storeBlobs(
         await store.putBlob(item.result.sha256, mediaStore.pathOf(item.result.sha256));
       } catch (error) {
         const message = `cannot store the file in the database: ${(error as Error).message}`;
-        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        log.debug({ media: { url: item.url }, err: error }, 'media file not stored');
         items[index] = {
           ...item,
           result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
@@ -174,7 +196,7 @@ async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promi
         await item.result.durable;
       } catch (error) {
         const message = (error as Error).message;
-        log.error({ media: { url: item.url }, err: error }, 'media file not stored');
+        log.debug({ media: { url: item.url }, err: error }, 'media file not stored');
         items[index] = {
           ...item,
           result: { kind: 'failed', code: 'MEDIA_STORE_FAILED', message, bytes: item.result.bytes },
@@ -182,6 +204,29 @@ async function settleFiles(items: (MediaItem | undefined)[], log: Logger): Promi
       }
     }),
   );
+}
+
+/** How many failed URLs the run's summary line names; the rest are counted. */
+export const FAILURES_NAMED = 5;
+
+/**
+ * One line for every URL the run could not mirror: the count by code and the first few URLs (the
+ * upstream's data, under their own key). An error when the mirror could not store a file (its own
+ * disk or database), a warning when hosts did not answer as asked; nothing when none failed.
+ */
+function logFailures(items: readonly MediaItem[], log: Logger): void {
+  const codes: Partial<Record<MediaFailureCode, number>> = {};
+  const named: { url: string; code: MediaFailureCode; reason: string }[] = [];
+  let failed = 0;
+  for (const { url, result } of items) {
+    if (result.kind !== 'failed') continue;
+    failed += 1;
+    codes[result.code] = (codes[result.code] ?? 0) + 1;
+    if (named.length < FAILURES_NAMED) named.push({ url, code: result.code, reason: result.message });
+  }
+  if (failed === 0) return;
+  const level = codes.MEDIA_STORE_FAILED !== undefined ? 'error' : 'warn';
+  log[level]({ failed, of: items.length, codes, media: { failures: named } }, 'media not mirrored this run');
 }
 
 function countOutcomes(items: readonly MediaItem[]): MediaCounts {

@@ -18,16 +18,39 @@ export interface ChangeFacts {
   post: string;
 }
 
-/** A change in words, in parts, so each medium can link the name and escape each part its way. */
+/** A piece of upstream text within a sentence: each medium isolates it its own way (`text/bidi.ts`). */
+export interface Upstream {
+  upstream: string;
+}
+
+/** Words of a sentence: the mirror's own, and pieces of upstream text. */
+export type Phrase = readonly (string | Upstream)[];
+
+/** A change in words, in parts, so each medium can link the name and isolate and escape each part its way. */
 export interface ChangeWords {
-  /** The name (or the uuid when the name is empty), bounded. */
+  /** The name (or the uuid when the name is empty), bounded: upstream text. */
   who: string;
   /** " (appearance 2)" for a repeated uuid's later appearances, else ''. */
   appearance: string;
+  /** Between the name and what happened: ': ' after a field's or a file's change, else ' '. */
+  joint: string;
   /** What happened, without the name: "joined as QA engineer", "post 'a' → 'b'". */
-  what: string;
-  /** The whole sentence: "Zoë joined as QA engineer", "José Álvarez: post 'a' → 'b'". */
-  sentence: string;
+  what: Phrase;
+}
+
+/** A phrase as one text, each piece of upstream text as `field` gives it (the medium's isolation). */
+export function phraseText(phrase: Phrase, field: (upstream: string) => string): string {
+  let text = '';
+  for (const part of phrase) text += typeof part === 'string' ? part : field(part.upstream);
+  return text;
+}
+
+/**
+ * The whole sentence as one text: "Zoë joined as QA engineer", "José Álvarez: post 'a' → 'b'",
+ * the name and every other piece of upstream text through `field`.
+ */
+export function sentenceText(words: ChangeWords, field: (upstream: string) => string): string {
+  return `${field(words.who)}${words.appearance}${words.joint}${phraseText(words.what, field)}`;
 }
 
 /** The longest name, post or value a one-line sentence quotes, in UTF-8 bytes. */
@@ -102,7 +125,10 @@ const bounded = (text: string): string => {
 /** Who a sentence is about, as every message names them: the name, or the uuid when it is empty. */
 export const whoWords = (name: string, uuid: string): string => bounded(name.trim() || uuid);
 
-const quote = (value: unknown): string => `'${bounded(valueWords(value))}'`;
+const upstream = (text: string): Upstream => ({ upstream: text });
+
+/** A field's value quoted: `'QA lead'`, the value itself upstream text. */
+const quote = (value: unknown): Phrase => ["'", upstream(bounded(valueWords(value))), "'"];
 
 export const fieldWords = (field: string | null): string => (field ?? 'media').replaceAll('_', ' ');
 
@@ -124,21 +150,24 @@ function mediaFile(facts: ChangeFacts): string | null {
   return null;
 }
 
-function whatOf(facts: ChangeFacts): string {
-  const post = facts.post.trim() === '' ? '' : ` as ${bounded(facts.post.trim())}`;
+function whatOf(facts: ChangeFacts): Phrase {
+  const post = facts.post.trim();
+  const as = (verb: string): Phrase => (post === '' ? [verb] : [`${verb} as `, upstream(bounded(post))]);
+  // A field's name is the upstream's too: a field the contract does not name may be called anything.
+  const field = upstream(fieldWords(facts.field));
   switch (facts.kind) {
     case 'added':
-      return `joined${post}`;
+      return as('joined');
     case 'removed':
-      return 'left';
+      return ['left'];
     case 'returned':
-      return `returned${post}`;
+      return as('returned');
     case 'changed':
-      return `${fieldWords(facts.field)} ${quote(facts.old)} → ${quote(facts.new)}`;
+      return [field, ' ', ...quote(facts.old), ' → ', ...quote(facts.new)];
     case 'media_changed': {
       const file = mediaFile(facts);
-      const named = file === null ? '' : ` (${bounded(file)})`;
-      return `new ${fieldWords(facts.field)} bytes at the same address${named}`;
+      const named: Phrase = file === null ? [] : [' (', upstream(bounded(file)), ')'];
+      return ['new ', field, ' bytes at the same address', ...named];
     }
   }
 }
@@ -151,9 +180,8 @@ function whatOf(facts: ChangeFacts): string {
 export function describeChange(facts: ChangeFacts): ChangeWords {
   const who = whoWords(facts.name, facts.uuid);
   const appearance = facts.slot > 0 ? ` (${appearanceLabel(facts.slot)})` : '';
-  const what = whatOf(facts);
-  const colon = facts.kind === 'changed' || facts.kind === 'media_changed';
-  return { who, appearance, what, sentence: `${who}${appearance}${colon ? ': ' : ' '}${what}` };
+  const joint = facts.kind === 'changed' || facts.kind === 'media_changed' ? ': ' : ' ';
+  return { who, appearance, joint, what: whatOf(facts) };
 }
 
 export interface RunCounts {

@@ -2,7 +2,13 @@ import type { Config } from '../config/load-config.js';
 import type { ChangeRow } from '../db/schema.js';
 import type { DigestFacts, DigestPlan, OutboxMessage } from '../db/run-commit.js';
 import { digestMessage, lastDigestPeriod } from './digest.js';
-import { MAX_LINES, type MessageContext, type RunChanges } from './message.js';
+import {
+  MAX_LINES,
+  tallyFirstListing,
+  type FirstListing,
+  type MessageContext,
+  type RunChanges,
+} from './message.js';
 import type { NotificationOutbox } from './outbox.js';
 import { NOTIFY_TYPE_PREFIX, counted } from './run-outbox.js';
 import { factsOfChange } from './run-message.js';
@@ -30,7 +36,16 @@ function message(
   to: string,
   settings: DigestSettings,
 ): OutboxMessage | null {
-  const rows = [...facts.changes()];
+  // The first listing's changes are counted as they pass; only the others are held and worded.
+  let first: FirstListing | null = null;
+  const rows: ChangeRow[] = [];
+  for (const row of facts.changes()) {
+    if (row.runId !== facts.firstListingRun) rows.push(row);
+    else {
+      first ??= { runId: row.runId, finishedAt: row.at, coworkers: 0, entries: 0 };
+      tallyFirstListing(first, row);
+    }
+  }
   // As for a run: the first MAX_LINES are worded, the rest only counted.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
@@ -40,7 +55,7 @@ function message(
     run.changes.push(i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row));
     byRun.set(row.runId, run);
   });
-  const digest = digestMessage([...byRun.values()], { from, to }, settings.context);
+  const digest = digestMessage([...byRun.values()], { from, to }, settings.context, first);
   if (digest === null) return null;
   return { type: `${NOTIFY_TYPE_PREFIX}${digest.event}`, body: JSON.stringify(digest) };
 }

@@ -1,6 +1,11 @@
 import {
   changesMessage,
+  coworkersLink,
+  firstListingMessage,
+  firstListingSummary,
+  firstListingWords,
   localClock,
+  type FirstListing,
   type MessageContext,
   type NotifyMessage,
   type RunChanges,
@@ -58,27 +63,49 @@ export function nextDigestAt(after: Date, digest: NotifyDigest, timeZone: string
 /**
  * One message for the runs a digest covers: their changes together, titled with the period
  * ("Team page since 2026-11-24 09:00: 2 joined, 1 left"), the link to the timeline of the period.
+ * A first listing in the period is told as the count it is, never as people who joined ("…: the
+ * mirror now follows 63 coworkers; then 1 joined"); `runs` are the others.
  */
 export function digestMessage(
   runs: readonly RunChanges[],
   period: { from: string; to: string },
   ctx: MessageContext,
+  firstListing: FirstListing | null = null,
 ): NotifyMessage | null {
   const changes = runs.flatMap((r) => r.changes);
   const last = runs.at(-1);
+  const since = localClock(period.from, ctx.timeZone);
+  const timeline =
+    ctx.baseUrl === null ? null : `${ctx.baseUrl}/changes/?since=${encodeURIComponent(period.from)}`;
+  const runCount = runs.length + (firstListing === null ? 0 : 1);
+  const footer = `${runCount} run${runCount === 1 ? '' : 's'} up to ${localClock(period.to, ctx.timeZone)}. Times in ${ctx.timeZone}.`;
+  if (firstListing !== null && (last === undefined || changes.length === 0)) {
+    return {
+      ...firstListingMessage(firstListing, ctx),
+      title: `Team page since ${since}: ${firstListingWords(firstListing)}`,
+      footer,
+    };
+  }
   if (last === undefined || changes.length === 0) return null;
   const imageOf = (c: (typeof changes)[number]) =>
     runs.find((r) => r.changes.includes(c))?.imageOf?.(c) ?? null;
   const message = changesMessage({ runId: last.runId, finishedAt: period.to, changes, imageOf }, ctx);
-  const since = localClock(period.from, ctx.timeZone);
-  const timeline =
-    ctx.baseUrl === null ? null : `${ctx.baseUrl}/changes/?since=${encodeURIComponent(period.from)}`;
+  const counts = message.title.replace(/^Team page: /, '');
   return {
     ...message,
-    title: message.title.replace(/^Team page: /, `Team page since ${since}: `),
+    title:
+      firstListing === null
+        ? `Team page since ${since}: ${counts}`
+        : `Team page since ${since}: ${firstListingWords(firstListing)}; then ${counts}`,
+    summary: firstListing === null ? null : firstListingSummary(firstListing, true, ctx),
     more: message.more === null ? null : { count: message.more.count, url: timeline },
-    link: timeline === null ? null : { label: 'Every change of the period', url: timeline },
-    footer: `${runs.length} run${runs.length === 1 ? '' : 's'} up to ${localClock(period.to, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
+    link:
+      firstListing !== null
+        ? coworkersLink(ctx)
+        : timeline === null
+          ? null
+          : { label: 'Every change of the period', url: timeline },
+    footer,
   };
 }
 

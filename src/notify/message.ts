@@ -1,11 +1,13 @@
-import { countChanges, describeChange, runTitle, type ChangeFacts } from './describe-change.js';
+import { countChanges, describeChange, phraseText, runTitle, type ChangeFacts } from './describe-change.js';
+import { isolatedText } from '../text/bidi.js';
 import { clockFormat } from '../time/date-formats.js';
 
 /** One sentence of a message: the name (a link to the coworker's page) and what happened. */
 export interface MessageLine {
+  /** The name, isolated (`isolatedText`). */
   who: string;
   whoUrl: string | null;
-  /** After the name: " joined as QA engineer", ": post 'a' → 'b'". */
+  /** After the name: " joined as QA engineer", ": post 'a' → 'b'", each upstream piece isolated. */
   rest: string;
   /** A thumbnail the mirror holds, for services that show images. */
   imageUrl: string | null;
@@ -15,12 +17,14 @@ export type MessageEvent = 'changes' | 'failures' | 'recoveries' | 'test';
 
 /**
  * A message written for people, before any service's format: every format renders this, escaping
- * each part for its own markup. Upstream text lives only in `lines` (and never in the title).
+ * each part for its own markup. Upstream text lives only in `lines` and a failure's `summary`
+ * (never in the title), each piece of it isolated there (`isolatedText`): chat, mail and ntfy are
+ * plain text to Unicode's bidi algorithm, so one isolation holds for every format.
  */
 export interface NotifyMessage {
   event: MessageEvent;
   title: string;
-  /** A sentence that is not about one coworker (failures, recoveries, the test). */
+  /** A sentence that is not about one coworker (a first listing, failures, recoveries, the test). */
   summary: string | null;
   lines: MessageLine[];
   /** "and 37 more", with a link to where they are all listed. */
@@ -83,15 +87,89 @@ export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMess
     lines: shown.map((facts) => {
       const words = describeChange(facts);
       return {
-        who: words.who,
+        who: isolatedText(words.who),
         whoUrl: link(ctx, `/coworkers/${encodeURIComponent(facts.uuid)}/`),
-        rest: words.sentence.slice(words.who.length),
+        rest: `${words.appearance}${words.joint}${phraseText(words.what, isolatedText)}`,
         imageUrl: run.imageOf?.(facts) ?? null,
       };
     }),
     more: rest > 0 ? { count: rest, url: runUrl } : null,
     link: runUrl === null ? null : { label: `Run ${run.runId}`, url: runUrl },
     footer: `Run ${run.runId} finished ${localClock(run.finishedAt, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
+  };
+}
+
+/**
+ * The store's first listing (a first sync): the team as the mirror found it, told as a count, never
+ * as people who joined.
+ */
+export interface FirstListing {
+  runId: number;
+  finishedAt: string;
+  /** Coworkers found: uuids, each counted once. */
+  coworkers: number;
+  /** Entries of the listing: a coworker listed twice is two. */
+  entries: number;
+}
+
+/**
+ * Counts one change of a first listing (every one `added`): each uuid's first appearance is its
+ * slot 0, so the coworkers are counted as the rows pass, without holding their uuids.
+ */
+export function tallyFirstListing(first: FirstListing, change: { slot: number }): void {
+  first.entries++;
+  if (change.slot === 0) first.coworkers++;
+}
+
+/** A first listing's figures from its changes. */
+export function countFirstListing(
+  runId: number,
+  finishedAt: string,
+  changes: Iterable<{ slot: number }>,
+): FirstListing {
+  const first: FirstListing = { runId, finishedAt, coworkers: 0, entries: 0 };
+  for (const change of changes) tallyFirstListing(first, change);
+  return first;
+}
+
+const coworkersWords = (n: number): string => `${n} coworker${n === 1 ? '' : 's'}`;
+
+/** "the mirror now follows 63 coworkers": a title's words for a first listing. */
+export const firstListingWords = (first: FirstListing): string =>
+  `the mirror now follows ${coworkersWords(first.coworkers)}`;
+
+/**
+ * "The mirror's first sync, run 1 at 2026-11-24 09:10, found 63 coworkers on the team page." and
+ * what comes next: the changes after it (a digest) or, alone, what later messages will say.
+ */
+export function firstListingSummary(first: FirstListing, laterChanges: boolean, ctx: MessageContext): string {
+  const repeated =
+    first.entries === first.coworkers ? '' : ` (${first.entries} entries: some are listed more than once)`;
+  const next = laterChanges
+    ? 'What changed after it follows.'
+    : 'From now on, messages say who joins, leaves, returns or changes.';
+  return (
+    `The mirror's first sync, run ${first.runId} at ${localClock(first.finishedAt, ctx.timeZone)}, ` +
+    `found ${coworkersWords(first.coworkers)} on the team page${repeated}. ${next}`
+  );
+}
+
+/** Where a first listing's message points: the mirror's list of the coworkers it follows. */
+export const coworkersLink = (ctx: MessageContext): NotifyMessage['link'] => {
+  const url = link(ctx, '/coworkers/');
+  return url === null ? null : { label: 'Coworkers', url };
+};
+
+/** The one message of a first listing: how many coworkers the mirror now follows, no sentence per person. */
+export function firstListingMessage(first: FirstListing, ctx: MessageContext): NotifyMessage {
+  return {
+    event: 'changes',
+    title: `Team page: ${firstListingWords(first)}`,
+    summary: firstListingSummary(first, false, ctx),
+    lines: [],
+    more: null,
+    link: coworkersLink(ctx),
+    footer: `Run ${first.runId} finished ${localClock(first.finishedAt, ctx.timeZone)}. Times in ${ctx.timeZone}.`,
   };
 }
 
@@ -115,7 +193,8 @@ export function failureMessage(facts: FailureFacts, ctx: MessageContext): Notify
   return {
     event: 'failures',
     title: 'Team page mirror: syncs failing',
-    summary: `The mirror has failed ${runs} since ${localClock(facts.since, ctx.timeZone)}: ${facts.reason}. ${serving}`,
+    // The reason may quote what the upstream sent.
+    summary: `The mirror has failed ${runs} since ${localClock(facts.since, ctx.timeZone)}: ${isolatedText(facts.reason)}. ${serving}`,
     lines: [],
     more: null,
     link: statusUrl === null ? null : { label: 'Status', url: statusUrl },

@@ -5,7 +5,9 @@ import type { ChangeFacts } from './describe-change.js';
 import {
   changesMessage,
   failureMessage,
+  firstListingMessage,
   recoveryMessage,
+  type FirstListing,
   type MessageContext,
   type NotifyMessage,
 } from './message.js';
@@ -77,8 +79,10 @@ export function runChangesMessage(
 /** What decides a run's messages, read in the run's own transaction. */
 export interface RunOutcome {
   run: { id: number; status: 'succeeded' | 'failed'; finishedAt: string; errorMessage: string | null };
-  /** The run's changes, in the order it wrote them (empty for a failed run). */
+  /** The run's changes, in the order it wrote them (empty for a failed run and a first listing). */
   changes: readonly ChangeFacts[];
+  /** Set when the run is the store's first listing: its changes are told as this count instead. */
+  firstListing?: FirstListing | null;
   /** Failed runs in a row ending with this run (failed) or just before it (succeeded). */
   failedStreak: number;
   /** When the streak's first failed run started. */
@@ -93,8 +97,9 @@ export interface RunOutcome {
 
 /**
  * The messages one run calls for: a failure once per streak (when it reaches the threshold), a
- * recovery after such a streak, and the changes of a run that has any. The events setting filters
- * them when they are written to the outbox.
+ * recovery after such a streak, and the changes of a run that has any; a first listing's changes
+ * are one message of how many coworkers the mirror now follows. The events setting filters them
+ * when they are written to the outbox.
  */
 export function runMessages(outcome: RunOutcome, ctx: MessageContext): NotifyMessage[] {
   const { run, failedStreak, failureThreshold } = outcome;
@@ -117,7 +122,9 @@ export function runMessages(outcome: RunOutcome, ctx: MessageContext): NotifyMes
   if (failedStreak >= failureThreshold) {
     messages.push(recoveryMessage({ at: run.finishedAt, failedRuns: failedStreak }, ctx));
   }
-  if (outcome.changes.length > 0) {
+  if (outcome.firstListing) {
+    messages.push(firstListingMessage(outcome.firstListing, ctx));
+  } else if (outcome.changes.length > 0) {
     messages.push(
       changesMessage(
         {

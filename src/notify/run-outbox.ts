@@ -2,7 +2,7 @@ import type { Config } from '../config/load-config.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow } from '../db/schema.js';
 import type { ChangeFacts } from './describe-change.js';
-import { MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
+import { countFirstListing, MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
 import { thumbnailsOf } from './thumbnails.js';
 import type { NotifyEventType } from './targets.js';
@@ -67,9 +67,20 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   const { run } = facts;
   if (run.status !== 'succeeded' && run.status !== 'failed') return null;
   const finishedAt = run.finishedAt ?? new Date().toISOString();
+  const streak = {
+    run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
+    failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
+    streakSince: facts.streakSince,
+    servingSince: facts.servingSince,
+    failureThreshold: settings.failureThreshold,
+  };
+  if (run.status === 'succeeded' && facts.firstListingRun === run.id) {
+    // The team as first found: counted as the rows pass, none looked up, parsed or worded.
+    return { ...streak, changes: [], firstListing: countFirstListing(run.id, finishedAt, facts.changes()) };
+  }
   const rows = run.status === 'succeeded' ? [...facts.changes()] : [];
-  // Only the first MAX_LINES changes are worded; the others are only counted, so a first sync of
-  // 100,000 entries neither looks up nor parses them inside the run's transaction.
+  // Only the first MAX_LINES changes are worded; the others are only counted, so a run of 100,000
+  // changes neither looks up nor parses them inside its transaction.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
   const thumbnails = thumbnailsOf(worded, facts, settings.context.baseUrl);
@@ -77,15 +88,7 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
     i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row),
   );
   const imageOf = new Map(worded.map((row, i) => [changes[i], thumbnails.get(row.id) ?? null]));
-  return {
-    run: { id: run.id, status: run.status, finishedAt, errorMessage: run.errorMessage },
-    changes,
-    imageOf: (change) => imageOf.get(change) ?? null,
-    failedStreak: run.status === 'failed' ? facts.failedBefore + 1 : facts.failedBefore,
-    streakSince: facts.streakSince,
-    servingSince: facts.servingSince,
-    failureThreshold: settings.failureThreshold,
-  };
+  return { ...streak, changes, imageOf: (change) => imageOf.get(change) ?? null };
 }
 
 /** A change as `countChanges` needs it: its kind and appearance, nothing to word. */

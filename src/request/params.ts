@@ -79,6 +79,16 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
   return text?.split(',')[0]?.trim() || undefined;
 }
 
+/**
+ * The address a request without Host (HTTP/1.0) came to, as the list endpoint names its listener:
+ * with INTERNAL_PORT set, each listener's links name that listener.
+ */
+function localOrigin(request: FastifyRequest): string {
+  const { localAddress, localPort } = request.socket;
+  if (localAddress === undefined || localPort === undefined) return 'localhost';
+  return localAddress.includes(':') ? `[${localAddress}]:${localPort}` : `${localAddress}:${localPort}`;
+}
+
 /** Absolute URL of this request's path with `params` replacing its query. */
 export function selfUrl(
   request: FastifyRequest,
@@ -89,11 +99,12 @@ export function selfUrl(
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, String(v));
   const qs = query.toString();
-  let origin = `${request.protocol}://${request.host}`;
+  const requestHost = request.host || localOrigin(request);
+  let origin = `${request.protocol}://${requestHost}`;
   if (base.publicBaseUrl) origin = base.publicBaseUrl;
   else if (base.trustProxy) {
     const proto = firstHeader(request.headers['x-forwarded-proto']) ?? request.protocol;
-    const host = firstHeader(request.headers['x-forwarded-host']) ?? request.host;
+    const host = firstHeader(request.headers['x-forwarded-host']) ?? requestHost;
     origin = `${proto}://${host}`;
   }
   return `${origin}${path}${qs ? `?${qs}` : ''}`;

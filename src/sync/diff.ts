@@ -218,8 +218,8 @@ function matchAppearances(
   matchIdentical(previous, news, bodyOf, usedOld, matched);
   const restOld = previous.filter((p) => !usedOld.has(p));
   const restNew = news.filter((n) => !matched.has(n));
-  // What no identical state matched is paired by what it shares: an edit is then recorded as the
-  // fields it changed, and the appearance that left is the one recorded removed.
+  // What no identical state matched is paired by what it shares (the fewest changed fields in all):
+  // an edit is then recorded as the fields it changed, what is left unpaired as removed or added.
   const paired = pairByFewestChanges(
     restOld.map((p) => fieldMap(bodyOf(p.versionId))),
     restNew.map((n) => fieldMap(n.entry.json)),

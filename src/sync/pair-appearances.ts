@@ -1,7 +1,9 @@
 /**
- * Pairs the appearances of one uuid that no identical state matched: an old appearance with the
- * new one it shares the most with, so an edit is recorded as the fields it changed and a removal
- * as the appearance that left, whatever order the upstream lists them in.
+ * Pairs the appearances of one uuid that no identical state matched: the pairing with the fewest
+ * changed fields in all, so an edit is recorded as the fields it changed, whatever order the
+ * upstream lists them in. The listing has no key but the uuid: where a deletion and an edit change
+ * more fields than another story (the row left differs less from the deleted one), that story is
+ * recorded, since nothing in the data tells the two apart (docs/reliability.md has the example).
  */
 
 /** An appearance's top-level fields: name → the value's canonical JSON text. */

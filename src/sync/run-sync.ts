@@ -156,8 +156,13 @@ async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promis
     outbox: succeededRunOutbox(config.webhooks),
     notify: notifyRunOutbox(notifyOutboxSettings(config)),
   });
-  if (mediaSettings) await applyMediaRetention(deps.store, mediaSettings, log);
-  const pruned = await pruneAfterSync(config, deps.store, run.id, log);
+  if (mediaSettings && media) await applyMediaRetention(deps.store, mediaSettings, media.folder, log);
+  const pruned = await pruneAfterSync(
+    config,
+    deps.store,
+    { runId: run.id, folder: media?.folder ?? null },
+    log,
+  );
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,

@@ -4,6 +4,8 @@ import type { ErrorCode } from '../errors.js';
 // Partial: a code added elsewhere falls back to a generic line instead of failing the build.
 const errorAdvice: Partial<Record<ErrorCode, string>> = {
   CONFIG_INVALID: 'Fix the setting named in the message and restart the mirror.',
+  MEDIA_DIR_FOREIGN:
+    'The media folder belongs to another database, so nothing in it was touched. Give this database a folder of its own (MEDIA_DIR) and restart.',
   UPSTREAM_NETWORK: 'The upstream could not be reached. Check that the site is up and UPSTREAM_URL is right.',
   UPSTREAM_TIMEOUT: 'The upstream answered too slowly. It may be overloaded; the next run tries again.',
   UPSTREAM_HTTP_STATUS:

@@ -40,6 +40,8 @@ export interface WebPageDeps extends PageDeps {
   staleAfterMs: number;
   /** The NOTIFY_URLS targets by id and masked label, to name the disabled ones. */
   notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[];
+  /** What keeps mirrored media files from being served, or null; the status page says it. */
+  mediaProblem?: () => string | null;
 }
 
 const TIMELINE_PAGE = 50;
@@ -123,6 +125,7 @@ function statusPage(deps: WebPageDeps) {
         subjects,
         deliveries,
         disabledTargets,
+        mediaProblem: deps.mediaProblem?.() ?? null,
       }),
     );
   };

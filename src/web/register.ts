@@ -20,6 +20,8 @@ export interface WebDeps {
   /** The pages' one zone; the configured `TZ` (the process's zone) when not given. */
   timeZone?: string | undefined;
   notifyTargets?: readonly Pick<NotifyTarget, 'id' | 'label'>[] | undefined;
+  /** What keeps mirrored media files from being served (the folder gone, files unreadable), or null. */
+  mediaProblem?: (() => string | null) | undefined;
 }
 
 /** Pages, feeds and their static files, on the server's Fastify instance. */
@@ -41,6 +43,7 @@ export function registerWeb(app: FastifyInstance, deps: WebDeps): void {
     served: deps.served,
     staleAfterMs: deps.staleAfterMs,
     ...(deps.notifyTargets ? { notifyTargets: deps.notifyTargets } : {}),
+    ...(deps.mediaProblem ? { mediaProblem: deps.mediaProblem } : {}),
     media,
     demo: () => deps.status?.upstream().mode === 'demo',
     ...(deps.timeZone !== undefined ? { timeZone: deps.timeZone } : {}),

@@ -80,15 +80,17 @@ function envelope(type: WebhookEventType, run: RunRow, data: Record<string, unkn
 /**
  * The run's changes, as `changes --json` shows them, in parts of at most MAX_PAYLOAD_BYTES (a single
  * change larger than that travels alone), built one part at a time: a first sync of 100,000 entries
- * never holds more than one part in memory. None when the run changed nothing.
+ * never holds more than one part in memory. None when the run changed nothing. `initial` tells the
+ * store's first listing (every change `added`: the team as the mirror found it, not people who
+ * joined) on each of its parts, so a consumer that words changes for people can count it instead.
  */
 function* changedMessages(facts: OutboxFacts): Iterable<OutboxMessage> {
   const { run } = facts;
-  const counts = countsOf(run);
-  const ranges = partRanges(run, facts.changes(), counts);
+  const head = { counts: countsOf(run), initial: facts.firstListingRun === run.id };
+  const ranges = partRanges(run, facts.changes(), head);
   for (const [i, [from, to]] of ranges.entries()) {
     const changes = facts.changesBetween(from, to).map(changeView);
-    yield envelope('coworkers.changed', run, { counts, part: i + 1, parts: ranges.length, changes });
+    yield envelope('coworkers.changed', run, { ...head, part: i + 1, parts: ranges.length, changes });
   }
 }
 
@@ -96,12 +98,12 @@ function* changedMessages(facts: OutboxFacts): Iterable<OutboxMessage> {
 function partRanges(
   run: RunRow,
   rows: Iterable<ChangeRow>,
-  counts: ReturnType<typeof countsOf>,
+  head: { counts: ReturnType<typeof countsOf>; initial: boolean },
 ): [number, number][] {
   // The envelope with part numbers as wide as they can get: what each part costs besides changes.
   const widest = Number.MAX_SAFE_INTEGER;
   const overhead = Buffer.byteLength(
-    envelope('coworkers.changed', run, { counts, part: widest, parts: widest, changes: [] }).body,
+    envelope('coworkers.changed', run, { ...head, part: widest, parts: widest, changes: [] }).body,
   );
   const ranges: [number, number][] = [];
   let current: [number, number] | null = null;

@@ -44,13 +44,17 @@ describe('choosing the store', () => {
     expect(loadConfig(env, flags).database.target).toMatchObject(target);
   });
 
-  it('with PostgreSQL, the path shown is the masked URL and media go to ./data/media', () => {
+  it('with PostgreSQL, the path shown is the masked URL and media go to a folder named after the database in ./data', () => {
     const config = loadConfig({ DATABASE_URL: URL_WITH_SECRET, DATABASE_POOL_MAX: '4' });
     expect(config.database).toMatchObject({
       path: 'postgres://mirror:***@db.example.com:5433/mirror?sslmode=require',
       poolMax: 4,
     });
-    expect(config.media.dir).toBe('data/media');
+    expect(config.media).toMatchObject({
+      dir: 'data/mirror@db.example.com-5433.media',
+      ownDir: 'data/mirror@db.example.com-5433.media',
+      legacyDir: 'data/media',
+    });
   });
 
   it('both variables set: exit 2 naming both, the password never shown', () => {

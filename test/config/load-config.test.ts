@@ -22,7 +22,12 @@ describe('loadConfig', () => {
       database: { path: './data/mirror.db' },
       sync: { concurrency: 4, cron: '*/10 * * * *' },
       server: { port: 8000, host: '127.0.0.1', adminToken: null, cacheControl: 'no-cache' },
-      media: { origins: null, dir: 'data/media' },
+      media: {
+        origins: null,
+        dir: 'data/mirror.db.media',
+        ownDir: 'data/mirror.db.media',
+        legacyDir: 'data/media',
+      },
       demo: { enabled: false, port: 8766 },
       production: false,
       unknownVariables: [],
@@ -47,7 +52,7 @@ describe('loadConfig', () => {
 
   it('derives what follows from the settings once: the media folder, and no Cache-Control for none', () => {
     const config = loadConfig({ DATABASE_PATH: '/srv/m/mirror.db', CACHE_CONTROL: 'none' });
-    expect(config.media.dir).toBe('/srv/m/media');
+    expect(config.media.dir).toBe('/srv/m/mirror.db.media');
     expect(config.server.cacheControl).toBeNull();
     expect(loadConfig({ DATABASE_PATH: '/srv/m/mirror.db', MEDIA_DIR: '/var/media' }).media.dir).toBe(
       '/var/media',

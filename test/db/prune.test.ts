@@ -110,7 +110,7 @@ function prune(store: Store, ages: Partial<PruneAges>, now?: Date) {
   return pruneHistory(
     store,
     { removedAfterMs: null, olderThanMs: null, ...ages },
-    { mediaDir: null, logger: silentLogger(), ...(now ? { now } : {}) },
+    { media: null, logger: silentLogger(), ...(now ? { now } : {}) },
   );
 }
 

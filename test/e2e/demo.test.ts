@@ -1,37 +1,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { freePortPair } from '../helpers/free-port-pair.js';
 import { BUILT_CLI, ensureBuilt, eventually } from '../helpers/process.js';
 import { WAIT_MS } from '../helpers/patience.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { newSecret, webhookReceiver } from '../helpers/webhook-receiver.js';
 
 beforeAll(() => ensureBuilt());
-
-function listens(port: number): Promise<Server | null> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', () => resolve(null));
-    probe.listen(port, '127.0.0.1', () => resolve(probe));
-  });
-}
-
-/**
- * A free port whose next one is free too: the demo's media host listens on DEMO_UPSTREAM_PORT + 1.
- * Drawn below Linux's ephemeral range (32768+), where the outgoing connections of tests running
- * beside this one would otherwise take the second port now and then.
- */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + 2 * Math.floor(Math.random() * 5_000);
-    const [a, b] = [await listens(port), await listens(port + 1)];
-    for (const server of [a, b]) if (server) await new Promise<void>((r) => server.close(() => r()));
-    if (a && b) return port;
-  }
-}
 
 interface RunJson {
   id: number;

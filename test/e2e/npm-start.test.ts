@@ -49,9 +49,14 @@ function npmStart(env: Record<string, string>) {
 }
 
 describe('npm start', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to npm stops the server, frees the port and exits 0',
-    async (signal) => {
+  // Ctrl-C in a terminal is SIGINT to the foreground process group: npm and node at once.
+  it.each([
+    ['SIGTERM', 'npm'],
+    ['SIGINT', 'npm'],
+    ['SIGINT', 'group'],
+  ] as const)(
+    '%s to %s (npm alone, or its process group as Ctrl-C) stops the server, frees the port and exits 0',
+    async (signal, to) => {
       const upstream = await simulatedUpstream({ seed: 21, count: 10 });
       const port = await freePort();
       const run = npmStart({
@@ -65,7 +70,8 @@ describe('npm start', () => {
         WAIT_MS,
         `the list endpoint; output so far:\n${run.output()}`,
       );
-      run.child.kill(signal);
+      if (to === 'npm') run.child.kill(signal);
+      else process.kill(-(run.child.pid ?? 0), signal);
       expect(await run.exited).toBe(0);
       expect(await refused(port)).toBe(true);
     },

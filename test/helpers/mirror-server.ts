@@ -1,6 +1,6 @@
 import type { Store } from '../../src/db/store.js';
-import type { MediaConfig, ServerConfig } from '../../src/config/load-config.js';
-import { buildServer, type MirrorServer } from '../../src/http/server.js';
+import type { ServerConfig } from '../../src/config/load-config.js';
+import { buildServer, type MirrorServer, type ServerDeps } from '../../src/http/server.js';
 import type { SyncTrigger } from '../../src/http/api/admin-sync-route.js';
 import { silentLogger } from '../../src/logger.js';
 import { testConfig } from './config.js';
@@ -14,7 +14,7 @@ export const defaultServerConfig: ServerConfig = testConfig().server;
  * server is closed (when the test ends unless given).
  */
 export type MirrorOptions = Partial<ServerConfig> & {
-  media?: Pick<MediaConfig, 'dir' | 'rewrite'>;
+  media?: ServerDeps['config']['media'];
   defer?: Defer;
 };
 

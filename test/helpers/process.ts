@@ -35,10 +35,10 @@ export interface RunningProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns the built CLI; killed (SIGKILL) when the test ends if still running. */
-export function runCli(args: string[], env: Record<string, string>): RunningProcess {
+/** Spawns the built CLI (in `cwd`, the repository by default); killed (SIGKILL) when the test ends if still running. */
+export function runCli(args: string[], env: Record<string, string>, cwd: string = ROOT): RunningProcess {
   const child = spawn(process.execPath, [BUILT_CLI, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -84,12 +84,12 @@ describe.each(STORE_KINDS)('what the surfaces say of pruned history, on %s', (ki
     await pruneHistory(
       store,
       { removedAfterMs: null, olderThanMs: 1_000 },
-      { mediaDir: null, logger: silentLogger(), now: new Date(Date.parse(run2 ?? '') + 1_000) },
+      { media: null, logger: silentLogger(), now: new Date(Date.parse(run2 ?? '') + 1_000) },
     );
     await pruneHistory(
       store,
       { removedAfterMs: 0, olderThanMs: null },
-      { mediaDir: null, logger: silentLogger() },
+      { media: null, logger: silentLogger() },
     );
 
     const after = await surfaces(store);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { SqliteStore } from '../../src/db/sqlite/store.js';
 import type { Store } from '../../src/db/store.js';
-import { silentLogger } from '../../src/logger.js';
+import { silentLogger, type Logger } from '../../src/logger.js';
 import type { MediaConfig } from '../../src/config/load-config.js';
 import {
   startSimulatedMediaHost,
@@ -26,8 +26,8 @@ export interface MediaRig {
   upstream: SimulatedUpstream;
   host: SimulatedMediaHost;
   media: MediaConfig;
-  /** One run with the rig's media settings and the variables in `env`. */
-  sync(env?: TestEnv): Promise<SyncSummary>;
+  /** One run with the rig's media settings and the variables in `env`, logging to `logger` (none by default). */
+  sync(env?: TestEnv, logger?: Logger): Promise<SyncSummary>;
 }
 
 /** Closes once, whether the test stops it first or the test's end does. */
@@ -75,8 +75,8 @@ export async function mediaRig(
     upstream,
     host,
     media: syncConfig(upstream.url, mediaEnv).media,
-    sync: (env = {}) =>
-      runSync(syncConfig(upstream.url, { ...mediaEnv, ...env }), { store, logger: silentLogger() }),
+    sync: (env = {}, logger = silentLogger()) =>
+      runSync(syncConfig(upstream.url, { ...mediaEnv, ...env }), { store, logger }),
   };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 
 describe('media configuration', () => {
-  it('is off without MEDIA_ORIGINS; its folder defaults to media/ beside the database', () => {
+  it("is off without MEDIA_ORIGINS; its folder defaults to the database's own beside it", () => {
     expect(loadConfig({}).media.origins).toBeNull();
     expect(loadConfig({ MEDIA_ORIGINS: ' , ' }).media.origins).toBeNull();
     expect(
@@ -12,7 +12,9 @@ describe('media configuration', () => {
       }).media,
     ).toEqual({
       origins: ['https://media.example.com', 'http://cdn.example.org:8080'],
-      dir: '/srv/m/media',
+      dir: '/srv/m/mirror.db.media',
+      ownDir: '/srv/m/mirror.db.media',
+      legacyDir: '/srv/m/media',
       maxBytes: 50 * 1024 * 1024,
       runMaxBytes: 2 * 1024 ** 3,
       concurrency: 4,

@@ -60,7 +60,7 @@ describe.each(STORE_KINDS)('prune and media, on %s', (kind) => {
     const summary = await pruneHistory(
       rig.store,
       { removedAfterMs: 0, olderThanMs: null },
-      { mediaDir: rig.media.dir, logger: silentLogger() },
+      { media: rig.media, logger: silentLogger() },
     );
 
     expect(summary.droppedFiles).toStrictEqual([...goneShas].sort());

@@ -3,8 +3,10 @@ import {
   countChanges,
   describeChange,
   runTitle,
+  sentenceText,
   type ChangeFacts,
 } from '../../src/notify/describe-change.js';
+import { isolatedText } from '../../src/text/bidi.js';
 
 const base: ChangeFacts = {
   kind: 'added',
@@ -49,7 +51,7 @@ describe('describeChange: one wording for every surface (issue 22)', () => {
     [{ name: '  ', post: '' }, 'u1 joined'],
     [{ slot: 1, kind: 'removed' }, 'Zoë Dvořák (appearance 2) left'],
   ])('%o → %s', (facts, sentence) => {
-    expect(describeChange({ ...base, ...facts }).sentence).toBe(sentence);
+    expect(sentenceText(describeChange({ ...base, ...facts }), isolatedText)).toBe(sentence);
   });
 
   it('bounds a 1 MB name to 200 bytes and says it was cut', () => {

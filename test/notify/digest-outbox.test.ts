@@ -74,14 +74,22 @@ function target(entry: string): NotifyTarget {
   return parsed;
 }
 
-/** Two runs with changes under NOTIFY_DIGEST=hourly, recorded at 09:10 and 09:40 UTC. */
-async function twoRunsInOneHour(stores: StoreOpener) {
+/**
+ * Two runs with changes under NOTIFY_DIGEST=hourly, recorded at 09:10 and 09:40 UTC: the first adds
+ * three coworkers to those of an earlier sync, or is the store's first sync (`firstSync`).
+ */
+async function twoRunsInOneHour(stores: StoreOpener, { firstSync = false } = {}) {
   const standIn = await chatStandIn(() => null);
   const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
   const targets = entries.map(target);
   const store = await stores.open();
   const env = { NOTIFY_URLS: entries.join(','), NOTIFY_DIGEST: 'hourly' };
   const upstream = await simulatedUpstream({ seed: 31, count: 3 });
+  if (!firstSync) {
+    // Finished now, long after the period the tests look at.
+    await sync(store, upstream, env);
+    upstream.data.add(3);
+  }
   const first = await sync(store, upstream, env);
   upstream.data.edit(1, 'post');
   const second = await sync(store, upstream, env);
@@ -96,7 +104,7 @@ async function twoRunsInOneHour(stores: StoreOpener) {
     targetIds: targets.map((t) => t.id),
     context: { baseUrl: 'https://mirror.example.com', timeZone: 'UTC' },
   };
-  return { standIn, targets, store, settings };
+  return { standIn, targets, store, settings, first, second };
 }
 
 describe.each(STORE_KINDS)(
@@ -139,6 +147,50 @@ describe.each(STORE_KINDS)(
         },
       });
       expect(message.lines).toHaveLength(4);
+    });
+
+    it('a period holding the first sync tells it as the count it is, then the later changes by name', async () => {
+      const { store, settings, first } = await twoRunsInOneHour(stores, { firstSync: true });
+      expect(await writeDueDigest(outboxOf(store), settings, at('2026-11-24T10:05:00Z'))).toBe(2);
+      const coworkers = Number((await storeRows(store, 'select count(*) as n from coworkers'))[0]?.n);
+      expect(coworkers).toBe(2);
+      const bodies = await storeRows(store, 'select body from webhook_messages order by id');
+      const message = JSON.parse(String(bodies[0]?.body)) as NotifyMessage;
+      expect({ ...message, lines: message.lines.map((l) => l.rest) }).toEqual({
+        event: 'changes',
+        title: 'Team page since 2026-11-24 09:00: the mirror now follows 2 coworkers; then 1 changed',
+        summary:
+          `The mirror's first sync, run ${first.runId} at 2026-11-24 09:10, found 2 coworkers on the team ` +
+          'page (3 entries: some are listed more than once). What changed after it follows.',
+        lines: [expect.stringMatching(/^: post '.*' → '.*'$/) as string],
+        more: null,
+        link: { label: 'Coworkers', url: 'https://mirror.example.com/coworkers/' },
+        footer: '2 runs up to 2026-11-24 10:00. Times in UTC.',
+      });
+      expect(JSON.stringify(message)).not.toMatch(/joined/i);
+    });
+
+    it('a period holding the first sync alone says the mirror now follows N coworkers', async () => {
+      const { store, settings, first, second } = await twoRunsInOneHour(stores, { firstSync: true });
+      // The later run moves to the next hour: the period of 09:00 holds the first sync alone.
+      await storeRows(
+        store,
+        `update runs set finished_at = '2026-11-24T10:40:00.000Z' where id = ${second.runId}`,
+      );
+      expect(await writeDueDigest(outboxOf(store), settings, at('2026-11-24T10:05:00Z'))).toBe(2);
+      const bodies = await storeRows(store, 'select body from webhook_messages order by id');
+      expect(JSON.parse(String(bodies[0]?.body))).toEqual({
+        event: 'changes',
+        title: 'Team page since 2026-11-24 09:00: the mirror now follows 2 coworkers',
+        summary:
+          `The mirror's first sync, run ${first.runId} at 2026-11-24 09:10, found 2 coworkers on the team ` +
+          'page (3 entries: some are listed more than once). From now on, messages say who joins, leaves, ' +
+          'returns or changes.',
+        lines: [],
+        more: null,
+        link: { label: 'Coworkers', url: 'https://mirror.example.com/coworkers/' },
+        footer: '1 run up to 2026-11-24 10:00. Times in UTC.',
+      });
     });
 
     it('the worker of start writes the due digest on its pass, and delivers it to each target', async () => {

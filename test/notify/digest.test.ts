@@ -61,4 +61,29 @@ describe('NOTIFY_DIGEST: when a digest goes out, in TZ (issue 22)', () => {
       ),
     ).toBeNull();
   });
+
+  it("a first listing in the period is its count, then the other runs' changes by name", () => {
+    const period = { from: '2026-11-24T08:00:00Z', to: '2026-11-25T08:00:00Z' };
+    const ctx = { baseUrl: 'https://mirror.example.com', timeZone: 'Europe/Paris' };
+    const first = { runId: 3, finishedAt: '2026-11-24T08:05:00Z', coworkers: 63, entries: 63 };
+    const later = [{ runId: 4, finishedAt: '2026-11-24T08:10:00Z', changes: [facts('a', 'added', 'Zoë')] }];
+    expect(digestMessage(later, period, ctx, first)).toEqual({
+      event: 'changes',
+      title: 'Team page since 2026-11-24 09:00: the mirror now follows 63 coworkers; then 1 joined',
+      summary:
+        "The mirror's first sync, run 3 at 2026-11-24 09:05, found 63 coworkers on the team page. What " +
+        'changed after it follows.',
+      lines: [
+        { who: 'Zoë', whoUrl: 'https://mirror.example.com/coworkers/a/', rest: ' joined', imageUrl: null },
+      ],
+      more: null,
+      link: { label: 'Coworkers', url: 'https://mirror.example.com/coworkers/' },
+      footer: '2 runs up to 2026-11-25 09:00. Times in Europe/Paris.',
+    });
+    expect(digestMessage([], period, ctx, first)).toMatchObject({
+      title: 'Team page since 2026-11-24 09:00: the mirror now follows 63 coworkers',
+      lines: [],
+      footer: '1 run up to 2026-11-25 09:00. Times in Europe/Paris.',
+    });
+  });
 });

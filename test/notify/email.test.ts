@@ -1,48 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { changesMessage } from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { parseTarget, type EmailTarget } from '../../src/notify/targets.js';
-
-interface Mailbox {
-  port: number;
-  mails: ParsedMail[];
-  envelopes: { from: string; to: string[]; user: string | undefined }[];
-}
-
-/** A real SMTP server on loopback (smtp-server) that takes `user`/`pw` and parses what it receives. */
-async function mailbox(options: { refuseWith?: number } = {}): Promise<Mailbox> {
-  const box: Mailbox = { port: 0, mails: [], envelopes: [] };
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    onAuth(auth, _session, callback) {
-      if (auth.username === 'user' && auth.password === 'p,w') callback(null, { user: auth.username });
-      else callback(new Error('Invalid username or password'));
-    },
-    onData(stream, session, callback) {
-      simpleParser(stream)
-        .then((mail) => {
-          box.mails.push(mail);
-          box.envelopes.push({
-            from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-            to: session.envelope.rcptTo.map((r) => r.address),
-            user: typeof session.user === 'string' ? session.user : undefined,
-          });
-          if (options.refuseWith !== undefined) {
-            callback(Object.assign(new Error('mailbox unavailable'), { responseCode: options.refuseWith }));
-          } else callback();
-        })
-        .catch(callback);
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  box.port = (server.server.address() as AddressInfo).port;
-  return box;
-}
+import { mailbox } from '../helpers/smtp-mailbox.js';
 
 function target(port: number): EmailTarget {
   const parsed = parseTarget(
@@ -78,7 +38,7 @@ describe('e-mail through nodemailer to a real SMTP server (issue 22)', () => {
     expect(mail?.subject).toBe('Team page: 1 joined, 1 left');
     expect(mail?.text).toBe(
       [
-        `• ${HOSTILE} joined as QA <https://mirror.example.com/coworkers/u1/>`,
+        `• \u2068${HOSTILE}\u2069 joined as QA <https://mirror.example.com/coworkers/u1/>`,
         '• Kate left <https://mirror.example.com/coworkers/u2/>',
         'Run 7: https://mirror.example.com/runs/7/',
         'Run 7 finished 2026-11-24 09:10. Times in Europe/Paris.',
@@ -88,7 +48,7 @@ describe('e-mail through nodemailer to a real SMTP server (issue 22)', () => {
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img src=x');
     expect(html).toContain(
-      '<bdi><a href="https://mirror.example.com/coworkers/u1/">&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt; &quot;Zoë&quot; &amp; \u202Eevil\u202C</a></bdi> joined as QA',
+      '<bdi><a href="https://mirror.example.com/coworkers/u1/">\u2068&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt; &quot;Zoë&quot; &amp; \u202Eevil\u202C\u2069</a></bdi> joined as QA',
     );
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { changeSubjects } from '../../src/db/page-queries.js';
 import { getRun, listChanges } from '../../src/db/queries.js';
-import { plainText } from '../../src/notify/message.js';
+import { plainText, type FirstListing, type NotifyMessage } from '../../src/notify/message.js';
 import { runChangesMessage, runMessages } from '../../src/notify/run-message.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
@@ -53,6 +53,12 @@ describe('the messages one run calls for', () => {
     servingSince: '2026-11-24T08:50:00Z',
     failureThreshold: 3,
   };
+  const first = (coworkers: number, entries: number): FirstListing => ({
+    runId: 9,
+    finishedAt: '2026-11-24T09:40:00Z',
+    coworkers,
+    entries,
+  });
   const kate = {
     kind: 'removed' as const,
     field: null,
@@ -83,8 +89,47 @@ describe('the messages one run calls for', () => {
     ],
     ['a success after an untold streak', { run: run('succeeded'), failedStreak: 2 }, []],
     ['a success with changes', { run: run('succeeded'), failedStreak: 0, changes: [kate] }, ['changes']],
+    ['a first listing', { run: run('succeeded'), failedStreak: 0, firstListing: first(63, 63) }, ['changes']],
+    [
+      'a first listing after a told streak',
+      { run: run('succeeded'), failedStreak: 3, firstListing: first(63, 63) },
+      ['recoveries', 'changes'],
+    ],
   ] as const)('%s', (_name, outcome, events) => {
     expect(runMessages({ ...base, ...outcome }, ctx).map((m) => m.event)).toEqual(events);
+  });
+
+  it('tells a first listing as one count, whoever it lists: never a sentence per person, never "joined"', () => {
+    const told = (listing: FirstListing, baseUrl: string | null) =>
+      runMessages(
+        { ...base, run: run('succeeded'), failedStreak: 0, changes: [kate], firstListing: listing },
+        {
+          baseUrl,
+          timeZone: 'Europe/Paris',
+        },
+      );
+    expect(told(first(1, 1), 'https://mirror.example.com')).toEqual([
+      {
+        event: 'changes',
+        title: 'Team page: the mirror now follows 1 coworker',
+        summary:
+          "The mirror's first sync, run 9 at 2026-11-24 10:40, found 1 coworker on the team page. From now " +
+          'on, messages say who joins, leaves, returns or changes.',
+        lines: [],
+        more: null,
+        link: { label: 'Coworkers', url: 'https://mirror.example.com/coworkers/' },
+        footer: 'Run 9 finished 2026-11-24 10:40. Times in Europe/Paris.',
+      },
+    ]);
+    const [repeated] = told(first(61, 63), null);
+    expect(repeated).toMatchObject({
+      title: 'Team page: the mirror now follows 61 coworkers',
+      summary: expect.stringContaining(
+        'found 61 coworkers on the team page (63 entries: some are listed more than once).',
+      ) as string,
+      link: null,
+    });
+    expect(plainText(repeated as NotifyMessage)).not.toMatch(/joined/i);
   });
 
   it('says a failure in one sentence, times in the zone', () => {

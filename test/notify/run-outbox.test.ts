@@ -90,7 +90,9 @@ describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind)
   it('a run of more changes than lines counts them all and words the first ones by name', async () => {
     const store = await fresh();
     const { urls } = await twoTargets();
-    const upstream = await simulatedUpstream({ seed: 3, count: 25 });
+    const upstream = await simulatedUpstream({ seed: 3, count: 2 });
+    await sync(store, upstream);
+    upstream.data.add(25);
     await sync(store, upstream, { NOTIFY_URLS: urls });
     const body = await firstBody(store);
     const message = JSON.parse(body) as NotifyMessage;

@@ -192,7 +192,7 @@ describe('each service takes the message as its documentation says (issue 22)', 
     const blocks = arr(obj(standIn.requests[0]?.json).blocks).map(obj);
     expect(obj(blocks[0]?.text).text).toBe('Team page: 2 joined, 40 left, 1 changed');
     expect(str(obj(blocks[1]?.text).text)).toBe(
-      '• <https://mirror.example.com/coworkers/h1/|@everyone @here &lt;!channel&gt; &lt;@U123&gt; &lt;script&gt;alert(1)&lt;/script&gt; **b** [x](http://evil.example) \u202Eevil\u202C &amp; co> joined as QA engineer',
+      '• <https://mirror.example.com/coworkers/h1/|\u2068@everyone @here &lt;!channel&gt; &lt;@U123&gt; &lt;script&gt;alert(1)&lt;/script&gt; **b** [x](http://evil.example) \u202Eevil\u202C &amp; co\u2069> joined as QA engineer',
     );
     const texts = blocks.map((b) => str(obj(b.text).text));
     expect(texts).toContain('and 23 more (<https://mirror.example.com/runs/42/|all of them>)');
@@ -204,7 +204,7 @@ describe('each service takes the message as its documentation says (issue 22)', 
     const embed = obj(arr(obj(standIn.requests[0]?.json).embeds)[0]);
     const first = str(embed.description).split('\n')[0] ?? '';
     expect(first).toBe(
-      '• [@\u200beveryone @\u200bhere \\<!channel\\> \\<@\u200bU123\\> \\<script\\>alert\\(1\\)\\</script\\> \\*\\*b\\*\\* \\[x\\]\\(http\\://evil.example\\) \u202Eevil\u202C & co](https://mirror.example.com/coworkers/h1/) joined as QA engineer',
+      '• [\u2068@\u200beveryone @\u200bhere \\<!channel\\> \\<@\u200bU123\\> \\<script\\>alert\\(1\\)\\</script\\> \\*\\*b\\*\\* \\[x\\]\\(http\\://evil.example\\) \u202Eevil\u202C & co\u2069](https://mirror.example.com/coworkers/h1/) joined as QA engineer',
     );
     expect(embed.url).toBe('https://mirror.example.com/runs/42/');
   });
@@ -214,7 +214,8 @@ describe('each service takes the message as its documentation says (issue 22)', 
     await sendMessage(hostileMessage(), target, { timeoutMs: 5000 });
     const card = obj(obj(arr(obj(standIn.requests[0]?.json).attachments)[0]).content);
     const second = arr(obj(arr(card.body)[1]).inlines).map(obj);
-    expect(second.map((i) => i.text)).toEqual(['• ', HOSTILE, ' joined as QA engineer']);
+    // The name holds an override (balanced): it is isolated, FSI…PDI, as every right-to-left text is.
+    expect(second.map((i) => i.text)).toEqual(['• ', `\u2068${HOSTILE}\u2069`, ' joined as QA engineer']);
     expect(obj(second[1]?.selectAction).url).toBe('https://mirror.example.com/coworkers/h1/');
   });
 });

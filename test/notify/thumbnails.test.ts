@@ -18,6 +18,9 @@ async function storedMessage(rig: { store: RigStore }): Promise<NotifyMessage> {
 describe('thumbnails in messages: the mirror’s own media, never the upstream’s (issue 22)', () => {
   it('with PUBLIC_BASE_URL and the bytes mirrored, each line shows its picture from the mirror', async () => {
     const rig = await mediaRig({ count: 3 });
+    // A first sync is told as a count, without lines: the pictures are those of the next run's people.
+    await rig.sync();
+    rig.upstream.data.add(3);
     await rig.sync({ NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE });
     const message = await storedMessage(rig);
     const images = message.lines.map((l) => l.imageUrl);
@@ -41,12 +44,16 @@ describe('thumbnails in messages: the mirror’s own media, never the upstream�
 
   it('without PUBLIC_BASE_URL, or without the bytes, no thumbnail at all', async () => {
     const rig = await mediaRig({ count: 3 });
+    await rig.sync();
+    rig.upstream.data.add(3);
     await rig.sync({ NOTIFY_URLS: TARGET });
     expect((await storedMessage(rig)).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);
 
     // Media not mirrored (no MEDIA_ORIGINS): the upstream's pictures are not shown.
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 7, count: 3 });
+    await sync(store, upstream);
+    upstream.data.add(3);
     await sync(store, upstream, { NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE });
     const body = store.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
     expect((JSON.parse(body) as NotifyMessage).lines.map((l) => l.imageUrl)).toEqual([null, null, null]);

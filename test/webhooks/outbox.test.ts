@@ -58,6 +58,7 @@ describe.each(STORE_KINDS)('the outbox on %s: notifications written in the run t
         run: second.runId,
         upstream: upstream.url,
         counts: second.counts,
+        initial: false,
         part: 1,
         parts: 1,
       },
@@ -98,6 +99,34 @@ describe.each(STORE_KINDS)('the outbox on %s: notifications written in the run t
     expect((JSON.parse(body) as Payload).data.upstream).toBe(
       withCredentials.replace('reader:s3cret', 'reader:***'),
     );
+  });
+
+  it("marks the first sync's coworkers.changed initial, on every part: the team as found, not people who joined", async () => {
+    const store = await fresh();
+    const upstream = await simulatedUpstream({ seed: 12, count: 2_500 });
+    const first = await sync(store, upstream, webhooks);
+    upstream.data.add(1);
+    const second = await sync(store, upstream, webhooks);
+    const all = await messages(store);
+    const parts = all.filter((m) => m.runId === first.runId);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(all.map((m) => [m.type, m.runId, m.data.initial, m.data.part, m.data.parts])).toEqual([
+      ...parts.map((_, i) => ['coworkers.changed', first.runId, true, i + 1, parts.length]),
+      ['coworkers.changed', second.runId, false, 1, 1],
+    ]);
+    for (const m of parts) {
+      expect(Object.keys(m.data)).toEqual([
+        'run',
+        'upstream',
+        'counts',
+        'initial',
+        'part',
+        'parts',
+        'changes',
+      ]);
+      expect(new Set((m.data.changes as { kind: string }[]).map((c) => c.kind))).toEqual(new Set(['added']));
+    }
+    expect(all.at(-1)?.data.changes).toEqual([expect.objectContaining({ kind: 'added', run: second.runId })]);
   });
 
   it('splits a run whose changes exceed the size cap into parts that say part and parts', async () => {

@@ -121,3 +121,15 @@ export async function droppedBlobs(ctx: PgContext): Promise<string[]> {
   );
   return found.map(([sha]) => sha);
 }
+
+/** The kept files whose chunks are not there (seq 0 says a file's chunks are all there), by sha256. */
+export async function keptBlobsWithoutBytes(ctx: PgContext): Promise<string[]> {
+  const found = await tuples<[string]>(
+    ctx.pool,
+    `select b.sha256 from media_blobs b
+      where b.dropped_at is null
+        and not exists (select 1 from media_blob_chunks c where c.sha256 = b.sha256 and c.seq = 0)
+      order by b.sha256`,
+  );
+  return found.map(([sha]) => sha);
+}

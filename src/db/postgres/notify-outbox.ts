@@ -8,7 +8,7 @@ import type { DisabledNotifyTarget } from '../store.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './advisory-keys.js';
 import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
-import { endpointId, newMessageIds } from './outbox.js';
+import { endpointId, firstListingRun, newMessageIds } from './outbox.js';
 import { changeSubjects } from './pages.js';
 import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
 
@@ -182,6 +182,7 @@ async function writeDigest(tx: Tx, plan: DigestPlan): Promise<number> {
   const subjects = await changeSubjects(tx.client, changes);
   const message = plan.message({
     changes: () => changes,
+    firstListingRun: await firstListingRun(tx.client),
     subjectsOf: (asked) =>
       new Map(
         asked.flatMap((row) => {

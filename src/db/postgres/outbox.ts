@@ -4,10 +4,11 @@ import type { ChangeRow } from '../schema.js';
 import { newWebhookId } from '../sqlite/outbox.js';
 import { insertWithIds } from './bulk.js';
 import { entriesOfChanges, entryOfChange, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
+import { FIRST_LISTING_RUN_SQL } from '../first-listing.js';
 import { mediaShasAt } from './media.js';
 import { subjectOf } from './pages.js';
 import { runs } from './schema.js';
-import { one, tuples, type Tx } from './sql.js';
+import { one, tuples, type Queryable, type Tx } from './sql.js';
 import { eq } from 'drizzle-orm';
 
 // The webhook and notification outbox of a run on PostgreSQL: the twin of src/db/sqlite/outbox.ts.
@@ -45,6 +46,11 @@ async function loadMissingBodies(tx: Tx, runId: number, memory: RunMemory): Prom
     [missing.map((r) => r.uuid), missing.map((r) => r.slot), runId],
   );
   for (const [uuid, slot, body] of found) if (body !== null) memory.bodies.set(keyOf({ uuid, slot }), body);
+}
+
+/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
+export async function firstListingRun(db: Queryable): Promise<number | null> {
+  return (await one<{ run: number | null }>(db, FIRST_LISTING_RUN_SQL))?.run ?? null;
 }
 
 async function failedBefore(tx: Tx, runId: number): Promise<number> {
@@ -126,6 +132,7 @@ export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memor
   const shas = await loadMediaShas(tx, runId, memory);
   const facts: OutboxFacts = {
     run: found,
+    firstListingRun: await firstListingRun(tx.client),
     failedBefore: await failedBefore(tx, runId),
     changes: () => memory.changes,
     changesBetween: (fromId, toId) => between(memory.changes, fromId, toId),

@@ -9,7 +9,7 @@ import {
   primaryKey,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changeKinds, deliveryStatuses, runStatuses } from '../schema.js';
+import { changeKinds, deliveryStatuses, identityNames, runStatuses } from '../schema.js';
 
 // The PostgreSQL twin of src/db/schema.ts: the same tables, columns, indexes and constraints, so
 // both stores answer byte for byte alike. Where the types differ, and why:
@@ -326,3 +326,9 @@ export const webhookAttempts = pgTable(
   },
   (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );
+
+export const storeIdentity = pgTable('store_identity', {
+  name: textCOf('name', identityNames).primaryKey(),
+  value: textC('value').notNull(),
+  createdAt: textC('created_at').notNull(),
+});

@@ -6,6 +6,7 @@ import type { PgContext } from './context.js';
 import * as deliveries from './deliveries.js';
 import { connectionError, operationError } from './errors.js';
 import * as history from './history.js';
+import { identityValue } from './identity.js';
 import * as listing from './listing.js';
 import * as media from './media.js';
 import * as blobs from './media-blobs.js';
@@ -150,11 +151,17 @@ export class PgStore implements Store {
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
 
+  // Identity
+  identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#ctx, name, fresh));
+
   // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
   readonly holdsBlobs = true;
   putBlob: Op<'putBlob'> = this.#guard((sha256, path) => blobs.putBlob(this.#ctx, sha256, path));
   openBlob: Op<'openBlob'> = this.#guard((sha256, span) => blobs.openBlob(this.#ctx, sha256, span));
   droppedBlobs: Op<'droppedBlobs'> = this.#guard(() => blobs.droppedBlobs(this.#ctx));
+  keptBlobsWithoutBytes: Op<'keptBlobsWithoutBytes'> = this.#guard(() =>
+    blobs.keptBlobsWithoutBytes(this.#ctx),
+  );
   dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = this.#guard(() =>
     blobs.dropUnreferencedBlobs(this.#ctx),
   );

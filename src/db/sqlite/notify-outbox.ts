@@ -7,6 +7,7 @@ import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
 import type { DisabledNotifyTarget } from '../store.js';
+import { firstListingRun } from './outbox.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
@@ -169,6 +170,7 @@ function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
   const changes = store.sqlite.prepare(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`);
   const message = plan.message({
     changes: () => changes.iterate(plan.from, plan.to) as IterableIterator<ChangeRow>,
+    firstListingRun: firstListingRun(store),
     subjectsOf: (rows) => changeSubjects(store, rows),
   });
   if (message === null) return 0;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { CHANGE_ROWS_SQL } from '../change-columns.js';
+import { FIRST_LISTING_RUN_SQL } from '../first-listing.js';
 import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
 import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
@@ -30,6 +31,7 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
   if (!run) return;
   const facts: OutboxFacts = {
     run,
+    firstListingRun: firstListingRun(store),
     failedBefore: failedStreak(store, runId - 1),
     changes: () => runChanges(store, runId),
     changesBetween: (fromId, toId) =>
@@ -43,6 +45,11 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
     mirrorPathOf: mirrorPathReader(() => mediaShasAt(store, runId)),
   };
   enqueue(store, runId, plan.messages(facts), plan.urls);
+}
+
+/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
+export function firstListingRun(store: MirrorDatabase): number | null {
+  return (store.sqlite.prepare(FIRST_LISTING_RUN_SQL).pluck().get() as number | null | undefined) ?? null;
 }
 
 /** When the latest succeeded run before `runId` finished: the snapshot still served. */

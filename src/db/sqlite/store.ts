@@ -14,6 +14,7 @@ import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
 import * as listing from './listing.js';
 import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
+import { identityValue } from './identity.js';
 import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { beginRun, heartbeatWriter, previousRun, recordRebind } from './run-lock.js';
@@ -129,10 +130,14 @@ export class SqliteStore implements MirrorDatabase {
     });
   mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
 
+  // Identity
+  identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this, name, fresh));
+
   // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
   readonly holdsBlobs = false;
   putBlob: Op<'putBlob'> = () => Promise.resolve(false);
   openBlob: Op<'openBlob'> = () => Promise.resolve(null);
+  keptBlobsWithoutBytes: Op<'keptBlobsWithoutBytes'> = () => Promise.resolve([]);
   dropUnreferencedBlobs: Op<'dropUnreferencedBlobs'> = () => Promise.resolve(0);
   /** The folder is the store here: retention deletes the files itself. */
   droppedBlobs: Op<'droppedBlobs'> = () => Promise.resolve([]);

@@ -1,6 +1,7 @@
 import type { MessageLine, NotifyMessage } from '../message.js';
 import { plainText } from '../message.js';
 import { clipText } from '../describe-change.js';
+import { balancedBidi } from '../../text/bidi.js';
 
 /** A request body for one service: what `send.ts` POSTs, and where when it is not the target URL. */
 export interface ChatPayload {
@@ -15,13 +16,32 @@ const json = (value: unknown): ChatPayload => ({
   contentType: 'application/json',
 });
 
-/** Cuts `text` to `max` UTF-16 units (the services count characters), marking the cut. */
+/**
+ * Cuts `text` to `max` UTF-16 units (the services count characters), marking the cut. A cut inside
+ * an isolated field would leave it open over the mark and whatever a service puts after it: what
+ * the cut leaves is balanced (`balancedBidi`), its closing characters counted in `max`.
+ */
 export function fit(text: string, max: number): string {
   if (text.length <= max) return text;
   let end = max - 1;
-  const code = text.charCodeAt(end - 1);
-  if (code >= 0xd800 && code <= 0xdbff) end--;
-  return `${text.slice(0, end)}…`;
+  for (;;) {
+    const code = text.charCodeAt(end - 1);
+    if (code >= 0xd800 && code <= 0xdbff) end--;
+    const head = balancedBidi(text.slice(0, end));
+    if (head.length <= max - 1) return `${head}…`;
+    end -= head.length - (max - 1);
+  }
+}
+
+/** `clipText` to `maxBytes` of UTF-8, balanced as `fit` leaves a cut, its closing characters counted. */
+function clipBalanced(text: string, maxBytes: number): string {
+  let limit = maxBytes;
+  for (;;) {
+    const head = balancedBidi(clipText(text, limit).text);
+    const bytes = Buffer.byteLength(head);
+    if (bytes <= maxBytes) return head;
+    limit -= bytes - maxBytes;
+  }
 }
 
 /** Slack (and Google Chat) markup: `&`, `<` and `>` are control characters; escaped they are text. */
@@ -208,7 +228,7 @@ export function ntfyPayload(message: NotifyMessage, targetUrl: string): ChatPayl
       topic,
       title: fit(message.title, 250),
       // ntfy turns a message past 4096 bytes into an attachment: stay under it.
-      message: clipText(text, 4000).text,
+      message: clipBalanced(text, 4000),
       tags: [
         message.event === 'failures'
           ? 'warning'

@@ -1,4 +1,6 @@
 import { Text, Thumb } from './components.js';
+import { clip } from '../format.js';
+import { isolatedText } from '../../text/bidi.js';
 
 /** An entry as the "Our team" block shows it: name, post, images (or the emoji). */
 export function Card(props: {
@@ -16,7 +18,11 @@ export function Card(props: {
   return (
     <article class="card">
       {picture !== null ? (
-        <Thumb url={picture} alt={`Photo of ${name || props.uuid}`.slice(0, 300)} size={192} />
+        <Thumb
+          url={picture}
+          alt={`Photo of ${isolatedText(clip(name, 300).text) || props.uuid}`}
+          size={192}
+        />
       ) : null}
       <Heading>
         {props.link ? (

@@ -6,6 +6,7 @@ import type { PruneHorizon } from '../../db/prune.js';
 import { Layout } from './layout.js';
 import { usePage } from '../page-context.js';
 import { localDay } from '../time-zone.js';
+import { isolatedText } from '../../text/bidi.js';
 
 export interface ChangesData {
   query: ChangesPageQuery;
@@ -83,7 +84,7 @@ function Filters(props: { form: Record<string, string>; fields: string[]; timeZo
           <option value="">any</option>
           {props.fields.map((field) => (
             <option key={field} value={field} selected={value('field') === field}>
-              {field}
+              {isolatedText(field)}
             </option>
           ))}
         </select>

@@ -4,7 +4,8 @@ import type { PruneHorizon } from '../../db/prune.js';
 import { clip, parseStored, relativeWords, valueText } from '../format.js';
 import { localClock } from '../time-zone.js';
 import { changeWords } from '../change-text.js';
-import { fileNameOf } from '../../notify/describe-change.js';
+import { fileNameOf, type Phrase } from '../../notify/describe-change.js';
+import { balancedBidi } from '../../text/bidi.js';
 import { useImageSrc, usePage } from '../page-context.js';
 
 /** A time as `<time datetime>`, in the page's one zone (`TZ`), which the page names. */
@@ -21,15 +22,24 @@ export function Time(props: { at: string | null; relative?: boolean }) {
 }
 
 /**
- * Upstream text, bounded and isolated: `<bdi>` keeps a right-to-left name from reordering the
- * sentence around it, and a megabyte field shows its first 2 KiB with its size.
+ * Upstream text isolated: `<bdi>` keeps a right-to-left name from reordering the sentence around
+ * it, and its controls are balanced inside (`balancedBidi`): a browser isolates `<bdi>` as it does
+ * FSI…PDI, so a stray PDI in the text would end the isolate and let an override after it out.
+ */
+export function Isolated(props: { text: string; class?: string }) {
+  return <bdi class={props.class}>{balancedBidi(props.text)}</bdi>;
+}
+
+/**
+ * Upstream text, bounded and isolated (`Isolated`): a megabyte field shows its first 2 KiB with
+ * its size.
  */
 export function Text(props: { value: string; max?: number; brief?: boolean }) {
   const { text, cutFrom } = clip(props.value, props.max);
-  if (props.brief) return <bdi>{cutFrom !== null ? `${text}…` : text}</bdi>;
+  if (props.brief) return <Isolated text={cutFrom !== null ? `${text}…` : text} />;
   return (
     <>
-      <bdi>{text}</bdi>
+      <Isolated text={text} />
       {cutFrom !== null ? (
         <span class="muted"> … (cut, {cutFrom.toLocaleString('en-US')} bytes in all)</span>
       ) : null}
@@ -73,14 +83,14 @@ export function NamedThumb(props: { url: string; src?: string | null }) {
     const kind = /\.(mp4|webm|mov)$/i.test(props.url) ? 'video' : IMAGE_NAME.test(name) ? 'image' : 'file';
     return (
       <span class="thumb-missing">
-        <bdi>{name}</bdi> <span class="muted">({kind}, not shown)</span>
+        <Isolated text={name} /> <span class="muted">({kind}, not shown)</span>
       </span>
     );
   }
   return (
     <span class="thumb">
       <img src={src} alt="" width={48} height={48} loading="lazy" decoding="async" />
-      <bdi class="thumb-name">{name}</bdi>
+      <Isolated class="thumb-name" text={name} />
     </span>
   );
 }
@@ -125,9 +135,20 @@ export function FieldDiff(props: { change: ChangeRow }) {
   );
 }
 
+/** Words of `describeChange`, each piece of upstream text isolated. */
+export function PhraseWords(props: { phrase: Phrase }) {
+  return (
+    <>
+      {props.phrase.map((part, i) =>
+        typeof part === 'string' ? part : <Isolated key={i} text={part.upstream} />,
+      )}
+    </>
+  );
+}
+
 /** What a media_changed change says: the URL stayed, the bytes behind it did not, and which file. */
-export function mediaChangedText(change: ChangeRow): string {
-  return changeWords(change, undefined).what;
+export function MediaChangedWords(props: { change: ChangeRow }) {
+  return <PhraseWords phrase={changeWords(props.change, undefined).what} />;
 }
 
 /** One side of a media_changed change: `{ url, sha256 }`, or null when the stored value is not that. */
@@ -174,7 +195,7 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
     return (
       <span class="diff">
         {who}
-        {appearance}: {fieldLabel(change.field ?? '')} <FieldDiff change={change} />
+        {appearance}: <FieldName field={change.field ?? ''} /> <FieldDiff change={change} />
       </span>
     );
   }
@@ -182,8 +203,8 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
     <>
       {who}
       {appearance}
-      {change.kind === 'media_changed' ? ': ' : ' '}
-      {words.what}
+      {words.joint}
+      <PhraseWords phrase={words.what} />
       {change.kind === 'media_changed' ? (
         <>
           {' '}
@@ -196,6 +217,11 @@ export function ChangeSentence(props: { change: ChangeRow; name: string; post: s
 
 export function fieldLabel(field: string): string {
   return field.replaceAll('_', ' ');
+}
+
+/** A field's name as a label: the upstream's (a field the contract does not name may be called anything), isolated. */
+export function FieldName(props: { field: string }) {
+  return <Isolated text={fieldLabel(props.field)} />;
 }
 
 export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildren }) {

@@ -2,10 +2,10 @@ import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
 import {
   FieldDiff,
+  FieldName,
   FieldValue,
-  fieldLabel,
   MediaChangeThumbs,
-  mediaChangedText,
+  MediaChangedWords,
   Time,
   PrunedNote,
 } from './components.js';
@@ -42,13 +42,13 @@ function VersionChange(props: { change: ChangeRow }) {
     case 'changed':
       return (
         <>
-          {fieldLabel(change.field ?? '')}: <FieldDiff change={change} />
+          <FieldName field={change.field ?? ''} />: <FieldDiff change={change} />
         </>
       );
     case 'media_changed':
       return (
         <>
-          {mediaChangedText(change)} <MediaChangeThumbs change={change} />
+          <MediaChangedWords change={change} /> <MediaChangeThumbs change={change} />
         </>
       );
     case 'added':
@@ -92,7 +92,7 @@ function NotShown(props: { count: number; what: string }) {
 export function CoworkerPage(props: CoworkerData) {
   const { coworker } = props;
   return (
-    <Layout title={props.title} section="coworkers">
+    <Layout title={props.title} titleFromUpstream section="coworkers">
       <CoworkerFacts coworker={coworker} listedTimes={props.current.length} />
       <h2>As listed now</h2>
       <ListedNow coworker={coworker} current={props.current} />
@@ -239,7 +239,9 @@ function EntryAsServed(props: { version: VersionRow; budget: ByteBudget }) {
       <dl class="facts">
         {shown.map(([field, value]) => (
           <Fragment key={field}>
-            <dt>{fieldLabel(field)}</dt>
+            <dt>
+              <FieldName field={field} />
+            </dt>
             <dd>
               <FieldValue field={field} value={value} label={field} />
             </dd>

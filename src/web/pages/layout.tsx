@@ -1,6 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { iconAsset, scriptAsset, styleAsset } from '../assets.js';
 import { usePage } from '../page-context.js';
+import { isolatedText } from '../../text/bidi.js';
+import { Isolated } from './components.js';
 
 export type Section = 'status' | 'changes' | 'coworkers' | 'team' | 'runs';
 
@@ -12,14 +14,21 @@ const NAV: [Section, string, string][] = [
   ['runs', '/runs/', 'Runs'],
 ];
 
-export function Layout(props: { title: string; section: Section | null; children: ComponentChildren }) {
+export function Layout(props: {
+  title: string;
+  /** The title is upstream text (a coworker's name): isolated in the tab's title and the heading. */
+  titleFromUpstream?: boolean;
+  section: Section | null;
+  children: ComponentChildren;
+}) {
   const { demo, timeZone } = usePage();
+  const upstream = props.titleFromUpstream === true;
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${props.title} · coworker mirror`}</title>
+        <title>{`${upstream ? isolatedText(props.title) : props.title} · coworker mirror`}</title>
         <link rel="stylesheet" href={styleAsset.path} />
         <link rel="icon" href={iconAsset.path} type="image/svg+xml" />
         <link rel="alternate" type="application/atom+xml" title="Changes" href="/api/mirror/changes.atom" />
@@ -49,7 +58,7 @@ export function Layout(props: { title: string; section: Section | null; children
               invented.
             </p>
           ) : null}
-          <h1>{props.title}</h1>
+          <h1>{upstream ? <Isolated text={props.title} /> : props.title}</h1>
           {props.children}
         </main>
         <footer class="site muted">Times are in {timeZone}.</footer>

@@ -1,6 +1,7 @@
 import type { RunRow } from '../../db/schema.js';
 import { adviceFor } from '../error-advice.js';
-import { Notice, NumberedPager, Text, Time } from './components.js';
+import { Fragment } from 'preact';
+import { Isolated, Notice, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 import { runDuration } from './status-page.js';
 
@@ -90,12 +91,7 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
         <dd>{run.returned}</dd>
         <dt>Unchanged</dt>
         <dd>{run.unchanged}</dd>
-        {props.unknownFields.length > 0 ? (
-          <>
-            <dt>Unknown fields seen</dt>
-            <dd>{props.unknownFields.join(', ')}</dd>
-          </>
-        ) : null}
+        <UnknownFields fields={props.unknownFields} />
       </dl>
       {run.status === 'succeeded' ? (
         <p>
@@ -106,5 +102,23 @@ export function RunPage(props: { run: RunRow; unknownFields: string[] }) {
         </p>
       ) : null}
     </Layout>
+  );
+}
+
+/** The fields the contract does not name that a run saw: the upstream's names, each isolated. */
+function UnknownFields(props: { fields: string[] }) {
+  if (props.fields.length === 0) return null;
+  return (
+    <>
+      <dt>Unknown fields seen</dt>
+      <dd>
+        {props.fields.map((field, i) => (
+          <Fragment key={field}>
+            {i > 0 ? ', ' : ''}
+            <Isolated text={field} />
+          </Fragment>
+        ))}
+      </dd>
+    </>
   );
 }

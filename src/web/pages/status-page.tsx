@@ -19,6 +19,8 @@ export interface StatusData {
   deliveries: { pending: number; succeeded: number; failed: number; disabledEndpoints: number } | null;
   /** Notification targets a permanent refusal (404/410) disabled: nothing reaches them until enabled. */
   disabledTargets?: readonly DisabledTargetView[];
+  /** What keeps mirrored media files from being served (as /readyz says it), or null. */
+  mediaProblem?: string | null;
 }
 
 function DisabledTargets(props: { targets: readonly DisabledTargetView[] | undefined }) {
@@ -172,7 +174,10 @@ export function StatusPage(props: StatusData) {
   );
 }
 
-/** What needs a person's attention: nothing served, a stale snapshot, a failed last run. */
+/**
+ * What needs a person's attention: nothing served, a stale snapshot, a failed last run, mirrored
+ * media that cannot be served.
+ */
 function StatusNotices(props: StatusData) {
   const { now } = usePage();
   const { latestRun, served } = props;
@@ -202,6 +207,12 @@ function StatusNotices(props: StatusData) {
             </>
           ) : null}{' '}
           The previous snapshot is still served.
+        </Notice>
+      ) : null}
+      {props.mediaProblem ? (
+        <Notice kind="bad">
+          Mirrored media: <Text value={props.mediaProblem} />. <code>/readyz</code> answers 503 until it is
+          fixed.
         </Notice>
       ) : null}
     </>

@@ -1,0 +1,5 @@
+CREATE TABLE `store_identity` (
+	`name` text PRIMARY KEY NOT NULL,
+	`value` text NOT NULL,
+	`created_at` text NOT NULL
+);
