@@ -22,8 +22,10 @@ const uuid = (n: number): string => n.toString(16).padStart(32, '0');
 const ZELDA = '7e1da0ca5e5e4a1b9c3d2f1e0a9b8c7d';
 const entry = (n: number, name: string, post: string): string =>
   JSON.stringify({ uuid: uuid(n), name, post, emoji_file: null, images: [] });
-const zelda = (post: string) =>
-  JSON.stringify({ uuid: ZELDA, name: NAME, post, emoji_file: null, images: [] });
+const zelda = (post: string, name = NAME) =>
+  JSON.stringify({ uuid: ZELDA, name, post, emoji_file: null, images: [] });
+/** A name that reads right to left: a chat line isolates it (U+2068…U+2069) where it names her. */
+const RTL_NAME = 'זלדה קווקה';
 
 const TABLES = [
   'runs',
@@ -70,11 +72,11 @@ function outboxExtras(): RunExtras {
  * Four runs: Ada, Bob and Zelda listed; Bob and Zelda change; Zelda leaves; Cy joins. Every
  * delivery is then marked delivered, so no receiver is owed a message.
  */
-async function fourRuns(store: Store): Promise<number[]> {
+async function fourRuns(store: Store, name = NAME): Promise<number[]> {
   const extras = outboxExtras();
   const runs = [
-    [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops'), zelda('qa')],
-    [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops lead'), zelda('qa lead')],
+    [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops'), zelda('qa', name)],
+    [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops lead'), zelda('qa lead', name)],
     [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops lead')],
     [entry(1, 'Ada', 'dev'), entry(2, 'Bob', 'ops lead'), entry(3, 'Cy', 'design')],
   ];
@@ -157,8 +159,9 @@ describe.each(STORE_KINDS)('prune on %s', (kind) => {
       webhook_messages: before.webhook_messages?.filter((m) => !toldOfZelda.has(m.id)),
       webhook_deliveries: before.webhook_deliveries?.filter((d) => !goneDeliveries.has(d.id)),
     });
-    // Runs 1-3 told of her, on both channels; run 4 did not.
-    expect(toldOfZelda.size).toBe(6);
+    // Runs 1-3 told of her by webhook, runs 2 and 3 in chat (the first run's chat message counts
+    // the team, naming nobody); run 4 did not.
+    expect(toldOfZelda.size).toBe(5);
     expect(prunes).toStrictEqual([
       {
         id: 1,
@@ -171,7 +174,7 @@ describe.each(STORE_KINDS)('prune on %s', (kind) => {
         changes: 3,
         media_versions: 0,
         files: 0,
-        messages: 6,
+        messages: 5,
       },
     ]);
     expect(summary.counts).toStrictEqual({
@@ -182,8 +185,8 @@ describe.each(STORE_KINDS)('prune on %s', (kind) => {
       mediaVersions: 0,
       mediaUrls: 0,
       files: 0,
-      messages: 6,
-      deliveries: 6,
+      messages: 5,
+      deliveries: 5,
       attempts: 0,
     });
     expect(summary.pendingMessages).toBe(0);
@@ -211,6 +214,27 @@ describe.each(STORE_KINDS)('prune on %s', (kind) => {
     });
   });
 
+  it('forgets the messages naming her when her name reads right to left', async () => {
+    const store = await fresh();
+    await fourRuns(store, RTL_NAME);
+    const naming = (rows: Record<string, unknown>[]) =>
+      rows.filter((m) => String(m.body).includes(RTL_NAME)).map((m) => m.type);
+    const before = await storeRows(store, 'select type, body from webhook_messages order by id');
+    // Runs 1 and 2 name her by webhook; runs 2 and 3 in chat, her name isolated there.
+    expect(naming(before)).toStrictEqual([
+      'coworkers.changed',
+      'notify.changes',
+      'coworkers.changed',
+      'notify.changes',
+    ]);
+
+    const summary = await prune(store, { removedAfterMs: 0 });
+
+    expect([summary.counts.messages, summary.pendingMessages]).toStrictEqual([5, 0]);
+    expect(naming(await storeRows(store, 'select type, body from webhook_messages'))).toStrictEqual([]);
+    if (kind === 'sqlite') expect(fileBytes(store)).not.toContain(Buffer.from(RTL_NAME).toString('latin1'));
+  });
+
   it('a second prune finds nothing more, and moves no horizon', async () => {
     const store = await fresh();
     await fourRuns(store);
@@ -232,7 +256,7 @@ describe.each(STORE_KINDS)('prune on %s', (kind) => {
     );
     const summary = await prune(store, { removedAfterMs: 0 });
     expect(summary.pendingMessages).toBe(1);
-    expect(summary.counts.messages).toBe(5);
+    expect(summary.counts.messages).toBe(4);
     const kept = await storeRows(store, 'select body from webhook_messages where run_id = 3');
     expect(kept.map((m) => String(m.body).includes(NAME))).toStrictEqual([true]);
     // Once delivered, the next prune forgets it.

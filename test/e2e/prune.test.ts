@@ -58,6 +58,8 @@ describe.each(STORE_KINDS)('prune, the command, on %s', (kind) => {
         deliveries: 0,
         attempts: 0,
       },
+      media_files_in_folder: { deleted: 0, kept: 0 },
+      media_folder_problem: null,
       pending_messages: 0,
       pruned_before: { removed: removedAt?.finished_at, history: null },
       scrubbed: true,
