@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { OWNER_FILE, writeOwnerFile } from '../../src/media/folder-owner.js';
 import { silentLogger } from '../../src/logger.js';
 import { mediaRefs } from '../../src/media/media-refs.js';
 import { pruneHistory } from '../../src/sync/prune-history.js';
@@ -7,7 +9,15 @@ import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
 
 type Coworker = ReturnType<typeof generateCoworkers>[number];
 import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
-import { expectedMissingOrPartial, listedMediaUrls, mediaRig, objectPath, rowsOf } from './harness.js';
+import {
+  expectedMissingOrPartial,
+  listedMediaUrls,
+  mediaRig,
+  objectPath,
+  rowsOf,
+  sha256,
+  type MediaRig,
+} from './harness.js';
 
 // A forgotten coworker's pictures: the media rows of the URLs only their entries named go, and the
 // files no other row needs are dropped (row marked, bytes deleted: the file in the folder on
@@ -93,5 +103,85 @@ describe.each(STORE_KINDS)('prune and media, on %s', (kind) => {
     // The next run finds nothing to fetch again and nothing missing.
     const next = await rig.sync();
     expect(next.media?.failed).toBe(0);
+  });
+});
+
+/**
+ * Two runs on SQLite in which a coworker with a picture of her own leaves: the rig, and the sha256
+ * of the file only she needed (in the media folder, which the runs claimed for the database).
+ */
+async function herPictureRig(): Promise<{ rig: MediaRig; hers: string }> {
+  let entries: Coworker[] = [];
+  const rig = await mediaRig((host) => {
+    entries = generateCoworkers(7, 6, { dupRate: 0, mediaBaseUrl: host.mediaBaseUrl });
+    entries[5] = { ...(entries[5] as Coworker), images: [`${host.mediaBaseUrl}img/her-own.png`] };
+    return { entries };
+  });
+  await rig.sync();
+  rig.upstream.data.setEntries(entries.slice(0, 5));
+  await rig.sync();
+  const hers = (await rowsOf(rig.store, 'media_versions', 'url, sha256')).find((v) =>
+    String(v.url).endsWith('/her-own.png'),
+  );
+  expect(existsSync(objectPath(rig.media.dir, String(hers?.sha256)))).toBe(true);
+  return { rig, hers: String(hers?.sha256) };
+}
+
+const TABLES = ['media_versions', 'media_urls', 'media_blobs', 'versions', 'coworkers'] as const;
+
+async function mediaTables(rig: MediaRig): Promise<Record<string, Record<string, unknown>[]>> {
+  const out: Record<string, Record<string, unknown>[]> = {};
+  for (const table of TABLES) out[table] = await rowsOf(rig.store, table, '*');
+  return out;
+}
+
+describe('prune and the media folder owner (SQLite)', () => {
+  it('keeps the files in a folder another database may use, and says so', async () => {
+    const { rig, hers } = await herPictureRig();
+    // The folder as it was before each database had its own: no owner file, and a file of another's.
+    rmSync(join(rig.media.dir, OWNER_FILE));
+    const stranger = sha256(Buffer.from('another database keeps this file'));
+    mkdirSync(dirname(objectPath(rig.media.dir, stranger)), { recursive: true });
+    writeFileSync(objectPath(rig.media.dir, stranger), 'another database keeps this file');
+
+    const summary = await pruneHistory(
+      rig.store,
+      { removedAfterMs: 0, olderThanMs: null },
+      { media: rig.media, logger: silentLogger() },
+    );
+
+    expect(summary.droppedFiles).toStrictEqual([hers]);
+    expect(summary.files).toStrictEqual({
+      deleted: 0,
+      kept: 1,
+      problem:
+        `the media folder ${rig.media.dir} has no owner file and holds files this database does not ` +
+        'reference, so another database may use it: the files only the pruned rows needed were left ' +
+        'in it. Give each database a folder of its own (MEDIA_DIR, docs/media.md), then prune again',
+    });
+    expect(existsSync(objectPath(rig.media.dir, hers))).toBe(true);
+    expect(existsSync(objectPath(rig.media.dir, stranger))).toBe(true);
+    expect(existsSync(join(rig.media.dir, OWNER_FILE))).toBe(false);
+  });
+
+  it('refuses in a folder whose owner file names another database, and deletes nothing', async () => {
+    const { rig, hers } = await herPictureRig();
+    writeOwnerFile(
+      rig.media.dir,
+      { mirrorId: 'another-mirror', database: '/elsewhere/other.db', file: null },
+      { replace: true },
+    );
+    const before = await mediaTables(rig);
+
+    await expect(
+      pruneHistory(
+        rig.store,
+        { removedAfterMs: 0, olderThanMs: null },
+        { media: rig.media, logger: silentLogger() },
+      ),
+    ).rejects.toMatchObject({ code: 'MEDIA_DIR_FOREIGN' });
+
+    expect(await mediaTables(rig)).toStrictEqual(before);
+    expect(existsSync(objectPath(rig.media.dir, hers))).toBe(true);
   });
 });
