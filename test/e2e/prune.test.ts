@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
 import { cliDatabases, STORE_KINDS } from '../helpers/postgres.js';
@@ -36,6 +37,12 @@ describe.each(STORE_KINDS)('prune, the command, on %s', (kind) => {
     const usage = runCli(['prune'], env);
     expect(await usage.exited).toEqual({ code: EXIT.usage, signal: null });
     expect(usage.output()).toContain('give --removed-before <duration>, --older-than <duration>, or both');
+
+    // Another connection stays open through the prune, as a server's does: the WAL then outlives the
+    // command (the last connection to close deletes it), and what the prune left in it can be read.
+    const watcher = kind === 'sqlite' ? new Database(db.arg) : null;
+    onTestFinished(() => watcher?.close());
+    watcher?.prepare('select count(*) from runs').get();
 
     const prune = runCli(['prune', '--removed-before', '0s', '--json'], env);
     expect(await prune.exited).toEqual({ code: EXIT.ok, signal: null });
@@ -76,6 +83,7 @@ describe.each(STORE_KINDS)('prune, the command, on %s', (kind) => {
     });
     expect(after.coworkers).toHaveLength(11);
     if (kind === 'sqlite') {
+      expect(existsSync(`${db.arg}-wal`)).toBe(true);
       const text = fileText(db.arg);
       expect(text).not.toContain(NAME);
       expect(text).not.toContain(leaving);
