@@ -41,7 +41,9 @@ describe.each(STORE_KINDS)('prune, the command, on %s', (kind) => {
     // Another connection stays open through the prune, as a server's does: the WAL then outlives the
     // command (the last connection to close deletes it), and what the prune left in it can be read.
     const watcher = kind === 'sqlite' ? new Database(db.arg) : null;
-    onTestFinished(() => watcher?.close());
+    onTestFinished(() => {
+      watcher?.close();
+    });
     watcher?.prepare('select count(*) from runs').get();
 
     const prune = runCli(['prune', '--removed-before', '0s', '--json'], env);

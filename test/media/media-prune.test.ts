@@ -5,6 +5,8 @@ import { OWNER_FILE, writeOwnerFile } from '../../src/media/folder-owner.js';
 import { silentLogger } from '../../src/logger.js';
 import { mediaRefs } from '../../src/media/media-refs.js';
 import { pruneHistory } from '../../src/sync/prune-history.js';
+import type { SyncSummary } from '../../src/sync/run-sync.js';
+import type { TestEnv } from '../helpers/config.js';
 import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
 
 type Coworker = ReturnType<typeof generateCoworkers>[number];
@@ -110,7 +112,9 @@ describe.each(STORE_KINDS)('prune and media, on %s', (kind) => {
  * Two runs on SQLite in which a coworker with a picture of her own leaves: the rig, and the sha256
  * of the file only she needed (in the media folder, which the runs claimed for the database).
  */
-async function herPictureRig(): Promise<{ rig: MediaRig; hers: string }> {
+async function herPictureRig(
+  secondRun: TestEnv = {},
+): Promise<{ rig: MediaRig; hers: string; second: SyncSummary }> {
   let entries: Coworker[] = [];
   const rig = await mediaRig((host) => {
     entries = generateCoworkers(7, 6, { dupRate: 0, mediaBaseUrl: host.mediaBaseUrl });
@@ -118,13 +122,13 @@ async function herPictureRig(): Promise<{ rig: MediaRig; hers: string }> {
     return { entries };
   });
   await rig.sync();
-  rig.upstream.data.setEntries(entries.slice(0, 5));
-  await rig.sync();
   const hers = (await rowsOf(rig.store, 'media_versions', 'url, sha256')).find((v) =>
     String(v.url).endsWith('/her-own.png'),
   );
   expect(existsSync(objectPath(rig.media.dir, String(hers?.sha256)))).toBe(true);
-  return { rig, hers: String(hers?.sha256) };
+  rig.upstream.data.setEntries(entries.slice(0, 5));
+  const second = await rig.sync(secondRun);
+  return { rig, hers: String(hers?.sha256), second };
 }
 
 const TABLES = ['media_versions', 'media_urls', 'media_blobs', 'versions', 'coworkers'] as const;
@@ -136,6 +140,14 @@ async function mediaTables(rig: MediaRig): Promise<Record<string, Record<string,
 }
 
 describe('prune and the media folder owner (SQLite)', () => {
+  it('PRUNE_REMOVED_AFTER: the sync that sees her leave deletes her picture from its own folder', async () => {
+    const { rig, hers, second } = await herPictureRig({ PRUNE_REMOVED_AFTER: '0s' });
+    expect(second.pruned?.droppedFiles).toStrictEqual([hers]);
+    expect(second.pruned?.files).toStrictEqual({ deleted: 1, kept: 0, problem: null });
+    expect(existsSync(objectPath(rig.media.dir, hers))).toBe(false);
+    expect(await expectedMissingOrPartial(rig.store, rig.media.dir)).toStrictEqual([]);
+  });
+
   it('keeps the files in a folder another database may use, and says so', async () => {
     const { rig, hers } = await herPictureRig();
     // The folder as it was before each database had its own: no owner file, and a file of another's.
