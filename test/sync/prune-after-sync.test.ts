@@ -52,6 +52,37 @@ describe.each(STORE_KINDS)('the prune after a sync, on %s', (kind) => {
     expect(await storeRows(store, 'select count(*) as n from versions')).toStrictEqual([{ n: 10 }]);
   });
 
+  it('PRUNE_OLDER_THAN: a run after a quiet one is not taken for the first listing once the changes before it are pruned', async () => {
+    const store = await fresh();
+    const upstream = await simulatedUpstream({ entries: entries.slice(0, 9) });
+    const env = {
+      PRUNE_OLDER_THAN: '0s',
+      WEBHOOK_URLS: 'http://127.0.0.1:9/hook',
+      NOTIFY_URLS: 'slack+http://127.0.0.1:9/services/T0/B0/secret',
+    };
+    const first = await sync(store, upstream, env);
+    // Nothing changes: after its prune no change of any run is left.
+    const quiet = await sync(store, upstream, env);
+    expect(await storeRows(store, 'select count(*) as n from changes')).toStrictEqual([{ n: 0 }]);
+    upstream.data.setEntries(entries);
+    const joined = await sync(store, upstream, env);
+
+    const messages = await storeRows(
+      store,
+      'select run_id, type, body from webhook_messages where run_id = ' + String(joined.runId),
+    );
+    const said = messages.map((m) => {
+      const body = String(m.body);
+      const chat = m.type === 'notify.changes' ? (JSON.parse(body) as { title: string }) : null;
+      return { type: m.type, initial: /"initial":(true|false)/.exec(body)?.[1], title: chat?.title };
+    });
+    expect([first.runId, quiet.runId, joined.runId]).toStrictEqual([1, 2, 3]);
+    expect(said).toStrictEqual([
+      { type: 'coworkers.changed', initial: 'false', title: undefined },
+      { type: 'notify.changes', initial: undefined, title: 'Team page: 1 joined' },
+    ]);
+  });
+
   it('prunes nothing when neither is set', async () => {
     const { store, second } = await twoRuns({});
     expect(second.pruned).toBeUndefined();
