@@ -36,6 +36,10 @@ const GROUPS: Record<string, { title: string; note?: string }> = {
     title: 'Media',
     note: 'See [media.md](media.md); none are fetched while `MEDIA_ORIGINS` is unset, except in the demo.',
   },
+  prune: {
+    title: 'Prune',
+    note: 'See [forgetting.md](forgetting.md): what is deleted, and what the pages and API say about it.',
+  },
   webhooks: {
     title: 'Webhooks',
     note: 'See [webhooks.md](webhooks.md); none are sent while `WEBHOOK_URLS` is unset.',

@@ -11,6 +11,7 @@ import { renderChanges, renderFound, renderHistory } from './human-output.js';
 import { withExistingStoreAsync } from './with-store.js';
 import { stdoutOutput, type Output } from './output.js';
 import { stringifyJson } from '../json/safe-json.js';
+import { prunedWords } from '../db/prune.js';
 
 export type { Output } from './output.js';
 export { runRunsCommand } from './runs-command.js';
@@ -82,14 +83,18 @@ export async function runHistoryCommand(
     const coworker = coworkerView(history.coworker, await store.latestSucceededRun());
     const versions = history.versions.map(versionView);
     const changes = history.changes.map(changeView);
+    // Only a history prune shortens a kept coworker's history: forgetting others leaves it whole.
+    const { historyBefore } = await store.pruneHorizon();
     if (json) {
-      out.write(stringifyJson({ type: 'coworker', ...coworker }));
+      out.write(stringifyJson({ type: 'coworker', ...coworker, pruned_before: historyBefore }));
       for (const v of versions) out.write(stringifyJson({ type: 'version', ...v }));
       for (const c of changes) out.write(stringifyJson({ type: 'change', ...c }));
       return EXIT.ok;
     }
     const name = (await store.namesOf([uuid])).get(uuid) ?? '?';
     for (const line of renderHistory({ coworker, name, versions, changes }, out.style)) out.write(line);
+    const note = prunedWords({ historyBefore, removedBefore: null });
+    if (note !== null) out.write(note);
     return EXIT.ok;
   });
 }
@@ -183,6 +188,8 @@ export async function runChangesCommand(
       for (const row of batch) rows.push(changeView(row));
     const names = await store.namesOf(rows.map((c) => c.uuid));
     for (const line of renderChanges(rows, names, out.style)) out.write(line);
+    const note = prunedWords(await store.pruneHorizon());
+    if (note !== null) out.write(note);
     return EXIT.ok;
   });
 }

@@ -182,6 +182,7 @@ function addReadCommands(program: Command): void {
   });
 
   addChangesCommand(program);
+  addPruneCommand(program);
 
   withSettings(
     program
@@ -228,6 +229,40 @@ function addChangesCommand(program: Command): void {
     };
     const { runChangesCommand } = await import('./history-commands.js');
     process.exitCode = await runChangesCommand(config, options);
+  });
+}
+
+function addPruneCommand(program: Command): void {
+  withSettings(
+    program
+      .command('prune')
+      .description(
+        'Forget coworkers removed long ago, and history older than a horizon (takes the sync lock)',
+      )
+      .option(
+        '--removed-before <duration>',
+        'delete every row of coworkers removed longer ago than this (0s: all)',
+      )
+      .option(
+        '--older-than <duration>',
+        'delete changes and closed versions older than this, keeping current state',
+      )
+      .option('--json', 'one JSON object'),
+    ['database.path'],
+  ).action(async (flags: Record<string, unknown> & PruneFlags) => {
+    if (flags.removedBefore === undefined && flags.olderThan === undefined) {
+      throw new ConfigError([
+        { name: 'prune', problem: 'give --removed-before <duration>, --older-than <duration>, or both' },
+      ]);
+    }
+    const ages = {
+      removedAfterMs:
+        flags.removedBefore === undefined ? null : parseDurationFlag('--removed-before', flags.removedBefore),
+      olderThanMs: flags.olderThan === undefined ? null : parseDurationFlag('--older-than', flags.olderThan),
+    };
+    const config = await configFrom(flags);
+    const { runPruneCommand } = await import('./prune-command.js');
+    process.exitCode = await runPruneCommand(config, ages, flags.json === true);
   });
 }
 
@@ -300,6 +335,12 @@ interface ChangeFlags {
   csv?: boolean;
 }
 
+interface PruneFlags {
+  removedBefore?: string;
+  olderThan?: string;
+  json?: boolean;
+}
+
 interface SimulateFlags {
   port?: string;
   host?: string;
@@ -322,7 +363,7 @@ function parseDurationFlag(flag: string, value: string | undefined): number {
   const ms = value === undefined ? null : parseDuration(value);
   if (ms === null) {
     throw new ConfigError([
-      { name: flag, problem: `expected a duration like 30s, 2m or 0 (got ${JSON.stringify(value)})` },
+      { name: flag, problem: `expected a duration like 30s, 2m, 90d or 0 (got ${JSON.stringify(value)})` },
     ]);
   }
   return ms;

@@ -11,6 +11,7 @@ import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
+import { countWords } from './prune-command.js';
 import { refuseForeignFolder } from '../media/claim-folder.js';
 import type { LogFormat } from '../sync/child-output.js';
 
@@ -20,10 +21,11 @@ export function summaryLine(summary: SyncSummary): string {
   const media = m
     ? `; media: ${m.fetched} fetched, ${m.revalidated} revalidated, ${m.failed} failed, ${m.bytes} bytes`
     : '';
+  const pruned = summary.pruned ? `; pruned: ${countWords(summary.pruned.counts)}` : '';
   return (
     `run ${summary.runId} succeeded: ${summary.entries} entries on ${summary.pages} pages; ` +
     `${c.added} added, ${c.changed} changed, ${c.removed} removed, ${c.returned} returned, ${c.unchanged} unchanged` +
-    `${media} (${(summary.durationMs / 1000).toFixed(1)} s)`
+    `${media}${pruned} (${(summary.durationMs / 1000).toFixed(1)} s)`
   );
 }
 

@@ -411,6 +411,22 @@ export const settings = {
       echo: 'plain',
     },
   },
+  prune: {
+    removedAfterMs: {
+      env: 'PRUNE_REMOVED_AFTER',
+      flag: null,
+      default: null,
+      doc: 'After each successful sync, forget every coworker removed longer ago than this, as `prune --removed-before` does (unset: keep them).',
+      echo: 'plain',
+    },
+    olderThanMs: {
+      env: 'PRUNE_OLDER_THAN',
+      flag: null,
+      default: null,
+      doc: 'After each successful sync, prune changes and closed versions older than this, as `prune --older-than` does (unset: keep all).',
+      echo: 'plain',
+    },
+  },
   webhooks: {
     urls: {
       env: 'WEBHOOK_URLS',

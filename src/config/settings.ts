@@ -100,6 +100,10 @@ export const settingSchemas = {
     retentionMs: duration.nullable(),
     rewrite: bool,
   },
+  prune: {
+    removedAfterMs: duration.nullable(),
+    olderThanMs: duration.nullable(),
+  },
   webhooks: {
     urls: webhookUrlList.readonly(),
     secret: webhookSecret.nullable(),

@@ -1,8 +1,11 @@
 /**
- * The store's first listing: the run that recorded its first change, or null before any. A store
- * that never held a coworker can only add (`RunStage.recordFirstListing`), and coworker and change
- * rows are never deleted, so the first change belongs to the first run that listed anyone: its
- * changes are all `added`, the team as the mirror found it, not people who joined. Messages and
- * events tell that run apart by this one definition; a seek on changes_run_idx.
+ * The store's first listing: the first succeeded run that added anyone, or null before any. A store
+ * that never held a coworker can only add (`RunStage.recordFirstListing`), so that run's changes
+ * are all `added`, the team as the mirror found it, not people who joined. Messages and events tell
+ * that run apart by this one definition. Read from `runs`, which nothing deletes, rather than from
+ * the changes: a prune (`--older-than`) deletes the changes of old runs, and the first run whose
+ * changes are left would pass for the first listing. A walk of runs in id order that stops at the
+ * first one that added anyone (almost always the first).
  */
-export const FIRST_LISTING_RUN_SQL = 'select min(run_id) as run from changes';
+export const FIRST_LISTING_RUN_SQL =
+  "select id as run from runs where status = 'succeeded' and added > 0 order by id limit 1";

@@ -275,6 +275,31 @@ export type ChangeRow = Pick<StoredChange, 'id' | 'runId'> & {
 } & Omit<StoredChange, 'id' | 'runId' | 'versionId'>;
 type StoredChange = typeof changes.$inferSelect;
 
+/**
+ * One prune (`coworker-mirror prune`, PRUNE_REMOVED_AFTER, PRUNE_OLDER_THAN) that deleted anything: the
+ * horizons every surface reads to say that history before them is incomplete, and what went.
+ */
+export const prunes = sqliteTable('prunes', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  at: text('at').notNull(),
+  /**
+   * Coworkers removed by then were forgotten: the finish of the latest removal pruned. A listing
+   * before it (time travel) lacks them; the change feed before it lacks their changes.
+   */
+  removedBefore: text('removed_before'),
+  /** Every change and closed version before then was pruned: the finish of the oldest run still whole. */
+  historyBefore: text('history_before'),
+  coworkers: integer('coworkers').notNull(),
+  versions: integer('versions').notNull(),
+  positions: integer('positions').notNull(),
+  changes: integer('changes').notNull(),
+  mediaVersions: integer('media_versions').notNull(),
+  files: integer('files').notNull(),
+  messages: integer('messages').notNull(),
+});
+
+export type PruneRow = typeof prunes.$inferSelect;
+
 // Webhooks: a transactional outbox. Messages and their deliveries are written in the run's own
 // transaction, so a notification exists exactly when the run it tells of does.
 
@@ -300,6 +325,11 @@ export const webhookMessages = sqliteTable(
       .references(() => runs.id),
     createdAt: text('created_at').notNull(),
     body: text('body').notNull(),
+    /**
+     * Set by a prune when the message tells of what it pruned but a receiver is still owed it: the
+     * first prune after its deliveries end forgets it.
+     */
+    prunedAt: text('pruned_at'),
   },
   (t) => [index('webhook_messages_run_idx').on(t.runId)],
 );

@@ -17,6 +17,7 @@ import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
 import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
 import type { NamedCoworker } from './name-queries.js';
+import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {
   ChangeRow,
   CoworkerRow,
@@ -44,6 +45,7 @@ export type Store = RunOperations &
   BlobOperations &
   DeliveryOperations &
   WatchOperations &
+  PruneOperations &
   HealthOperations &
   IdentityOperations;
 
@@ -267,6 +269,19 @@ export interface DeliveryOperations {
    * messages go out again at the next pass. Answers the ids it enabled (none when none matched).
    */
   enableNotifyTargets(targetId: string | null): Promise<string[]>;
+}
+
+/** Forgetting (src/db/prune.ts): removed coworkers, and history past a horizon. */
+export interface PruneOperations {
+  /**
+   * Deletes what `request` names in ONE transaction under the run lock (SYNC_LOCKED while a sync
+   * holds it, unless the caller holds it: `heldRun`), records the horizons it moved, then makes
+   * the deleted bytes unreadable in the database's files as the database allows. The media files
+   * it answers are the caller's to delete from the media folder (SQLite keeps them there).
+   */
+  prune(request: PruneRequest): Promise<PruneOutcome>;
+  /** Before when history is no longer whole; both null when nothing was ever pruned. */
+  pruneHorizon(): Promise<PruneHorizon>;
 }
 
 export interface DisabledNotifyTarget {

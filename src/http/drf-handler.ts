@@ -30,6 +30,7 @@ import {
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config/load-config.js';
 import { toMirrorError } from '../errors.js';
+import { prunedListingDetail, type PruneHorizon } from '../db/prune.js';
 import type { MediaRewriter } from './media-rewrite.js';
 import { PageNotLoaded } from './past-snapshot.js';
 import { trustedPeers } from './trusted-peers.js';
@@ -61,14 +62,16 @@ function pickSnapshot(req: DrfRequest, snapshots: SnapshotSource): Picked | Prom
     return jsonAnswer(req, 400, `as_of: ${when.problem} (got ${shown}).`);
   }
   const time = when.ms;
-  const found = (snapshot: PreparedSnapshot | null): Picked =>
-    snapshot
-      ? { snapshot }
-      : jsonAnswer(
+  const found = (snapshot: PreparedSnapshot | null | PrunedListing): Picked =>
+    snapshot === null
+      ? jsonAnswer(
           req,
           404,
           `No snapshot as of ${new Date(time).toISOString()}: no sync had succeeded by then.`,
-        );
+        )
+      : 'pruned' in snapshot
+        ? jsonAnswer(req, 410, prunedListingDetail(new Date(time).toISOString(), snapshot.pruned))
+        : { snapshot };
   const snapshot = snapshots.asOf(new Date(time));
   return snapshot instanceof Promise ? snapshot.then(found) : found(snapshot);
 }
@@ -100,11 +103,19 @@ function isPlainListTarget(url: string): boolean {
   return Number.isNaN(next) || next === 0x3f; // end, or '?'
 }
 
+/**
+ * A past listing a prune took away: served without the forgotten coworkers, or without the pruned
+ * history, it would not be what the upstream listed then, so it is refused (410 Gone) with why.
+ */
+export interface PrunedListing {
+  pruned: PruneHorizon;
+}
+
 /** The snapshots the handler serves (the server's SnapshotHolder; a fixed one in tests). */
 export interface SnapshotSource {
   readonly current: PreparedSnapshot | null;
   /** The snapshot served at `at` (read from the store: possibly later). */
-  asOf(at: Date): PreparedSnapshot | null | Promise<PreparedSnapshot | null>;
+  asOf(at: Date): PreparedSnapshot | null | PrunedListing | Promise<PreparedSnapshot | null | PrunedListing>;
 }
 
 /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT), else null. */

@@ -6,6 +6,8 @@ import type { PreparedSnapshot } from '../drf/snapshot.js';
 import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
 import { IntegrityWatch } from './integrity-watch.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
+import { listingHorizon } from '../db/prune.js';
+import type { PrunedListing } from './drf-handler.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
 const DEFAULT_AS_OF_CACHE_BYTES = defaultOf('server', 'asOfCacheBytes');
@@ -29,6 +31,8 @@ export class SnapshotHolder {
   /** Least recently used first (a Map keeps insertion order; a hit re-inserts). */
   #pastByRun = new Map<number, PastSnapshot>();
   #pastBytes = 0;
+  /** The prune horizon the past snapshots were loaded under. */
+  #horizon: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #refreshing: Promise<boolean> | null = null;
   /** A commit was seen during the build under way. */
@@ -125,8 +129,20 @@ export class SnapshotHolder {
     return true;
   }
 
-  /** The snapshot served at `asOf`, or null before the first successful run. */
-  async asOf(asOf: Date): Promise<PreparedSnapshot | null> {
+  /**
+   * The snapshot served at `asOf`, or null before the first successful run; a listing before the
+   * prune horizon is no longer whole, and is answered as pruned instead.
+   */
+  async asOf(asOf: Date): Promise<PreparedSnapshot | null | PrunedListing> {
+    const pruned = await this.#store.pruneHorizon();
+    const horizon = listingHorizon(pruned);
+    if (horizon !== this.#horizon) {
+      // A prune took rows the past snapshots read their pages from: none is kept across it.
+      this.#horizon = horizon;
+      this.#pastByRun.clear();
+      this.#pastBytes = 0;
+    }
+    if (horizon !== null && asOf.toISOString() < horizon) return { pruned };
     const run = await this.#store.latestSucceededRun(asOf.toISOString());
     if (!run) return null;
     if (run.id === this.#current?.info.runId) return this.#current.prepared;

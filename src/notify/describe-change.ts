@@ -122,6 +122,9 @@ const bounded = (text: string): string => {
   return clipped.cut ? `${clipped.text}…` : clipped.text;
 };
 
+/** Who a sentence is about, as every message names them: the name, or the uuid when it is empty. */
+export const whoWords = (name: string, uuid: string): string => bounded(name.trim() || uuid);
+
 const upstream = (text: string): Upstream => ({ upstream: text });
 
 /** A field's value quoted: `'QA lead'`, the value itself upstream text. */
@@ -175,7 +178,7 @@ function whatOf(facts: ChangeFacts): Phrase {
  * "Kate left", "Ada: new emoji file bytes at the same address (party.gif)").
  */
 export function describeChange(facts: ChangeFacts): ChangeWords {
-  const who = bounded(facts.name.trim() || facts.uuid);
+  const who = whoWords(facts.name, facts.uuid);
   const appearance = facts.slot > 0 ? ` (${appearanceLabel(facts.slot)})` : '';
   const joint = facts.kind === 'changed' || facts.kind === 'media_changed' ? ': ' : ' ';
   return { who, appearance, joint, what: whatOf(facts) };

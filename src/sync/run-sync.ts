@@ -25,10 +25,11 @@ import { confirmListing } from './confirm-listing.js';
 import type { DiffCounts } from './diff.js';
 import { diffStaged } from './stream-diff.js';
 import { beginRun, releaseRun, startHeartbeat } from './run-lock.js';
+import { pruneAfterSync, type PruneSummary } from './prune-history.js';
 
 /** What a run reads of the configuration: a named upstream, the sync's bounds, media and webhooks. */
 export type SyncConfig = Pick<Config, 'sync' | 'media' | 'webhooks'> &
-  Partial<Pick<Config, 'notify' | 'server'>> & { upstream: NamedUpstream };
+  Partial<Pick<Config, 'notify' | 'server' | 'prune'>> & { upstream: NamedUpstream };
 
 export interface SyncSummary {
   runId: number;
@@ -39,6 +40,8 @@ export interface SyncSummary {
   durationMs: number;
   /** Present when the run mirrored media. */
   media?: MediaCounts;
+  /** Present when the settings asked for a prune after the sync and it ran. */
+  pruned?: PruneSummary;
 }
 
 export interface SyncDependencies {
@@ -157,6 +160,12 @@ async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promis
     notify: notifyRunOutbox(notifyOutboxSettings(config, deps.store.endpointKeys)),
   });
   if (mediaSettings && media) await applyMediaRetention(deps.store, mediaSettings, media.folder, log);
+  const pruned = await pruneAfterSync(
+    config,
+    deps.store,
+    { runId: run.id, folder: media?.folder ?? null },
+    log,
+  );
   const summary: SyncSummary = {
     runId: run.id,
     pages: first.pages,
@@ -165,8 +174,9 @@ async function syncStaged(config: SyncConfig, run: Run, stage: RunStage): Promis
     unknownFields: [...new Set(first.unknownFields.map((u) => u.field))],
     durationMs: Date.now() - run.started,
     ...(media ? { media: media.counts } : {}),
+    ...(pruned ? { pruned } : {}),
   };
-  const { runId: _runId, ...figures } = summary;
+  const { runId: _runId, pruned: _pruned, ...figures } = summary;
   log.info(figures, 'sync succeeded');
   return summary;
 }

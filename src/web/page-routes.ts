@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { MAX_FILTER_UUIDS } from '../db/page-queries.js';
 import { runView } from '../db/history-views.js';
+import { listingHorizon, prunedListingDetail } from '../db/prune.js';
 import { DirectoryCache } from './directory-cache.js';
 import {
   changesPageQuery,
@@ -190,6 +191,7 @@ function changesPage(deps: WebPageDeps, directory: DirectoryCache) {
             : null,
         newestHref: query.before !== undefined ? hrefWith('/changes/', form, { before: undefined }) : null,
         nameMatches,
+        pruned: await deps.store.pruneHorizon(),
       }),
     );
   };
@@ -245,6 +247,7 @@ function coworkerPage(deps: WebPageDeps) {
         changes: history.changes,
         runTimes,
         title: typeof name === 'string' && name.trim() !== '' ? name.slice(0, 200) : params.uuid,
+        pruned: { historyBefore: (await deps.store.pruneHorizon()).historyBefore, removedBefore: null },
       }),
     );
   };
@@ -265,6 +268,18 @@ function teamPage(deps: WebPageDeps) {
         deps,
         reply,
         `Run ${query.run} stored no listing (it does not exist or did not succeed).`,
+      );
+    }
+    const pruned = await deps.store.pruneHorizon();
+    const horizon = listingHorizon(pruned);
+    if (run?.finishedAt && horizon !== null && run.finishedAt < horizon) {
+      // Shown without the forgotten coworkers or the pruned history, it would not be the team then.
+      const at = query.as_of ?? run.finishedAt;
+      return sendPage(
+        reply,
+        deps,
+        h(ErrorPage, { title: 'No longer kept', message: prunedListingDetail(at, pruned) }),
+        410,
       );
     }
     const page = query.page ?? 1;

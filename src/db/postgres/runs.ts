@@ -78,8 +78,11 @@ async function servedError(db: Queryable, tick: string | null): Promise<MirrorEr
   return served === undefined ? null : tickServedError(tick, served);
 }
 
-/** The run lock, or SYNC_LOCKED naming the holder's run as `db` reads it. */
-async function takeLock(ctx: PgContext, db: PgContext['db']): Promise<HeldRunLock> {
+/**
+ * The run lock for this instance, or SYNC_LOCKED naming the holder's run as `db` reads it (the
+ * pool by default; a transaction's own connection when it begins a run).
+ */
+export async function takeLock(ctx: PgContext, db: PgContext['db'] = ctx.db): Promise<HeldRunLock> {
   try {
     return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {

@@ -249,6 +249,20 @@ export const mediaRuns = pgTable('media_runs', {
   bytes: bigint('bytes', { mode: 'number' }).notNull(),
 });
 
+export const prunes = pgTable('prunes', {
+  id: id(),
+  at: textC('at').notNull(),
+  removedBefore: textC('removed_before'),
+  historyBefore: textC('history_before'),
+  coworkers: integer('coworkers').notNull(),
+  versions: integer('versions').notNull(),
+  positions: integer('positions').notNull(),
+  changes: integer('changes').notNull(),
+  mediaVersions: integer('media_versions').notNull(),
+  files: integer('files').notNull(),
+  messages: integer('messages').notNull(),
+});
+
 export const webhookEndpoints = pgTable('webhook_endpoints', {
   id: id(),
   url: textC('url').notNull().unique(),
@@ -268,6 +282,7 @@ export const webhookMessages = pgTable(
       .references(() => runs.id),
     createdAt: textC('created_at').notNull(),
     body: textC('body').notNull(),
+    prunedAt: textC('pruned_at'),
   },
   (t) => [index('webhook_messages_run_idx').on(t.runId)],
 );

@@ -19,6 +19,7 @@ import type { EndpointKeys } from '../endpoint-keys.js';
 import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
+import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
@@ -210,6 +211,10 @@ export class PgStore implements Store {
   enableNotifyTargets: Op<'enableNotifyTargets'> = this.#guard((targetId) =>
     enableNotifyTargets(this.#ctx.pool, targetId),
   );
+
+  // Prune
+  prune: Op<'prune'> = this.#guard((request) => prunePg(this.#ctx, request));
+  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => pruneHorizonPg(this.#ctx.pool));
 
   // Watch
   /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */

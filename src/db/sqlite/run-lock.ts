@@ -21,14 +21,7 @@ export function beginRun(store: MirrorDatabase, upstream: string, start: RunStar
       const tick = start.scheduledFor;
       const served = tick === null ? undefined : runOfTick(store, tick);
       if (tick !== null && served) throw tickServedError(tick, served);
-      const holder = abortDeadRuns(store, now);
-      if (holder) {
-        throw new MirrorError(
-          'SYNC_LOCKED',
-          `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
-          { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
-        );
-      }
+      assertUnlocked(store, now);
       const run = store.db
         .insert(runs)
         .values({
@@ -48,6 +41,21 @@ export function beginRun(store: MirrorDatabase, upstream: string, start: RunStar
       return run;
     })
     .immediate();
+}
+
+/**
+ * Throws SYNC_LOCKED naming the live run that holds the lock, after marking runs whose holder died
+ * as aborted. Call inside a write transaction: while it lasts, no sync can take the lock.
+ */
+export function assertUnlocked(store: MirrorDatabase, now: Date): void {
+  const holder = abortDeadRuns(store, now);
+  if (holder) {
+    throw new MirrorError(
+      'SYNC_LOCKED',
+      `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
+      { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
+    );
+  }
 }
 
 /** A beater of run `runId`'s heartbeat (no-op once the run is no longer running); prepared once. */

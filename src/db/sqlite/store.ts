@@ -29,6 +29,7 @@ import {
 } from './run-lock.js';
 import { runCountsReader } from './runs.js';
 import { openSqliteStage } from './stage.js';
+import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -175,6 +176,10 @@ export class SqliteStore implements MirrorDatabase {
   disabledNotifyTargets: Op<'disabledNotifyTargets'> = () => settle(() => disabledNotifyTargets(this));
   enableNotifyTargets: Op<'enableNotifyTargets'> = (targetId) =>
     settle(() => enableNotifyTargets(this, targetId));
+
+  // Prune
+  prune: Op<'prune'> = (request) => pruneSqlite(this, request);
+  pruneHorizon: Op<'pruneHorizon'> = () => pruneHorizonSqlite(this);
 
   // Watch
   watchCommits: Op<'watchCommits'> = (onCommit, options) => watchSqliteCommits(this, onCommit, options);

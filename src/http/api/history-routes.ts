@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Store } from '../../db/store.js';
+import { listingHorizon } from '../../db/prune.js';
 import { changeView, coworkerView, runView, versionView } from '../../db/history-views.js';
 import {
   changesQuery,
@@ -108,6 +109,8 @@ function registerCoworkerRoutes(app: FastifyInstance, store: Store, base: LinkBa
     if (!history) return reply.code(404).send(notFound(`no coworker with uuid ${params.uuid}`));
     return {
       ...coworkerView(history.coworker, await store.latestSucceededRun()),
+      // Only a history prune shortens a kept coworker's history: forgetting others leaves it whole.
+      pruned_before: (await store.pruneHorizon()).historyBefore,
       versions: history.versions.map(versionView),
       changes: history.changes.map(changeView),
     };
@@ -135,6 +138,8 @@ function registerChangeRoutes(app: FastifyInstance, store: Store, base: LinkBase
           ? selfUrl(request, { ...stringify(filters), before: lastId, page_size: query.page_size }, base)
           : null,
       previous: null,
+      // Changes before it are gone (old history, or every change of the coworkers forgotten).
+      pruned_before: listingHorizon(await store.pruneHorizon()),
       results,
     };
   });

@@ -1,7 +1,8 @@
 import { changeKinds, type ChangeRow } from '../../db/schema.js';
 import type { ChangeSubject } from '../../db/page-queries.js';
 import type { ChangesPageQuery } from '../page-params.js';
-import { ChangeSentence, Notice, Pager, Text, Time } from './components.js';
+import { ChangeSentence, Notice, Pager, PrunedNote, Text, Time } from './components.js';
+import type { PruneHorizon } from '../../db/prune.js';
 import { Layout } from './layout.js';
 import { usePage } from '../page-context.js';
 import { localDay } from '../time-zone.js';
@@ -18,6 +19,8 @@ export interface ChangesData {
   newestHref: string | null;
   /** Set when the name filter matched more coworkers than a filter takes. */
   nameMatches: number | null;
+  /** What prunes took from the feed. */
+  pruned: PruneHorizon;
 }
 
 interface RunGroup {
@@ -115,6 +118,7 @@ export function ChangesPage(props: ChangesData) {
           first ones are shown. Type more of the name.
         </Notice>
       ) : null}
+      <PrunedNote horizon={props.pruned} />
       {days.length === 0 ? <p>No change matches.</p> : null}
       {days.map((day) => (
         <section class="day" key={day.day} aria-label={dayTitle(day.day, timeZone)}>

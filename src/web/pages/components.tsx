@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import type { ChangeRow } from '../../db/schema.js';
+import type { PruneHorizon } from '../../db/prune.js';
 import { clip, parseStored, relativeWords, valueText } from '../format.js';
 import { localClock } from '../time-zone.js';
 import { changeWords } from '../change-text.js';
@@ -230,6 +231,29 @@ export function Notice(props: { kind: 'warn' | 'bad'; children: ComponentChildre
   };
   // A list inside a <p> would end the paragraph where the list begins, outside the notice's box.
   return props.block ? <div {...attributes}>{props.children}</div> : <p {...attributes}>{props.children}</p>;
+}
+
+/**
+ * Which history a prune took (`coworker-mirror prune`), said where it is missing instead of a silent
+ * gap; the sentences of `prunedWords`, with times in the page's zone. Nothing when none was pruned.
+ */
+export function PrunedNote(props: { horizon: PruneHorizon }) {
+  const { historyBefore, removedBefore } = props.horizon;
+  if (historyBefore === null && removedBefore === null) return null;
+  return (
+    <Notice kind="warn">
+      {historyBefore !== null ? (
+        <>
+          History before <Time at={historyBefore} /> was pruned.{' '}
+        </>
+      ) : null}
+      {removedBefore !== null ? (
+        <>
+          Coworkers removed by <Time at={removedBefore} /> were pruned.
+        </>
+      ) : null}
+    </Notice>
+  );
 }
 
 /** Older/newer links of a list; `href` builds a link from the page's current query. */

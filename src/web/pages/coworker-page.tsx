@@ -7,8 +7,10 @@ import {
   MediaChangeThumbs,
   MediaChangedWords,
   Time,
+  PrunedNote,
 } from './components.js';
 import { Card, entryOf } from './card.js';
+import type { PruneHorizon } from '../../db/prune.js';
 import { Layout } from './layout.js';
 import { appearanceLabel } from '../../notify/describe-change.js';
 import { ByteBudget, jsonBytes, PAGE_DATA_BYTES } from '../byte-budget.js';
@@ -22,6 +24,8 @@ export interface CoworkerData {
   changes: ChangeRow[];
   runTimes: Map<number, string>;
   title: string;
+  /** What prunes took from this coworker's history (forgetting others takes nothing from it). */
+  pruned: PruneHorizon;
 }
 
 /** A coworker page lists this many versions, newest first; the API has them all. */
@@ -93,6 +97,7 @@ export function CoworkerPage(props: CoworkerData) {
       <h2>As listed now</h2>
       <ListedNow coworker={coworker} current={props.current} />
       <h2>Every version</h2>
+      <PrunedNote horizon={props.pruned} />
       <VersionHistory {...props} />
       <p>
         <a href={`/changes/?uuid=${coworker.uuid}`}>Changes</a> ·{' '}

@@ -1,0 +1,93 @@
+import type pg from 'pg';
+import {
+  pruneRows,
+  readHorizon,
+  type PruneConnection,
+  type PruneHorizon,
+  type PruneOutcome,
+  type PruneRequest,
+} from '../prune.js';
+import { announceMediaDropped } from './commit-watch.js';
+import type { PgContext } from './context.js';
+import { assertHeld, takeLock } from './runs.js';
+import { run, transaction, tuples, type Queryable } from './sql.js';
+
+/** `?` placeholders as PostgreSQL's `$n`. */
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+function pgConnection(db: Queryable): PruneConnection {
+  return {
+    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
+      tuples<T>(db, numbered(sql), [...params]),
+    run: (sql, params = []) => run(db, numbered(sql), [...params]),
+    list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
+  };
+}
+
+/** Every table a prune deletes from: what VACUUM then goes through. */
+const PRUNED_TABLES = [
+  'changes',
+  'listing_positions',
+  'versions',
+  'coworkers',
+  'media_versions',
+  'media_urls',
+  'media_blobs',
+  'media_blob_chunks',
+  'webhook_attempts',
+  'webhook_deliveries',
+  'webhook_messages',
+];
+
+/**
+ * The prune on PostgreSQL: under the run lock (the caller's, or taken here and refused with
+ * SYNC_LOCKED while a sync holds it), in one transaction, the dropped files' bytes included. A
+ * deleted row stays in its table's pages as a dead tuple until VACUUM, which runs after the commit
+ * (it cannot run inside a transaction) on every table the prune touched.
+ */
+export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<PruneOutcome> {
+  if (request.heldRun !== undefined) assertHeld(ctx, request.heldRun);
+  const lock = request.heldRun === undefined ? await takeLock(ctx) : null;
+  try {
+    const work = await transaction(ctx.pool, async ({ client }) => {
+      const done = await pruneRows(pgConnection(client), request);
+      if (done.droppedFiles.length > 0) {
+        await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
+          done.droppedFiles,
+        ]);
+      }
+      return done;
+    });
+    // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
+    if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
+    const scrub = work.deleted ? await vacuum(ctx.pool) : null;
+    return {
+      counts: work.counts,
+      droppedFiles: work.droppedFiles,
+      pendingMessages: work.pendingMessages,
+      horizon: await pruneHorizonPg(ctx.pool),
+      scrubbed: scrub === null,
+      scrubProblem: scrub,
+    };
+  } finally {
+    await lock?.release();
+  }
+}
+
+/** VACUUM of the pruned tables; null when it ran, else why not (the prune itself is committed). */
+async function vacuum(pool: pg.Pool): Promise<string | null> {
+  try {
+    await pool.query(`vacuum (analyze) ${PRUNED_TABLES.join(', ')}`);
+    return null;
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return `VACUUM failed (${why}): the deleted rows stay in the tables' files until autovacuum reaches them`;
+  }
+}
+
+export function pruneHorizonPg(db: Queryable): Promise<PruneHorizon> {
+  return readHorizon(pgConnection(db));
+}

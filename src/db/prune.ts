@@ -1,0 +1,493 @@
+import { entryField } from './entry-fields.js';
+
+// Forgetting: every row of coworkers removed long enough ago (`removedBefore`), and everyone's
+// changes and closed versions older than a horizon (`olderThan`), with the media rows, files and
+// outbox messages that only they needed. One implementation for both dialects over
+// `PruneConnection`: the SQL below is what SQLite and PostgreSQL both speak. The dialect runs it in
+// one transaction under the run lock, then makes the deleted bytes unreadable its own way (SQLite:
+// secure_delete and a WAL checkpoint; PostgreSQL: VACUUM).
+
+/** What to forget. Instants are ISO texts (a duration back from `now`, worked out by the caller). */
+export interface PruneRequest {
+  /** Forget every coworker whose removal run finished at or before this instant. */
+  removedBefore: string | null;
+  /** Prune changes and closed versions of the runs before the latest succeeded run finished by then. */
+  olderThan: string | null;
+  /** When the prune runs (recorded). */
+  now: string;
+  /**
+   * The run whose lock the caller holds (a prune right after that run's commit); unset: the prune
+   * takes the lock itself, and refuses with SYNC_LOCKED while a sync holds it.
+   */
+  heldRun?: number;
+  /**
+   * The texts by which an outbox message tells of a person: their uuid always, and whatever a
+   * message for people writes of their names (the notifications' floor knows that, not this one).
+   */
+  mentions: (person: ForgottenPerson) => string[];
+  /** The media URLs an entry text names (the media floor knows which fields hold them). */
+  mediaUrlsOf: (body: string) => string[];
+}
+
+/** A coworker being forgotten, as the outbox may name them. */
+export interface ForgottenPerson {
+  uuid: string;
+  /** Every distinct name their versions carried. */
+  names: string[];
+}
+
+/** How much history is no longer whole: what every surface says instead of showing a silent gap. */
+export interface PruneHorizon {
+  /** Coworkers removed by then were forgotten: listings before it lack them, and so does the feed. */
+  removedBefore: string | null;
+  /** Every change and closed version before then was pruned. */
+  historyBefore: string | null;
+}
+
+/** The later of the two horizons: before it, a listing or the change feed is not what it was. */
+export function listingHorizon(horizon: PruneHorizon): string | null {
+  const { removedBefore, historyBefore } = horizon;
+  if (removedBefore === null) return historyBefore;
+  if (historyBefore === null) return removedBefore;
+  return removedBefore > historyBefore ? removedBefore : historyBefore;
+}
+
+/**
+ * The horizons in words, the one wording of pages, the CLI and refusals ("History before … was
+ * pruned"); null when nothing was pruned.
+ */
+export function prunedWords(horizon: PruneHorizon): string | null {
+  const parts = [
+    ...(horizon.historyBefore === null ? [] : [`history before ${horizon.historyBefore} was pruned`]),
+    ...(horizon.removedBefore === null ? [] : [`coworkers removed by ${horizon.removedBefore} were pruned`]),
+  ];
+  if (parts.length === 0) return null;
+  const text = parts.join(' and ');
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
+/** Why the listing as of `at` (before the horizon) is refused, and what to ask for instead. */
+export function prunedListingDetail(at: string, horizon: PruneHorizon): string {
+  const words = (prunedWords(horizon) ?? '').replace(/\.$/, '');
+  const why = `${words.charAt(0).toLowerCase()}${words.slice(1)}`;
+  return (
+    `The listing as of ${at} is no longer kept: ${why} (coworker-mirror prune). ` +
+    `Ask for as_of ${listingHorizon(horizon) ?? at} or later.`
+  );
+}
+
+/** What one prune deleted, table by table. */
+export interface PruneCounts {
+  coworkers: number;
+  versions: number;
+  positions: number;
+  changes: number;
+  mediaVersions: number;
+  mediaUrls: number;
+  /** Media files no kept row needed any more, marked dropped (their bytes deleted). */
+  files: number;
+  /** Outbox messages (webhooks, notifications) that told of what was pruned, all delivered or given up. */
+  messages: number;
+  deliveries: number;
+  attempts: number;
+}
+
+export interface PruneOutcome {
+  counts: PruneCounts;
+  /** The sha256s of the files dropped: the caller deletes them from the media folder. */
+  droppedFiles: string[];
+  /**
+   * Messages telling of what was pruned that still wait for a delivery: kept (a receiver is owed
+   * them), and forgotten by the first prune after they are delivered or given up.
+   */
+  pendingMessages: number;
+  /** The horizons after this prune. */
+  horizon: PruneHorizon;
+  /** Whether the deleted bytes were made unreadable in the database's files (see the dialects). */
+  scrubbed: boolean;
+  /** Why they were not, when `scrubbed` is false. */
+  scrubProblem: string | null;
+}
+
+/** The few things a prune needs of a connection; placeholders are `?`. */
+export interface PruneConnection {
+  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs one statement; how many rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** A subquery listing the values of one `?` parameter, and that parameter's value. */
+  list(type: 'bigint' | 'text', values: readonly (number | string)[]): { sql: string; param: unknown };
+}
+
+/** The rows a prune wrote in its transaction, before the dialect scrubs. */
+export interface PruneWork {
+  counts: PruneCounts;
+  droppedFiles: string[];
+  pendingMessages: number;
+  /** Whether anything was deleted (a prune that deleted nothing records nothing). */
+  deleted: boolean;
+  /**
+   * Whether what was deleted named a forgotten coworker: their bytes must then go from the
+   * database's free space too, not only from the rows (SQLite: VACUUM).
+   */
+  personal: boolean;
+}
+
+const NONE: PruneCounts = {
+  coworkers: 0,
+  versions: 0,
+  positions: 0,
+  changes: 0,
+  mediaVersions: 0,
+  mediaUrls: 0,
+  files: 0,
+  messages: 0,
+  deliveries: 0,
+  attempts: 0,
+};
+
+/** Rows read per statement when a prune walks a table. */
+const BATCH = 1000;
+
+/** The coworkers to forget: removed, by a run that finished at or before `?`. */
+const FORGOTTEN = `select c.uuid from coworkers c join runs r on r.id = c.removed_run
+   where c.removed_run is not null and r.finished_at <= ?`;
+
+/**
+ * The prune itself, inside the dialect's transaction: forgets the coworkers, prunes the old
+ * history, drops media and messages only they needed, and records the horizons it moved.
+ */
+export async function pruneRows(conn: PruneConnection, request: PruneRequest): Promise<PruneWork> {
+  const counts = { ...NONE };
+  const facts: Facts = { urls: new Set(), shas: new Set(), needles: [], olderRun: null, personal: false };
+  const removedBefore =
+    request.removedBefore === null
+      ? null
+      : await forgetRemoved(conn, request, request.removedBefore, counts, facts);
+  const historyBefore =
+    request.olderThan === null ? null : await pruneOlder(conn, request.olderThan, counts, facts);
+  await dropMediaUrls(conn, request.mediaUrlsOf, counts, facts);
+  const droppedFiles = await dropUnusedFiles(conn, request.now, counts, facts);
+  const pendingMessages = await forgetMessages(conn, request.now, counts, facts);
+  const deleted = Object.values(counts).some((n) => n > 0);
+  if (deleted && (removedBefore !== null || historyBefore !== null)) {
+    await conn.run(
+      `insert into prunes (at, removed_before, history_before, coworkers, versions, positions, changes,
+         media_versions, files, messages) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        request.now,
+        removedBefore,
+        historyBefore,
+        counts.coworkers,
+        counts.versions,
+        counts.positions,
+        counts.changes,
+        counts.mediaVersions,
+        counts.files,
+        counts.messages,
+      ],
+    );
+  }
+  const personal = facts.personal || counts.coworkers > 0;
+  return { counts, droppedFiles, pendingMessages, deleted, personal };
+}
+
+/** What the steps of one prune hand each other. */
+interface Facts {
+  /** Media URLs a forgotten coworker's versions named. */
+  urls: Set<string>;
+  /** Files whose media versions were deleted: dropped unless another version still names them. */
+  shas: Set<string>;
+  /** The texts by which a message tells of a forgotten coworker. */
+  needles: string[];
+  /** Messages of runs before this one are old history (`olderThan`). */
+  olderRun: number | null;
+  /** Whether the prune deleted anything that named a forgotten coworker. */
+  personal: boolean;
+}
+
+/** Forgets every coworker removed by `request.removedBefore`; the removal horizon, or null when none was. */
+async function forgetRemoved(
+  conn: PruneConnection,
+  request: PruneRequest,
+  cutoff: string,
+  counts: PruneCounts,
+  facts: Facts,
+): Promise<string | null> {
+  const [latest] = await conn.rows<[string | null]>(
+    `select max(r.finished_at) from coworkers c join runs r on r.id = c.removed_run
+      where c.removed_run is not null and r.finished_at <= ?`,
+    [cutoff],
+  );
+  const horizon = latest?.[0] ?? null;
+  if (horizon === null) return null;
+  const people = await forgottenPeople(conn, cutoff, request.mediaUrlsOf, facts.urls);
+  for (const person of people.values()) facts.needles.push(...request.mentions(person));
+  const pruned = `(select v.id from versions v where v.uuid in (${FORGOTTEN}))`;
+  counts.changes += await conn.run(`delete from changes where uuid in (${FORGOTTEN})`, [cutoff]);
+  counts.positions += await conn.run(`delete from listing_positions where version_id in ${pruned}`, [cutoff]);
+  counts.versions += await conn.run(`delete from versions where uuid in (${FORGOTTEN})`, [cutoff]);
+  counts.coworkers += await conn.run(`delete from coworkers where uuid in (${FORGOTTEN})`, [cutoff]);
+  return horizon;
+}
+
+/** The coworkers to forget with their names, read from their versions, and the media URLs those name. */
+async function forgottenPeople(
+  conn: PruneConnection,
+  cutoff: string,
+  mediaUrlsOf: (body: string) => string[],
+  urls: Set<string>,
+): Promise<Map<string, ForgottenPerson>> {
+  const people = new Map<string, ForgottenPerson>();
+  let after = 0;
+  for (;;) {
+    const batch = await conn.rows<[number, string, string]>(
+      `select v.id, v.uuid, v.body from versions v where v.uuid in (${FORGOTTEN}) and v.id > ?
+        order by v.id limit ${BATCH}`,
+      [cutoff, after],
+    );
+    for (const [id, uuid, body] of batch) {
+      after = id;
+      const person = people.get(uuid) ?? { uuid, names: [] };
+      const name = entryField(body, 'name');
+      if (typeof name === 'string' && name.trim() !== '' && !person.names.includes(name))
+        person.names.push(name);
+      people.set(uuid, person);
+      for (const url of mediaUrlsOf(body)) urls.add(url);
+    }
+    if (batch.length < BATCH) break;
+  }
+  // A coworker without any version left (none is written so, but a row is a row) is forgotten too.
+  for (const [uuid] of await conn.rows<[string]>(FORGOTTEN, [cutoff])) {
+    if (!people.has(uuid)) people.set(uuid, { uuid, names: [] });
+  }
+  return people;
+}
+
+/**
+ * Prunes the changes and closed versions older than the latest succeeded run finished by `olderThan`
+ * (Rh), keeping everything the listing at Rh and every later run needs, each coworker's latest state
+ * of each appearance (a removed one's last entry included), and Rh's own changes. The history
+ * horizon (Rh's finish), or null when there was nothing before it.
+ */
+async function pruneOlder(
+  conn: PruneConnection,
+  olderThan: string,
+  counts: PruneCounts,
+  facts: Facts,
+): Promise<string | null> {
+  const [kept] = await conn.rows<[number, string]>(
+    `select id, finished_at from runs where status = 'succeeded' and finished_at <= ?
+      order by finished_at desc, id desc limit 1`,
+    [olderThan],
+  );
+  if (kept === undefined) return null;
+  const [rh, finishedAt] = kept;
+  facts.olderRun = rh;
+  // A run's changes come from its diff against the run before: Rh's say how its listing came to be.
+  const changes = await conn.run('delete from changes where run_id < ?', [rh]);
+  // Succeeded runs commit one at a time, in id order: a span closed by Rh or earlier ends before Rh.
+  const positions = await conn.run(
+    'delete from listing_positions where valid_to_run is not null and valid_to_run <= ?',
+    [rh],
+  );
+  // A version closed by Rh or earlier is no listing's from Rh on (its positions closed with it);
+  // the latest of its appearance stays (a removed coworker's last entry), and so does one that a
+  // change of Rh still names (a removal at Rh).
+  const versions = await conn.run(
+    `delete from versions
+      where valid_to_run is not null and valid_to_run <= ?
+        and exists (select 1 from versions w
+                     where w.uuid = versions.uuid and w.slot = versions.slot and w.id > versions.id)
+        and id not in (select version_id from changes where run_id = ? and version_id is not null)`,
+    [rh, rh],
+  );
+  await collectShas(conn, 'valid_to_run is not null and valid_to_run <= ?', [rh], facts);
+  const media = await conn.run(
+    'delete from media_versions where valid_to_run is not null and valid_to_run <= ?',
+    [rh],
+  );
+  counts.changes += changes;
+  counts.positions += positions;
+  counts.versions += versions;
+  counts.mediaVersions += media;
+  return changes + positions + versions + media > 0 ? finishedAt : null;
+}
+
+/** Adds the files of the media versions `where` selects to those to drop if nothing else names them. */
+async function collectShas(
+  conn: PruneConnection,
+  where: string,
+  params: readonly unknown[],
+  facts: Facts,
+): Promise<void> {
+  const found = await conn.rows<[string]>(
+    `select distinct sha256 from media_versions where ${where}`,
+    params,
+  );
+  for (const [sha] of found) facts.shas.add(sha);
+}
+
+/**
+ * Deletes the media versions and validators of the URLs only forgotten coworkers named: a URL that
+ * a kept version's entry still names keeps its rows (another coworker's picture, the same file).
+ */
+async function dropMediaUrls(
+  conn: PruneConnection,
+  mediaUrlsOf: (body: string) => string[],
+  counts: PruneCounts,
+  facts: Facts,
+): Promise<void> {
+  if (facts.urls.size === 0) return;
+  const named = conn.list('text', [...facts.urls]);
+  const held = await conn.rows<[string]>(
+    `select url from media_versions where url in ${named.sql}
+      union select url from media_urls where url in ${named.sql}`,
+    [named.param, named.param],
+  );
+  const candidates = new Set(held.map(([url]) => url));
+  if (candidates.size === 0) return;
+  // Every kept entry, read once: a media URL is named by a field, never found by a text search.
+  let after = 0;
+  for (;;) {
+    const batch = await conn.rows<[number, string]>(
+      `select id, body from versions where id > ? order by id limit ${BATCH}`,
+      [after],
+    );
+    for (const [id, body] of batch) {
+      after = id;
+      for (const url of mediaUrlsOf(body)) candidates.delete(url);
+    }
+    if (batch.length < BATCH || candidates.size === 0) break;
+  }
+  if (candidates.size === 0) return;
+  const gone = conn.list('text', [...candidates]);
+  await collectShas(conn, `url in ${gone.sql}`, [gone.param], facts);
+  counts.mediaVersions += await conn.run(`delete from media_versions where url in ${gone.sql}`, [gone.param]);
+  counts.mediaUrls += await conn.run(`delete from media_urls where url in ${gone.sql}`, [gone.param]);
+}
+
+/**
+ * Marks dropped the files whose media versions went and that no other version names, as
+ * MEDIA_RETENTION drops files (the row stays, saying a file was there); their sha256s, sorted.
+ */
+async function dropUnusedFiles(
+  conn: PruneConnection,
+  now: string,
+  counts: PruneCounts,
+  facts: Facts,
+): Promise<string[]> {
+  if (facts.shas.size === 0) return [];
+  const shas = conn.list('text', [...facts.shas]);
+  const unused = await conn.rows<[string]>(
+    `select b.sha256 from media_blobs b
+      where b.dropped_at is null and b.sha256 in ${shas.sql}
+        and not exists (select 1 from media_versions mv where mv.sha256 = b.sha256)`,
+    [shas.param],
+  );
+  const dropped = unused.map(([sha]) => sha).sort();
+  if (dropped.length === 0) return [];
+  const list = conn.list('text', dropped);
+  counts.files += await conn.run(`update media_blobs set dropped_at = ? where sha256 in ${list.sql}`, [
+    now,
+    list.param,
+  ]);
+  return dropped;
+}
+
+/** A digest's period is its key: the row is kept, emptied, so the period is not written again. */
+const DIGEST_KEY = "substr(webhook_id, 1, 7) = 'digest_'";
+
+/** Whether a delivery of message `m` is still pending, as 1 or 0 in both dialects. */
+const WAITING = `case when exists (select 1 from webhook_deliveries d
+                                   where d.message_id = m.id and d.status = 'pending') then 1 else 0 end`;
+
+/**
+ * Forgets the outbox messages that told of what was pruned and that no receiver is still owed:
+ * their deliveries and delivery log go, the message too (a digest keeps its key, emptied). A
+ * message of a run before the history horizon tells of pruned history; one whose text holds a
+ * forgotten coworker's uuid or name tells of them. One still owed to a receiver is marked, and the
+ * first prune after its deliveries end forgets it. Answers how many such messages are still pending.
+ */
+async function forgetMessages(
+  conn: PruneConnection,
+  now: string,
+  counts: PruneCounts,
+  facts: Facts,
+): Promise<number> {
+  const told = new Map<number, boolean>();
+  if (facts.olderRun !== null) {
+    const old = await conn.rows<[number, number]>(
+      `select m.id, ${WAITING} from webhook_messages m where m.run_id < ?`,
+      [facts.olderRun],
+    );
+    for (const [id, waiting] of old) told.set(id, waiting === 1);
+  }
+  const personal = new Map<number, boolean>();
+  if (facts.needles.length > 0) await messagesMentioning(conn, facts.needles, personal);
+  // What earlier prunes found still owed: its people are forgotten already, but not the message.
+  const owed = await conn.rows<[number, number]>(
+    `select m.id, ${WAITING} from webhook_messages m where m.pruned_at is not null and m.body <> ''`,
+  );
+  for (const [id, waiting] of owed) personal.set(id, waiting === 1);
+  for (const [id, waiting] of personal) {
+    told.set(id, waiting);
+    if (!waiting) facts.personal = true;
+  }
+  const done = [...told].filter(([, waiting]) => !waiting).map(([id]) => id);
+  const waiting = [...told].filter(([, w]) => w).map(([id]) => id);
+  if (waiting.length > 0) {
+    const marked = conn.list('bigint', waiting);
+    await conn.run(
+      `update webhook_messages set pruned_at = ? where id in ${marked.sql} and pruned_at is null`,
+      [now, marked.param],
+    );
+  }
+  if (done.length === 0) return waiting.length;
+  const ids = conn.list('bigint', done);
+  counts.attempts += await conn.run(
+    `delete from webhook_attempts where delivery_id in
+       (select id from webhook_deliveries where message_id in ${ids.sql})`,
+    [ids.param],
+  );
+  counts.deliveries += await conn.run(`delete from webhook_deliveries where message_id in ${ids.sql}`, [
+    ids.param,
+  ]);
+  const deleted = await conn.run(
+    `delete from webhook_messages where id in ${ids.sql} and not ${DIGEST_KEY}`,
+    [ids.param],
+  );
+  const emptied = await conn.run(
+    `update webhook_messages set body = '' where id in ${ids.sql} and ${DIGEST_KEY} and body <> ''`,
+    [ids.param],
+  );
+  counts.messages += deleted + emptied;
+  return waiting.length;
+}
+
+/** Adds the messages whose text holds any of `needles`, with whether a delivery of each is still pending. */
+async function messagesMentioning(
+  conn: PruneConnection,
+  needles: readonly string[],
+  found: Map<number, boolean>,
+): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const batch = await conn.rows<[number, string, number]>(
+      `select m.id, m.body, ${WAITING} from webhook_messages m where m.id > ? order by m.id limit ${BATCH}`,
+      [after],
+    );
+    for (const [id, body, waiting] of batch) {
+      after = id;
+      if (needles.some((needle) => body.includes(needle))) found.set(id, waiting === 1);
+    }
+    if (batch.length < BATCH) break;
+  }
+}
+
+/** The horizons the recorded prunes leave: the latest of each kind. */
+export const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
+
+export async function readHorizon(conn: Pick<PruneConnection, 'rows'>): Promise<PruneHorizon> {
+  const [row] = await conn.rows<[string | null, string | null]>(PRUNE_HORIZON_SQL);
+  return { removedBefore: row?.[0] ?? null, historyBefore: row?.[1] ?? null };
+}

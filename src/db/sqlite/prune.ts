@@ -1,0 +1,92 @@
+import type { MirrorDatabase } from '../open.js';
+import { prepared } from '../prepared.js';
+import {
+  pruneRows,
+  readHorizon,
+  type PruneConnection,
+  type PruneHorizon,
+  type PruneOutcome,
+  type PruneRequest,
+} from '../prune.js';
+import { assertUnlocked } from './run-lock.js';
+
+const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
+
+function sqliteConnection(store: MirrorDatabase): PruneConnection {
+  const { sqlite } = store;
+  return {
+    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
+      settle(
+        () =>
+          sqlite
+            .prepare(sql)
+            .raw(true)
+            .all(...params) as T[],
+      ),
+    run: (sql, params = []) => settle(() => sqlite.prepare(sql).run(...params).changes),
+    list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
+  };
+}
+
+/**
+ * The prune on SQLite: one write transaction that first makes sure no sync holds the lock (a
+ * `running` row of a live holder; none can be written while this transaction lasts), with
+ * `secure_delete` on, so every deleted row's bytes are overwritten with zeros in the pages written,
+ * freed pages included. That is not enough for a forgotten person: a row an earlier sync updated
+ * (a version closed) left its old copy in its page's free space, which only a rebuild clears, so
+ * a prune that forgot someone ends with VACUUM. Then a TRUNCATE checkpoint copies the pages into
+ * the database file and empties the WAL, where older copies of the pages were. A reader of
+ * another connection still on an older snapshot can keep the checkpoint from finishing:
+ * `scrubbed` then says so.
+ */
+export async function pruneSqlite(store: MirrorDatabase, request: PruneRequest): Promise<PruneOutcome> {
+  const { sqlite } = store;
+  const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
+  sqlite.pragma('secure_delete = on');
+  let work;
+  try {
+    sqlite.exec('begin immediate');
+    try {
+      assertUnlocked(store, new Date(request.now));
+      work = await pruneRows(sqliteConnection(store), request);
+      sqlite.exec('commit');
+    } catch (error) {
+      if (sqlite.inTransaction) sqlite.exec('rollback');
+      throw error;
+    }
+    // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they are
+    // filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
+    if (work.personal && !store.immutable) sqlite.exec('vacuum');
+  } finally {
+    sqlite.pragma(`secure_delete = ${secureDelete}`);
+  }
+  const scrub = work.deleted ? checkpoint(store) : null;
+  return {
+    counts: work.counts,
+    droppedFiles: work.droppedFiles,
+    pendingMessages: work.pendingMessages,
+    horizon: await pruneHorizonSqlite(store),
+    scrubbed: scrub === null,
+    scrubProblem: scrub,
+  };
+}
+
+/** Empties the WAL into the database file; null when done, else why not. */
+function checkpoint(store: MirrorDatabase): string | null {
+  if (store.immutable) return null;
+  const mode = String(store.sqlite.pragma('journal_mode', { simple: true }));
+  if (mode !== 'wal') return null;
+  const [result] = store.sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number }[];
+  if (result === undefined || result.busy === 0) return null;
+  return (
+    'another connection was reading an older state, so the write-ahead log still holds copies of ' +
+    'deleted pages until a later checkpoint overwrites them (stop the server and run prune again to be sure)'
+  );
+}
+
+export function pruneHorizonSqlite(store: MirrorDatabase): Promise<PruneHorizon> {
+  return readHorizon({
+    rows: <T extends unknown[]>(sql: string) =>
+      settle(() => prepared(store.sqlite, sql).raw(true).all() as T[]),
+  });
+}
