@@ -153,6 +153,9 @@ async function oneBeginAtATime(ctx: PgContext, client: Queryable): Promise<void>
   } catch (error) {
     throw (error as { code?: unknown }).code === '55P03' ? beginWaitError(ctx, error) : error;
   }
+  // Back to the session's own bound for the rest of the transaction: a lock on `runs` held by
+  // another session is the sync's lock wait (DATABASE_SYNC_LOCK_TIMEOUT), not another instance's begin.
+  await run(client, `set local lock_timeout = ${ctx.bounds.lockTimeoutMs}`);
 }
 
 /** The `running` row claiming `start`'s tick; TICK_SERVED when the key finds the tick claimed. */
