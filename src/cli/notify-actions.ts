@@ -1,5 +1,6 @@
 // What `notify test`, `notify enable` and `deliveries` do: loaded when one of them runs, never for --help.
 import type { Config } from '../config/load-config.js';
+import { pagesBaseUrl } from '../config/listeners.js';
 import { sampleMessage } from '../notify/message.js';
 import { sendMessage, type SendOutcome } from '../notify/send.js';
 import { EXIT } from './exit-codes.js';
@@ -27,7 +28,7 @@ export async function runNotifyTest(config: Config, timeZone: string, write: Wri
     write('NOTIFY_URLS names no target: nothing to test');
     return EXIT.usage;
   }
-  const message = sampleMessage(new Date(), { baseUrl: config.server.publicBaseUrl, timeZone });
+  const message = sampleMessage(new Date(), { baseUrl: pagesBaseUrl(config.server), timeZone });
   const outcomes = await Promise.all(
     targets.map((target) => sendMessage(message, target, { timeoutMs: config.notify.timeoutMs })),
   );

@@ -30,7 +30,7 @@ export function registerNotifyCommand(program: Command, cli: CliHelpers, write: 
       notify
         .command('test')
         .description('Send a sample message to every NOTIFY_URLS target and say what each answered'),
-      ['server.publicBaseUrl', 'log.level'],
+      ['server.publicBaseUrl', 'server.internalPort', 'server.internalBaseUrl', 'log.level'],
     )
     .action(async (flags: Record<string, unknown>) => {
       const { runNotifyTest } = await import('./notify-actions.js');

@@ -82,6 +82,7 @@ const SERVE_KEYS: SettingKey[] = [
   'server.host',
   'server.internalPort',
   'server.internalHost',
+  'server.internalBaseUrl',
   'server.publicBaseUrl',
   'server.trustProxy',
   'log.level',

@@ -54,3 +54,20 @@ export function listenerContradictions(server: ListenerSettings): Issue[] {
     },
   ];
 }
+
+/** The settings that say where the pages for people answer. */
+export interface PageAddressSettings {
+  internalPort: number | null;
+  internalBaseUrl: string | null;
+  publicBaseUrl: string | null;
+}
+
+/**
+ * Where people reach the pages, for the links of chat and mail messages: INTERNAL_BASE_URL, else
+ * PUBLIC_BASE_URL while the pages answer there. With INTERNAL_PORT set they do not, and a link to
+ * them would get PORT's 404: then no link, rather than a broken one.
+ */
+export function pagesBaseUrl(server: PageAddressSettings): string | null {
+  if (server.internalBaseUrl !== null) return server.internalBaseUrl;
+  return server.internalPort === null ? server.publicBaseUrl : null;
+}

@@ -268,6 +268,13 @@ export const settings = {
       doc: 'Address INTERNAL_PORT listens on (only with INTERNAL_PORT).',
       echo: 'plain',
     },
+    internalBaseUrl: {
+      env: 'INTERNAL_BASE_URL',
+      flag: '--internal-base-url',
+      default: null,
+      doc: 'Scheme://host people reach INTERNAL_PORT at (an internal name, a VPN address): chat and mail messages link to the pages there. With INTERNAL_PORT set and this unset, messages carry no links to pages, which PUBLIC_BASE_URL does not serve.',
+      echo: 'url',
+    },
     publicBaseUrl: {
       env: 'PUBLIC_BASE_URL',
       flag: '--public-base-url',

@@ -77,6 +77,7 @@ export const settingSchemas = {
     port: int(0, 65535),
     internalPort: int(0, 65535).nullable(),
     internalHost: z.string().min(1),
+    internalBaseUrl: httpUrl.nullable(),
     publicBaseUrl: httpUrl.nullable(),
     trustProxy: bool,
     forwardedAllowIps: peerList.readonly(),

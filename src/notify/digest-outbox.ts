@@ -1,4 +1,5 @@
 import type { Config } from '../config/load-config.js';
+import { pagesBaseUrl, type PageAddressSettings } from '../config/listeners.js';
 import type { ChangeRow } from '../db/schema.js';
 import type { DigestFacts, DigestPlan, OutboxMessage } from '../db/run-commit.js';
 import { digestMessage, lastDigestPeriod } from './digest.js';
@@ -81,7 +82,7 @@ export async function writeDueDigest(
 export function digestSettings(
   config: {
     notify: Pick<Config['notify'], 'urls' | 'events' | 'digest'>;
-    server: Pick<Config['server'], 'publicBaseUrl'>;
+    server: PageAddressSettings;
   },
   keys: TargetKeys,
   timeZone: string,
@@ -92,6 +93,6 @@ export function digestSettings(
   return {
     digest,
     targetIds: keyedTargets(urls, keys).map((t) => t.id),
-    context: { baseUrl: config.server.publicBaseUrl, timeZone },
+    context: { baseUrl: pagesBaseUrl(config.server), timeZone },
   };
 }

@@ -1,4 +1,5 @@
 import type { Config } from '../config/load-config.js';
+import { pagesBaseUrl } from '../config/listeners.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow } from '../db/schema.js';
 import type { ChangeFacts } from './describe-change.js';
@@ -44,7 +45,11 @@ export function notifyOutboxSettings(
     targetIds: keyedTargets(notify.urls, keys).map((t) => t.id),
     events: perRun ? notify.events : notify.events.filter((e) => e !== 'changes'),
     failureThreshold: config.webhooks.failureThreshold,
-    context: { baseUrl: config.server?.publicBaseUrl ?? null, timeZone },
+    context: {
+      baseUrl: config.server ? pagesBaseUrl(config.server) : null,
+      mediaBaseUrl: config.server?.publicBaseUrl ?? null,
+      timeZone,
+    },
   };
 }
 
@@ -85,7 +90,12 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   // changes neither looks up nor parses them inside its transaction.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
-  const thumbnails = thumbnailsOf(worded, facts, settings.context.baseUrl);
+  const { context } = settings;
+  const thumbnails = thumbnailsOf(
+    worded,
+    facts,
+    context.mediaBaseUrl === undefined ? context.baseUrl : context.mediaBaseUrl,
+  );
   const changes = rows.map((row, i) =>
     i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row),
   );

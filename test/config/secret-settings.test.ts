@@ -39,6 +39,7 @@ describe('a setting that may hold a secret is refused without it', () => {
       'upstream.token',
       'upstream.header',
       'database.url',
+      'server.internalBaseUrl',
       'server.publicBaseUrl',
       'server.adminToken',
       'server.metricsToken',

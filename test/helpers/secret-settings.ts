@@ -145,14 +145,22 @@ export const SECRET_CASES: readonly SecretCase[] = [
     ],
   },
   {
-    name: 'PUBLIC_BASE_URL and MEDIA_ORIGINS with credentials',
-    settings: ['server.publicBaseUrl', 'media.origins'],
+    name: 'INTERNAL_BASE_URL, PUBLIC_BASE_URL and MEDIA_ORIGINS with credentials',
+    settings: ['server.internalBaseUrl', 'server.publicBaseUrl', 'media.origins'],
     env: {
+      INTERNAL_BASE_URL: `ftp://ops:${secret('internal-password')}@mirror.internal`,
       PUBLIC_BASE_URL: `ftp://mirror:${secret('base-password')}@mirror.example.com`,
       MEDIA_ORIGINS: `https://media.example.com,https://cdn:${secret('media-password')}@cdn.example.com`,
     },
-    secrets: [secret('base-password'), secret('media-password')],
+    secrets: [secret('internal-password'), secret('base-password'), secret('media-password')],
     issues: [
+      {
+        name: 'INTERNAL_BASE_URL',
+        problem: notShown(
+          `ftp://ops:${secret('internal-password')}@mirror.internal`,
+          'expected an absolute http(s) URL',
+        ),
+      },
       {
         name: 'PUBLIC_BASE_URL',
         problem: notShown(

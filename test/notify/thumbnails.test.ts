@@ -42,6 +42,33 @@ describe('thumbnails in messages: the mirrorâ€™s own media, never the upstreamâ€
     }
   });
 
+  it('with INTERNAL_PORT, names link to the pages at INTERNAL_BASE_URL (or nowhere), pictures stay on PUBLIC_BASE_URL', async () => {
+    const rig = await mediaRig({ count: 3 });
+    await rig.sync();
+    rig.upstream.data.add(3);
+    const split = { NOTIFY_URLS: TARGET, PUBLIC_BASE_URL: BASE, INTERNAL_PORT: '8001' };
+    await rig.sync({ ...split, INTERNAL_BASE_URL: 'http://mirror.internal:8001/' });
+    const told = await storedMessage(rig);
+    expect(told.lines).toHaveLength(3);
+    for (const line of told.lines) {
+      expect(line.whoUrl).toMatch(/^http:\/\/mirror\.internal:8001\/coworkers\/[0-9a-z-]+\/$/);
+    }
+    expect(told.link?.url).toMatch(/^http:\/\/mirror\.internal:8001\//);
+    const images = told.lines.map((l) => l.imageUrl).filter((i) => i !== null);
+    expect(images.length).toBeGreaterThan(0);
+    for (const image of images) expect(image.startsWith(`${BASE}/media/`)).toBe(true);
+
+    // The pages do not answer on PUBLIC_BASE_URL then: no link at all rather than PORT's 404.
+    const bare = await mediaRig({ count: 3 });
+    await bare.sync();
+    bare.upstream.data.add(3);
+    await bare.sync(split);
+    const unlinked = await storedMessage(bare);
+    expect(unlinked.lines.map((l) => l.whoUrl)).toEqual([null, null, null]);
+    expect(unlinked.link).toBeNull();
+    expect(unlinked.lines.some((l) => l.imageUrl?.startsWith(`${BASE}/media/`) === true)).toBe(true);
+  });
+
   it('without PUBLIC_BASE_URL, or without the bytes, no thumbnail at all', async () => {
     const rig = await mediaRig({ count: 3 });
     await rig.sync();
