@@ -80,7 +80,7 @@ const UNITS: [TimeUnit, number][] = [
 /**
  * English short relative times as `Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' })`
  * writes them, which test/cli/terminal.test.ts holds it to: building that formatter loads its
- * locale data, 15 to 80 ms of a `runs` that should take twice a bare `node -e 0` (issue 21).
+ * locale data, 15 to 80 ms of a `runs` that should take twice a bare `node -e 0`.
  */
 const SHORT: Record<TimeUnit, { zero: string; one?: [string, string]; unit: [string, string] }> = {
   day: { zero: 'today', one: ['yesterday', 'tomorrow'], unit: ['day', 'days'] },
@@ -123,7 +123,7 @@ const ONE_COLUMN_EACH = /^[\u0020-\u007e\u00a0-\u00a8\u00aa-\u00ac\u00af-\u02ff\
 /**
  * The width a cell takes on screen. Most cells are plain Latin text, counted by their length:
  * string-width's first call (Intl.Segmenter, the emoji expression) costs ≈ 100 ms of a `runs`
- * that should take twice a bare `node -e 0` (issue 21).
+ * that should take twice a bare `node -e 0`.
  */
 export function cellWidth(cell: string): number {
   const bare = cell.includes('\u001b') ? cell.replace(SGR, '') : cell;

@@ -110,7 +110,7 @@ const subjectBodySql = (c: string, v: string) => `coalesce(
 
 /**
  * The subjects of stored changes by id, in one statement for a whole batch (a CSV export of
- * 1,000,000 changes made two queries per row, issue 21).
+ * 1,000,000 changes made two queries per row).
  */
 const SUBJECTS_BY_ID_SQL = `with picked as (
     select c.id, ${subjectBodySql('c', 'v')} as body
@@ -152,7 +152,7 @@ const SUBJECT_COLUMNS = {
 
 /**
  * `listChanges` and `changeSubjects` of its rows in one statement, the CSV export's read (the two
- * apart read every change twice, issue 21). The outer `order by` keeps SQLite from flattening the
+ * apart read every change twice). The outer `order by` keeps SQLite from flattening the
  * filtered rows into it (they stay a co-routine, already in that order: no sort), so each row's
  * entry is picked once and its name and post read from it, as `changeSubjects` reads them.
  */

@@ -150,7 +150,7 @@ export function listChanges(store: MirrorDatabase, filter: ChangeFilter): Change
   if (query === null) return [];
   // drizzle builds the SQL (one definition of the filter), but its own `.all()` prepared it again
   // at every call and mapped each row field by field: a feed page paid the first, an export of
-  // 1,000,000 changes mostly the second (issue 21). The text varies only with the filter's shape.
+  // 1,000,000 changes mostly the second. The text varies only with the filter's shape.
   return changeRowsOf(
     prepared(store.sqlite, query.sql)
       .raw(true)

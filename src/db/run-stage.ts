@@ -174,7 +174,7 @@ const TABLES = [
   'stage_coworkers',
 ];
 
-// Measured at 1,000,000 entries (docs/benchmarks.md, issue 21): a b-tree kept up row by row in
+// Measured at 1,000,000 entries (docs/benchmarks.md): a b-tree kept up row by row in
 // random order (a uuid index filled in listing order, a position key filled in uuid order) costs
 // a page read and write per row once it outgrows the page cache, and dominated the first sync.
 // So each table is filled in its key's order, or its index is built by one sort once it is full:

@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 /**
  * Whether a JSON text is exactly what V8 writes for its value: `JSON.stringify(JSON.parse(text))
  * === text`, answered by one scan instead of the round trip (parsing and writing every stored value
- * again was a third of an export's formatting, issue 21). The answer is sound, not complete: `true`
+ * again was a third of an export's formatting). The answer is sound, not complete: `true`
  * only when the round trip surely gives the text back; `false` also for texts it does not try to
  * judge (numbers with a fraction or exponent or past 15 characters, `\u` and `\/` escapes, keys
  * starting with a digit, nesting past MAX_DEPTH), which the caller checks the slow way.

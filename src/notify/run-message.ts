@@ -42,7 +42,7 @@ export function factsOfChange(
 ): ChangeFacts {
   // Only a changed field's or file's words quote its values: an entry's whole body, the value of an
   // added, removed or returned change, is never parsed for a sentence (it was most of a CSV export's
-  // sentence cost, issue 21); `counted` leaves them null the same way.
+  // sentence cost); `counted` leaves them null the same way.
   const quoted = worded(change.kind);
   return {
     kind: change.kind,

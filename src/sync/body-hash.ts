@@ -5,7 +5,7 @@ import { hash } from 'node:crypto';
  * in memory (100,000 bodies are ~60 MB of strings; their hashes are a tenth of that). The first 66
  * bits of its sha1, in 11 base64 characters (migration body_hash_66_bits cut the stored ones alike):
  * it only tells one appearance's old text from its new one, where two texts agree by chance once
- * in 2^66, and it is stored in every version (17 B per entry less than the whole digest, issue 21).
+ * in 2^66, and it is stored in every version (17 B per entry less than the whole digest).
  * The one-shot crypto.hash (Node ≥ 20.12; engines asks 20.19), not a Hash object per entry: the same
  * digest in half the time, a hash per entry of every sync.
  */

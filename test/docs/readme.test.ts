@@ -81,19 +81,22 @@ describe('the README and docs/ document everything', () => {
   });
 
   // What a user reads says what the mirror does, not which of this project's issues made it so
-  // ("issue 21"); an upstream's tracker cited as "DRF issue #6886" is a source, and stays.
-  it('names no tracker issue in the README, docs/ or the CLI help', () => {
-    const pages = (folder: string): string[] =>
+  // ("issue 21"), and so do the comments of src (they say why, which outlives the tracker); an
+  // upstream's tracker cited as "DRF issue #6886" is a source, and stays.
+  it('names no tracker issue in the README, docs/, the CLI help or src', () => {
+    const pages = (folder: string, ending: RegExp): string[] =>
       readdirSync(new URL(`../../${folder}/`, import.meta.url), { withFileTypes: true }).flatMap((e) =>
         e.isDirectory()
-          ? pages(`${folder}/${e.name}`)
-          : e.name.endsWith('.md')
+          ? pages(`${folder}/${e.name}`, ending)
+          : ending.test(e.name)
             ? [`${folder}/${e.name}`]
             : [],
       );
     const help = (c: Command): string[] => [c.helpInformation(), ...c.commands.flatMap(help)];
     const mentions = [
-      ...['README.md', ...pages('docs')].map((path) => [path, read(path)] as const),
+      ...['README.md', ...pages('docs', /\.md$/), ...pages('src', /\.tsx?$/)].map(
+        (path) => [path, read(path)] as const,
+      ),
       ...help(buildProgram()).map((text) => ['CLI help', text] as const),
     ].flatMap(([where, text]) => [...text.matchAll(/\bissue[ -]\d+/gi)].map((m) => `${where}: ${m[0]}`));
     expect(mentions).toEqual([]);

@@ -5,7 +5,7 @@ import type { RunRow } from '../schema.js';
 /**
  * Every column of `runs` under its drizzle name, in the table's order: the rows read with it are the
  * ORM's `RunRow`s (test/db/run-rows.test.ts compares them), read without loading the ORM, which
- * `runs` would pay for at every call (issue 21).
+ * `runs` would pay for at every call.
  */
 const RUN_COLUMNS = `id, status, started_at as startedAt, finished_at as finishedAt, upstream,
   holder_pid as holderPid, holder_host as holderHost, holder_token as holderToken,

@@ -209,7 +209,7 @@ const INSERT_INTO = /^\s*insert into (\w+)/i;
  * When the store holds no listing yet (a first sync), the indexes of the tables the commit fills
  * are dropped and each table's are built again right after its insert, with the SQL they were
  * made with: one sort per index instead of a b-tree kept up row by row in random uuid order,
- * faster and packed (issue 21). All inside the commit's transaction: a failed or killed commit
+ * faster and packed. All inside the commit's transaction: a failed or killed commit
  * leaves them as they were. Answers the dropped indexes' SQL by table.
  */
 function dropIndexesOfEmptyStore(sqlite: MirrorDatabase['sqlite']): Map<string, string[]> {
