@@ -95,7 +95,8 @@ async function copyTables(sqlite: MirrorDatabase, url: string): Promise<number> 
     for (const table of TABLES) {
       const columns = await pgColumns(pool, table);
       const names = columns.map((c) => c.name);
-      const select = sqlite.sqlite.prepare(`select ${names.join(', ')} from ${table} order by rowid`).raw();
+      // In the table's own order: rowid, or the key of a table without one (coworkers).
+      const select = sqlite.sqlite.prepare(`select ${names.join(', ')} from ${table}`).raw();
       const unnest = columns.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ');
       const insert = `insert into ${table} (${names.join(', ')}) select * from unnest(${unnest})`;
       let batch: unknown[][] = [];
