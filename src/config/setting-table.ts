@@ -172,14 +172,21 @@ export const settings = {
       env: 'SYNC_ALLOW_EMPTY',
       flag: '--allow-empty',
       default: 'false',
-      doc: 'Accept an empty listing at once when the mirror holds entries (otherwise the next run must confirm it).',
+      doc: 'Accept an empty listing at once when the mirror holds entries (otherwise it must hold for SYNC_CONFIRM_DROP_AFTER first).',
       echo: 'plain',
     },
     confirmDrop: {
       env: 'SYNC_CONFIRM_DROP',
       flag: '--confirm-drop',
       default: '0.5',
-      doc: 'A run that would remove more than this share of the held entries (0 to 1, or 50%; 3 entries at least) is held until the next run sees the same; 0 turns the hold off.',
+      doc: 'A run that would remove more than this share of the held entries (0 to 1, or 50%; 3 entries at least) is held until the same drop has held for SYNC_CONFIRM_DROP_AFTER; 0 turns the hold off.',
+      echo: 'plain',
+    },
+    confirmDropAfterMs: {
+      env: 'SYNC_CONFIRM_DROP_AFTER',
+      flag: null,
+      default: '10m',
+      doc: 'How long a large drop (SYNC_CONFIRM_DROP) or an empty listing must hold before a run records it: the first run that saw it must be this old, and every run since saw the same, whatever the schedule; 0s lets the next run that sees the same record it.',
       echo: 'plain',
     },
     cron: {

@@ -63,6 +63,7 @@ export const settingSchemas = {
     maxCrawlAttempts: int(1, 20),
     allowEmpty: bool,
     confirmDrop: share,
+    confirmDropAfterMs: duration,
     cron: z.string().min(1),
     randomDelayMs: duration,
     maxListingBytes: int(1024, 1024 ** 4),

@@ -102,6 +102,11 @@ export interface RunOperations {
   latestSucceededRunId(): Promise<number | null>;
   /** The run recorded just before `runId`, whatever its status. */
   previousRun(runId: number): Promise<RunRow | undefined>;
+  /**
+   * When the unbroken streak of runs just before `runId` that failed with `code` over a listing of
+   * `entries` began (the first one's start); null when the run just before is no such run.
+   */
+  refusalStreakStart(runId: number, code: string, entries: number): Promise<string | null>;
   /** Succeeded runs for a run picker, newest first. */
   succeededRunTimes(limit: number): Promise<{ id: number; finishedAt: string; entries: number | null }[]>;
   /** Finish (else start) times of the given runs. */

@@ -20,6 +20,7 @@ import { mediaCommit } from '../media/commit-media.js';
 import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
 import type { MediaSettings } from '../media/settings.js';
+import { settingDuration } from '../time/duration.js';
 import { bodyHash } from './body-hash.js';
 import { confirmListing } from './confirm-listing.js';
 import type { DiffCounts } from './diff.js';
@@ -55,15 +56,24 @@ export interface SyncDependencies {
   onRunStarted?: (runId: number) => void | Promise<void>;
   /** Injected for tests; defaults to a client built from the settings. */
   client?: UpstreamClient;
+  /**
+   * The clock a run is started by and judges a held drop's age by (SYNC_CONFIRM_DROP_AFTER);
+   * injected by tests, so that time-based behaviour never waits.
+   */
+  now?: () => Date;
 }
 
 /** One run in flight: its row, its logger, its client, and its dependencies under its deadline. */
 interface Run {
   id: number;
+  /** The run's recorded start (ISO), by the injected clock when there is one. */
+  startedAt: string;
   log: Logger;
   started: number;
   client: UpstreamClient;
   deps: SyncDependencies & { signal: AbortSignal };
+  /** What a refused run saw, recorded with its failure: the next runs recognise the same drop by it. */
+  seen?: { pages: number; entries: number };
 }
 
 /**
@@ -74,7 +84,12 @@ interface Run {
 export async function runSync(config: SyncConfig, outer: SyncDependencies): Promise<SyncSummary> {
   const started = Date.now();
   const { label } = config.upstream.target;
-  const { id, trigger, scheduledFor } = await beginRun(outer.store, label, outer.start);
+  const { id, startedAt, trigger, scheduledFor } = await beginRun(
+    outer.store,
+    label,
+    outer.start,
+    outer.now?.(),
+  );
   const log = outer.logger.child({ runId: id });
   await outer.onRunStarted?.(id);
   log.info({ upstream: label, trigger, scheduledFor }, 'sync started');
@@ -87,7 +102,7 @@ export async function runSync(config: SyncConfig, outer: SyncDependencies): Prom
   const client = deps.client ?? buildUpstreamClient(config, log, deps.signal);
   const watchdog = startDeadline(config.sync.maxDurationMs, deadline, client);
   const stopHeartbeat = startHeartbeat(deps.store, id);
-  const run: Run = { id, log, started, client, deps };
+  const run: Run = { id, startedAt, log, started, client, deps };
   try {
     return await syncListing(config, run);
   } catch (thrown) {
@@ -207,11 +222,15 @@ async function crawlAndDiff(
     first,
     counts.removed,
   );
-  await refuseUnconfirmedDrop(deps.store, config, run.id, {
+  const refusal = await unconfirmedDrop(deps.store, config, run, {
     listed: first.count,
     held,
     removed: counts.removed,
   });
+  if (refusal) {
+    run.seen = { pages: first.pages, entries: first.count };
+    throw refusal;
+  }
   if (deps.signal.aborted) throw abortError(deps.signal);
   if (first.unknownFields.length > 0) {
     log.warn(
@@ -276,6 +295,7 @@ async function recordFailure(config: SyncConfig, run: Run, error: MirrorError): 
       runId: run.id,
       status,
       error,
+      ...(run.seen ? { stats: run.seen } : {}),
       outbox: failedRunOutbox(config.webhooks, deps.store.endpointKeys),
       notify: notifyRunOutbox(notifyOutboxSettings(config, deps.store.endpointKeys)),
     });
@@ -354,37 +374,60 @@ function crawlOnce(
 /**
  * An empty listing where the mirror holds entries is more often an upstream accident than the team
  * leaving; so is a sudden large drop (a half-broken upstream serving half its rows). Either is
- * recorded only when the previous attempt saw the same (or when allowed outright); until then the
- * mirror keeps serving what it holds.
+ * recorded only once it has held for SYNC_CONFIRM_DROP_AFTER: the first run that saw it is that old
+ * and every run since saw the same listing size, so a fast schedule confirms no sooner than a slow
+ * one (or at once when allowed outright). Until then the mirror keeps serving what it holds and the
+ * refusal says when the drop would be accepted.
  */
-async function refuseUnconfirmedDrop(
+async function unconfirmedDrop(
   store: Store,
   config: SyncConfig,
-  runId: number,
+  run: Pick<Run, 'id' | 'startedAt' | 'deps'>,
   { listed, held, removed }: { listed: number; held: number; removed: number },
-): Promise<void> {
-  if (held === 0 || removed === 0) return;
+): Promise<MirrorError | null> {
+  if (held === 0 || removed === 0) return null;
   const empty = listed === 0;
-  if (empty ? config.sync.allowEmpty : !isLargeDrop(removed, held, config.sync.confirmDrop)) return;
+  if (empty ? config.sync.allowEmpty : !isLargeDrop(removed, held, config.sync.confirmDrop)) return null;
   const code = empty ? 'EMPTY_LISTING_UNCONFIRMED' : 'LARGE_DROP_UNCONFIRMED';
-  if ((await store.previousRun(runId))?.errorCode === code) return;
+  const after = config.sync.confirmDropAfterMs;
+  // A run that saw another listing size, or any other outcome, in between restarts the clock.
+  const streakStart = await store.refusalStreakStart(run.id, code, listed);
+  const firstSeenAt = streakStart ?? run.startedAt;
+  const acceptFrom = new Date(Date.parse(firstSeenAt) + after);
+  const now = run.deps.now?.() ?? new Date();
+  if (streakStart !== null && now >= acceptFrom) return null;
+  const hold = { firstSeenAt, acceptFrom: acceptFrom.toISOString(), confirmDropAfterMs: after };
+  const when = confirmationWhen(after, acceptFrom);
   if (empty) {
-    throw new MirrorError(
+    return new MirrorError(
       code,
       `the upstream answered an empty listing while the mirror holds ${held} entries; ` +
-        'refusing to record everyone as removed. If the team list really is empty, the next run confirms it ' +
+        `refusing to record everyone as removed. If the team list really is empty, ${when} ` +
         '(or run sync with --allow-empty)',
-      { held },
+      { held, ...hold },
     );
   }
   const percent = Math.round((removed / held) * 100);
-  throw new MirrorError(
+  return new MirrorError(
     code,
     `the upstream lists ${entries(listed)} where the mirror holds ${held}: ${removed} ` +
       `(${percent}%) would be recorded as removed, more than SYNC_CONFIRM_DROP (${config.sync.confirmDrop * 100}%) ` +
-      'of them. Nothing was stored and the mirror keeps serving what it holds; if the drop is real, the next ' +
-      'run confirms it (or set SYNC_CONFIRM_DROP=0 to record such drops at once)',
-    { held, removed, listed, share: config.sync.confirmDrop },
+      `of them. Nothing was stored and the mirror keeps serving what it holds; if the drop is real, ${when} ` +
+      '(or set SYNC_CONFIRM_DROP=0 to record such drops at once)',
+    { held, removed, listed, share: config.sync.confirmDrop, ...hold },
+  );
+}
+
+/** When a held drop would be recorded, in the words of a refusal. */
+function confirmationWhen(afterMs: number, acceptFrom: Date): string {
+  if (afterMs === 0) return 'the next run confirms it';
+  const at = acceptFrom
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
+  return (
+    `it would be accepted from ${at} if the upstream still lists the same ` +
+    `(SYNC_CONFIRM_DROP_AFTER=${settingDuration(afterMs)} after the first run that saw it)`
   );
 }
 

@@ -13,3 +13,16 @@ export function describeDuration(ms: number): string {
   if (ms % 60_000 === 0) return `${ms / 60_000} min`;
   return `${Math.round(ms / 1000)} s`;
 }
+
+/** A duration as a setting is written, in its largest whole unit: `0s`, `1500ms`, `90s`, `10m`, `2h`, `7d`. */
+export function settingDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const unit = units.find(([, size]) => ms % size === 0);
+  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
+}

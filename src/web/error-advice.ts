@@ -25,9 +25,9 @@ const errorAdvice: Partial<Record<ErrorCode, string>> = {
   UPSTREAM_UNSTABLE_ORDER:
     'The upstream lists entries in an unstable order, so removals could not be confirmed. Nothing was stored; the next run tries again.',
   EMPTY_LISTING_UNCONFIRMED:
-    'The upstream listed nobody. If that is true, the next run confirms it; otherwise check the site.',
+    'The upstream listed nobody. If that is true, a run confirms it once it has held for SYNC_CONFIRM_DROP_AFTER (the message says from when); otherwise check the site.',
   LARGE_DROP_UNCONFIRMED:
-    'The upstream suddenly listed far fewer people. The mirror keeps serving what it holds; if the drop is real, the next run confirms it, otherwise check the site.',
+    'The upstream suddenly listed far fewer people. The mirror keeps serving what it holds; if the drop is real, a run confirms it once it has held for SYNC_CONFIRM_DROP_AFTER (the message says from when), otherwise check the site.',
   SYNC_LOCKED: 'Another sync was running. Nothing to do: the next run goes ahead.',
   DB_ERROR: 'The database failed. Check free disk space and file permissions.',
   DATABASE_TIMEOUT:

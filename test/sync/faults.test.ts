@@ -127,16 +127,17 @@ describe('a failed crawl changes nothing but its own run record', () => {
     expect(next.counts).toMatchObject({ added: 2 + addsRows, changed: 3 });
   });
 
-  it('an empty listing where there were entries is refused, then confirmed by the next run', async () => {
+  it('an empty listing where there were entries is refused, then confirmed by the next run (SYNC_CONFIRM_DROP_AFTER=0s)', async () => {
     const store = tempDatabase();
     const upstream = await simulatedUpstream({ seed: 3, count: 12 });
     await sync(store, upstream);
     const before = storedState(store);
     upstream.faults.set({ emptyListing: true });
-    await expect(sync(store, upstream)).rejects.toMatchObject({ code: 'EMPTY_LISTING_UNCONFIRMED' });
+    const nextRun = { SYNC_CONFIRM_DROP_AFTER: '0s' };
+    await expect(sync(store, upstream, nextRun)).rejects.toMatchObject({ code: 'EMPTY_LISTING_UNCONFIRMED' });
     expect(storedState(store)).toEqual(before);
     expect(getRun(store, 2)?.errorMessage).toMatch(/refusing to record everyone as removed/);
-    const confirmed = await sync(store, upstream);
+    const confirmed = await sync(store, upstream, nextRun);
     expect(confirmed.counts.removed).toBeGreaterThan(0);
     expect(confirmed.entries).toBe(0);
   });

@@ -103,6 +103,9 @@ export class PgStore implements Store {
   );
   latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
   previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
+  refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
+    runs.refusalStreakStart(this.#ctx, runId, code, entries),
+  );
   succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
     runs.succeededRunTimes(this.#ctx, limit),
   );

@@ -25,6 +25,7 @@ import {
   latestRunStart,
   previousRun,
   recordRebind,
+  refusalStreakStart,
   runOfTick,
 } from './run-lock.js';
 import { runCountsReader } from './runs.js';
@@ -80,6 +81,8 @@ export class SqliteStore implements MirrorDatabase {
     settle(() => queries.latestSucceededRun(this, asOf));
   latestSucceededRunId: Op<'latestSucceededRunId'> = () => settle(() => queries.latestSucceededRunId(this));
   previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
+  refusalStreakStart: Op<'refusalStreakStart'> = (runId, code, entries) =>
+    settle(() => refusalStreakStart(this, runId, code, entries));
   succeededRunTimes: Op<'succeededRunTimes'> = (limit) => settle(() => pages.succeededRunTimes(this, limit));
   runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
 
