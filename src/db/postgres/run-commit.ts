@@ -28,7 +28,7 @@ export const REMOVED_APPEARANCES = `
       select w.id, w.uuid, w.slot, w.body_hash, w.body, w.valid_to_run from versions w
        where w.uuid = s.uuid and w.slot = s.slot order by w.id desc limit 1
     ) v
-   where v.valid_to_run is not null
+   where s.slot is not null and v.valid_to_run is not null
    order by v.uuid, v.slot`;
 
 /**

@@ -104,6 +104,8 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
         for (const row of rows) insert.run(...row);
       }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
+    // SQLite seeks the rowid for each id the subquery answers.
+    byIds: (subquery) => `id in (${subquery})`,
     transaction: async (work, write) => {
       sqlite.exec(write ? 'begin immediate' : 'begin');
       try {
