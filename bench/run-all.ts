@@ -28,6 +28,7 @@ const BENCHES: Bench[] = [
   { name: 'repeated-uuid-diff', args: ['--k', '20000'], timeoutMs: 5 * MINUTE },
   { name: 'start-reliability', args: ['--entries', '100000', '--requests', '10000'], timeoutMs: 20 * MINUTE },
   { name: 'as-of-health', args: ['--entries', '20000', '--runs', '27'], timeoutMs: 10 * MINUTE },
+  { name: 'deep-history', args: ['--entries', '1200', '--runs', '60'], timeoutMs: 15 * MINUTE },
   { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
   { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
   { name: 'pages', args: [], timeoutMs: 15 * MINUTE },

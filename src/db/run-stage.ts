@@ -138,6 +138,11 @@ export interface StageConnection {
   ): Promise<void>;
   /** A subquery listing the values of one `?` parameter, and that parameter's value. */
   list(type: 'bigint' | 'int', values: readonly number[]): { sql: string; param: unknown };
+  /**
+   * `id` limited to the ids a subquery of stage tables answers, as a condition that seeks each by
+   * primary key: a commit touches the rows it changes, never a scan of the history they are in.
+   */
+  byIds(subquery: string): string;
   /** Runs `work` in one transaction on this connection (`write`: one that writes the database's tables). */
   transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
 }
@@ -352,7 +357,7 @@ class SqlRunStage implements RunStage {
     await this.#placesInOrder();
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await this.#dialect.lastSeen();
-    const statements = listingStatements(commit, lastSeen, this.#firstListing);
+    const statements = listingStatements(commit, lastSeen, this.#firstListing, (q) => this.#conn.byIds(q));
     await this.#dialect.commit(commit, statements, await this.entryCount());
   }
 
@@ -568,10 +573,12 @@ const EVENT_COLUMNS: StageColumn[] = [
 /**
  * The ids of the versions the commit just opened, into their placements. A run opens one version
  * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order. A
- * dialect that numbers an insert's rows in its order may assign them by rank instead.
+ * dialect that numbers an insert's rows in its order may assign them by rank instead. The seek is
+ * on (uuid, run), versions_uuid_idx: `+v.slot` keeps either planner off versions_slot_idx, whose
+ * (uuid, slot) would read every version the slot has had.
  */
 export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
-    where v.uuid = stage_places.uuid and v.slot = stage_places.slot and v.valid_from_run = ?)
+    where v.uuid = stage_places.uuid and v.valid_from_run = ? and +v.slot = stage_places.slot)
   where version_id is null`;
 
 /**
@@ -585,6 +592,7 @@ export function listingStatements(
   { runId }: Pick<StageCommit, 'runId'>,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
+  byIds: StageConnection['byIds'],
 ): StageStatement[] {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
   return [
@@ -599,7 +607,7 @@ export function listingStatements(
         where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
       [runId, lastSeen?.id ?? null],
     ],
-    ['update versions set valid_to_run = ? where id in (select version_id from stage_closed)', [runId]],
+    [`update versions set valid_to_run = ? where ${byIds('select version_id from stage_closed')}`, [runId]],
     [
       `insert into versions (uuid, slot, body, body_hash, valid_from_run)
        select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
@@ -612,8 +620,8 @@ export function listingStatements(
     // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
     [
       `update listing_positions set valid_to_run = ?
-        where id in (select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
-                      where p.pos is null or p.version_id <> c.version_id)`,
+        where ${byIds(`select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
+                        where p.pos is null or p.version_id <> c.version_id`)}`,
       [runId],
     ],
     [

@@ -9,21 +9,41 @@ import { one, run, transaction, tuples, type Tx } from './sql.js';
 // A run's end on PostgreSQL, ONE transaction, and what its stage's commit (stage.ts) asks of the
 // database's own tables: the twin of src/db/sqlite/run-commit.ts, writing the same rows.
 
+/**
+ * Each uuid's slots one index seek each (the next slot after the last, on versions_slot_idx), then
+ * each slot's newest version by one more: what it costs does not grow with the versions a slot
+ * has had, which a run that changes every entry adds to each time.
+ */
+export const REMOVED_APPEARANCES = `
+  with recursive slots(uuid, slot) as (
+    select u.uuid, (select min(w.slot) from versions w where w.uuid = u.uuid)
+      from unnest($1::text[]) as u(uuid)
+    union all
+    select s.uuid, (select min(w.slot) from versions w where w.uuid = s.uuid and w.slot > s.slot)
+      from slots s where s.slot is not null
+  )
+  select v.id, v.uuid, v.slot, v.body_hash, v.body
+    from slots s
+    cross join lateral (
+      select w.id, w.uuid, w.slot, w.body_hash, w.body, w.valid_to_run from versions w
+       where w.uuid = s.uuid and w.slot = s.slot order by w.id desc limit 1
+    ) v
+   where s.slot is not null and v.valid_to_run is not null
+   order by v.uuid, v.slot`;
+
+/**
+ * The removed appearances of these uuids: each slot whose newest version is closed left the
+ * listing and has not come back.
+ */
 export async function removedAppearances(
   ctx: PgContext,
   uuids: readonly string[],
   hashOf: (body: string) => string,
 ): Promise<RemovedAppearance[]> {
   if (uuids.length === 0) return [];
-  const found = await tuples<[number, string, number, string | null, string]>(
-    ctx.pool,
-    `select v.id, v.uuid, v.slot, v.body_hash, v.body
-       from versions v
-      where v.uuid = any($1::text[]) and v.valid_to_run is not null
-        and v.id = (select max(w.id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
-      order by v.uuid, v.slot`,
-    [[...new Set(uuids)]],
-  );
+  const found = await tuples<[number, string, number, string | null, string]>(ctx.pool, REMOVED_APPEARANCES, [
+    [...new Set(uuids)],
+  ]);
   const byUuid = new Map<string, RemovedAppearance[]>();
   for (const [versionId, uuid, slot, hash, body] of found) {
     const list = byUuid.get(uuid) ?? [];

@@ -119,6 +119,9 @@ export const versions = pgTable(
   },
   (t) => [
     index('versions_uuid_idx').on(t.uuid, t.validFromRun),
+    // The newest version of each appearance (uuid, slot) in a few steps, however long its history:
+    // what a run's diff asks of every uuid that may take back a removed appearance.
+    index('versions_slot_idx').on(t.uuid, t.slot, t.id),
     index('versions_current_idx')
       .on(t.validToRun)
       .where(sql`valid_to_run is null`),

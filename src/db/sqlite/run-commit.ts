@@ -9,6 +9,24 @@ import { writeOutbox } from './outbox.js';
 // removed appearances a diff may take back, the run marked succeeded.
 
 /**
+ * A uuid's slots one index seek each (the next slot after the last, on versions_slot_idx), then
+ * each slot's newest version by one more: what it costs does not grow with the versions a slot
+ * has had, which a run that changes every entry adds to each time.
+ */
+export const REMOVED_APPEARANCES = `
+  with recursive slots(slot) as (
+    select min(slot) from versions where uuid = @uuid
+    union all
+    select (select min(w.slot) from versions w where w.uuid = @uuid and w.slot > slots.slot)
+      from slots where slots.slot is not null
+  )
+  select v.id, v.slot, v.body_hash, v.body
+    from slots
+    join versions v on v.id = (select max(w.id) from versions w where w.uuid = @uuid and w.slot = slots.slot)
+   where v.valid_to_run is not null
+   order by v.slot`;
+
+/**
  * The removed appearances of these uuids: each slot whose newest version is closed left the
  * listing and has not come back.
  */
@@ -17,17 +35,9 @@ export function removedAppearances(
   uuids: readonly string[],
   hashOf: (body: string) => string,
 ): RemovedAppearance[] {
-  const statement = store.sqlite
-    .prepare(
-      `select v.id, v.slot, v.body_hash, v.body
-         from versions v
-        where v.uuid = ? and v.valid_to_run is not null
-          and v.id = (select max(w.id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
-        order by v.slot`,
-    )
-    .raw();
+  const statement = store.sqlite.prepare(REMOVED_APPEARANCES).raw();
   return uuids.flatMap((uuid) =>
-    (statement.all(uuid) as [number, number, string | null, string][]).map(
+    (statement.all({ uuid }) as [number, number, string | null, string][]).map(
       ([versionId, slot, hash, body]) => ({
         versionId,
         uuid,

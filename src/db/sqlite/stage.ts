@@ -104,17 +104,8 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
         for (const row of rows) insert.run(...row);
       }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
-    transaction: async (work, write) => {
-      sqlite.exec(write ? 'begin immediate' : 'begin');
-      try {
-        const result = await work();
-        sqlite.exec('commit');
-        return result;
-      } catch (error) {
-        if (sqlite.inTransaction) sqlite.exec('rollback');
-        throw error;
-      }
-    },
+    byIds: (subquery) => `id in (${subquery})`,
+    transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
   return {
     conn,
@@ -138,6 +129,23 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       ),
     release: () => settle(restorePragmas),
   };
+}
+
+/** `work` in one transaction of the stage's connection (`write`: taking the write lock at once). */
+async function withinTransaction<T>(
+  sqlite: MirrorDatabase['sqlite'],
+  work: () => Promise<T>,
+  write: boolean,
+): Promise<T> {
+  sqlite.exec(write ? 'begin immediate' : 'begin');
+  try {
+    const result = await work();
+    sqlite.exec('commit');
+    return result;
+  } catch (error) {
+    if (sqlite.inTransaction) sqlite.exec('rollback');
+    throw error;
+  }
 }
 
 /** The listing's statements; into an empty store, each table's indexes built after its insert. */

@@ -1,0 +1,1 @@
+CREATE INDEX "versions_slot_idx" ON "versions" USING btree ("uuid","slot","id");

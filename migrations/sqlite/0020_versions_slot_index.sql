@@ -1,0 +1,1 @@
+CREATE INDEX `versions_slot_idx` ON `versions` (`uuid`,`slot`,`id`);
