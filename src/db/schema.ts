@@ -186,11 +186,9 @@ export const changes = sqliteTable(
     index('changes_field_idx')
       .on(t.field, t.id)
       .where(sql`field is not null`),
-    // A filter on a rarer kind seeks here; `added` (every entry of a first sync) walks the ids, where
-    // its rows are most of what it meets (change-filter.ts names the predicate so the index applies).
-    index('changes_kind_idx')
-      .on(t.kind, t.id)
-      .where(sql`kind <> 'added'`),
+    // Every filter by kind seeks here, `added` too: after a first sync, later additions are few among
+    // a history of edits, and walking the ids to find them would read most of the table.
+    index('changes_kind_idx').on(t.kind, t.id),
   ],
 );
 

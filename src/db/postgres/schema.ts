@@ -172,9 +172,7 @@ export const changes = pgTable(
     index('changes_field_idx')
       .on(t.field, t.id)
       .where(sql`field is not null`),
-    index('changes_kind_idx')
-      .on(t.kind, t.id)
-      .where(sql`kind <> 'added'`),
+    index('changes_kind_idx').on(t.kind, t.id),
   ],
 );
 

@@ -1,0 +1,2 @@
+DROP INDEX `changes_kind_idx`;--> statement-breakpoint
+CREATE INDEX `changes_kind_idx` ON `changes` (`kind`,`id`);
