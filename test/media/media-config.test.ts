@@ -30,7 +30,9 @@ describe('media configuration', () => {
     'https://user:pw@media.example.com',
     'media',
   ])('refuses MEDIA_ORIGINS=%s, naming the variable', (value) => {
-    expect(() => loadConfig({ MEDIA_ORIGINS: value })).toThrow(/MEDIA_ORIGINS: expected origins like/);
+    expect(() => loadConfig({ MEDIA_ORIGINS: value })).toThrow(
+      /MEDIA_ORIGINS: entry 1 of 1: .*expected an origin like https:\/\/media\.example\.com/,
+    );
   });
 
   it('reads MEDIA_RETENTION as a duration and MEDIA_REWRITE as a switch', () => {
