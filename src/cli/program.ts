@@ -17,6 +17,8 @@ import { parseWhen } from './parse-when.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
 import { registerNotifyCommand } from './notify-command.js';
 import { changeKinds, runTriggers, type ChangeKind, type RunTrigger } from '../db/enums.js';
+import type { RunStart } from '../db/tick-claims.js';
+import type { LogFormat } from '../sync/child-output.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */
 function withSettings(command: Command, keys: readonly SettingKey[]): Command {
@@ -107,7 +109,7 @@ export function buildProgram(): Command {
 interface SyncFlags {
   rebind?: boolean;
   upstreamLabel?: string;
-  logFormat?: 'pretty' | 'json';
+  logFormat?: LogFormat;
   trigger?: RunTrigger;
   scheduledFor?: string;
 }
@@ -124,7 +126,9 @@ function addSyncCommand(program: Command): void {
       .addOption(new Option('--trigger <kind>').choices(runTriggers).hideHelp())
       .addOption(new Option('--scheduled-for <time>').hideHelp())
       // Internal: `start` tells its child how it logs itself, so the two write one format.
-      .addOption(new Option('--log-format <format>').choices(['pretty', 'json'] as const).hideHelp()),
+      .addOption(
+        new Option('--log-format <format>').choices(['pretty', 'json'] satisfies LogFormat[]).hideHelp(),
+      ),
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & SyncFlags) => {
     const { runSyncCommand } = await import('./sync-command.js');
@@ -138,7 +142,7 @@ function addSyncCommand(program: Command): void {
 }
 
 /** What started a `sync`: a person or a script (`command`) unless `start` says otherwise. */
-function runStartOf(flags: SyncFlags): { trigger: RunTrigger; scheduledFor: string | null } {
+function runStartOf(flags: SyncFlags): RunStart {
   const tick = flags.scheduledFor;
   // A tick is the text every instance claims it by: one exact ISO form, nothing else.
   if (tick !== undefined && (Number.isNaN(Date.parse(tick)) || new Date(tick).toISOString() !== tick)) {

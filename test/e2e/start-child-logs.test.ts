@@ -1,16 +1,11 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { BUILT_CLI, ROOT, ensureBuilt, runCli } from '../helpers/process.js';
+import { HAS_SCRIPT, ensureBuilt, runCli, runCliOnTerminal } from '../helpers/process.js';
 import { tempDir } from '../helpers/temp-db.js';
 
 beforeAll(() => ensureBuilt(), 120_000);
-
-const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
-// eslint-disable-next-line no-control-regex -- colour codes are what is stripped
-const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
 
 /** A pretty line as `start` writes it on a terminal: time, level, message, then the fields. */
 const PRETTY = /^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR|DEBUG): \S/;
@@ -18,43 +13,24 @@ const PRETTY = /^\[\d\d:\d\d:\d\d\] (INFO|WARN|ERROR|DEBUG): \S/;
 // Regression: on a terminal `start` logged lines for people while its sync child, whose stderr is
 // a pipe to `start`, logged raw JSON records into the same terminal. The child now logs as its
 // parent does.
-describe.skipIf(!hasScript)('the sync child of start on a terminal (needs script(1) from util-linux)', () => {
-  it('logs the pretty lines start logs: no JSON record reaches the terminal', async () => {
-    const db = join(tempDir(), 'demo.db');
-    const command = `'${process.execPath}' '${BUILT_CLI}' start --port 0 --db '${db}'`;
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        TERM: 'xterm',
-        DEMO_UPSTREAM_PORT: '0',
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-      detached: true,
+describe.skipIf(!HAS_SCRIPT)(
+  'the sync child of start on a terminal (needs script(1) from util-linux)',
+  () => {
+    it('logs the pretty lines start logs: no JSON record reaches the terminal', async () => {
+      const db = join(tempDir(), 'demo.db');
+      const start = runCliOnTerminal(['start', '--port', '0', '--db', db], { DEMO_UPSTREAM_PORT: '0' });
+      // The child's last line of its run; every line of the child comes before it.
+      const output = await start.until((text) => (/sync succeeded.*\n/.test(text) ? text : undefined));
+      const lines = output.split('\n').filter((line) => line.trim() !== '');
+      const ofTheChild = lines.filter((line) =>
+        /\b(sync started|sync progress|media mirrored|sync succeeded)\b/.test(line),
+      );
+      expect(ofTheChild.length).toBeGreaterThanOrEqual(3);
+      for (const line of ofTheChild) expect(line).toMatch(PRETTY);
+      expect(lines.filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
     });
-    const exited = new Promise((resolve) => child.once('close', resolve));
-    onTestFinished(async () => {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      await exited;
-    });
-    let output = '';
-    // The child's last line of its run; every line of the child comes before it.
-    await new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += plain(chunk.toString('utf8'));
-        if (/sync succeeded.*\n/.test(output)) resolve();
-      });
-    });
-    const lines = output.split('\n').filter((line) => line.trim() !== '');
-    const ofTheChild = lines.filter((line) =>
-      /\b(sync started|sync progress|media mirrored|sync succeeded)\b/.test(line),
-    );
-    expect(ofTheChild.length).toBeGreaterThanOrEqual(3);
-    for (const line of ofTheChild) expect(line).toMatch(PRETTY);
-    expect(lines.filter((line) => line.trimStart().startsWith('{'))).toEqual([]);
-  });
-});
+  },
+);
 
 describe('the sync child of start in a log collector (no terminal)', () => {
   it("regression: every line of start and its child is a JSON record, a failed sync's included", async () => {

@@ -102,3 +102,62 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Whether script(1) from util-linux is here to give a command a pseudo-terminal. */
+export const HAS_SCRIPT = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
+
+// eslint-disable-next-line no-control-regex -- colour codes are what is stripped
+const plainTerminal = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
+
+export interface TerminalProcess {
+  /**
+   * Resolves with what `found` returns for the output so far (colour codes and carriage returns
+   * stripped) once it returns something, or rejects after `timeoutMs` (WAIT_MS) showing the output.
+   */
+  until<T>(found: (output: string) => T | undefined, timeoutMs?: number): Promise<T>;
+}
+
+/**
+ * Runs the built CLI on a pseudo-terminal (script(1)), as a person at a terminal does (TERM=xterm,
+ * stdin a pipe left open); its whole process group is killed when the test ends.
+ */
+export function runCliOnTerminal(args: string[], env: Record<string, string>): TerminalProcess {
+  const command = [process.execPath, BUILT_CLI, ...args]
+    .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+    .join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TERM: 'xterm', ...env },
+    stdio: ['pipe', 'pipe', 'ignore'],
+    detached: true,
+  });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  onTestFinished(async () => {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    await exited;
+  });
+  let output = '';
+  const checks = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += plainTerminal(chunk.toString('utf8'));
+    for (const check of [...checks]) check();
+  });
+  return {
+    until: (found, timeoutMs = WAIT_MS) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          checks.delete(check);
+          reject(new Error(`not found on the terminal within ${timeoutMs} ms:\n${output.slice(-3000)}`));
+        }, timeoutMs);
+        function check() {
+          const value = found(output);
+          if (value === undefined) return;
+          clearTimeout(timer);
+          checks.delete(check);
+          resolve(value);
+        }
+        checks.add(check);
+        check();
+      }),
+  };
+}

@@ -55,26 +55,23 @@ async function runChild(format: LogFormat) {
   return { outcome, stderr, parentLog };
 }
 
+/**
+ * The stand-in's first record: the arguments `start` gives its child, telling it the log format,
+ * then the sync's own arguments, then what started the run.
+ */
+function argumentsRecord(format: LogFormat): string {
+  const start = ['--trigger', 'schedule', '--scheduled-for', '2026-11-22T10:00:00.000Z'];
+  const args = ['sync', '--log-format', format, '--rebind', ...start];
+  return JSON.stringify({ level: 30, msg: 'child arguments', args });
+}
+
 describe("the sync child's output under start", () => {
   it('in JSON the child is told so, its records pass as they are and any other line becomes a record of the parent', async () => {
     const { outcome, stderr, parentLog } = await runChild('json');
     // The stand-in exits 0 without a run: what matters here is its output.
     expect(outcome).toBe('resolved');
     expect(stderr.split('\n')).toEqual([
-      JSON.stringify({
-        level: 30,
-        msg: 'child arguments',
-        args: [
-          'sync',
-          '--log-format',
-          'json',
-          '--rebind',
-          '--trigger',
-          'schedule',
-          '--scheduled-for',
-          '2026-11-22T10:00:00.000Z',
-        ],
-      }),
+      argumentsRecord('json'),
       '{"level":40,"msg":"a warning of the run"}',
       '',
     ]);
@@ -96,20 +93,7 @@ describe("the sync child's output under start", () => {
     const { outcome, stderr, parentLog } = await runChild('pretty');
     expect(outcome).toBe('resolved');
     expect(stderr).toBe(
-      JSON.stringify({
-        level: 30,
-        msg: 'child arguments',
-        args: [
-          'sync',
-          '--log-format',
-          'pretty',
-          '--rebind',
-          '--trigger',
-          'schedule',
-          '--scheduled-for',
-          '2026-11-22T10:00:00.000Z',
-        ],
-      }) +
+      argumentsRecord('pretty') +
         '\n{"level":40,"msg":"a warning of the run"}\n<--- Last few GCs --->\n' +
         'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory',
     );

@@ -80,6 +80,21 @@ describePostgres('every wait of a sync on PostgreSQL is bounded', () => {
     return release;
   }
 
+  /**
+   * A run in the middle of its crawl: its row written, held at page 2 until the test lets the
+   * upstream answer (`upstream.faults.clear('hang')`).
+   */
+  async function runHeldAtPageTwo(store: PgStore, seed: number) {
+    const upstream = await simulatedUpstream({ seed, count: 12, pageSize: 5 });
+    upstream.faults.set({ hang: { page: 2 } });
+    const run = runSync(syncConfig(upstream.url, { UPSTREAM_TIMEOUT: '1s' }), {
+      store,
+      logger: silentLogger(),
+    });
+    await eventually(() => (upstream.requests.some((r) => r.url.includes('page=2')) ? true : undefined));
+    return { upstream, run };
+  }
+
   it('regression: a lock held on runs when the sync begins: DATABASE_TIMEOUT naming the setting, the sync lock freed, nothing recorded', async () => {
     const { store, url } = await syncStore();
     const upstream = await simulatedUpstream({ seed: 4, count: 12 });
@@ -108,13 +123,7 @@ describePostgres('every wait of a sync on PostgreSQL is bounded', () => {
 
   it('regression: a lock taken on runs mid-run: the run fails DATABASE_TIMEOUT and frees the sync lock; the next run records it aborted', async () => {
     const { store, url } = await syncStore();
-    const upstream = await simulatedUpstream({ seed: 5, count: 12, pageSize: 5 });
-    upstream.faults.set({ hang: { page: 2 } });
-    const run = runSync(syncConfig(upstream.url, { UPSTREAM_TIMEOUT: '1s' }), {
-      store,
-      logger: silentLogger(),
-    });
-    await eventually(() => (upstream.requests.some((r) => r.url.includes('page=2')) ? true : undefined));
+    const { upstream, run } = await runHeldAtPageTwo(store, 5);
     const release = await lockRuns(url);
     upstream.faults.clear('hang');
     const error = await failure(run);
@@ -134,13 +143,7 @@ describePostgres('every wait of a sync on PostgreSQL is bounded', () => {
 
   it('regression: the server stopped (SIGSTOP) mid-run: the run fails DATABASE_TIMEOUT saying the server does not answer; once it runs again, so do syncs', async () => {
     const { store, url } = await syncStore();
-    const upstream = await simulatedUpstream({ seed: 6, count: 12, pageSize: 5 });
-    upstream.faults.set({ hang: { page: 2 } });
-    const run = runSync(syncConfig(upstream.url, { UPSTREAM_TIMEOUT: '1s' }), {
-      store,
-      logger: silentLogger(),
-    });
-    await eventually(() => (upstream.requests.some((r) => r.url.includes('page=2')) ? true : undefined));
+    const { upstream, run } = await runHeldAtPageTwo(store, 6);
     const thaw = pg.server.freeze();
     let error: MirrorError;
     try {
