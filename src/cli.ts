@@ -8,14 +8,11 @@ import { answerVersionFlag } from './cli/version-flag.js';
 
 // A reader that stops early (`changes | head`) closes the pipe: the output is done, not failed, so
 // a command ends quietly with 0 as `cat` into `head` does, instead of an unhandled EPIPE's stack.
-// Not a server: one whose log pipe is gone still fails, so a supervisor restarts it.
-const SERVERS = new Set(['start', 'serve', 'simulate']);
-if (!SERVERS.has(process.argv[2] ?? '')) {
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(0);
-  });
-}
+// Only what commands print goes through process.stdout: servers log through pino straight to fd 1.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(0);
+});
 
 async function main(): Promise<void> {
   if (answerVersionFlag(process.argv.slice(2), (text) => process.stdout.write(text))) return;
