@@ -106,3 +106,24 @@ describe('fit', () => {
     expect(bidiLeaks(cut, ['…'])).toEqual([]);
   });
 });
+
+describe('ntfy’s byte limit', () => {
+  it('cuts a long failure inside its isolated reason and closes what the cut left open, within 4000 bytes', () => {
+    const long = failureMessage(
+      {
+        failedRuns: 3,
+        since: '2026-11-24T08:00:00Z',
+        reason: `entry 3: name: expected a string, got "${`מרים \u202e${'ש'.repeat(3000)}`}"`,
+        servingSince: '2026-11-24T07:00:00Z',
+      },
+      ctx,
+    );
+    const payload = JSON.parse(chatPayload(long, target('ntfy+https://ntfy.sh/topic')).body) as {
+      message: string;
+    };
+    expect(Buffer.byteLength(long.summary ?? '')).toBeGreaterThan(4000);
+    expect(Buffer.byteLength(payload.message)).toBeLessThanOrEqual(4000);
+    expect(payload.message).toContain('\u202e');
+    expect(bidiLeaks(payload.message, [])).toEqual([]);
+  });
+});
