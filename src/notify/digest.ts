@@ -79,14 +79,14 @@ export function digestMessage(
     ctx.baseUrl === null ? null : `${ctx.baseUrl}/changes/?since=${encodeURIComponent(period.from)}`;
   const runCount = runs.length + (firstListing === null ? 0 : 1);
   const footer = `${runCount} run${runCount === 1 ? '' : 's'} up to ${localClock(period.to, ctx.timeZone)}. Times in ${ctx.timeZone}.`;
-  if (firstListing !== null && (last === undefined || changes.length === 0)) {
+  if (last === undefined || changes.length === 0) {
+    if (firstListing === null) return null;
     return {
       ...firstListingMessage(firstListing, ctx),
       title: `Team page since ${since}: ${firstListingWords(firstListing)}`,
       footer,
     };
   }
-  if (last === undefined || changes.length === 0) return null;
   const imageOf = (c: (typeof changes)[number]) =>
     runs.find((r) => r.changes.includes(c))?.imageOf?.(c) ?? null;
   const message = changesMessage({ runId: last.runId, finishedAt: period.to, changes, imageOf }, ctx);

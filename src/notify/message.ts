@@ -40,11 +40,6 @@ export const MAX_LINES = 20;
 export interface MessageContext {
   /** Where the pages answer (`pagesBaseUrl`), without a trailing slash, or null: then no links. */
   baseUrl: string | null;
-  /**
-   * Where `/media/` answers, for thumbnails: PUBLIC_BASE_URL, which serves media whether or not
-   * INTERNAL_PORT moved the pages elsewhere. Absent: `baseUrl`.
-   */
-  mediaBaseUrl?: string | null;
   timeZone: string;
 }
 

@@ -26,6 +26,11 @@ export interface NotifyOutboxSettings {
   events: readonly NotifyEventType[];
   failureThreshold: number;
   context: MessageContext;
+  /**
+   * Where `/media/` answers, for thumbnails: PUBLIC_BASE_URL, which serves media whether or not
+   * INTERNAL_PORT moved the pages elsewhere; null: no thumbnails.
+   */
+  mediaBaseUrl: string | null;
 }
 
 /**
@@ -45,11 +50,8 @@ export function notifyOutboxSettings(
     targetIds: keyedTargets(notify.urls, keys).map((t) => t.id),
     events: perRun ? notify.events : notify.events.filter((e) => e !== 'changes'),
     failureThreshold: config.webhooks.failureThreshold,
-    context: {
-      baseUrl: config.server ? pagesBaseUrl(config.server) : null,
-      mediaBaseUrl: config.server?.publicBaseUrl ?? null,
-      timeZone,
-    },
+    context: { baseUrl: config.server ? pagesBaseUrl(config.server) : null, timeZone },
+    mediaBaseUrl: config.server?.publicBaseUrl ?? null,
   };
 }
 
@@ -90,12 +92,7 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
   // changes neither looks up nor parses them inside its transaction.
   const worded = rows.slice(0, MAX_LINES);
   const subjects = facts.subjectsOf(worded);
-  const { context } = settings;
-  const thumbnails = thumbnailsOf(
-    worded,
-    facts,
-    context.mediaBaseUrl === undefined ? context.baseUrl : context.mediaBaseUrl,
-  );
+  const thumbnails = thumbnailsOf(worded, facts, settings.mediaBaseUrl);
   const changes = rows.map((row, i) =>
     i < MAX_LINES ? factsOfChange(row, subjects.get(row.id)) : counted(row),
   );

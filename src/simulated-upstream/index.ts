@@ -36,9 +36,4 @@ export {
   type SimulatedMediaHostOptions,
 } from './media-host.js';
 export { mediaFileFor, paddedMp4, type MediaFile } from './media-bytes.js';
-export {
-  mediaPortFor,
-  startSimulatedSite,
-  type SimulatedSite,
-  type SimulatedSiteOptions,
-} from './simulated-site.js';
+export { startSimulatedSite, type SimulatedSite, type SimulatedSiteOptions } from './simulated-site.js';

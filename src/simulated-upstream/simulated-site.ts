@@ -23,7 +23,7 @@ export interface SimulatedSite {
  * The media host listens on the port after the upstream's, so media URLs stay the same across
  * restarts (a new port would read as every image changing); with port 0 both take any free port.
  */
-export function mediaPortFor(port: number): number {
+function mediaPortFor(port: number): number {
   return port === 0 ? 0 : port + 1;
 }
 

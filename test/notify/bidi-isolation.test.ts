@@ -34,15 +34,18 @@ const CHANGES: ChangeFacts[] = [
 
 const ctx = { baseUrl: 'https://mirror.example.com', timeZone: 'UTC' };
 const changes = changesMessage({ runId: 7, finishedAt: '2026-11-24T08:10:00Z', changes: CHANGES }, ctx);
-const failure = failureMessage(
-  {
-    failedRuns: 3,
-    since: '2026-11-24T08:00:00Z',
-    reason: `entry 3: name: expected a string, got "${NAME}"`,
-    servingSince: '2026-11-24T07:00:00Z',
-  },
-  ctx,
-);
+/** The failure message of a streak that stopped on a field of the upstream's. */
+const failureOf = (field: string): NotifyMessage =>
+  failureMessage(
+    {
+      failedRuns: 3,
+      since: '2026-11-24T08:00:00Z',
+      reason: `entry 3: name: expected a string, got "${field}"`,
+      servingSince: '2026-11-24T07:00:00Z',
+    },
+    ctx,
+  );
+const failure = failureOf(NAME);
 
 /** The mirror's own words in those messages, which no field may turn around. */
 const OURS = [
@@ -104,5 +107,18 @@ describe('fit', () => {
     expect(cut.length).toBeLessThanOrEqual(10);
     expect(cut.endsWith('…')).toBe(true);
     expect(bidiLeaks(cut, ['…'])).toEqual([]);
+  });
+});
+
+describe('ntfy’s byte limit', () => {
+  it('cuts a long failure inside its isolated reason and closes what the cut left open, within 4000 bytes', () => {
+    const long = failureOf(`מרים \u202e${'ש'.repeat(3000)}`);
+    const payload = JSON.parse(chatPayload(long, target('ntfy+https://ntfy.sh/topic')).body) as {
+      message: string;
+    };
+    expect(Buffer.byteLength(long.summary ?? '')).toBeGreaterThan(4000);
+    expect(Buffer.byteLength(payload.message)).toBeLessThanOrEqual(4000);
+    expect(payload.message).toContain('\u202e');
+    expect(bidiLeaks(payload.message, [])).toEqual([]);
   });
 });

@@ -1,15 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { notificationOutboxOf } from '../../src/db/open-store.js';
 import type { Store } from '../../src/db/store.js';
-import { silentLogger } from '../../src/logger.js';
 import { localClock, type NotifyMessage } from '../../src/notify/message.js';
-import { sendMessage } from '../../src/notify/send.js';
-import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import type { NotifyTarget } from '../../src/notify/targets.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn, type ChatRequest } from '../helpers/chat-stand-in.js';
 import { mailbox, type Mailbox } from '../helpers/smtp-mailbox.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { parsedTargets, workerDeps } from './worker-rig.js';
 
 const BASE = 'https://mirror.example.com';
 const COWORKERS_URL = `${BASE}/coworkers/`;
@@ -29,11 +27,7 @@ async function everyKindOfTarget() {
   };
   const email = `smtp://user:p%2Cw@127.0.0.1:${box.port}/?from=mirror@example.com&to=hr@example.com`;
   const entries = [...Object.values(chats), email];
-  const targets = entries.map((entry): NotifyTarget => {
-    const target = parseTarget(entry);
-    if (typeof target === 'string') throw new Error(target);
-    return target;
-  });
+  const targets = parsedTargets(entries);
   /** The chat requests by service, in the order they came. */
   const byService = (): Record<string, ChatRequest[]> => {
     const out: Record<string, ChatRequest[]> = {};
@@ -48,20 +42,11 @@ async function everyKindOfTarget() {
 
 /** One worker pass after another until the outbox holds nothing pending, as `start` would. */
 async function deliverAll(store: Store, targets: NotifyTarget[]): Promise<void> {
-  const outbox = notificationOutboxOf(store);
-  if (outbox === null) throw new Error('this store keeps no notification outbox');
-  const worker = new NotifyWorker({
-    outbox,
-    targets: keyedTargets(targets, store.endpointKeys),
-    send: sendMessage,
-    timeoutMs: 5000,
-    // Pacing is the services' limit, not what this test checks.
-    sleep: () => Promise.resolve(),
-    logger: silentLogger(),
-    pollMs: 60_000,
-  });
+  const deps = workerDeps(store, targets);
+  const worker = new NotifyWorker(deps);
   try {
-    for (let pass = 0; pass < 5 && ((await outbox.countPending?.()) ?? 0) > 0; pass++) await worker.poke();
+    for (let pass = 0; pass < 5 && ((await deps.outbox.countPending?.()) ?? 0) > 0; pass++)
+      await worker.poke();
   } finally {
     await worker.stop();
   }

@@ -1,15 +1,14 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
-import { notificationOutboxOf } from '../../src/db/open-store.js';
-import { silentLogger } from '../../src/logger.js';
+import { keyedTargets, type NotifyTarget } from '../../src/notify/targets.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
-import { NotifyWorker, type NotifyWorkerDeps } from '../../src/notify/worker.js';
+import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { eventually } from '../helpers/process.js';
 import type { Store } from '../../src/db/store.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
+import { parsedTargets, workerDeps } from './worker-rig.js';
 
 /** Every row of a table, in the order of the columns named (either store). */
 const tableRows = (store: Store, table: string, columns: string) =>
@@ -22,31 +21,11 @@ const accept = () => null;
 async function twoTargets(): Promise<{ standIn: StandIn; urls: string; targets: NotifyTarget[] }> {
   const standIn = await chatStandIn(accept);
   const entries = [`slack+${standIn.url}/services/T0/B0/secret`, `ntfy+${standIn.url}/team-topic`];
-  const targets = entries.map((entry) => {
-    const target = parseTarget(entry);
-    if (typeof target === 'string') throw new Error(target);
-    return target;
-  });
-  return { standIn, urls: entries.join(','), targets };
+  return { standIn, urls: entries.join(','), targets: parsedTargets(entries) };
 }
 
 function worker(store: Store, targets: NotifyTarget[]): NotifyWorker {
   return new NotifyWorker(workerDeps(store, targets));
-}
-
-function workerDeps(store: Store, targets: NotifyTarget[]): NotifyWorkerDeps {
-  const outbox = notificationOutboxOf(store);
-  if (outbox === null) throw new Error('this store keeps no notification outbox');
-  return {
-    outbox,
-    targets: keyedTargets(targets, store.endpointKeys),
-    send: sendMessage,
-    timeoutMs: 5000,
-    // Pacing is the services' limit, not what this test checks.
-    sleep: () => Promise.resolve(),
-    logger: silentLogger(),
-    pollMs: 60_000,
-  };
 }
 
 describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind) => {
