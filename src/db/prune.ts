@@ -477,7 +477,7 @@ async function messagesMentioning(
 }
 
 /** The horizons the recorded prunes leave: the latest of each kind. */
-export const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
+const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
 
 export async function readHorizon(conn: Pick<SqlPort, 'rows'>): Promise<PruneHorizon> {
   const [row] = await conn.rows<[string | null, string | null]>(PRUNE_HORIZON_SQL);
