@@ -16,6 +16,15 @@ export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
  */
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
+/** The endpoint rows still holding a URL in clear (neither prefix): what a keyed store re-keys on open. */
+export const CLEAR_ENDPOINTS_SQL = `select id, url from webhook_endpoints
+  where substr(url, 1, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
+    and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
+
+/** The ids of the digest messages, whose target id a first key re-keys. */
+export const DIGEST_MESSAGE_IDS_SQL =
+  "select webhook_id from webhook_messages where substr(webhook_id, 1, 7) = 'digest_'";
+
 /** The key's name among the store's named values (`store_identity`). */
 export const ENDPOINT_KEY_NAME = 'endpoint_id_key' satisfies IdentityName;
 
@@ -152,9 +161,4 @@ function keyedUrl(keys: EndpointKeys, url: string, former: boolean): string | nu
       : url;
   }
   return null;
-}
-
-/** How many rows a plan changes, for the open's log line. */
-export function rekeyedCount(plan: RekeyPlan): number {
-  return plan.renamed.length + plan.merged.length + plan.messages.length;
 }

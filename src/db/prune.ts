@@ -1,9 +1,10 @@
 import { entryField } from './entry-fields.js';
+import type { SqlPort } from './sql-port.js';
 
 // Forgetting: every row of coworkers removed long enough ago (`removedBefore`), and everyone's
 // changes and closed versions older than a horizon (`olderThan`), with the media rows, files and
 // outbox messages that only they needed. One implementation for both dialects over
-// `PruneConnection`: the SQL below is what SQLite and PostgreSQL both speak. The dialect runs it in
+// `SqlPort`: the SQL below is what SQLite and PostgreSQL both speak. The dialect runs it in
 // one transaction under the run lock, then makes the deleted bytes unreadable its own way (SQLite:
 // secure_delete and a WAL checkpoint; PostgreSQL: VACUUM).
 
@@ -109,15 +110,6 @@ export interface PruneOutcome {
   scrubProblem: string | null;
 }
 
-/** The few things a prune needs of a connection; placeholders are `?`. */
-export interface PruneConnection {
-  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
-  /** Runs one statement; how many rows it changed. */
-  run(sql: string, params?: readonly unknown[]): Promise<number>;
-  /** A subquery listing the values of one `?` parameter, and that parameter's value. */
-  list(type: 'bigint' | 'text', values: readonly (number | string)[]): { sql: string; param: unknown };
-}
-
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
 export interface PruneWork {
   counts: PruneCounts;
@@ -156,7 +148,7 @@ const FORGOTTEN = `select c.uuid from coworkers c join runs r on r.id = c.remove
  * The prune itself, inside the dialect's transaction: forgets the coworkers, prunes the old
  * history, drops media and messages only they needed, and records the horizons it moved.
  */
-export async function pruneRows(conn: PruneConnection, request: PruneRequest): Promise<PruneWork> {
+export async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
   const counts = { ...NONE };
   const facts: Facts = { urls: new Set(), shas: new Set(), needles: [], olderRun: null, personal: false };
   const removedBefore =
@@ -207,7 +199,7 @@ interface Facts {
 
 /** Forgets every coworker removed by `request.removedBefore`; the removal horizon, or null when none was. */
 async function forgetRemoved(
-  conn: PruneConnection,
+  conn: SqlPort,
   request: PruneRequest,
   cutoff: string,
   counts: PruneCounts,
@@ -232,7 +224,7 @@ async function forgetRemoved(
 
 /** The coworkers to forget with their names, read from their versions, and the media URLs those name. */
 async function forgottenPeople(
-  conn: PruneConnection,
+  conn: SqlPort,
   cutoff: string,
   mediaUrlsOf: (body: string) => string[],
   urls: Set<string>,
@@ -270,7 +262,7 @@ async function forgottenPeople(
  * horizon (Rh's finish), or null when there was nothing before it.
  */
 async function pruneOlder(
-  conn: PruneConnection,
+  conn: SqlPort,
   olderThan: string,
   counts: PruneCounts,
   facts: Facts,
@@ -315,7 +307,7 @@ async function pruneOlder(
 
 /** Adds the files of the media versions `where` selects to those to drop if nothing else names them. */
 async function collectShas(
-  conn: PruneConnection,
+  conn: SqlPort,
   where: string,
   params: readonly unknown[],
   facts: Facts,
@@ -332,7 +324,7 @@ async function collectShas(
  * a kept version's entry still names keeps its rows (another coworker's picture, the same file).
  */
 async function dropMediaUrls(
-  conn: PruneConnection,
+  conn: SqlPort,
   mediaUrlsOf: (body: string) => string[],
   counts: PruneCounts,
   facts: Facts,
@@ -371,7 +363,7 @@ async function dropMediaUrls(
  * MEDIA_RETENTION drops files (the row stays, saying a file was there); their sha256s, sorted.
  */
 async function dropUnusedFiles(
-  conn: PruneConnection,
+  conn: SqlPort,
   now: string,
   counts: PruneCounts,
   facts: Facts,
@@ -409,7 +401,7 @@ const WAITING = `case when exists (select 1 from webhook_deliveries d
  * first prune after its deliveries end forgets it. Answers how many such messages are still pending.
  */
 async function forgetMessages(
-  conn: PruneConnection,
+  conn: SqlPort,
   now: string,
   counts: PruneCounts,
   facts: Facts,
@@ -466,7 +458,7 @@ async function forgetMessages(
 
 /** Adds the messages whose text holds any of `needles`, with whether a delivery of each is still pending. */
 async function messagesMentioning(
-  conn: PruneConnection,
+  conn: SqlPort,
   needles: readonly string[],
   found: Map<number, boolean>,
 ): Promise<void> {
@@ -485,9 +477,9 @@ async function messagesMentioning(
 }
 
 /** The horizons the recorded prunes leave: the latest of each kind. */
-export const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
+const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
 
-export async function readHorizon(conn: Pick<PruneConnection, 'rows'>): Promise<PruneHorizon> {
+export async function readHorizon(conn: Pick<SqlPort, 'rows'>): Promise<PruneHorizon> {
   const [row] = await conn.rows<[string | null, string | null]>(PRUNE_HORIZON_SQL);
   return { removedBefore: row?.[0] ?? null, historyBefore: row?.[1] ?? null };
 }

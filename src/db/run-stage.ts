@@ -1,4 +1,5 @@
 import type { MediaCommit, OutboxPlan, RunCounts } from './run-commit.js';
+import type { SqlPort } from './sql-port.js';
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
@@ -127,17 +128,13 @@ export interface StageColumn {
   type: 'int' | 'bigint' | 'text';
 }
 
-/** The few things the stage needs of a connection; placeholders are `?`. */
-export interface StageConnection {
-  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
-  run(sql: string, params?: readonly unknown[]): Promise<void>;
+/** What the stage needs of a connection besides the port's reads and writes. */
+export interface StageConnection extends SqlPort {
   insert(
     table: string,
     columns: readonly StageColumn[],
     rows: readonly (readonly unknown[])[],
   ): Promise<void>;
-  /** A subquery listing the values of one `?` parameter, and that parameter's value. */
-  list(type: 'bigint' | 'int', values: readonly number[]): { sql: string; param: unknown };
   /**
    * `id` limited to the ids a subquery of stage tables answers, as a condition that seeks each by
    * primary key: a commit touches the rows it changes, never a scan of the history they are in.
@@ -247,8 +244,8 @@ class SqlRunStage implements RunStage {
     return this.#conn.transaction(() => this.#conn.insert('stage_entries', ENTRY_COLUMNS, rows), false);
   }
 
-  reset(): Promise<void> {
-    return this.#conn.run('delete from stage_entries');
+  async reset(): Promise<void> {
+    await this.#conn.run('delete from stage_entries');
   }
 
   async entryCount(): Promise<number> {

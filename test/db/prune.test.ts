@@ -8,7 +8,7 @@ import { LIST_PATH } from '../../src/upstream/list-path.js';
 import { succeededRunOutbox } from '../../src/webhooks/outbox.js';
 import { testConfig } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
-import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
+import { DATA_TABLES, STORE_KINDS, storeMaker, storeRows, wholeTableSql } from '../helpers/postgres.js';
 import { commitListing, type RunExtras } from '../helpers/store-runs.js';
 
 // `prune`: forgetting removed coworkers (every row of theirs, their name's bytes gone from the
@@ -27,32 +27,11 @@ const zelda = (post: string, name = NAME) =>
 /** A name that reads right to left: a chat line isolates it (U+2068…U+2069) where it names her. */
 const RTL_NAME = 'זלדה קווקה';
 
-const TABLES = [
-  'runs',
-  'options_bodies',
-  'coworkers',
-  'versions',
-  'listing_positions',
-  'changes',
-  'media_blobs',
-  'media_versions',
-  'media_urls',
-  'media_runs',
-  'webhook_endpoints',
-  'webhook_messages',
-  'webhook_deliveries',
-  'webhook_attempts',
-  'prunes',
-];
-
 type Tables = Record<string, Record<string, unknown>[]>;
 
 async function allTables(store: Store): Promise<Tables> {
   const out: Tables = {};
-  for (const table of TABLES) {
-    const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? '1' : 'id';
-    out[table] = await storeRows(store, `select * from ${table} order by ${order}`);
-  }
+  for (const table of DATA_TABLES) out[table] = await storeRows(store, wholeTableSql(table));
   return out;
 }
 

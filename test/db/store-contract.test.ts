@@ -19,7 +19,15 @@ import {
 import { bodyHash } from '../../src/sync/body-hash.js';
 import { runSync, type SyncSummary } from '../../src/sync/run-sync.js';
 import { syncConfig, type TestEnv } from '../helpers/config.js';
-import { describePostgres, pgTarget, STORE_KINDS, storeOpener, usePostgres } from '../helpers/postgres.js';
+import {
+  DATA_TABLES,
+  describePostgres,
+  pgTarget,
+  STORE_KINDS,
+  storeOpener,
+  usePostgres,
+  wholeTableSql,
+} from '../helpers/postgres.js';
 import { cleanupScope } from '../helpers/scope.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { listedMediaUrls } from '../media/harness.js';
@@ -60,23 +68,6 @@ async function same<T>(pair: Pair, ask: (store: Store) => Promise<T>, sorted = f
   expect(comparable(order(b))).toStrictEqual(comparable(order(a)));
   return a;
 }
-
-const TABLES = [
-  'runs',
-  'options_bodies',
-  'coworkers',
-  'versions',
-  'listing_positions',
-  'changes',
-  'media_blobs',
-  'media_versions',
-  'media_urls',
-  'media_runs',
-  'webhook_endpoints',
-  'webhook_messages',
-  'webhook_deliveries',
-  'webhook_attempts',
-];
 
 /** Rows as both stores may differ in by design: random ids and tokens, a boolean stored as 0/1. */
 function tableComparable(list: unknown[]): unknown[] {
@@ -568,10 +559,9 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       .get() as number;
     // The two targets of NOTIFY_URLS, and the one only a digest wrote to.
     expect(notifyRows).toBe(3);
-    for (const table of TABLES) {
-      const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? 1 : 'id';
-      const fromSqlite = sqliteDb.sqlite.prepare(`select * from ${table} order by ${order}`).all();
-      const fromPg = await rows<Record<string, unknown>>(admin, `select * from ${table} order by ${order}`);
+    for (const table of DATA_TABLES) {
+      const fromSqlite = sqliteDb.sqlite.prepare(wholeTableSql(table)).all();
+      const fromPg = await rows<Record<string, unknown>>(admin, wholeTableSql(table));
       expect(tableComparable(fromPg), table).toStrictEqual(tableComparable(fromSqlite));
     }
     // The messages were composed with the run's own media: thumbnails from the mirror.

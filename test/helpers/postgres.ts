@@ -427,6 +427,31 @@ export function databaseEnv(
   return url === undefined ? { DATABASE_PATH: store.file } : { DATABASE_URL: url };
 }
 
+/** Every table of the mirror's data: what a whole-store assertion compares, table by table. */
+export const DATA_TABLES = [
+  'runs',
+  'options_bodies',
+  'coworkers',
+  'versions',
+  'listing_positions',
+  'changes',
+  'media_blobs',
+  'media_versions',
+  'media_urls',
+  'media_runs',
+  'webhook_endpoints',
+  'webhook_messages',
+  'webhook_deliveries',
+  'webhook_attempts',
+  'prunes',
+] as const;
+
+/** All of one table's rows in its key's order, the same on either store. */
+export function wholeTableSql(table: string): string {
+  const order = ['coworkers', 'media_urls', 'media_blobs', 'media_runs'].includes(table) ? '1' : 'id';
+  return `select * from ${table} order by ${order}`;
+}
+
 /**
  * The rows a query reads from a store `storeMaker` made, on its own connection: for whole-table
  * assertions on either store (portable SQL; booleans read as SQLite's 0 and 1). A write is run

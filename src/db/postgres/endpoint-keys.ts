@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import {
+  CLEAR_ENDPOINTS_SQL,
+  DIGEST_MESSAGE_IDS_SQL,
   ENDPOINT_KEY_NAME,
   EndpointKeys,
-  NOTIFY_ENDPOINT_PREFIX,
-  WEBHOOK_ENDPOINT_PREFIX,
   newEndpointKeyText,
   rekeyPlan,
   type EndpointRow,
@@ -11,10 +11,6 @@ import {
 } from '../endpoint-keys.js';
 import { identityEntry, keptIdentityValue } from './identity.js';
 import { rows, run, transaction } from './sql.js';
-
-const CLEAR_SQL = `select id, url from webhook_endpoints
-  where left(url, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
-    and left(url, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
 
 /**
  * The store's endpoint keys (src/db/endpoint-keys.ts), as src/db/sqlite/endpoint-keys.ts does on
@@ -26,7 +22,8 @@ const CLEAR_SQL = `select id, url from webhook_endpoints
 export async function pgEndpointKeys(pool: pg.Pool): Promise<EndpointKeys> {
   const known = await keptIdentityValue(pool, ENDPOINT_KEY_NAME);
   // The usual open: a key, and no row left in clear; nothing to write.
-  if (known !== undefined && (await rows(pool, CLEAR_SQL)).length === 0) return new EndpointKeys(known);
+  if (known !== undefined && (await rows(pool, CLEAR_ENDPOINTS_SQL)).length === 0)
+    return new EndpointKeys(known);
   return transaction(pool, async ({ client }) => {
     const key = await identityEntry(client, ENDPOINT_KEY_NAME, newEndpointKeyText);
     const keys = new EndpointKeys(key.value);
@@ -37,12 +34,7 @@ export async function pgEndpointKeys(pool: pg.Pool): Promise<EndpointKeys> {
       'select id, url from webhook_endpoints order by id for update',
     );
     const digestIds = former
-      ? (
-          await rows<{ webhook_id: string }>(
-            client,
-            "select webhook_id from webhook_messages where left(webhook_id, 7) = 'digest_'",
-          )
-        ).map((r) => r.webhook_id)
+      ? (await rows<{ webhook_id: string }>(client, DIGEST_MESSAGE_IDS_SQL)).map((r) => r.webhook_id)
       : [];
     await applyPlan(client, rekeyPlan(keys, endpoints, digestIds, former));
     return keys;

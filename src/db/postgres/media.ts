@@ -1,6 +1,5 @@
 import type { HeldMedia, KeptBlob, MediaCounts } from '../sqlite/media.js';
 import type { MediaRunRow } from '../schema.js';
-import type { MediaFailures } from '../store.js';
 import { announceMediaDropped } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { one, rows, run, transaction, tuples, type Queryable } from './sql.js';
@@ -107,26 +106,6 @@ export async function mediaRunsByIds(
     [[...runIds]],
   );
   return new Map(found.map((row) => [row.runId, row]));
-}
-
-/** The failed URLs whose last attempt was run `runId`'s (see the SQLite twin). */
-export async function mediaFailuresOf(ctx: PgContext, runId: number, limit: number): Promise<MediaFailures> {
-  const [byCode, first] = await Promise.all([
-    rows<MediaFailures['byCode'][number]>(
-      ctx.pool,
-      `select failure_code as code, count(*)::bigint as count from media_urls
-        where checked_run = $1 and failure_code is not null
-        group by failure_code order by count(*) desc, failure_code`,
-      [runId],
-    ),
-    rows<MediaFailures['first'][number]>(
-      ctx.pool,
-      `select url, failure_code as code, coalesce(failure_message, '') as message from media_urls
-        where checked_run = $1 and failure_code is not null order by url limit $2`,
-      [runId, limit],
-    ),
-  ]);
-  return { byCode, first };
 }
 
 /** Whether any mirrored file is still held. */

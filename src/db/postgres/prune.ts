@@ -1,31 +1,10 @@
 import type pg from 'pg';
-import {
-  pruneRows,
-  readHorizon,
-  type PruneConnection,
-  type PruneHorizon,
-  type PruneOutcome,
-  type PruneRequest,
-} from '../prune.js';
+import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { announceMediaDropped } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';
-import { run, transaction, tuples, type Queryable } from './sql.js';
-
-/** `?` placeholders as PostgreSQL's `$n`. */
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
-
-function pgConnection(db: Queryable): PruneConnection {
-  return {
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
-      tuples<T>(db, numbered(sql), [...params]),
-    run: (sql, params = []) => run(db, numbered(sql), [...params]),
-    list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
-  };
-}
+import { run, transaction, type Queryable } from './sql.js';
+import { pgSqlPort } from './sql-port.js';
 
 /** Every table a prune deletes from: what VACUUM then goes through. */
 const PRUNED_TABLES = [
@@ -53,7 +32,7 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
   const lock = request.heldRun === undefined ? await takeLock(ctx) : null;
   try {
     const work = await transaction(ctx.pool, async ({ client }) => {
-      const done = await pruneRows(pgConnection(client), request);
+      const done = await pruneRows(pgSqlPort(client), request);
       if (done.droppedFiles.length > 0) {
         await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
           done.droppedFiles,
@@ -89,5 +68,5 @@ async function vacuum(pool: pg.Pool): Promise<string | null> {
 }
 
 export function pruneHorizonPg(db: Queryable): Promise<PruneHorizon> {
-  return readHorizon(pgConnection(db));
+  return readHorizon(pgSqlPort(db));
 }

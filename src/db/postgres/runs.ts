@@ -296,24 +296,6 @@ export async function previousRun(ctx: PgContext, runId: number): Promise<RunRow
   return (await ctx.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1))[0];
 }
 
-/** See `Store.refusalStreakStart`: the streak ends at the newest earlier run that is not part of it. */
-export async function refusalStreakStart(
-  ctx: PgContext,
-  runId: number,
-  code: string,
-  entries: number,
-): Promise<string | null> {
-  const row = await one<{ at: string | null }>(
-    ctx.pool,
-    `select min(started_at) as at from runs
-      where id < $1 and id > coalesce(
-        (select max(id) from runs
-          where id < $1 and (error_code is distinct from $2::text or entries is distinct from $3::integer)), 0)`,
-    [runId, code, entries],
-  );
-  return row?.at ?? null;
-}
-
 export async function succeededRunTimes(
   ctx: PgContext,
   limit: number,

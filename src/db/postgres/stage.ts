@@ -19,13 +19,8 @@ import { writeOutbox, type RunMemory } from './outbox.js';
 import { lockRunningRow, markSucceeded } from './run-commit.js';
 import { assertHeld, latestSucceededRun } from './runs.js';
 import * as schema from './schema.js';
-import { one, rows, run, tuples, withinTransaction, type Tx } from './sql.js';
-
-/** `?` placeholders as PostgreSQL's `$n`. */
-function numbered(sql: string): string {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-}
+import { pgSqlPort } from './sql-port.js';
+import { one, rows, withinTransaction, type Tx } from './sql.js';
 
 /**
  * A run's stage in TEMP tables of ONE pooled connection held for the whole run: they live in that
@@ -50,13 +45,8 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   client.on('error', () => undefined);
   const tx: Tx = { client, db: drizzle({ client, schema }) };
   const conn: StageConnection = {
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
-      tuples<T>(client, numbered(sql), [...params]),
-    run: async (sql, params = []) => {
-      await run(client, numbered(sql), [...params]);
-    },
+    ...pgSqlPort(client),
     insert: (table, columns, values) => insertMany(client, table, columns, values),
-    list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
     // As an array, the ids are a list of index seeks: `id in (subquery)` is planned as a hash join
     // over a scan of the whole table while the run's rows are a few percent of its history.
     byIds: (subquery) => `id = any(array(${subquery}))`,

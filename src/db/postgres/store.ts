@@ -25,6 +25,8 @@ import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
+import { pgSqlPort } from './sql-port.js';
+import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -104,7 +106,7 @@ export class PgStore implements Store {
   latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
   previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
-    runs.refusalStreakStart(this.#ctx, runId, code, entries),
+    refusalStreakStart(pgSqlPort(this.#ctx.pool), runId, code, entries),
   );
   succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
     runs.succeededRunTimes(this.#ctx, limit),
@@ -165,7 +167,7 @@ export class PgStore implements Store {
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
   mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
-    media.mediaFailuresOf(this.#ctx, runId, limit),
+    mediaFailuresOf(pgSqlPort(this.#ctx.pool), runId, limit),
   );
 
   // Identity

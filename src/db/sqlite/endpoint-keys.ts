@@ -1,19 +1,15 @@
 import type Database from 'better-sqlite3';
 import {
+  CLEAR_ENDPOINTS_SQL,
+  DIGEST_MESSAGE_IDS_SQL,
   ENDPOINT_KEY_NAME,
   EndpointKeys,
-  NOTIFY_ENDPOINT_PREFIX,
-  WEBHOOK_ENDPOINT_PREFIX,
   newEndpointKeyText,
   rekeyPlan,
   type EndpointRow,
   type RekeyPlan,
 } from '../endpoint-keys.js';
 import { identityEntry, keptIdentityValue } from './identity.js';
-
-const CLEAR_SQL = `select id, url from webhook_endpoints
-  where substr(url, 1, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
-    and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
 
 /**
  * The store's endpoint keys (src/db/endpoint-keys.ts). Opened for writing, a store without a key
@@ -25,7 +21,8 @@ export function sqliteEndpointKeys(sqlite: Database.Database, writable: boolean)
   const known = keptIdentityValue(sqlite, ENDPOINT_KEY_NAME);
   if (!writable) return known === undefined ? EndpointKeys.unmatched() : new EndpointKeys(known);
   // The usual open: a key, and no row left in clear; nothing to write.
-  if (known !== undefined && sqlite.prepare(CLEAR_SQL).all().length === 0) return new EndpointKeys(known);
+  if (known !== undefined && sqlite.prepare(CLEAR_ENDPOINTS_SQL).all().length === 0)
+    return new EndpointKeys(known);
   return sqlite
     .transaction(() => {
       const key = identityEntry(sqlite, ENDPOINT_KEY_NAME, newEndpointKeyText);
@@ -35,12 +32,7 @@ export function sqliteEndpointKeys(sqlite: Database.Database, writable: boolean)
         .all() as EndpointRow[];
       // Only the transaction that made the key re-keys the ids written before it.
       const former = key.created;
-      const digestIds = former
-        ? (sqlite
-            .prepare("select webhook_id from webhook_messages where substr(webhook_id, 1, 7) = 'digest_'")
-            .pluck()
-            .all() as string[])
-        : [];
+      const digestIds = former ? (sqlite.prepare(DIGEST_MESSAGE_IDS_SQL).pluck().all() as string[]) : [];
       applyPlan(sqlite, rekeyPlan(keys, endpoints, digestIds, former));
       return keys;
     })

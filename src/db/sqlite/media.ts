@@ -1,5 +1,4 @@
 import type { MirrorDatabase } from '../open.js';
-import type { MediaFailures } from '../store.js';
 
 /** Objects a committed row vouches for: everything else in the media folder is a killed run's leftover. */
 export function liveMediaObjects(store: MirrorDatabase): Set<string> {
@@ -114,26 +113,4 @@ export function mediaFiguresReader(store: MirrorDatabase): MediaFigures {
     lastRun: () => (latest.get() as MediaCounts | undefined) ?? none,
     stored: () => held.get() as { files: number; bytes: number },
   };
-}
-
-/**
- * The URLs whose last attempt was run `runId`'s and failed: counted by code, and the first `limit`
- * by URL. A URL a later run tried again has moved on to that run (media_urls keeps each URL's last
- * attempt), so an older run's figures here can be fewer than its `media_runs.failed`.
- */
-export function mediaFailuresOf(store: MirrorDatabase, runId: number, limit: number): MediaFailures {
-  const byCode = store.sqlite
-    .prepare(
-      `select failure_code as code, count(*) as count from media_urls
-        where checked_run = ? and failure_code is not null
-        group by failure_code order by count(*) desc, failure_code`,
-    )
-    .all(runId) as MediaFailures['byCode'];
-  const first = store.sqlite
-    .prepare(
-      `select url, failure_code as code, coalesce(failure_message, '') as message from media_urls
-        where checked_run = ? and failure_code is not null order by url limit ?`,
-    )
-    .all(runId, limit) as MediaFailures['first'];
-  return { byCode, first };
 }

@@ -1,32 +1,8 @@
 import type { MirrorDatabase } from '../open.js';
 import { prepared } from '../prepared.js';
-import {
-  pruneRows,
-  readHorizon,
-  type PruneConnection,
-  type PruneHorizon,
-  type PruneOutcome,
-  type PruneRequest,
-} from '../prune.js';
+import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
-
-const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
-
-function sqliteConnection(store: MirrorDatabase): PruneConnection {
-  const { sqlite } = store;
-  return {
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
-      settle(
-        () =>
-          sqlite
-            .prepare(sql)
-            .raw(true)
-            .all(...params) as T[],
-      ),
-    run: (sql, params = []) => settle(() => sqlite.prepare(sql).run(...params).changes),
-    list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
-  };
-}
+import { sqliteSqlPort, withinTransaction } from './sql-port.js';
 
 /**
  * The prune on SQLite: one write transaction that first makes sure no sync holds the lock (a
@@ -45,15 +21,17 @@ export async function pruneSqlite(store: MirrorDatabase, request: PruneRequest):
   sqlite.pragma('secure_delete = on');
   let work;
   try {
-    sqlite.exec('begin immediate');
-    try {
-      assertUnlocked(store, new Date(request.now));
-      work = await pruneRows(sqliteConnection(store), request);
-      sqlite.exec('commit');
-    } catch (error) {
-      if (sqlite.inTransaction) sqlite.exec('rollback');
-      throw error;
-    }
+    work = await withinTransaction(
+      sqlite,
+      () => {
+        assertUnlocked(store, new Date(request.now));
+        return pruneRows(
+          sqliteSqlPort((sql) => sqlite.prepare(sql)),
+          request,
+        );
+      },
+      true,
+    );
     // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they are
     // filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
     if (work.personal && !store.immutable) sqlite.exec('vacuum');
@@ -85,8 +63,5 @@ function checkpoint(store: MirrorDatabase): string | null {
 }
 
 export function pruneHorizonSqlite(store: MirrorDatabase): Promise<PruneHorizon> {
-  return readHorizon({
-    rows: <T extends unknown[]>(sql: string) =>
-      settle(() => prepared(store.sqlite, sql).raw(true).all() as T[]),
-  });
+  return readHorizon(sqliteSqlPort((sql) => prepared(store.sqlite, sql)));
 }

@@ -71,23 +71,6 @@ export function previousRun(store: MirrorDatabase, runId: number): RunRow | unde
   return store.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1).get();
 }
 
-/** See `Store.refusalStreakStart`: the streak ends at the newest earlier run that is not part of it. */
-export function refusalStreakStart(
-  store: MirrorDatabase,
-  runId: number,
-  code: string,
-  entries: number,
-): string | null {
-  const row = store.sqlite
-    .prepare<[number, number, string, number], { at: string | null }>(
-      `select min(started_at) as at from runs
-        where id < ? and id > coalesce(
-          (select max(id) from runs where id < ? and (error_code is not ? or entries is not ?)), 0)`,
-    )
-    .get(runId, runId, code, entries);
-  return row?.at ?? null;
-}
-
 /** Marks the run that switched the database to a new upstream. */
 export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
   store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();

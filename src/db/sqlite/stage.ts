@@ -13,8 +13,7 @@ import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } 
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox } from './outbox.js';
 import { markSucceeded } from './run-commit.js';
-
-const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
+import { settle, sqliteSqlPort, withinTransaction } from './sql-port.js';
 
 /**
  * A run's stage in TEMP tables of the store's own connection. `temp_store = file`: the staged
@@ -84,17 +83,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   const restorePragmas = stagePragmas(sqlite);
   const prepare = statementCache(sqlite);
   const conn: StageConnection = {
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
-      settle(
-        () =>
-          prepare(sql)
-            .raw(true)
-            .all(...params) as T[],
-      ),
-    run: (sql, params = []) =>
-      settle(() => {
-        prepare(sql).run(...params);
-      }),
+    ...sqliteSqlPort(prepare),
     insert: (table, columns, rows) =>
       settle(() => {
         const names = columns.map((c) => c.name);
@@ -103,7 +92,6 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
         );
         for (const row of rows) insert.run(...row);
       }),
-    list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
     byIds: (subquery) => `id in (${subquery})`,
     transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
@@ -129,23 +117,6 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       ),
     release: () => settle(restorePragmas),
   };
-}
-
-/** `work` in one transaction of the stage's connection (`write`: taking the write lock at once). */
-async function withinTransaction<T>(
-  sqlite: MirrorDatabase['sqlite'],
-  work: () => Promise<T>,
-  write: boolean,
-): Promise<T> {
-  sqlite.exec(write ? 'begin immediate' : 'begin');
-  try {
-    const result = await work();
-    sqlite.exec('commit');
-    return result;
-  } catch (error) {
-    if (sqlite.inTransaction) sqlite.exec('rollback');
-    throw error;
-  }
 }
 
 /** The listing's statements; into an empty store, each table's indexes built after its insert. */

@@ -25,12 +25,15 @@ import {
   latestRunStart,
   previousRun,
   recordRebind,
-  refusalStreakStart,
   runOfTick,
 } from './run-lock.js';
 import { runCountsReader } from './runs.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
+import { sqliteSqlPort } from './sql-port.js';
+import { prepared } from '../prepared.js';
+import type { SqlPort } from '../sql-port.js';
+import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -50,6 +53,8 @@ export class SqliteStore implements MirrorDatabase {
   readonly fileProblem: () => string | null;
   readonly close: () => void;
   readonly endpointKeys: EndpointKeys;
+  /** The port the reads written once for both dialects go through (src/db/port-reads.ts). */
+  readonly #port: SqlPort;
 
   constructor(handle: SqliteHandle, endpointKeys: EndpointKeys) {
     this.endpointKeys = endpointKeys;
@@ -59,6 +64,7 @@ export class SqliteStore implements MirrorDatabase {
     this.immutable = handle.immutable;
     this.fileProblem = handle.fileProblem;
     this.close = handle.close;
+    this.#port = sqliteSqlPort((sql) => prepared(this.sqlite, sql));
   }
 
   // Runs
@@ -82,7 +88,7 @@ export class SqliteStore implements MirrorDatabase {
   latestSucceededRunId: Op<'latestSucceededRunId'> = () => settle(() => queries.latestSucceededRunId(this));
   previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = (runId, code, entries) =>
-    settle(() => refusalStreakStart(this, runId, code, entries));
+    refusalStreakStart(this.#port, runId, code, entries);
   succeededRunTimes: Op<'succeededRunTimes'> = (limit) => settle(() => pages.succeededRunTimes(this, limit));
   runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
 
@@ -146,8 +152,7 @@ export class SqliteStore implements MirrorDatabase {
       return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
     });
   mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
-  mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) =>
-    settle(() => media.mediaFailuresOf(this, runId, limit));
+  mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) => mediaFailuresOf(this.#port, runId, limit);
 
   // Identity
   identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this.sqlite, name, fresh));

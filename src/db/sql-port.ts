@@ -1,0 +1,15 @@
+/**
+ * The few things SQL written once for both dialects needs of a connection (the run's stage, the
+ * prune); placeholders are `?`. Each dialect has one implementation: src/db/sqlite/sql-port.ts,
+ * src/db/postgres/sql-port.ts.
+ */
+export interface SqlPort {
+  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs one statement; how many rows it changed. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** A subquery listing the values of one `?` parameter, and that parameter's value. */
+  list(
+    type: 'bigint' | 'int' | 'text',
+    values: readonly (number | string)[],
+  ): { sql: string; param: unknown };
+}
