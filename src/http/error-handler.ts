@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { MirrorError, toMirrorError } from '../errors.js';
+import { toMirrorError } from '../errors.js';
 import { sendUnavailablePage } from '../web/unavailable.js';
 
 /**
@@ -11,10 +11,6 @@ import { sendUnavailablePage } from '../web/unavailable.js';
 const DATABASE_AWAY = "The mirror's database is unavailable right now; try again shortly.";
 const RETRY_AFTER_S = 5;
 const AWAY_CODES: ReadonlySet<string> = new Set(['DB_ERROR', 'DATABASE_TIMEOUT']);
-
-function isSqliteError(error: Error): boolean {
-  return error.name === 'SqliteError';
-}
 
 /** A browser asking for a page (text/html named, not refused with q=0), never an API client. */
 function wantsPage(url: string, accept: string | undefined): boolean {
@@ -39,9 +35,10 @@ export function registerErrorHandlers(
   notFound?: (req: IncomingMessage, res: ServerResponse) => void,
 ): void {
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-    // SQLite's errors reach here as they were thrown: a busy or failing file is the database away too.
-    const known = error instanceof MirrorError || isSqliteError(error) ? toMirrorError(error) : null;
-    if (known !== null && AWAY_CODES.has(known.code)) {
+    // SQLite's errors reach here as they were thrown: toMirrorError makes a busy or failing file
+    // DB_ERROR, the database away too.
+    const known = toMirrorError(error);
+    if (AWAY_CODES.has(known.code)) {
       // Expected while the database is away: what and why, without a stack per request.
       request.log.warn(
         { url: request.url, code: known.code, reason: known.message },

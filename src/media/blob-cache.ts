@@ -22,9 +22,9 @@ export class BlobCache {
   readonly #filling = new Map<string, Promise<void>>();
   #claim: Promise<FolderClaim> | null = null;
 
-  constructor(place: FolderPlace | string, store: BlobOperations & ClaimStore, logger: Logger) {
-    this.#place = typeof place === 'string' ? { dir: place } : place;
-    this.#files = new MediaStore(this.#place.dir);
+  constructor(place: FolderPlace, store: BlobOperations & ClaimStore, logger: Logger) {
+    this.#place = place;
+    this.#files = new MediaStore(place.dir);
     this.#store = store;
     this.#logger = logger;
   }

@@ -67,9 +67,11 @@ export async function claimMediaFolder(place: FolderPlace, deps: ClaimDeps): Pro
     }
     const named = place.ownDir !== undefined && resolve(place.ownDir) === resolve(place.dir);
     const files = new MediaStore(place.dir);
-    if (!named && files.holdsObjects()) {
+    // One listing of the folder: an empty one needs no read of the kept files.
+    const names = named ? [] : files.objectNames();
+    if (names.length > 0) {
       const live = await deps.live();
-      const unreferenced = files.objectNames().filter((sha) => !live.has(sha)).length;
+      const unreferenced = names.filter((sha) => !live.has(sha)).length;
       if (unreferenced > 0) return { kind: 'shared', unreferenced };
     }
     if (named && place.legacyDir !== undefined) {

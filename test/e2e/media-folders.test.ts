@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatedUpstream } from '../../src/simulated-upstream/index.js';
@@ -6,20 +6,9 @@ import { describePostgres, usePostgres } from '../helpers/postgres.js';
 import { ensureBuilt, runCli } from '../helpers/process.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
-import { listedMediaUrls, mediaHost, sha256 } from '../media/harness.js';
+import { hostFiles, mediaHost, objectsIn, sha256 } from '../media/harness.js';
 
 beforeAll(() => ensureBuilt());
-
-type MediaHost = Awaited<ReturnType<typeof mediaHost>>;
-
-/** The sha256 of every object a media folder holds. */
-function objectsIn(dir: string): string[] {
-  const objects = join(dir, 'objects');
-  if (!existsSync(objects)) return [];
-  return readdirSync(objects)
-    .flatMap((prefix) => readdirSync(join(objects, prefix)))
-    .sort();
-}
 
 /** Each media file of the upstream's listing as a `serve` of the database answers it. */
 async function servedBy(
@@ -37,10 +26,6 @@ async function servedBy(
   serve.child.kill('SIGTERM');
   expect((await serve.exited).code).toBe(0);
   return answers;
-}
-
-function filesOf(upstream: SimulatedUpstream, host: MediaHost): Map<string, Buffer> {
-  return new Map(listedMediaUrls(upstream, host).map((u) => [u, host.fileAt(u)?.bytes ?? Buffer.alloc(0)]));
 }
 
 const allServed = (files: Map<string, Buffer>) =>
@@ -96,7 +81,7 @@ describePostgres('databases in one working directory with default media folders'
         upstream: await simulatedUpstream({ seed: 9, count: 8, mediaBaseUrl: host.mediaBaseUrl }),
       },
     ];
-    const files = databases.map((db) => filesOf(db.upstream, host));
+    const files = databases.map((db) => hostFiles(db.upstream, host));
     for (const db of databases) {
       const sync = runCli(
         ['sync', '--upstream', db.upstream.url],

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError } from '../../src/errors.js';
@@ -11,8 +12,12 @@ const LIST = '/api/model/team-block-coworker/list/';
  * The real SQLite store, with a switch that makes every operation fail as a networked store's do
  * while its server restarts or fails over (the connection refused), until it is switched back.
  */
-function switchableStore(store: Store): { store: Store; away(message: string): void; back(): void } {
-  let failure: string | null = null;
+function switchableStore(store: Store): {
+  store: Store;
+  away(failure: string | Error): void;
+  back(): void;
+} {
+  let failure: string | Error | null = null;
   const wrapped = new Proxy(store, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver) as unknown;
@@ -20,7 +25,7 @@ function switchableStore(store: Store): { store: Store; away(message: string): v
       return (...args: unknown[]): unknown =>
         failure === null
           ? (value as (...a: unknown[]) => unknown).apply(target, args)
-          : Promise.reject(new MirrorError('DB_ERROR', failure));
+          : Promise.reject(typeof failure === 'string' ? new MirrorError('DB_ERROR', failure) : failure);
     },
   });
   return { store: wrapped, away: (message) => (failure = message), back: () => (failure = null) };
@@ -88,6 +93,52 @@ describe.each(STORE_KINDS)('on %s', (kind) => {
         before[0],
         results(String(before[1])),
       ]);
+    });
+
+    it('a browser asking for a page gets the HTML 503 page, an API client or a refusal of HTML the JSON one; a SQLite error thrown as it is too', async () => {
+      const store = await fresh();
+      await sync(store, await simulatedUpstream({ seed: 3, count: 5 }));
+      const db = switchableStore(store);
+      const mirror = await startMirror(db.store);
+      const answer = async (path: string, accept: string) => {
+        const res = await fetch(`${mirror.url}${path}`, { headers: { accept } });
+        const body = await res.text();
+        return {
+          status: res.status,
+          retryAfter: res.headers.get('retry-after'),
+          kind: res.headers.get('content-type')?.startsWith('text/html')
+            ? body.includes('<title>The history is unavailable right now · coworker mirror</title>')
+              ? 'page'
+              : 'other html'
+            : (JSON.parse(body) as unknown),
+        };
+      };
+      const PAGE = { status: 503, retryAfter: '5', kind: 'page' };
+      const JSON_503 = {
+        status: 503,
+        retryAfter: '5',
+        kind: { detail: "The mirror's database is unavailable right now; try again shortly." },
+      };
+      const cases: [path: string, accept: string, expected: typeof PAGE | typeof JSON_503][] = [
+        ['/changes/', 'text/html', PAGE],
+        ['/runs/', 'application/xhtml+xml', PAGE],
+        ['/runs/', 'application/json;q=0.9, Text/HTML ; q=0.5', PAGE],
+        ['/changes/', 'text/html;q=0, application/json', JSON_503],
+        ['/changes/', 'application/json', JSON_503],
+        ['/changes/', '*/*', JSON_503],
+        ['/api/mirror/changes/', 'text/html', JSON_503],
+      ];
+      for (const failure of [
+        'connection refused (ECONNREFUSED)',
+        new Database.SqliteError('database is locked', 'SQLITE_BUSY'),
+      ]) {
+        db.away(failure);
+        for (const [path, accept, expected] of cases) {
+          expect({ path, accept, ...(await answer(path, accept)) }).toEqual({ path, accept, ...expected });
+        }
+      }
+      db.back();
+      expect((await answer('/changes/', 'text/html')).status).toBe(200);
     });
   });
 });

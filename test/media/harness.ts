@@ -142,6 +142,20 @@ export function listedMediaUrls(upstream: SimulatedUpstream, host: SimulatedMedi
   return [...urls].sort();
 }
 
+/** The bytes behind every media URL of a listing, read from the host while it is up. */
+export function hostFiles(upstream: SimulatedUpstream, host: SimulatedMediaHost): Map<string, Buffer> {
+  return new Map(listedMediaUrls(upstream, host).map((u) => [u, host.fileAt(u)?.bytes ?? Buffer.alloc(0)]));
+}
+
+/** Every name under a media folder's `objects/` (none when it was never created), sorted. */
+export function objectsIn(dir: string): string[] {
+  const objects = join(dir, 'objects');
+  if (!existsSync(objects)) return [];
+  return readdirSync(objects)
+    .flatMap((prefix) => readdirSync(join(objects, prefix)))
+    .sort();
+}
+
 /** Files left in the temp folder (none when it was never created). */
 export function tempLeftovers(dir: string): string[] {
   const tmp = join(dir, 'tmp');

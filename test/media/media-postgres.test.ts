@@ -241,7 +241,7 @@ describePostgres('media on PostgreSQL', () => {
     writeFileSync(join(dir, 'file'), bytes);
     await store.putBlob(sha, join(dir, 'file'));
     const media = join(dir, 'media');
-    const cache = new BlobCache(media, store, silentLogger());
+    const cache = new BlobCache({ dir: media }, store, silentLogger());
     await Promise.all([cache.fill(sha, bytes.length), cache.fill(sha, bytes.length)]);
     expect(readFileSync(objectPath(media, sha)).equals(bytes)).toBe(true);
   });

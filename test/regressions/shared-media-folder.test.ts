@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
@@ -10,7 +10,7 @@ import { syncConfig, type TestEnv } from '../helpers/config.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
-import { listedMediaUrls, mediaHost, objectPath, sha256 } from '../media/harness.js';
+import { hostFiles, listedMediaUrls, mediaHost, objectPath, objectsIn, sha256 } from '../media/harness.js';
 
 // Regression: the README's order (the demo's data/demo.db, then a real data/mirror.db) puts two
 // databases in one folder, and both took `media/` beside them as their media folder. Each run
@@ -48,39 +48,39 @@ function allServed(upstream: SimulatedUpstream, host: MediaHost) {
   return listedMediaUrls(upstream, host).map((url) => ({ url, status: 200, same: true }));
 }
 
-/** The bytes behind every media URL of a listing, read from the host while it is up. */
-function hostFiles(upstream: SimulatedUpstream, host: MediaHost): Map<string, Buffer> {
-  return new Map(listedMediaUrls(upstream, host).map((u) => [u, host.fileAt(u)?.bytes ?? Buffer.alloc(0)]));
+interface Database {
+  store: MirrorDatabase;
+  upstream: SimulatedUpstream;
 }
 
-/** The sha256 of every object a media folder holds. */
-function objectsIn(dir: string): string[] {
-  const objects = join(dir, 'objects');
-  if (!existsSync(objects)) return [];
-  return readdirSync(objects)
-    .flatMap((prefix) => readdirSync(join(objects, prefix)))
-    .sort();
+/**
+ * The README's two databases in one folder, `demo.db` and `mirror.db`, each with an upstream of
+ * its own naming files on one media host; `files` holds the bytes behind every URL of both.
+ */
+async function twoDatabases(
+  folder: string,
+  host: MediaHost,
+): Promise<{ demo: Database; mirror: Database; files: Map<string, Buffer> }> {
+  const at = async (name: string, seed: number): Promise<Database> => ({
+    store: databaseAt(join(folder, name)),
+    upstream: await simulatedUpstream({ seed, count: 12, mediaBaseUrl: host.mediaBaseUrl }),
+  });
+  const demo = await at('demo.db', 7);
+  const mirror = await at('mirror.db', 8);
+  const files = new Map([...hostFiles(demo.upstream, host), ...hostFiles(mirror.upstream, host)]);
+  return { demo, mirror, files };
 }
 
 describe('two databases in one folder (SQLite)', () => {
   it('with default settings each keeps its own media: both serve every file they recorded after the other synced, the media host down', async () => {
     const host = await mediaHost();
-    const folder = tempDir();
-    const demo = {
-      store: databaseAt(join(folder, 'demo.db')),
-      upstream: await simulatedUpstream({ seed: 7, count: 12, mediaBaseUrl: host.mediaBaseUrl }),
-    };
-    const mirror = {
-      store: databaseAt(join(folder, 'mirror.db')),
-      upstream: await simulatedUpstream({ seed: 8, count: 12, mediaBaseUrl: host.mediaBaseUrl }),
-    };
+    const { demo, mirror, files } = await twoDatabases(tempDir(), host);
     const env = (store: MirrorDatabase): TestEnv => ({
       DATABASE_PATH: store.file,
       MEDIA_ORIGINS: host.url,
       MEDIA_TIMEOUT: '5s',
     });
-    const configOf = (db: typeof demo) => syncConfig(db.upstream.url, env(db.store));
-    const files = new Map([...hostFiles(demo.upstream, host), ...hostFiles(mirror.upstream, host)]);
+    const configOf = (db: Database) => syncConfig(db.upstream.url, env(db.store));
 
     // The demo first, then the real mirror, then each again, as two mirrors on one machine run.
     for (const db of [demo, mirror, demo, mirror]) {
@@ -103,16 +103,8 @@ describe('two databases in one folder (SQLite)', () => {
     const host = await mediaHost();
     const folder = tempDir();
     const legacy = join(folder, 'media');
-    const demo = {
-      store: databaseAt(join(folder, 'demo.db')),
-      upstream: await simulatedUpstream({ seed: 7, count: 12, mediaBaseUrl: host.mediaBaseUrl }),
-    };
-    const mirror = {
-      store: databaseAt(join(folder, 'mirror.db')),
-      upstream: await simulatedUpstream({ seed: 8, count: 12, mediaBaseUrl: host.mediaBaseUrl }),
-    };
-    const files = new Map([...hostFiles(demo.upstream, host), ...hostFiles(mirror.upstream, host)]);
-    const run = (db: typeof demo, env: TestEnv) =>
+    const { demo, mirror, files } = await twoDatabases(folder, host);
+    const run = (db: Database, env: TestEnv) =>
       runSync(
         syncConfig(db.upstream.url, {
           DATABASE_PATH: db.store.file,

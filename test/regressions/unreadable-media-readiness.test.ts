@@ -19,6 +19,17 @@ async function syncedFile(rig: MediaRig): Promise<{ bytes: Buffer; sha: string; 
   return { bytes, sha, path: `/media/${sha}/${url.split('/').at(-1)}` };
 }
 
+/** Every distinct file of a synced rig's listing, as `syncedFile` gives one. */
+function filesOf(rig: MediaRig): { bytes: Buffer; sha: string; path: string }[] {
+  const bySha = new Map<string, { bytes: Buffer; sha: string; path: string }>();
+  for (const url of listedMediaUrls(rig.upstream, rig.host)) {
+    const bytes = rig.host.fileAt(url)?.bytes ?? Buffer.alloc(0);
+    const sha = sha256(bytes);
+    bySha.set(sha, { bytes, sha, path: `/media/${sha}/${url.split('/').at(-1)}` });
+  }
+  return [...bySha.values()];
+}
+
 /**
  * Makes a recorded file unreadable: its object deleted from the folder, and on PostgreSQL its
  * bytes from the database too (else the database serves it, as it should).
@@ -80,5 +91,28 @@ describe.each(STORE_KINDS)('a recorded media file that cannot be read, on %s', (
     writeFileSync(objectPath(rig.media.dir, file.sha), file.bytes);
     if (rig.store.holdsBlobs) await rig.store.putBlob(file.sha, objectPath(rig.media.dir, file.sha));
     await eventually(async () => ((await readiness(mirror.url)).status === 200 ? true : undefined));
+  });
+
+  it('a folder put back: the first file served again has every file looked at again, and the status page clears without the others asked for', async () => {
+    const rig = await mediaRig({}, await fresh());
+    await rig.sync();
+    const [one, two] = filesOf(rig);
+    if (!one || !two) throw new Error('fewer than two files in the listing');
+    const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
+    for (const file of [one, two]) await lose(rig, file.sha);
+    for (const file of [one, two]) expect((await fetch(`${mirror.url}${file.path}`)).status).toBe(503);
+    expect(await (await fetch(`${mirror.url}/`)).text()).toContain(
+      `<p class="notice bad" role="alert">Mirrored media: <bdi>2 recorded media files cannot be read`,
+    );
+
+    for (const file of [one, two]) {
+      writeFileSync(objectPath(rig.media.dir, file.sha), file.bytes);
+      if (rig.store.holdsBlobs) await rig.store.putBlob(file.sha, objectPath(rig.media.dir, file.sha));
+    }
+    expect((await fetch(`${mirror.url}${one.path}`)).status).toBe(200);
+    // Neither /readyz (which looks again itself) nor the second file is asked: the status page alone.
+    await eventually(async () =>
+      (await (await fetch(`${mirror.url}/`)).text()).includes('Mirrored media:') ? undefined : true,
+    );
   });
 });
