@@ -1,4 +1,11 @@
-import { countChanges, describeChange, phraseText, runTitle, type ChangeFacts } from './describe-change.js';
+import {
+  countChanges,
+  describeChange,
+  phraseText,
+  runTitle,
+  whoWords,
+  type ChangeFacts,
+} from './describe-change.js';
 import { isolatedText } from '../text/bidi.js';
 import { clockFormat } from '../time/date-formats.js';
 
@@ -75,6 +82,9 @@ export interface RunChanges {
   imageOf?: (change: ChangeFacts) => string | null;
 }
 
+/** A line's name as every message writes it: bounded, the uuid when blank, isolated for bidi. */
+export const lineWho = (name: string, uuid: string): string => isolatedText(whoWords(name, uuid));
+
 /** One message for one run's changes: a title, a sentence per change, "and N more". */
 export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMessage {
   const shown = run.changes.slice(0, MAX_LINES);
@@ -87,7 +97,7 @@ export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMess
     lines: shown.map((facts) => {
       const words = describeChange(facts);
       return {
-        who: isolatedText(words.who),
+        who: lineWho(facts.name, facts.uuid),
         whoUrl: link(ctx, `/coworkers/${encodeURIComponent(facts.uuid)}/`),
         rest: `${words.appearance}${words.joint}${phraseText(words.what, isolatedText)}`,
         imageUrl: run.imageOf?.(facts) ?? null,
