@@ -6,7 +6,7 @@ import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
 import { notificationOutboxOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
-import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
+import { announceStore, holdRunsAsProcess, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
@@ -47,6 +47,7 @@ export async function runSyncCommand(
   }
   const logger = syncLogger(config, options.upstreamLabel, options.logFormat);
   const bar = await progressBar();
+  holdRunsAsProcess();
   announceStore(config.database);
   const store = await openStore(config.database, { purpose: 'sync' }).catch((thrown: unknown) => {
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than

@@ -4,7 +4,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { syncHeapMbFrom } from '../config/sync-heap.js';
 import type { StoreChoice } from '../db/open-store.js';
 import type { ErrorCode } from '../errors.js';
-import { currentHolder, markRunActive, markRunInactive } from '../db/run-liveness.js';
+import { currentHolder, holdRunsAs, markRunActive, markRunInactive } from '../db/run-liveness.js';
 import { visibleLines } from './terminal.js';
 
 // A bare `sync` runs in a worker thread with SYNC_MAX_HEAP_MB as its heap limit. Without a limit
@@ -39,6 +39,12 @@ export function wantsSyncThread(): boolean {
   if (!isMainThread || process.send) return false;
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   return !flags.some((flag) => /^--max[-_]old[-_]space[-_]size/.test(flag));
+}
+
+/** In `sync`'s thread: its runs are held under the process's token (see `holdRunsAs`). */
+export function holdRunsAsProcess(): void {
+  const data = threadData();
+  if (data) holdRunsAs(data.runHolderToken);
 }
 
 /** What the run tells whoever started it: `start` over IPC, the main thread over its port. */
