@@ -29,7 +29,7 @@ interface Index {
 const PG_ONLY_TABLES = new Set(['media_blob_chunks']);
 
 // SQLite columns declared `integer({ mode: 'boolean' })` in src/db/schema.ts: stored as 0 or 1,
-// the twin of a PostgreSQL boolean (storeRows reads PostgreSQL's booleans as 0 and 1 too).
+// the twin of a PostgreSQL boolean; any other INTEGER is PostgreSQL's integer or bigint.
 const SQLITE_BOOLEANS = new Set(
   Object.values(sqliteSchema)
     .filter((t) => t instanceof SQLiteTable)
