@@ -213,8 +213,8 @@ const VERSION_ROWS_SQL = `select id, uuid, slot, body, body_hash as bodyHash, va
 
 /**
  * Every version (oldest first) and every change (oldest first) of one coworker. Prepared SQL read
- * straight into rows: drizzle's statement building and row mapping were a third of the call's time
- * at a hundred changes (bench/history-queries.ts).
+ * straight into rows: drizzle's statement building and row mapping were a large share of the call's
+ * time (bench/history-queries.ts).
  */
 export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHistory | undefined {
   const coworker = getCoworker(store, uuid);

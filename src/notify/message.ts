@@ -69,7 +69,7 @@ export function localClock(iso: string, timeZone: string): string {
 
 /**
  * A page shows the same few instants many times (a run's changes share its time), and each
- * formatToParts cost ~20 µs: the last answers are kept, at most MAX_CLOCKS (≈ 100 KB).
+ * formatToParts call is slow beside a map lookup: the last answers are kept, at most MAX_CLOCKS.
  */
 const clocks = new Map<string, string>();
 const MAX_CLOCKS = 1000;

@@ -38,7 +38,7 @@ export const optionsBodies = pgTable(
     id: id(),
     body: textC('body').notNull(),
   },
-  // A btree entry holds at most ~2.7 kB and an OPTIONS body is often larger: the uniqueness is on
+  // A btree entry holds at most a third of a page and an OPTIONS body is often larger: the uniqueness is on
   // its md5, which is what SQLite's unique index on the whole text guarantees in practice.
   () => [uniqueIndex('options_bodies_body_unique').on(sql`md5(body)`)],
 );
