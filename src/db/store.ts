@@ -1,11 +1,5 @@
-import type {
-  DeliveryFilter,
-  DeliveryRow,
-  AttemptOutcome,
-  AttemptRecord,
-  Claim,
-  ClaimResult,
-} from './sqlite/deliveries.js';
+import type { DeliveryFilter, DeliveryRow, AttemptOutcome, AttemptRecord } from './sqlite/deliveries.js';
+import type { Claim, ClaimResult } from './outbox-claim.js';
 import type { Readable } from 'node:stream';
 import type { EndpointKeys } from './endpoint-keys.js';
 import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';

@@ -1,57 +1,13 @@
-import { dueHeads, type QueueHead } from '../commit-plans.js';
 import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
-import {
-  claimOf,
-  type AttemptOutcome,
-  type AttemptRecord,
-  type Claim,
-  type ClaimResult,
-  type DeliveryFilter,
-  type DeliveryRow,
-} from '../sqlite/deliveries.js';
+import type { Claim } from '../outbox-claim.js';
+import type { AttemptOutcome, AttemptRecord, DeliveryFilter, DeliveryRow } from '../sqlite/deliveries.js';
 import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { one, rows, run, transaction, type Queryable } from './sql.js';
 
-// The webhook outbox on PostgreSQL: the twin of src/db/sqlite/deliveries.ts. A claim locks the
-// heads it reads (FOR UPDATE SKIP LOCKED): two instances claiming at once never lease one delivery.
-
-const HEADS = `select e.id as "endpointId", e.url, d.id as "deliveryId", d.next_attempt_at as "nextAttemptAt",
-         d.lease_until as "leaseUntil", d.tries, m.webhook_id as "webhookId", m.body
-    from webhook_endpoints e
-    join webhook_deliveries d on d.id = (
-           select id from webhook_deliveries
-            where endpoint_id = e.id and status = 'pending' order by id limit 1)
-    join webhook_messages m on m.id = d.message_id
-   where e.disabled_at is null and e.url = any($1::text[])
-   order by e.id
-   for update of d skip locked`;
-
-export async function claimDue(
-  ctx: PgContext,
-  options: {
-    urls: readonly string[];
-    busyEndpoints: ReadonlySet<number>;
-    leaseMs: number;
-    token: string;
-    now: number;
-  },
-): Promise<ClaimResult> {
-  if (options.urls.length === 0) return { claims: [], nextWakeAt: null };
-  return transaction(ctx.pool, async ({ client }) => {
-    const heads = await rows<QueueHead>(client, HEADS, [[...options.urls]]);
-    const { due, nextWakeAt } = dueHeads(heads, options);
-    if (due.length > 0) {
-      await run(
-        client,
-        'update webhook_deliveries set lease_until = $1, lease_token = $2 where id = any($3::bigint[])',
-        [new Date(options.now + options.leaseMs).toISOString(), options.token, due.map((h) => h.deliveryId)],
-      );
-    }
-    return { claims: due.map(claimOf), nextWakeAt };
-  });
-}
+// The webhook outbox on PostgreSQL: the twin of src/db/sqlite/deliveries.ts (the claim is
+// src/db/outbox-claim.ts).
 
 const BASE = 'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
 

@@ -11,20 +11,15 @@ import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { endpointId, firstListingRun, newMessageIds } from './outbox.js';
 import { changeSubjects } from './pages.js';
+import { claimDueNotifications } from '../outbox-claim.js';
+import { pgTransactionPort } from './sql-port.js';
 import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
 
-// The notification rows of the webhook outbox on PostgreSQL: the twin of src/db/sqlite/notify-outbox.ts.
-// A claim locks the rows it leases (FOR UPDATE SKIP LOCKED): two instances never send one twice.
+// The notification rows of the webhook outbox on PostgreSQL: the twin of src/db/sqlite/notify-outbox.ts
+// (the claim is src/db/outbox-claim.ts).
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
-
-interface DueRow {
-  id: number;
-  url: string;
-  body: string;
-  tries: number;
-}
 
 const BASE = 'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
 
@@ -42,28 +37,11 @@ export class PgNotificationOutbox implements NotificationOutbox {
 
   /** Leases the due rows of enabled targets, oldest first. */
   async claim(now: Date, limit: number): Promise<OutboxNotification[]> {
-    const at = now.toISOString();
-    const due = await transaction(this.#ctx.pool, async ({ client }) => {
-      const found = await rows<DueRow>(
-        client,
-        `select d.id, e.url, m.body, d.tries
-           from webhook_deliveries d
-           join webhook_endpoints e on e.id = d.endpoint_id
-           join webhook_messages m on m.id = d.message_id
-          where d.status = 'pending' and e.disabled_at is null and left(e.url, $1) = $2
-            and d.next_attempt_at <= $3 and (d.lease_until is null or d.lease_until <= $3)
-          order by d.id limit $4
-          for update of d skip locked`,
-        [NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX, at, limit],
-      );
-      if (found.length > 0) {
-        await run(
-          client,
-          'update webhook_deliveries set lease_until = $1, lease_token = $2 where id = any($3::bigint[])',
-          [new Date(now.getTime() + LEASE_MS).toISOString(), this.#token, found.map((r) => r.id)],
-        );
-      }
-      return found;
+    const due = await claimDueNotifications(pgTransactionPort(this.#ctx.pool), {
+      now,
+      limit,
+      leaseMs: LEASE_MS,
+      token: this.#token,
     });
     return due.map((row) => ({
       id: row.id,

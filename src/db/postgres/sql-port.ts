@@ -1,5 +1,6 @@
-import type { SqlPort } from '../sql-port.js';
-import { run, tuples, type Queryable } from './sql.js';
+import type pg from 'pg';
+import type { SqlPort, TransactionPort } from '../sql-port.js';
+import { run, transaction, tuples, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
@@ -13,5 +14,14 @@ export function pgSqlPort(db: Queryable): SqlPort {
       tuples<T>(db, numbered(sql), [...params]),
     run: (sql, params = []) => run(db, numbered(sql), [...params]),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
+  };
+}
+
+/** The port over the pool, each write transaction on one pooled connection. */
+export function pgTransactionPort(pool: pg.Pool): TransactionPort {
+  return {
+    ...pgSqlPort(pool),
+    dialect: 'postgres',
+    write: (work) => transaction(pool, ({ client }) => work(pgSqlPort(client))),
   };
 }

@@ -25,7 +25,8 @@ import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
-import { pgSqlPort } from './sql-port.js';
+import { pgSqlPort, pgTransactionPort } from './sql-port.js';
+import { claimDue } from '../outbox-claim.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
@@ -188,7 +189,7 @@ export class PgStore implements Store {
   );
 
   // Deliveries
-  claimDue: Op<'claimDue'> = this.#guard((options) => deliveries.claimDue(this.#ctx, options));
+  claimDue: Op<'claimDue'> = this.#guard((options) => claimDue(pgTransactionPort(this.#ctx.pool), options));
   recordAttempt: Op<'recordAttempt'> = this.#guard((claim, result, outcome) =>
     deliveries.recordAttempt(this.#ctx, claim, result, outcome),
   );

@@ -1,75 +1,7 @@
-import { dueHeads, type QueueHead } from '../commit-plans.js';
+import type { Claim } from '../outbox-claim.js';
 import type { MirrorDatabase } from '../open.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../schema.js';
 import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
-
-/** A delivery this process has leased for one attempt. */
-export interface Claim {
-  deliveryId: number;
-  endpointId: number;
-  url: string;
-  webhookId: string;
-  body: string;
-  /** Failed attempts so far in this series (0 before the first). */
-  tries: number;
-}
-
-/** The claim of a queue head this process leased. */
-export const claimOf = (head: QueueHead): Claim => ({
-  deliveryId: head.deliveryId,
-  endpointId: head.endpointId,
-  url: head.url,
-  webhookId: head.webhookId,
-  body: head.body,
-  tries: head.tries,
-});
-
-export interface ClaimResult {
-  claims: Claim[];
-  /** When the next delivery becomes due (a retry, or a lease another process holds ends); null: none. */
-  nextWakeAt: number | null;
-}
-
-/**
- * Leases the head of each configured, enabled endpoint's queue when it is due and nobody else
- * holds it. Only the head: a delivery never overtakes an older one to the same endpoint.
- */
-export function claimDue(
-  store: MirrorDatabase,
-  options: {
-    urls: readonly string[];
-    busyEndpoints: ReadonlySet<number>;
-    leaseMs: number;
-    token: string;
-    now: number;
-  },
-): ClaimResult {
-  return store.sqlite
-    .transaction((): ClaimResult => {
-      const heads = store.sqlite
-        .prepare(
-          `select e.id as endpointId, e.url, d.id as deliveryId, d.next_attempt_at as nextAttemptAt,
-                  d.lease_until as leaseUntil, d.tries, m.webhook_id as webhookId, m.body
-             from webhook_endpoints e
-             join webhook_deliveries d on d.id = (
-                    select id from webhook_deliveries
-                     where endpoint_id = e.id and status = 'pending' order by id limit 1)
-             join webhook_messages m on m.id = d.message_id
-            where e.disabled_at is null and e.url in (select value from json_each(?))
-            order by e.id`,
-        )
-        .all(JSON.stringify(options.urls)) as QueueHead[];
-      const lease = store.sqlite.prepare(
-        'update webhook_deliveries set lease_until = ?, lease_token = ? where id = ?',
-      );
-      const { due, nextWakeAt } = dueHeads(heads, options);
-      const until = new Date(options.now + options.leaseMs).toISOString();
-      for (const head of due) lease.run(until, options.token, head.deliveryId);
-      const claims = due.map(claimOf);
-      return { claims, nextWakeAt };
-    })
-    .immediate();
-}
 
 /** One attempt as the delivery log records it. */
 export type AttemptRecord = Pick<

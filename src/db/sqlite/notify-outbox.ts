@@ -9,16 +9,11 @@ import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
 import type { DisabledNotifyTarget } from '../store.js';
 import { firstListingRun } from './outbox.js';
+import { claimDueNotifications } from '../outbox-claim.js';
+import { transactionPortOf } from './sql-port.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
-
-interface DueRow {
-  id: number;
-  url: string;
-  body: string;
-  tries: number;
-}
 
 /**
  * The notification rows of the webhook outbox (endpoints keyed `notify:<targetId>`): the rows are
@@ -37,37 +32,19 @@ export class SqliteNotificationOutbox implements NotificationOutbox {
   }
 
   /** Leases the due rows of enabled targets, oldest first. */
-  claim(now: Date, limit: number): Promise<OutboxNotification[]> {
-    const at = now.toISOString();
-    const rows = this.#store.sqlite
-      .transaction((): DueRow[] => {
-        const due = this.#store.sqlite
-          .prepare(
-            `select d.id, e.url, m.body, d.tries
-               from webhook_deliveries d
-               join webhook_endpoints e on e.id = d.endpoint_id
-               join webhook_messages m on m.id = d.message_id
-              where d.status = 'pending' and e.disabled_at is null and substr(e.url, 1, ?) = ?
-                and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
-              order by d.id limit ?`,
-          )
-          .all(NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX, at, at, limit) as DueRow[];
-        const lease = this.#store.sqlite.prepare(
-          'update webhook_deliveries set lease_until = ?, lease_token = ? where id = ?',
-        );
-        const until = new Date(now.getTime() + LEASE_MS).toISOString();
-        for (const row of due) lease.run(until, this.#token, row.id);
-        return due;
-      })
-      .immediate();
-    return Promise.resolve(
-      rows.map((row) => ({
-        id: row.id,
-        targetId: row.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
-        message: JSON.parse(row.body) as NotifyMessage,
-        attempts: row.tries,
-      })),
-    );
+  async claim(now: Date, limit: number): Promise<OutboxNotification[]> {
+    const rows = await claimDueNotifications(transactionPortOf(this.#store.sqlite), {
+      now,
+      limit,
+      leaseMs: LEASE_MS,
+      token: this.#token,
+    });
+    return rows.map((row) => ({
+      id: row.id,
+      targetId: row.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
+      message: JSON.parse(row.body) as NotifyMessage,
+      attempts: row.tries,
+    }));
   }
 
   complete(id: number, result: NotificationResult): Promise<void> {

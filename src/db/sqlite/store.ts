@@ -30,9 +30,10 @@ import {
 import { runCountsReader } from './runs.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
-import { sqliteSqlPort } from './sql-port.js';
+import { sqliteSqlPort, transactionPortOf } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
+import { claimDue } from '../outbox-claim.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
@@ -167,7 +168,7 @@ export class SqliteStore implements MirrorDatabase {
   droppedBlobs: Op<'droppedBlobs'> = () => Promise.resolve([]);
 
   // Deliveries
-  claimDue: Op<'claimDue'> = (options) => settle(() => deliveries.claimDue(this, options));
+  claimDue: Op<'claimDue'> = (options) => claimDue(transactionPortOf(this.sqlite), options);
   recordAttempt: Op<'recordAttempt'> = (claim, result, outcome) =>
     settle(() => deliveries.recordAttempt(this, claim, result, outcome));
   releaseLease: Op<'releaseLease'> = (claim, token) =>
