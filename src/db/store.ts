@@ -1,4 +1,5 @@
-import type { DeliveryFilter, DeliveryRow, AttemptOutcome, AttemptRecord } from './sqlite/deliveries.js';
+import type { DeliveryFilter, DeliveryRow } from './outbox-reads.js';
+import type { AttemptOutcome, AttemptRecord } from './outbox-attempts.js';
 import type { Claim, ClaimResult } from './outbox-claim.js';
 import type { Readable } from 'node:stream';
 import type { EndpointKeys } from './endpoint-keys.js';

@@ -1,6 +1,6 @@
 import type { Store } from '../db/store.js';
 
-export type { AttemptOutcome } from '../db/sqlite/deliveries.js';
+export type { AttemptOutcome } from '../db/outbox-attempts.js';
 export type { Claim, ClaimResult } from '../db/outbox-claim.js';
 
 /**

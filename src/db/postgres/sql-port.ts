@@ -1,5 +1,7 @@
 import type pg from 'pg';
+import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
+import { announceOutboxChange } from './commit-watch.js';
 import { run, transaction, tuples, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
@@ -24,4 +26,9 @@ export function pgTransactionPort(pool: pg.Pool): TransactionPort {
     dialect: 'postgres',
     write: (work) => transaction(pool, ({ client }) => work(pgSqlPort(client))),
   };
+}
+
+/** The outbox's port over the pool: a change outside a run is announced to every instance's workers. */
+export function pgOutboxPort(pool: pg.Pool): OutboxPort {
+  return { ...pgTransactionPort(pool), announce: () => announceOutboxChange(pool) };
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { prepared } from '../prepared.js';
+import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
 
 export const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
@@ -66,5 +67,15 @@ const ports = new WeakMap<Database.Database, TransactionPort>();
 export function transactionPortOf(sqlite: Database.Database): TransactionPort {
   let port = ports.get(sqlite);
   if (!port) ports.set(sqlite, (port = sqliteTransactionPort(sqlite, (sql) => prepared(sqlite, sql))));
+  return port;
+}
+
+const outboxPorts = new WeakMap<Database.Database, OutboxPort>();
+
+/** The outbox's port over a connection: its workers share the process, so there is nothing to announce. */
+export function outboxPortOf(sqlite: Database.Database): OutboxPort {
+  let port = outboxPorts.get(sqlite);
+  if (!port)
+    outboxPorts.set(sqlite, (port = { ...transactionPortOf(sqlite), announce: () => Promise.resolve() }));
   return port;
 }
