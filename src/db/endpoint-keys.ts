@@ -11,8 +11,8 @@ import type { IdentityName } from './enums.js';
 /** A WEBHOOK_URLS endpoint's row: `webhook:<64 hex>`. */
 export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
 /**
- * A notification target's row: `notify:<target id>`. Notifications share the outbox, and the
- * webhook views leave them out by this prefix.
+ * A notification target's row: `notify:<target id>`. Notifications share the outbox; their
+ * endpoints' `channel` tells them apart from the webhooks'.
  */
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 

@@ -10,7 +10,7 @@ import type { DisabledNotifyTarget } from './store.js';
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;
 
-const IS_NOTIFY = `substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}'`;
+const IS_NOTIFY = `channel = 'notify'`;
 
 /**
  * The notification rows of the outbox (endpoints keyed `notify:<targetId>`), written once for both
@@ -55,7 +55,7 @@ export class PortNotificationOutbox implements NotificationOutbox {
   async countPending(): Promise<number> {
     const [row] = await this.#port.rows<[number]>(
       `select count(*) from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-        where d.status = 'pending' and e.disabled_at is null and ${IS_NOTIFY.replace('url', 'e.url')}`,
+        where d.status = 'pending' and e.disabled_at is null and e.channel = 'notify'`,
     );
     return row?.[0] ?? 0;
   }

@@ -1,5 +1,4 @@
 import { dueHeads, type QueueHead } from './commit-plans.js';
-import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
 import type { SqlPort, TransactionPort } from './sql-port.js';
 
 // The outbox's claim, written once for both stores and both kinds of delivery: the rows read are
@@ -155,10 +154,10 @@ export function claimDueNotifications(
               from webhook_deliveries d
               join webhook_endpoints e on e.id = d.endpoint_id
               join webhook_messages m on m.id = d.message_id
-             where d.status = 'pending' and e.disabled_at is null and substr(e.url, 1, ?) = ?
+             where d.status = 'pending' and e.disabled_at is null and e.channel = 'notify'
                and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
              order by d.id limit ?`,
-      params: [NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX, at, at, options.limit],
+      params: [at, at, options.limit],
     },
     (rows: [number, string, string, number][]) => ({
       leased: rows.map(([id]) => id),

@@ -1,6 +1,5 @@
 import type { OutboxPort } from './outbox-port.js';
 import type { DeliveryStatus, WebhookAttemptRow } from './schema.js';
-import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
 import type { SqlPort } from './sql-port.js';
 
 // The outbox as the API, the CLI and /metrics read it, written once for both stores.
@@ -125,7 +124,7 @@ const attemptOf = ([
 });
 
 /** Webhook deliveries only: the notification rows that share the outbox are not the webhooks'. */
-const WEBHOOKS_ONLY = `d.endpoint_id not in (select id from webhook_endpoints where substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}')`;
+const WEBHOOKS_ONLY = `d.endpoint_id in (select id from webhook_endpoints where channel = 'webhook')`;
 
 function where(filter: Omit<DeliveryFilter, 'limit' | 'offset'>): { sql: string; params: unknown[] } {
   const clauses: string[] = [WEBHOOKS_ONLY];
@@ -204,7 +203,7 @@ export async function deliveryFigures(
   );
   const [disabled] = await port.rows<[number]>(
     `select count(*) from webhook_endpoints
-      where disabled_at is not null and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`,
+      where disabled_at is not null and channel = 'webhook'`,
   );
   return { byStatus: new Map(byStatus), disabledEndpoints: disabled?.[0] ?? 0 };
 }

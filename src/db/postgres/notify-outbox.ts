@@ -69,7 +69,7 @@ async function writeDigest(tx: Tx, plan: DigestPlan): Promise<number> {
   const runId = changes.length === 0 ? null : Math.max(...changes.map((row) => row.runId));
   const now = new Date().toISOString();
   for (const targetId of missing) {
-    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, now);
+    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
     const [messageId] = await newMessageIds(tx, [
       [digestKey(targetId, plan.to), message.type, runId, now, message.body],
     ]);

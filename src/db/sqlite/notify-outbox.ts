@@ -4,7 +4,7 @@ import { CHANGE_ROWS_SQL, changesFinishedWithinSql } from '../change-columns.js'
 import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { MirrorDatabase } from '../open.js';
-import { firstListingRun } from './outbox.js';
+import { endpointId, firstListingRun } from './outbox.js';
 import { PortNotificationOutbox } from '../notify-outbox.js';
 import { outboxPortOf } from './sql-port.js';
 
@@ -53,9 +53,7 @@ function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
   const now = new Date().toISOString();
   for (const targetId of missing) {
     const url = `${NOTIFY_ENDPOINT_PREFIX}${targetId}`;
-    store.sqlite
-      .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
-      .run(url, now);
+    endpointId(store, url, 'notify', now);
     const messageId = store.sqlite
       .prepare(
         'insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)',
