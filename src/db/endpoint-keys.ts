@@ -75,7 +75,7 @@ export class EndpointKeys {
 
   /**
    * The id of a notification target (what `notify enable <id>` takes) from its URL's plain digest
-   * (`NotifyTarget.digest`, src/notify/targets.ts): 24 hex, short enough to type.
+   * (`NotifyTarget.digest` of the notification targets): 24 hex, short enough to type.
    */
   notifyTarget(digest: string): string {
     return this.#mac('coworker-mirror notify target', digest).slice(0, 24);

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { NotifyMessage } from '../notify/message.js';
-import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../notify/outbox.js';
 import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
-import { completeNotification, disableEndpointOf, releaseLeases } from './outbox-attempts.js';
+import {
+  completeNotification,
+  disableEndpointOf,
+  releaseLeases,
+  type NotificationCompletion,
+} from './outbox-attempts.js';
 import { claimDueNotifications } from './outbox-claim.js';
 import type { OutboxPort } from './outbox-port.js';
+import type { DigestPlan } from './run-commit.js';
 import type { DisabledNotifyTarget } from './store.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
@@ -12,11 +16,32 @@ const LEASE_MS = 5 * 60_000;
 
 const IS_NOTIFY = `channel = 'notify'`;
 
+/** A notification row leased for one send: its target by id, never its URL; its message as stored. */
+export interface NotificationRow {
+  id: number;
+  targetId: string;
+  /** The message's JSON, as the run's commit wrote it. */
+  body: string;
+  /** Attempts made before this claim. */
+  attempts: number;
+}
+
+/** The notification rows of a store's outbox, as the notification worker's outbox reads them. */
+export interface NotificationRows {
+  enqueue(): Promise<void>;
+  claim(now: Date, limit: number): Promise<NotificationRow[]>;
+  complete(id: number, result: NotificationCompletion): Promise<void>;
+  disableTarget(targetId: string, reason: string): Promise<void>;
+  release(): Promise<void>;
+  countPending(): Promise<number>;
+  enqueueDigest?(plan: DigestPlan): Promise<number>;
+}
+
 /**
  * The notification rows of the outbox (endpoints keyed `notify:<targetId>`), written once for both
  * stores: the rows are written by the run's own transaction, so `enqueue` has nothing to do here.
  */
-export class PortNotificationOutbox implements NotificationOutbox {
+export class PortNotificationOutbox implements NotificationRows {
   readonly #port: OutboxPort;
   readonly #token = randomBytes(8).toString('hex');
 
@@ -29,7 +54,7 @@ export class PortNotificationOutbox implements NotificationOutbox {
   }
 
   /** Leases the due rows of enabled targets, oldest first. */
-  async claim(now: Date, limit: number): Promise<OutboxNotification[]> {
+  async claim(now: Date, limit: number): Promise<NotificationRow[]> {
     const rows = await claimDueNotifications(this.#port, {
       now,
       limit,
@@ -39,12 +64,12 @@ export class PortNotificationOutbox implements NotificationOutbox {
     return rows.map((row) => ({
       id: row.id,
       targetId: row.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
-      message: JSON.parse(row.body) as NotifyMessage,
+      body: row.body,
       attempts: row.tries,
     }));
   }
 
-  complete(id: number, result: NotificationResult): Promise<void> {
+  complete(id: number, result: NotificationCompletion): Promise<void> {
     return completeNotification(this.#port, id, result);
   }
 

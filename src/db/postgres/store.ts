@@ -1,7 +1,6 @@
 import { deadlinesOf, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { silentLogger, type Logger } from '../../logger.js';
-import type { NotificationOutbox } from '../../notify/outbox.js';
 import type { Store } from '../store.js';
 import { COMMAND_START, type RunStart } from '../tick-claims.js';
 import type { PgContext } from './context.js';
@@ -16,6 +15,7 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches, subjectBatches } from '../change-batches.js';
 import { pgEndpointKeys } from './endpoint-keys.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
+import type { NotificationRows } from '../notify-outbox.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
@@ -58,7 +58,7 @@ export class PgStore implements Store {
   }
 
   /** The notification rows of the outbox, for the notification worker. */
-  notificationOutbox(): NotificationOutbox {
+  notificationOutbox(): NotificationRows {
     return new PgNotificationOutbox(this.#ctx);
   }
 
