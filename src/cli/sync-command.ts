@@ -4,7 +4,7 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
-import { notificationOutboxOf, openStore } from '../db/open-store.js';
+import { notificationRowsOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { announceStore, holdRunsAsProcess, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
@@ -117,17 +117,22 @@ async function webhooksAfterSync(store: Store, config: Config, logger: Logger): 
  * run's: a message not delivered is said on stderr and waits for the next sync or start.
  */
 async function notifyAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
-  const outbox = notificationOutboxOf(store);
-  if ((config.notify.urls ?? []).length === 0 || outbox === null) return;
+  const rows = notificationRowsOf(store);
+  if ((config.notify.urls ?? []).length === 0 || rows === null) return;
   try {
-    const [{ afterSyncLines, deliverNotificationsAfterSync }, { digestSettings }, { keyedTargets }] =
-      await Promise.all([
-        import('../notify/after-sync.js'),
-        import('../notify/digest-outbox.js'),
-        import('../notify/targets.js'),
-      ]);
+    const [
+      { afterSyncLines, deliverNotificationsAfterSync },
+      { digestSettings },
+      { keyedTargets },
+      { outboxOver },
+    ] = await Promise.all([
+      import('../notify/after-sync.js'),
+      import('../notify/digest-outbox.js'),
+      import('../notify/targets.js'),
+      import('../notify/outbox.js'),
+    ]);
     const report = await deliverNotificationsAfterSync({
-      outbox,
+      outbox: outboxOver(rows),
       targets: keyedTargets(config.notify.urls, store.endpointKeys),
       logger: logger.child({ module: 'notify' }),
       timeoutMs: config.notify.timeoutMs,

@@ -60,6 +60,7 @@ export function notifyRunOutbox(settings: NotifyOutboxSettings | undefined): Out
   if (!settings || settings.targetIds.length === 0) return null;
   return {
     urls: settings.targetIds.map((id) => `${NOTIFY_ENDPOINT_PREFIX}${id}`),
+    channel: 'notify',
     messages: (facts) => notifyMessages(settings, facts),
   };
 }

@@ -9,7 +9,14 @@ import {
   primaryKey,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changeKinds, deliveryStatuses, identityNames, runStatuses, runTriggers } from '../schema.js';
+import {
+  changeKinds,
+  deliveryStatuses,
+  identityNames,
+  outboxChannels,
+  runStatuses,
+  runTriggers,
+} from '../schema.js';
 
 // The PostgreSQL twin of src/db/schema.ts: the same tables, columns, indexes and constraints, so
 // both stores answer byte for byte alike. Where the types differ, and why:
@@ -270,6 +277,7 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   createdAt: textC('created_at').notNull(),
   disabledAt: textC('disabled_at'),
   disabledReason: textC('disabled_reason'),
+  channel: textCOf('channel', outboxChannels).notNull().default('webhook'),
 });
 
 export const webhookMessages = pgTable(
