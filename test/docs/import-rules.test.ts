@@ -74,6 +74,7 @@ const REFUSED: [file: string, imported: string][] = [
   ['src/db/probe.ts', '../sync/run-sync.js'],
   ['src/db/probe.ts', '../web/render.js'],
   ['src/db/probe.ts', '../media/mirror-media.js'],
+  ['src/db/probe.ts', '../notify/outbox.js'],
   ['src/db/probe.ts', '../webhooks/outbox.js'],
   ['src/db/probe.ts', '../upstream/client.js'],
   ['src/db/probe.ts', '../request/params.js'],
@@ -144,13 +145,11 @@ const ALLOWED: [file: string, imported: string][] = [
 ];
 
 /**
- * Imports the table refuses that no zone refuses yet: the code makes some of them today (db's
- * notification outbox takes its types from notify/outbox.ts), so a zone would fail the lint of
- * src. Each is asserted to pass, so the list stays true: a zone that closes one fails this test
+ * Imports the table refuses that no zone refuses yet: a zone for them would fail the lint of src
+ * or has not been written. Each is asserted to pass, so the list stays true: a zone that closes one fails this test
  * until its row moves up to REFUSED.
  */
 const NOT_YET_HELD: [file: string, imported: string][] = [
-  ['src/db/probe.ts', '../notify/outbox.js'],
   ['src/db/probe.ts', '../export/change-export.js'],
   ['src/upstream/probe.ts', '../notify/send.js'],
   ['src/media/probe.ts', '../notify/send.js'],
