@@ -231,16 +231,6 @@ export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHi
   };
 }
 
-/** The current appearances of one coworker (empty when tombstoned). */
-export function currentVersions(store: MirrorDatabase, uuid: string): VersionRow[] {
-  return store.db
-    .select()
-    .from(versions)
-    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
-    .orderBy(versions.slot)
-    .all();
-}
-
 export function listCoworkers(
   store: MirrorDatabase,
   options: { limit: number; offset: number; includeRemoved: boolean },

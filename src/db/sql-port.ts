@@ -4,6 +4,8 @@
  * src/db/postgres/sql-port.ts.
  */
 export interface SqlPort {
+  /** Which database answers: for the few statements that truly differ, branched inside their one operation. */
+  readonly dialect: 'sqlite' | 'postgres';
   rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs one statement; how many rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;

@@ -1,11 +1,11 @@
-import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from '../change-batches.js';
 import { changeFilterWhere } from '../change-filter.js';
 import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
 import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
 import type { ChangeFilter, CoworkerHistory } from '../queries.js';
-import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
+import type { ChangeRow, CoworkerRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
 import { changes, coworkers, runs, versions } from './schema.js';
@@ -173,14 +173,6 @@ const HISTORY_SQL = `select json_build_object(${COWORKER_JSON}) as coworker,
 export async function coworkerHistory(ctx: PgContext, uuid: string): Promise<CoworkerHistory | undefined> {
   const [found] = await preparedRows<CoworkerHistory>(ctx.pool, 'coworker_history', HISTORY_SQL, [uuid]);
   return found;
-}
-
-export async function currentVersions(ctx: PgContext, uuid: string): Promise<VersionRow[]> {
-  return ctx.db
-    .select()
-    .from(versions)
-    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
-    .orderBy(asc(versions.slot), asc(versions.id));
 }
 
 export async function listCoworkers(

@@ -27,6 +27,8 @@ import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
 import { pgSqlPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
+import { currentVersions } from '../history-reads.js';
+import type { SqlPort } from '../sql-port.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -41,6 +43,8 @@ export class PgStore implements Store {
   readonly #database: PostgresDatabase;
   readonly #ctx: PgContext;
   readonly endpointKeys: EndpointKeys;
+  /** The port the reads written once for both dialects go through, their statements prepared. */
+  readonly #port: SqlPort;
 
   constructor(database: PostgresDatabase, target: PostgresTarget, endpointKeys: EndpointKeys) {
     this.#database = database;
@@ -55,6 +59,7 @@ export class PgStore implements Store {
       bounds: database.bounds,
       locks: new Map<number, HeldRunLock>(),
     };
+    this.#port = pgSqlPort(database.pool, { prepare: true });
   }
 
   /** The notification rows of the outbox, for the notification worker. */
@@ -106,7 +111,7 @@ export class PgStore implements Store {
   latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
   previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
-    refusalStreakStart(pgSqlPort(this.#ctx.pool), runId, code, entries),
+    refusalStreakStart(this.#port, runId, code, entries),
   );
   succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
     runs.succeededRunTimes(this.#ctx, limit),
@@ -140,7 +145,7 @@ export class PgStore implements Store {
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
-  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => history.currentVersions(this.#ctx, uuid));
+  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => currentVersions(this.#port, uuid));
   listCoworkers: Op<'listCoworkers'> = this.#guard((options) => history.listCoworkers(this.#ctx, options));
   countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
     history.countCoworkers(this.#ctx, includeRemoved),
@@ -167,7 +172,7 @@ export class PgStore implements Store {
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
   mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
   mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
-    mediaFailuresOf(pgSqlPort(this.#ctx.pool), runId, limit),
+    mediaFailuresOf(this.#port, runId, limit),
   );
 
   // Identity

@@ -6,6 +6,7 @@ export const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve)
 /** The port over one connection's statements, as `prepare` makes (or keeps) them. */
 export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): SqlPort {
   return {
+    dialect: 'sqlite',
     rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
       settle(
         () =>

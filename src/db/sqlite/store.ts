@@ -34,6 +34,7 @@ import { sqliteSqlPort } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
+import { currentVersions } from '../history-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -120,7 +121,7 @@ export class SqliteStore implements MirrorDatabase {
   changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
   getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
-  currentVersions: Op<'currentVersions'> = (uuid) => settle(() => queries.currentVersions(this, uuid));
+  currentVersions: Op<'currentVersions'> = (uuid) => currentVersions(this.#port, uuid);
   listCoworkers: Op<'listCoworkers'> = (options) => settle(() => queries.listCoworkers(this, options));
   countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
     settle(() => queries.countCoworkers(this, includeRemoved));
