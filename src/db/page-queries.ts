@@ -14,7 +14,6 @@ import {
   oldValueSql,
   SELECTED_CHANGE,
 } from './change-columns.js';
-import { LISTED_AT_RUN } from './sqlite/listing.js';
 import { prepared } from './prepared.js';
 
 /**
@@ -221,36 +220,6 @@ function subjectAlone(store: MirrorDatabase, row: ChangeRow): ChangeSubject {
     found = undefined;
   }
   return { name: asText(found?.[0]), post: asText(found?.[1]) };
-}
-
-export interface ListedEntry {
-  position: number;
-  uuid: string;
-  appearance: number;
-  body: string;
-}
-
-/**
- * Positions [offset, offset + limit) of the listing served after run `runId`: one range seek on
- * (position, valid_from_run) instead of a scan of every span that started before the run.
- */
-export function listingPage(
-  store: MirrorDatabase,
-  runId: number,
-  offset: number,
-  limit: number,
-): ListedEntry[] {
-  const rows = prepared(
-    store.sqlite,
-    `select lp.position, v.uuid, v.slot, v.body
-         from listing_positions lp indexed by listing_positions_position_idx
-         join versions v on v.id = lp.version_id
-        where lp.position >= ? and lp.position < ? and ${LISTED_AT_RUN}
-        order by lp.position`,
-  )
-    .raw()
-    .all(offset, offset + limit, runId, runId) as [number, string, number, string][];
-  return rows.map(([position, uuid, appearance, body]) => ({ position, uuid, appearance, body }));
 }
 
 /** Succeeded runs for the team page's run picker, newest first. */

@@ -1,4 +1,4 @@
-import { and, desc, eq, lte, isNull, sql, type SQL } from 'drizzle-orm';
+import { desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from './change-batches.js';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
@@ -17,7 +17,6 @@ import {
 } from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
 import { runAsSeen } from './run-holders.js';
-import { listedBodies, optionsBody } from './sqlite/listing.js';
 import {
   changes,
   coworkers,
@@ -46,34 +45,6 @@ export function countRuns(store: MirrorDatabase): number {
 export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
   const run = runRow(store.sqlite, id);
   return run && runAsSeen(store, run);
-}
-
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
-export function latestSucceededRun(store: MirrorDatabase, asOf?: string): RunRow | undefined {
-  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
-  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
-  return store.db
-    .select()
-    .from(runs)
-    .where(and(...conditions))
-    .orderBy(desc(runs.finishedAt), desc(runs.id))
-    .limit(1)
-    .get();
-}
-
-export interface StoredListing {
-  run: RunRow;
-  entries: string[];
-  optionsBody: string | null;
-}
-
-/** The listing as stored by run `run` (a succeeded run), in upstream order. */
-export function listingAt(store: MirrorDatabase, run: RunRow): StoredListing {
-  return {
-    run,
-    entries: listedBodies(store, run.id),
-    optionsBody: run.optionsBodyId === null ? null : optionsBody(store, run.optionsBodyId),
-  };
 }
 
 export interface ChangeFilter {
@@ -250,16 +221,6 @@ export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): 
     ? 'select count(*) as n from coworkers'
     : 'select count(*) as n from coworkers where removed_run is null';
   return (prepared(store.sqlite, sql).get() as { n: number }).n;
-}
-
-/** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
-export function latestSucceededRunId(store: MirrorDatabase): number | null {
-  // The one definition of "latest" (latestSucceededRun's order), read off runs_status_finished_idx.
-  const row = prepared(
-    store.sqlite,
-    "select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1",
-  ).get() as { id: number } | undefined;
-  return row?.id ?? null;
 }
 
 /** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */

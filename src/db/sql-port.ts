@@ -7,10 +7,21 @@ export interface SqlPort {
   /** Which database answers: for the few statements that truly differ, branched inside their one operation. */
   readonly dialect: 'sqlite' | 'postgres';
   rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first column of each row: a long list of ids or texts without an array per row. */
+  values<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs one statement; how many rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** A subquery listing the values of one `?` parameter, and that parameter's value. */
   list(
+    type: 'bigint' | 'int' | 'text',
+    values: readonly (number | string)[],
+  ): { sql: string; param: unknown };
+  /**
+   * A condition that `column` is one of `values` (one `?` parameter): an index seek per value on
+   * both databases, where PostgreSQL may plan `in (list)` as a hash join over a scan of the table.
+   */
+  oneOf(
+    column: string,
     type: 'bigint' | 'int' | 'text',
     values: readonly (number | string)[],
   ): { sql: string; param: unknown };

@@ -12,10 +12,11 @@ import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';
-import type { ChangeFilter, CoworkerHistory, StoredListing } from './queries.js';
+import type { ChangeFilter, CoworkerHistory } from './queries.js';
+import type { ListedEntry, StoredListing } from './listing-reads.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
-import type { ChangeSubject, DirectoryEntry, ListedEntry } from './page-queries.js';
+import type { ChangeSubject, DirectoryEntry } from './page-queries.js';
 import type { NamedCoworker } from './name-queries.js';
 import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { and, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import { runStatuses, type RunRow, type RunTrigger } from '../schema.js';
 import { tickServedError, type RunStart, type TickServer } from '../tick-claims.js';
@@ -269,27 +269,6 @@ export async function runCounts(ctx: PgContext): Promise<Map<RunStatus, number>>
 export async function getRun(ctx: PgContext, id: number): Promise<RunRow | undefined> {
   const found = await ctx.db.select().from(runs).where(eq(runs.id, id));
   return (await asSeen(ctx, found))[0];
-}
-
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
-export async function latestSucceededRun(db: PgContext['db'], asOf?: string): Promise<RunRow | undefined> {
-  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
-  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
-  const found = await db
-    .select()
-    .from(runs)
-    .where(and(...conditions))
-    .orderBy(desc(runs.finishedAt), desc(runs.id))
-    .limit(1);
-  return found[0];
-}
-
-export async function latestSucceededRunId(ctx: PgContext): Promise<number | null> {
-  const row = await one<{ id: number }>(
-    ctx.pool,
-    `select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1`,
-  );
-  return row?.id ?? null;
 }
 
 export async function previousRun(ctx: PgContext, runId: number): Promise<RunRow | undefined> {

@@ -29,16 +29,20 @@ function statementName(text: string): string | undefined {
  * store's reads, per request); the stage and the prune, whose statements run once, leave it off.
  */
 export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): SqlPort {
+  const rows = <T extends unknown[]>(sql: string, params: readonly unknown[] = []): Promise<T[]> => {
+    const text = numbered(sql);
+    const name = options.prepare === true ? statementName(text) : undefined;
+    return name === undefined
+      ? tuples<T>(db, text, [...params])
+      : preparedRows<T>(db, name, text, [...params], 'array');
+  };
   return {
     dialect: 'postgres',
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) => {
-      const text = numbered(sql);
-      const name = options.prepare === true ? statementName(text) : undefined;
-      return name === undefined
-        ? tuples<T>(db, text, [...params])
-        : preparedRows<T>(db, name, text, [...params], 'array');
-    },
+    rows,
+    values: async <T>(sql: string, params: readonly unknown[] = []) =>
+      (await rows<[T]>(sql, params)).map(([value]) => value),
     run: (sql, params = []) => run(db, numbered(sql), [...params]),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
+    oneOf: (column, type, values) => ({ sql: `${column} = any(?::${type}[])`, param: values }),
   };
 }

@@ -9,7 +9,8 @@ import * as deliveries from './deliveries.js';
 import { connectionError, operationError, timeoutError } from './errors.js';
 import * as history from './history.js';
 import { identityValue } from './identity.js';
-import * as listing from './listing.js';
+import * as listing from '../listing-reads.js';
+import { latestSucceededRun, latestSucceededRunId } from '../run-reads.js';
 import * as media from './media.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
@@ -105,10 +106,8 @@ export class PgStore implements Store {
   countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#ctx));
   runCounts: Op<'runCounts'> = this.#guard(() => runs.runCounts(this.#ctx));
   getRun: Op<'getRun'> = this.#guard((id) => runs.getRun(this.#ctx, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
-    runs.latestSucceededRun(this.#ctx.db, asOf),
-  );
-  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
+  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) => latestSucceededRun(this.#port, asOf));
+  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => latestSucceededRunId(this.#port));
   previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
     refusalStreakStart(this.#port, runId, code, entries),
@@ -122,14 +121,14 @@ export class PgStore implements Store {
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
     removedAppearances(this.#ctx, uuids, hashOf),
   );
-  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#ctx, run));
+  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#port, run));
   listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>
-    listing.listedVersionIds(this.#ctx, runId),
+    listing.listedVersionIds(this.#port, runId),
   );
-  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#ctx, ids));
-  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#ctx, id));
+  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#port, ids));
+  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#port, id));
   listingPage: Op<'listingPage'> = this.#guard((runId, offset, limit) =>
-    listing.listingPage(this.#ctx, runId, offset, limit),
+    listing.listingPage(this.#port, runId, offset, limit),
   );
 
   // History
@@ -156,7 +155,7 @@ export class PgStore implements Store {
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
   directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
-    pages.directoryWithRun(this.#ctx, runs.latestSucceededRunId),
+    pages.directoryWithRun(this.#ctx, () => latestSucceededRunId(this.#port)),
   );
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 

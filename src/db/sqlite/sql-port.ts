@@ -14,8 +14,19 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
             .raw(true)
             .all(...params) as T[],
       ),
+    values: <T>(sql: string, params: readonly unknown[] = []) =>
+      settle(
+        () =>
+          prepare(sql)
+            .pluck(true)
+            .all(...params) as T[],
+      ),
     run: (sql, params = []) => settle(() => prepare(sql).run(...params).changes),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
+    oneOf: (column, _type, values) => ({
+      sql: `${column} in (select value from json_each(?))`,
+      param: JSON.stringify(values),
+    }),
   };
 }
 

@@ -8,12 +8,12 @@ import { hasStoredMedia, mediaRunsByIds } from '../media-queries.js';
 import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
-import type { RunRow } from '../schema.js';
 import type { ReaderTarget, Store } from '../store.js';
 import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
-import * as listing from './listing.js';
+import * as listing from '../listing-reads.js';
+import { latestSucceededRun, latestSucceededRunId, latestSucceededSql } from '../run-reads.js';
 import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
@@ -84,9 +84,8 @@ export class SqliteStore implements MirrorDatabase {
   countRuns: Op<'countRuns'> = () => settle(() => queries.countRuns(this));
   runCounts: Op<'runCounts'> = () => settle(() => runCountsReader(this)());
   getRun: Op<'getRun'> = (id) => settle(() => queries.getRun(this, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) =>
-    settle(() => queries.latestSucceededRun(this, asOf));
-  latestSucceededRunId: Op<'latestSucceededRunId'> = () => settle(() => queries.latestSucceededRunId(this));
+  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) => latestSucceededRun(this.#port, asOf);
+  latestSucceededRunId: Op<'latestSucceededRunId'> = () => latestSucceededRunId(this.#port);
   previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = (runId, code, entries) =>
     refusalStreakStart(this.#port, runId, code, entries);
@@ -98,12 +97,12 @@ export class SqliteStore implements MirrorDatabase {
     uuids: readonly string[],
     hashOf: (body: string) => string,
   ): Promise<RemovedAppearance[]> => settle(() => removedAppearances(this, uuids, hashOf));
-  listingAt = (run: RunRow): Promise<queries.StoredListing> => settle(() => queries.listingAt(this, run));
-  listedVersionIds: Op<'listedVersionIds'> = (runId) => settle(() => listing.listedVersionIds(this, runId));
-  versionBodies: Op<'versionBodies'> = (ids) => settle(() => listing.versionBodies(this, ids));
-  optionsBody: Op<'optionsBody'> = (id) => settle(() => listing.optionsBody(this, id));
+  listingAt: Op<'listingAt'> = (run) => listing.listingAt(this.#port, run);
+  listedVersionIds: Op<'listedVersionIds'> = (runId) => listing.listedVersionIds(this.#port, runId);
+  versionBodies: Op<'versionBodies'> = (ids) => listing.versionBodies(this.#port, ids);
+  optionsBody: Op<'optionsBody'> = (id) => listing.optionsBody(this.#port, id);
   listingPage: Op<'listingPage'> = (runId, offset, limit) =>
-    settle(() => pages.listingPage(this, runId, offset, limit));
+    listing.listingPage(this.#port, runId, offset, limit);
 
   // History
   listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
@@ -133,7 +132,9 @@ export class SqliteStore implements MirrorDatabase {
   directoryWithRun: Op<'directoryWithRun'> = () =>
     settle(
       this.sqlite.transaction(() => ({
-        runId: queries.latestSucceededRunId(this),
+        runId:
+          (prepared(this.sqlite, latestSucceededSql('id', false)).pluck(true).get() as number | undefined) ??
+          null,
         entries: pages.coworkerDirectory(this),
       })),
     );
