@@ -221,30 +221,3 @@ function subjectAlone(store: MirrorDatabase, row: ChangeRow): ChangeSubject {
   }
   return { name: asText(found?.[0]), post: asText(found?.[1]) };
 }
-
-/** Succeeded runs for the team page's run picker, newest first. */
-export function succeededRunTimes(
-  store: MirrorDatabase,
-  limit: number,
-): { id: number; finishedAt: string; entries: number | null }[] {
-  return prepared(
-    store.sqlite,
-    `select id, finished_at as finishedAt, entries from runs
-        where status = 'succeeded' and finished_at is not null order by id desc limit ?`,
-  ).all(limit) as { id: number; finishedAt: string; entries: number | null }[];
-}
-
-/** The finish times of the given runs, for "valid since" lines on a coworker page. */
-export function runFinishTimes(store: MirrorDatabase, ids: readonly number[]): Map<number, string> {
-  const unique = [...new Set(ids)];
-  const out = new Map<number, string>();
-  const one = prepared(
-    store.sqlite,
-    'select coalesce(finished_at, started_at) from runs where id = ?',
-  ).pluck();
-  for (const id of unique) {
-    const at = one.get(id) as string | undefined;
-    if (at !== undefined) out.set(id, at);
-  }
-  return out;
-}

@@ -16,7 +16,6 @@ import {
   type LinesAnswer,
 } from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
-import { runAsSeen } from './run-holders.js';
 import {
   changes,
   coworkers,
@@ -25,27 +24,11 @@ import {
   type ChangeKind,
   type ChangeRow,
   type CoworkerRow,
-  type RunRow,
   type VersionRow,
 } from './schema.js';
 import { prepared } from './prepared.js';
-import { runRow, runRows } from './sqlite/run-rows.js';
 
 /** Named reads shared by the CLI, the history API and the list endpoint. */
-
-/** Runs as a reader should see them: one whose holder provably died reads as aborted. */
-export function listRuns(store: MirrorDatabase, options: { limit: number; offset?: number }): RunRow[] {
-  return runRows(store.sqlite, options).map((run) => runAsSeen(store, run));
-}
-
-export function countRuns(store: MirrorDatabase): number {
-  return (prepared(store.sqlite, 'select count(*) as n from runs').get() as { n: number }).n;
-}
-
-export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
-  const run = runRow(store.sqlite, id);
-  return run && runAsSeen(store, run);
-}
 
 export interface ChangeFilter {
   since?: string;

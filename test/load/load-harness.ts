@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import { listRuns } from '../../src/db/queries.js';
 import type { Store } from '../../src/db/store.js';
 import { respondList, type DrfOptions } from '../../src/drf/respond.js';
 import { prepareSnapshot } from '../../src/drf/snapshot.js';
@@ -198,7 +197,7 @@ async function expectedBodies(
     publicBaseUrl: defaultServerConfig.publicBaseUrl,
     cacheControl: defaultServerConfig.cacheControl,
   };
-  const runs = listRuns(store, { limit: 100_000 })
+  const runs = (await store.listRuns({ limit: 100_000 }))
     .filter((run) => run.status === 'succeeded')
     .sort((a, b) => a.id - b.id);
   const byRun = new Map<number, Map<string, Buffer>>();

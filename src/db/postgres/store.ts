@@ -10,7 +10,7 @@ import { connectionError, operationError, timeoutError } from './errors.js';
 import * as history from './history.js';
 import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
-import { latestSucceededRun, latestSucceededRunId } from '../run-reads.js';
+import * as runReads from '../run-reads.js';
 import * as media from './media.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
@@ -90,7 +90,7 @@ export class PgStore implements Store {
       runs.beginRun(this.#ctx, upstream, start, now),
   );
   runOfTick: Op<'runOfTick'> = this.#guard((tick) => runs.runOfTick(this.#ctx, tick));
-  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runs.latestRunStart(this.#ctx));
+  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runReads.latestRunStart(this.#port));
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
@@ -102,20 +102,29 @@ export class PgStore implements Store {
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
-  listRuns: Op<'listRuns'> = this.#guard((options) => runs.listRuns(this.#ctx, options));
-  countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#ctx));
-  runCounts: Op<'runCounts'> = this.#guard(() => runs.runCounts(this.#ctx));
-  getRun: Op<'getRun'> = this.#guard((id) => runs.getRun(this.#ctx, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) => latestSucceededRun(this.#port, asOf));
-  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => latestSucceededRunId(this.#port));
-  previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
+  listRuns: Op<'listRuns'> = this.#guard(async (options) =>
+    runs.asSeen(this.#ctx, await runReads.runRows(this.#port, options)),
+  );
+  countRuns: Op<'countRuns'> = this.#guard(() => runReads.countRuns(this.#port));
+  runCounts: Op<'runCounts'> = this.#guard(() => runReads.runCounts(this.#port));
+  getRun: Op<'getRun'> = this.#guard(async (id) => {
+    const run = await runReads.runById(this.#port, id);
+    return run && (await runs.asSeen(this.#ctx, [run]))[0];
+  });
+  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
+    runReads.latestSucceededRun(this.#port, asOf),
+  );
+  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() =>
+    runReads.latestSucceededRunId(this.#port),
+  );
+  previousRun: Op<'previousRun'> = this.#guard((runId) => runReads.previousRun(this.#port, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
     refusalStreakStart(this.#port, runId, code, entries),
   );
   succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
-    runs.succeededRunTimes(this.#ctx, limit),
+    runReads.succeededRunTimes(this.#port, limit),
   );
-  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runs.runFinishTimes(this.#ctx, ids));
+  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runReads.runFinishTimes(this.#port, ids));
 
   // Listing
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
@@ -155,7 +164,7 @@ export class PgStore implements Store {
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
   directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
-    pages.directoryWithRun(this.#ctx, () => latestSucceededRunId(this.#port)),
+    pages.directoryWithRun(this.#ctx, () => runReads.latestSucceededRunId(this.#port)),
   );
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 

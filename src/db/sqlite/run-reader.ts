@@ -3,7 +3,9 @@ import { mediaRunsByIds } from '../media-queries.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
 import { writableOnDisk } from './on-disk.js';
-import { runRows } from './run-rows.js';
+import { prepared } from '../prepared.js';
+import { runRows } from '../run-reads.js';
+import { sqliteSqlPort } from './sql-port.js';
 import { schemaStanding } from './schema-standing.js';
 
 /** What `runs` reads: the store's own operations, and the close that ends the connection. */
@@ -41,8 +43,9 @@ export function openRunReader(file: string): RunReader | null {
     return null;
   }
   const handle = { sqlite, file };
+  const port = sqliteSqlPort((sql) => prepared(sqlite, sql));
   return {
-    listRuns: (options) => settle(() => runRows(sqlite, options).map((run) => runAsSeen(handle, run))),
+    listRuns: async (options) => (await runRows(port, options)).map((run) => runAsSeen(handle, run)),
     mediaRunsByIds: (runIds) => settle(() => mediaRunsByIds(handle, runIds)),
     close: () => sqlite.close(),
   };

@@ -13,21 +13,14 @@ import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as deliveries from './deliveries.js';
 import * as listing from '../listing-reads.js';
-import { latestSucceededRun, latestSucceededRunId, latestSucceededSql } from '../run-reads.js';
+import * as runs from '../run-reads.js';
+import { runAsSeen } from '../run-liveness.js';
 import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { COMMAND_START } from '../tick-claims.js';
-import {
-  beginRun,
-  heartbeatWriter,
-  latestRunStart,
-  previousRun,
-  recordRebind,
-  runOfTick,
-} from './run-lock.js';
-import { runCountsReader } from './runs.js';
+import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
 import { sqliteSqlPort } from './sql-port.js';
@@ -72,7 +65,7 @@ export class SqliteStore implements MirrorDatabase {
   beginRun: Op<'beginRun'> = (upstream, start = COMMAND_START, now = new Date()) =>
     settle(() => beginRun(this, upstream, start, now));
   runOfTick: Op<'runOfTick'> = (tick) => settle(() => runOfTick(this, tick));
-  latestRunStart: Op<'latestRunStart'> = () => settle(() => latestRunStart(this));
+  latestRunStart: Op<'latestRunStart'> = () => runs.latestRunStart(this.#port);
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
@@ -80,17 +73,22 @@ export class SqliteStore implements MirrorDatabase {
   recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = (run) => settle(() => recordFailedRun(this, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
-  listRuns: Op<'listRuns'> = (options) => settle(() => queries.listRuns(this, options));
-  countRuns: Op<'countRuns'> = () => settle(() => queries.countRuns(this));
-  runCounts: Op<'runCounts'> = () => settle(() => runCountsReader(this)());
-  getRun: Op<'getRun'> = (id) => settle(() => queries.getRun(this, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) => latestSucceededRun(this.#port, asOf);
-  latestSucceededRunId: Op<'latestSucceededRunId'> = () => latestSucceededRunId(this.#port);
-  previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
+  /** Runs as a reader should see them: one whose holder provably died reads as aborted. */
+  listRuns: Op<'listRuns'> = async (options) =>
+    (await runs.runRows(this.#port, options)).map((run) => runAsSeen(this, run));
+  countRuns: Op<'countRuns'> = () => runs.countRuns(this.#port);
+  runCounts: Op<'runCounts'> = () => runs.runCounts(this.#port);
+  getRun: Op<'getRun'> = async (id) => {
+    const run = await runs.runById(this.#port, id);
+    return run && runAsSeen(this, run);
+  };
+  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) => runs.latestSucceededRun(this.#port, asOf);
+  latestSucceededRunId: Op<'latestSucceededRunId'> = () => runs.latestSucceededRunId(this.#port);
+  previousRun: Op<'previousRun'> = (runId) => runs.previousRun(this.#port, runId);
   refusalStreakStart: Op<'refusalStreakStart'> = (runId, code, entries) =>
     refusalStreakStart(this.#port, runId, code, entries);
-  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => settle(() => pages.succeededRunTimes(this, limit));
-  runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
+  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => runs.succeededRunTimes(this.#port, limit);
+  runFinishTimes: Op<'runFinishTimes'> = (ids) => runs.runFinishTimes(this.#port, ids);
 
   // Listing
   removedAppearances = (
@@ -133,8 +131,8 @@ export class SqliteStore implements MirrorDatabase {
     settle(
       this.sqlite.transaction(() => ({
         runId:
-          (prepared(this.sqlite, latestSucceededSql('id', false)).pluck(true).get() as number | undefined) ??
-          null,
+          (prepared(this.sqlite, runs.latestSucceededSql('id', false)).pluck(true).get() as
+            number | undefined) ?? null,
         entries: pages.coworkerDirectory(this),
       })),
     );
