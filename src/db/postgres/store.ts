@@ -28,7 +28,7 @@ import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
 import { pgSqlPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
-import { currentVersions } from '../history-reads.js';
+import * as historyReads from '../history-reads.js';
 import type { SqlPort } from '../sql-port.js';
 
 type Op<K extends keyof Store> = Store[K];
@@ -150,13 +150,19 @@ export class PgStore implements Store {
     history.changeIdAt(this.#ctx, filter, offset),
   );
   changeLines: Op<'changeLines'> = this.#guard((filter) => history.changeLines(this.#ctx, filter));
-  changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
-  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
-  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
-  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => currentVersions(this.#port, uuid));
-  listCoworkers: Op<'listCoworkers'> = this.#guard((options) => history.listCoworkers(this.#ctx, options));
+  changedFields: Op<'changedFields'> = this.#guard(() => historyReads.changedFields(this.#port));
+  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => historyReads.getCoworker(this.#port, uuid));
+  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) =>
+    historyReads.coworkerHistory(this.#port, uuid),
+  );
+  currentVersions: Op<'currentVersions'> = this.#guard((uuid) =>
+    historyReads.currentVersions(this.#port, uuid),
+  );
+  listCoworkers: Op<'listCoworkers'> = this.#guard((options) =>
+    historyReads.listCoworkers(this.#port, options),
+  );
   countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
-    history.countCoworkers(this.#ctx, includeRemoved),
+    historyReads.countCoworkers(this.#port, includeRemoved),
   );
   namesOf: Op<'namesOf'> = this.#guard((uuids) => history.namesOf(this.#ctx, uuids));
   findByName: Op<'findByName'> = this.#guard((text, limit) => history.findByName(this.#ctx, text, limit));

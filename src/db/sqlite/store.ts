@@ -27,7 +27,7 @@ import { sqliteSqlPort } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
-import { currentVersions } from '../history-reads.js';
+import * as history from '../history-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -115,13 +115,13 @@ export class SqliteStore implements MirrorDatabase {
     );
   changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
   changeLines: Op<'changeLines'> = (filter) => settle(() => queries.changeLines(this, filter));
-  changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
-  getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
-  coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
-  currentVersions: Op<'currentVersions'> = (uuid) => currentVersions(this.#port, uuid);
-  listCoworkers: Op<'listCoworkers'> = (options) => settle(() => queries.listCoworkers(this, options));
+  changedFields: Op<'changedFields'> = () => history.changedFields(this.#port);
+  getCoworker: Op<'getCoworker'> = (uuid) => history.getCoworker(this.#port, uuid);
+  coworkerHistory: Op<'coworkerHistory'> = (uuid) => history.coworkerHistory(this.#port, uuid);
+  currentVersions: Op<'currentVersions'> = (uuid) => history.currentVersions(this.#port, uuid);
+  listCoworkers: Op<'listCoworkers'> = (options) => history.listCoworkers(this.#port, options);
   countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
-    settle(() => queries.countCoworkers(this, includeRemoved));
+    history.countCoworkers(this.#port, includeRemoved);
   namesOf: Op<'namesOf'> = (uuids) => settle(() => names.namesOf(this, uuids));
   findByName: Op<'findByName'> = (text, limit) => settle(() => names.findByName(this, text, limit));
 
