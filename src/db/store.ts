@@ -8,7 +8,7 @@ import type {
 } from './sqlite/deliveries.js';
 import type { Readable } from 'node:stream';
 import type { EndpointKeys } from './endpoint-keys.js';
-import type { HeldMedia, KeptBlob, MediaCounts } from './sqlite/media.js';
+import type { HeldMedia, KeptBlob, MediaCounts } from './media-reads.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';

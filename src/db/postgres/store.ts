@@ -12,6 +12,7 @@ import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
 import * as media from './media.js';
+import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches, subjectBatches } from '../change-batches.js';
@@ -175,16 +176,18 @@ export class PgStore implements Store {
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 
   // Media
-  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => media.liveMediaObjects(this.#ctx));
-  heldMedia: Op<'heldMedia'> = this.#guard(() => media.heldMedia(this.#ctx));
+  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));
+  heldMedia: Op<'heldMedia'> = this.#guard(() => mediaReads.heldMedia(this.#port));
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
     media.dropMediaUnusedSince(this.#ctx, cutoff),
   );
   mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx.pool, runId));
-  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => media.keptBlob(this.#ctx, sha256));
-  mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
-  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
-  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => mediaReads.keptBlob(this.#port, sha256));
+  mediaFigures: Op<'mediaFigures'> = this.#guard(() => mediaReads.mediaFigures(this.#port));
+  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => mediaReads.hasStoredMedia(this.#port));
+  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) =>
+    mediaReads.mediaRunsByIds(this.#port, runIds),
+  );
   mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
     mediaFailuresOf(this.#port, runId, limit),
   );

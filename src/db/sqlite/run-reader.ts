@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mediaRunsByIds } from '../media-queries.js';
+import { mediaRunsByIds } from '../media-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
 import { writableOnDisk } from './on-disk.js';
@@ -10,9 +10,6 @@ import { schemaStanding } from './schema-standing.js';
 
 /** What `runs` reads: the store's own operations, and the close that ends the connection. */
 export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
-
-/** A throw becomes a rejection, as from the store's own operations. */
-const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
 /**
  * The runs of a SQLite database read without the ORM or the migrator (≈ 2× a bare `node -e 0`
@@ -46,7 +43,7 @@ export function openRunReader(file: string): RunReader | null {
   const port = sqliteSqlPort((sql) => prepared(sqlite, sql));
   return {
     listRuns: async (options) => (await runRows(port, options)).map((run) => runAsSeen(handle, run)),
-    mediaRunsByIds: (runIds) => settle(() => mediaRunsByIds(handle, runIds)),
+    mediaRunsByIds: (runIds) => mediaRunsByIds(port, runIds),
     close: () => sqlite.close(),
   };
 }

@@ -4,7 +4,7 @@ import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
 import * as queries from '../queries.js';
-import { hasStoredMedia, mediaRunsByIds } from '../media-queries.js';
+import * as mediaReads from '../media-reads.js';
 import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
@@ -139,19 +139,15 @@ export class SqliteStore implements MirrorDatabase {
   changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
 
   // Media
-  liveMediaObjects: Op<'liveMediaObjects'> = () => settle(() => media.liveMediaObjects(this));
-  heldMedia: Op<'heldMedia'> = () => settle(() => media.heldMedia(this));
+  liveMediaObjects: Op<'liveMediaObjects'> = () => mediaReads.liveMediaObjects(this.#port);
+  heldMedia: Op<'heldMedia'> = () => mediaReads.heldMedia(this.#port);
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
     settle(() => media.dropMediaUnusedSince(this, cutoff));
   mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
-  hasStoredMedia: Op<'hasStoredMedia'> = () => settle(() => hasStoredMedia(this));
-  keptBlob: Op<'keptBlob'> = (sha256) => settle(() => media.keptBlobReader(this)(sha256));
-  mediaFigures: Op<'mediaFigures'> = () =>
-    settle(() => {
-      const figures = media.mediaFiguresReader(this);
-      return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
-    });
-  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
+  hasStoredMedia: Op<'hasStoredMedia'> = () => mediaReads.hasStoredMedia(this.#port);
+  keptBlob: Op<'keptBlob'> = (sha256) => mediaReads.keptBlob(this.#port, sha256);
+  mediaFigures: Op<'mediaFigures'> = () => mediaReads.mediaFigures(this.#port);
+  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => mediaReads.mediaRunsByIds(this.#port, runIds);
   mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) => mediaFailuresOf(this.#port, runId, limit);
 
   // Identity
