@@ -73,6 +73,7 @@ export default tseslint.config(
                 './src/web',
                 './src/media',
                 './src/webhooks',
+                './src/notify',
               ],
               message: 'db is the ground floor: it imports no other floor.',
             },

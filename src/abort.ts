@@ -1,8 +1,8 @@
 /**
  * Signals joined by hand, for calls made many times under one long-lived signal (a run's, a
  * server's). Not AbortSignal.any: on Node 20 every signal it makes stays reachable from the signals
- * it joined until those are collected, so a run's requests piled up under its signal (a
- * 1,000,000-entry first sync peaked ~35 MB higher), and each call cost ~19 µs.
+ * it joined until those are collected, so a run's requests piled up under its signal (a large
+ * first sync's memory grew with its page count), and each call is slow for a per-request helper.
  */
 
 /**

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=2
-// A 2 MB young generation (V8's default grows to 16 MB a semi-space) keeps a 100,000-entry sync
-// under 300 MB peak RSS at the same speed; measured in docs/benchmarks.md. `npm start` and the
+// A 2 MB young generation (V8's default grows to 16 MB a semi-space) lowers a large sync's peak
+// memory at the same speed (docs/benchmarks.md has the figures and the command). `npm start` and the
 // Dockerfile pass the same flag, since `node dist/cli.js` does not read this line.
 // Every module past the version flag is imported when needed: a command pays only for what it uses
 // (test/cli/lazy-commands.test.ts).

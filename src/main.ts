@@ -1,6 +1,7 @@
 import type { Config } from './config/load-config.js';
-import { notificationOutboxOf, openStore, type OpenedStore } from './db/open-store.js';
+import { notificationRowsOf, openStore, type OpenedStore } from './db/open-store.js';
 import type { Store } from './db/store.js';
+import { outboxOver } from './notify/outbox.js';
 import { startNotifyWorker, type NotifyWorker } from './notify/worker.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo/start-demo.js';
 import { EXIT } from './cli/exit-codes.js';
@@ -344,14 +345,14 @@ function databaseOfStart(config: Config): Config['database'] {
 
 /** The notification worker, where the store has a notification outbox. */
 function startNotify(config: Config, store: Store, logger: Logger): NotifyWorker | null {
-  const outbox = notificationOutboxOf(store);
-  if (outbox === null) {
+  const rows = notificationRowsOf(store);
+  if (rows === null) {
     if ((config.notify.urls ?? []).length > 0) {
       logger.warn({ db: store.file }, 'notifications are not sent from this store yet; NOTIFY_URLS ignored');
     }
     return null;
   }
-  return startNotifyWorker(config, outbox, logger, store);
+  return startNotifyWorker(config, outboxOver(rows), logger, store);
 }
 
 /** What a child sync needs that `start` alone knows: the demo's upstream and media, the db chosen. */

@@ -1,5 +1,5 @@
 /**
- * The commander program: commands, their flags (one per setting, from config/settings.ts) and thin adapters
+ * The commander program: commands, their flags (one per setting, from config/setting-table.ts) and thin adapters
  * to the command modules. Built, never run here: `cli.ts` runs it, the docs generator and test read it.
  * Each action imports its command module when it runs, so a command pays only for what it uses
  * (`runs` never loads the HTTP server, `--help` loads no store); test/cli/lazy-commands.test.ts holds it.

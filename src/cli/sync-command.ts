@@ -4,9 +4,9 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
-import { notificationOutboxOf, openStore } from '../db/open-store.js';
+import { notificationRowsOf, openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
-import { announceStore, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
+import { announceStore, holdRunsAsProcess, onStopSignal, parentSender, syncStderr } from './sync-thread.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
 import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
@@ -47,6 +47,7 @@ export async function runSyncCommand(
   }
   const logger = syncLogger(config, options.upstreamLabel, options.logFormat);
   const bar = await progressBar();
+  holdRunsAsProcess();
   announceStore(config.database);
   const store = await openStore(config.database, { purpose: 'sync' }).catch((thrown: unknown) => {
     // Under `start`, the parent answers with this code (DB_ERROR: the database away) rather than
@@ -116,17 +117,22 @@ async function webhooksAfterSync(store: Store, config: Config, logger: Logger): 
  * run's: a message not delivered is said on stderr and waits for the next sync or start.
  */
 async function notifyAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
-  const outbox = notificationOutboxOf(store);
-  if ((config.notify.urls ?? []).length === 0 || outbox === null) return;
+  const rows = notificationRowsOf(store);
+  if ((config.notify.urls ?? []).length === 0 || rows === null) return;
   try {
-    const [{ afterSyncLines, deliverNotificationsAfterSync }, { digestSettings }, { keyedTargets }] =
-      await Promise.all([
-        import('../notify/after-sync.js'),
-        import('../notify/digest-outbox.js'),
-        import('../notify/targets.js'),
-      ]);
+    const [
+      { afterSyncLines, deliverNotificationsAfterSync },
+      { digestSettings },
+      { keyedTargets },
+      { outboxOver },
+    ] = await Promise.all([
+      import('../notify/after-sync.js'),
+      import('../notify/digest-outbox.js'),
+      import('../notify/targets.js'),
+      import('../notify/outbox.js'),
+    ]);
     const report = await deliverNotificationsAfterSync({
-      outbox,
+      outbox: outboxOver(rows),
       targets: keyedTargets(config.notify.urls, store.endpointKeys),
       logger: logger.child({ module: 'notify' }),
       timeoutMs: config.notify.timeoutMs,

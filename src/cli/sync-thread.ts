@@ -4,12 +4,12 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { syncHeapMbFrom } from '../config/sync-heap.js';
 import type { StoreChoice } from '../db/open-store.js';
 import type { ErrorCode } from '../errors.js';
-import { currentHolder, markRunActive, markRunInactive } from '../db/run-liveness.js';
+import { currentHolder, holdRunsAs, markRunActive, markRunInactive } from '../db/run-liveness.js';
 import { visibleLines } from './terminal.js';
 
 // A bare `sync` runs in a worker thread with SYNC_MAX_HEAP_MB as its heap limit. Without a limit
-// V8 sizes the heap from the machine (4 GiB here) and lets a long crawl's garbage pile up: a
-// 1,000,000-entry sync peaked at 1.1 GB RSS holding under 50 MB live; with the limit, under 200 MB
+// V8 sizes the heap from the machine and lets a long crawl's garbage pile up: a large sync's
+// memory grew many times past what it held live, and stays within its goal with the limit
 // (docs/benchmarks.md). A flag cannot be set once node runs (v8.setFlagsFromString does not move
 // the heap limit), and a re-executed child would outlive a SIGKILL of its parent, holding the run;
 // a thread dies with its process, so a kill at any instant is still one kill.
@@ -39,6 +39,12 @@ export function wantsSyncThread(): boolean {
   if (!isMainThread || process.send) return false;
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
   return !flags.some((flag) => /^--max[-_]old[-_]space[-_]size/.test(flag));
+}
+
+/** In `sync`'s thread: its runs are held under the process's token (see `holdRunsAs`). */
+export function holdRunsAsProcess(): void {
+  const data = threadData();
+  if (data) holdRunsAs(data.runHolderToken);
 }
 
 /** What the run tells whoever started it: `start` over IPC, the main thread over its port. */

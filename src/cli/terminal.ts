@@ -5,8 +5,9 @@ import type StringWidth from 'string-width';
 const require = createRequire(import.meta.url);
 
 /**
- * string-width builds an Intl.Segmenter when it loads (≈ 35 ms): it is required (Node ≥ 20.19
- * requires an ES module synchronously) the first time a cell needs more than its length.
+ * string-width builds an Intl.Segmenter when it loads, a visible part of a short command: it is
+ * required (Node ≥ 20.19 requires an ES module synchronously) the first time a cell needs more than
+ * its length.
  */
 let stringWidth: typeof StringWidth | undefined;
 function measuredWidth(text: string): number {
@@ -80,7 +81,7 @@ const UNITS: [TimeUnit, number][] = [
 /**
  * English short relative times as `Intl.RelativeTimeFormat('en', { numeric: 'auto', style: 'short' })`
  * writes them, which test/cli/terminal.test.ts holds it to: building that formatter loads its
- * locale data, 15 to 80 ms of a `runs` that should take twice a bare `node -e 0`.
+ * locale data, a large part of a `runs` that should take twice a bare `node -e 0`.
  */
 const SHORT: Record<TimeUnit, { zero: string; one?: [string, string]; unit: [string, string] }> = {
   day: { zero: 'today', one: ['yesterday', 'tomorrow'], unit: ['day', 'days'] },
@@ -122,7 +123,7 @@ const ONE_COLUMN_EACH = /^[\u0020-\u007e\u00a0-\u00a8\u00aa-\u00ac\u00af-\u02ff\
 
 /**
  * The width a cell takes on screen. Most cells are plain Latin text, counted by their length:
- * string-width's first call (Intl.Segmenter, the emoji expression) costs ≈ 100 ms of a `runs`
+ * string-width's first call (Intl.Segmenter, the emoji expression) costs a large part of a `runs`
  * that should take twice a bare `node -e 0`.
  */
 export function cellWidth(cell: string): number {

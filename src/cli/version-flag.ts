@@ -2,7 +2,7 @@ import { VERSION } from '../version.js';
 
 /**
  * Answers a bare `--version`/`-V` without building the program: building it loads every setting's
- * schema (zod), which would triple the cost of the one call scripts make to probe the install.
+ * schema (zod), which would cost several times the one call scripts make to probe the install.
  * True when answered. Commander still answers `--version` anywhere else (`sync --version` is an error).
  */
 export function answerVersionFlag(args: readonly string[], write: (text: string) => void): boolean {

@@ -2,8 +2,7 @@ import { CONTRACT_PAGE_SIZE } from './settings.js';
 
 /**
  * Listing bytes budgeted per entry (page envelope included): the simulated upstream's entries take
- * ≈ 288 B on the wire (a 1,000,000-entry listing passed 256 MiB at page 116,463), a real directory's
- * more; 512 B leaves room for both.
+ * well under 512 B on the wire, a real directory's more; 512 B leaves room for both.
  */
 export const LISTING_BYTES_PER_ENTRY = 512;
 
@@ -11,8 +10,8 @@ export const LISTING_BYTES_PER_ENTRY = 512;
  * Heap a sync needs: its modules, the pages in flight, one staging batch and one diff chunk (the
  * base), and per byte of listing what the streaming sync still keeps whole: the distinct media URLs
  * when media are mirrored, the unknown fields' names. The listing itself lives in the run's stage
- * (temp tables), never in the heap: a 100,000-entry first and unchanged sync of the compiled CLI
- * both ran within a 64 MiB heap (docs/benchmarks.md), where the whole-listing sync needed 6 bytes
+ * (temp tables), never in the heap, so the base covers a first and an unchanged sync of a large
+ * listing alike (docs/benchmarks.md), where a sync holding the whole listing needed several bytes
  * of heap per listing byte.
  */
 export const SYNC_HEAP_BASE_MB = 48;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
 import { listenerContradictions } from './listeners.js';
@@ -14,7 +14,7 @@ import {
 import { refusedEntryOf } from './refused-value.js';
 import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settingList, type SettingKey } from './setting-table.js';
-import { settingSchemas, type SettingSchemas } from './settings.js';
+import { buildConfigSchema, type SettingValues } from './settings.js';
 import { parseDuration } from '../time/duration.js';
 import { mediaFolderOf } from './media-dir.js';
 
@@ -26,12 +26,7 @@ export type { FlagValues } from './raw-settings.js';
 export { settingList, settingOf, settings } from './setting-table.js';
 export type { Echo, ListedSetting, Setting, SettingKey, Settings } from './setting-table.js';
 
-/** The nested schema, built from the schemas' table: one z.object per concern, one leaf per setting. */
-const configSchema = z.object(
-  Object.fromEntries(Object.entries(settingSchemas).map(([group, leaves]) => [group, z.object(leaves)])),
-) as unknown as z.ZodObject<{ [G in keyof SettingSchemas]: z.ZodObject<SettingSchemas[G]> }>;
-
-export type SettingValues = z.output<typeof configSchema>;
+export type { SettingValues };
 
 /** zod's issues, by offending setting in table order (an entry of a list on its own), with what was given. */
 function issuesOf(error: z.ZodError, raw: RawSettings): Issue[] {
@@ -60,7 +55,7 @@ function issuesOf(error: z.ZodError, raw: RawSettings): Issue[] {
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>, flags: FlagValues = {}) {
   const raw = rawSettings(env, flags);
-  const parsed = configSchema.safeParse(raw.input);
+  const parsed = buildConfigSchema().safeParse(raw.input);
   if (!parsed.success) throw new ConfigError(issuesOf(parsed.error, raw));
   const issues: Issue[] = [];
   const config = derive(parsed.data, issues, raw.names.get('database.path') === '--db', raw.explicit);

@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors.js';
 import { chooseDatabase, databaseSettingParsers, type DatabaseTarget } from './database-url.js';
-import type { Config, SettingValues } from './load-config.js';
 import { rawSettings, settingIssues, type FlagValues, type Issue } from './raw-settings.js';
 import { settingList, settingOf, settings, type SettingKey } from './setting-table.js';
+import type { SettingValues } from './settings.js';
 import type { Parsed } from './text-values.js';
 import { findUnknownVariables, type UnknownVariable } from './unknown-variables.js';
 
@@ -43,11 +43,21 @@ export function databaseOf(
   return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
 }
 
+/** The chosen store with the database group's values: `Config['database']` of every command. */
+export type DatabaseConfig = ReturnType<typeof databaseOf>;
+
 /**
  * What a read command's config holds: the store to read, and what loadConfig tells of the variables
- * (`explicit` among the database settings alone).
+ * (`explicit` among the database settings alone). Stated here, not picked from loadConfig's Config,
+ * so the full loader builds on this one and never the reverse.
  */
-export type StoreConfig = Pick<Config, 'database' | 'explicit' | 'unknownVariables'>;
+export interface StoreConfig {
+  database: DatabaseConfig;
+  /** Settings given by a variable or a flag rather than defaulted. */
+  explicit: ReadonlySet<SettingKey>;
+  /** Unknown variables that look like misspelt settings; the CLI warns about each. */
+  unknownVariables: UnknownVariable[];
+}
 
 /**
  * The config of a command that only reads the store (`runs`): the database settings alone, parsed

@@ -7,7 +7,7 @@ import { parseWholeNumber, type Parsed } from './text-values.js';
 import { webhookEventTypes, type WebhookEventType } from './webhook-events.js';
 
 // The zod schemas of single settings: each turns one variable's text into its value, or says what it
-// expects. The table in settings.ts puts them together.
+// expects. Each setting of setting-table.ts picks its own from them (through schema-kit.ts).
 
 export const duration = z.string().transform((text, ctx) => {
   const ms = parseDuration(text);

@@ -23,9 +23,9 @@ export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
 }
 
 /**
- * A change's line built by the database, the same texts `changeViewJson` joins: turning 1,000,000
- * rows into JS strings, building each line from them and encoding the lines again cost an export
- * twice what the sqlite3 shell takes; the database writes them as one blob a batch.
+ * A change's line built by the database, the same texts `changeViewJson` joins: turning every
+ * row into JS strings, building each line from them and encoding the lines again kept an export
+ * far from the sqlite3 shell's time; the database writes them as one blob a batch.
  * `c`, `v` and `r` name the change, its version (the entry of an added, returned or removed change,
  * migration body_once) and its run (the time, migration change_time_from_run); `quote` is the
  * dialect's JSON string writer. Nothing trusts the result: `checkedLines` reads it back.

@@ -11,8 +11,8 @@ import type { IdentityName } from './enums.js';
 /** A WEBHOOK_URLS endpoint's row: `webhook:<64 hex>`. */
 export const WEBHOOK_ENDPOINT_PREFIX = 'webhook:';
 /**
- * A notification target's row: `notify:<target id>`. Notifications share the outbox, and the
- * webhook views leave them out by this prefix.
+ * A notification target's row: `notify:<target id>`. Notifications share the outbox; their
+ * endpoints' `channel` tells them apart from the webhooks'.
  */
 export const NOTIFY_ENDPOINT_PREFIX = 'notify:';
 
@@ -75,7 +75,7 @@ export class EndpointKeys {
 
   /**
    * The id of a notification target (what `notify enable <id>` takes) from its URL's plain digest
-   * (`NotifyTarget.digest`, src/notify/targets.ts): 24 hex, short enough to type.
+   * (`NotifyTarget.digest` of the notification targets): 24 hex, short enough to type.
    */
   notifyTarget(digest: string): string {
     return this.#mac('coworker-mirror notify target', digest).slice(0, 24);

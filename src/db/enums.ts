@@ -11,6 +11,13 @@ export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 
 /**
+ * Whose sender an outbox endpoint's rows go to: a webhook receiver (signed Standard Webhooks) or a
+ * notification target (a chat or mail message).
+ */
+export const outboxChannels = ['webhook', 'notify'] as const;
+export type OutboxChannel = (typeof outboxChannels)[number];
+
+/**
  * What started a run: a tick of SYNC_CRON (`schedule`), `start` catching up the last tick no instance
  * served (`catch-up`), `start` finding the mirror empty or stale (`startup`), the admin route
  * (`admin`), a bare `coworker-mirror sync` (`command`), the demo's data changing (`demo`).

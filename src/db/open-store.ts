@@ -3,10 +3,10 @@ import type { DatabaseTarget } from '../config/database-url.js';
 import { maskPassword } from '../config/database-url.js';
 import { MirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { NotificationOutbox } from '../notify/outbox.js';
 import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
 import type { PgStore } from './postgres/store.js';
+import type { NotificationRows } from './notify-outbox.js';
 import { SqliteNotificationOutbox } from './sqlite/notify-outbox.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
@@ -90,8 +90,8 @@ function maskedError(cause: unknown, label: string): MirrorError {
   );
 }
 
-/** The notification rows of a store's outbox, for the notification worker. */
-export function notificationOutboxOf(store: Store): NotificationOutbox | null {
+/** The notification rows of a store's outbox, for the notification worker (`outboxOver`). */
+export function notificationRowsOf(store: Store): NotificationRows | null {
   if (store instanceof SqliteStore) return new SqliteNotificationOutbox(store);
   if (isPgStore(store)) return store.notificationOutbox();
   return null;

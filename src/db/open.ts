@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { makeFolder } from '../fs/make-folder.js';
@@ -10,6 +10,8 @@ import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 import { sqliteEndpointKeys } from './sqlite/endpoint-keys.js';
+import { immutableUri } from './immutable-uri.js';
+import { newConnection } from './sqlite/new-connection.js';
 
 export type Db = BetterSQLite3Database<typeof schema>;
 
@@ -50,12 +52,6 @@ export interface OpenOptions {
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 
-// `immutable` exists only as a URI parameter; better-sqlite3 reads this when it first loads SQLite
-// (on the first open), and an explicit SQLITE_USE_URI=0 still wins.
-process.env.SQLITE_USE_URI ??= '1';
-
-import { immutableUri } from './immutable-uri.js';
-
 export { immutableUri };
 
 /**
@@ -91,8 +87,8 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
   try {
     if (file !== ':memory:' && !options.readonly && !options.immutable) createPrivately(file);
     sqlite = options.immutable
-      ? new Database(immutableUri(file), { readonly: true })
-      : new Database(file, { readonly: options.readonly ?? false });
+      ? newConnection(immutableUri(file), { readonly: true })
+      : newConnection(file, { readonly: options.readonly ?? false });
   } catch (cause) {
     throw new MirrorError(
       'DB_ERROR',

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 
 /**
- * Statements kept per connection: a page's reads were prepared again on every request (4–8 ms of CPU
- * for `/` and `/changes/`). Keyed by the SQL text, so only SQL built from constants should
+ * Statements kept per connection: a page's reads were prepared again on every request (most of the
+ * CPU of `/` and `/changes/`). Keyed by the SQL text, so only SQL built from constants should
  * come here; a query whose text varies with its input (an `in (?, ?, …)` list) stays bounded by
  * MAX_STATEMENTS, the oldest dropped first.
  * A cached statement keeps the mode its caller last set (`raw()`, `pluck()`): every caller of a given

@@ -1,4 +1,5 @@
 import type { ChangeSubject } from './page-queries.js';
+import type { OutboxChannel } from './enums.js';
 import type { ChangeRow, RunRow } from './schema.js';
 
 /**
@@ -108,6 +109,8 @@ export interface DigestPlan {
 export interface OutboxPlan {
   /** The endpoints' keys (`Store.endpointKeys`), never their URLs. */
   urls: readonly string[];
+  /** Whose sender the endpoints' rows go to; webhooks when not said. */
+  channel?: OutboxChannel;
   messages: (facts: OutboxFacts) => Iterable<OutboxMessage>;
 }
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isMainThread, workerData } from 'node:worker_threads';
 import type { SqliteHandle } from './open.js';
 import type { RunRow } from './schema.js';
 
@@ -18,24 +17,25 @@ export interface RunHolder {
   token: string;
 }
 
-/**
- * `sync`'s thread (src/cli/sync-thread.ts) holds its run under its process's token, passed in
- * `workerData.runHolderToken`: one process is one holder, and the main thread, which records a
- * thread that died, does not take the run for a dead process's.
- */
-const PROCESS_TOKEN = inheritedToken() ?? randomUUID();
+/** This process's holder token; `holdRunsAs` replaces it before a run starts. */
+let processToken: string = randomUUID();
 
-function inheritedToken(): string | undefined {
-  if (isMainThread) return undefined;
-  const token = (workerData as { runHolderToken?: unknown } | null)?.runHolderToken;
-  return typeof token === 'string' ? token : undefined;
+/**
+ * Holds this thread's runs under another token: `sync`'s thread (src/cli/sync-thread.ts) takes its
+ * process's, so one process is one holder, and the main thread, which records a thread that died,
+ * does not take the run for a dead process's. Told by the caller, not read from the thread's start
+ * data, so nothing here knows how a sync was started.
+ */
+export function holdRunsAs(token: string): void {
+  processToken = token;
 }
+
 /** Runs this process holds right now: a row of ours not in here was left behind by a failed update. */
 const activeRuns = new Set<string>();
 const runKey = (store: RunFile, runId: number) => `${store.file}#${runId}`;
 
 export function currentHolder(): RunHolder {
-  return { pid: process.pid, host: hostname(), token: PROCESS_TOKEN };
+  return { pid: process.pid, host: hostname(), token: processToken };
 }
 
 export function markRunActive(store: RunFile, runId: number): void {

@@ -176,7 +176,7 @@ const TABLES = [
   'stage_coworkers',
 ];
 
-// Measured at 1,000,000 entries (docs/benchmarks.md): a b-tree kept up row by row in
+// At a million entries (docs/benchmarks.md): a b-tree kept up row by row in
 // random order (a uuid index filled in listing order, a position key filled in uuid order) costs
 // a page read and write per row once it outgrows the page cache, and dominated the first sync.
 // So each table is filled in its key's order, or its index is built by one sort once it is full:
@@ -304,8 +304,8 @@ class SqlRunStage implements RunStage {
 
   async repeatedUuids(limit: number): Promise<{ count: number; first: string[] }> {
     // One grouping of the stage, counted by a window over all of it before the limit applies (a
-    // count and a list grouped it once each: 0.5 s of a 1,000,000-entry stage,
-    // bench/stage-steps.ts). At least one row is read, whatever `limit`, to carry the count.
+    // count and a list grouped it once each, a second walk of a large stage: bench/stage-steps.ts).
+    // At least one row is read, whatever `limit`, to carry the count.
     const wanted = Math.max(0, Math.trunc(limit));
     const found = await this.#conn.rows<[string, number]>(
       `select uuid, count(*) over () from (
@@ -373,9 +373,9 @@ class SqlRunStage implements RunStage {
  * Texts listed twice or more (by hash) into stage_copies, `placed` where one of them is a new
  * state; how many are. An entry's text names its uuid, so equal texts are appearances of one uuid:
  * only the repeated uuids' entries are grouped (read in order from the uuid index, their hashes
- * sorted), and each copy's appearances are found again by its uuid, a few seeks. Every entry's hash
- * was grouped and every entry walked against the copies before: this and `exactCopies`' pages took
- * 1.48 s over a 1,000,000-entry stage with 110,763 repeated uuids (sqlite3 shell), 0.73 s now.
+ * sorted), and each copy's appearances are found again by its uuid, a few seeks. Grouping every
+ * entry's hash and walking every entry against the copies instead costs much more over a large
+ * stage whose uuids repeat.
  */
 async function findCopies(conn: StageConnection): Promise<number> {
   await conn.run('delete from stage_copies');
@@ -484,16 +484,15 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
  * position. Only the placements are written, in listing order, as `#placesInOrder` would leave
  * stage_places: the changes and the new coworkers follow from them and from the entries, and the
  * commit reads them there (FIRST_LISTING) rather than from a copy in stage_events and
- * stage_coworkers. At 1,000,000 entries the groups' walk, its records and their reordering took
- * ≈ 12 s of a first sync, this ≈ 2 s (docs/benchmarks.md). test/sync/first-listing.test.ts holds
+ * stage_coworkers. On a large first sync the groups' walk, its records and their reordering cost
+ * several times this (docs/benchmarks.md). test/sync/first-listing.test.ts holds
  * both ways to the same rows.
  */
 async function recordFirstListing(conn: StageConnection): Promise<number> {
   // A uuid listed once takes slot 0; only the repeated ones' appearances are numbered (a window
-  // over them alone, in stage_slots), and the placements join them in listing order. The window
-  // over every entry, then sorted back into listing order, took 2.1 s of a 1,000,000-entry stage
-  // whose uuids repeat a quarter of the entries; these two 1.5 s (sqlite3 shell), and 0.6 s where
-  // no uuid repeats.
+  // over them alone, in stage_slots), and the placements join them in listing order. A window
+  // over every entry, then sorted back into listing order, costs more even where many uuids repeat,
+  // and far more where none does.
   await conn.run('delete from stage_slots');
   await conn.run(
     `insert into stage_slots (pos, slot)
@@ -648,8 +647,7 @@ const BY_GROUPS = {
  * The same after `recordFirstListing`, from the placements and entries themselves: every listed uuid
  * is a new coworker, and every placement an `added` change keyed (LISTED, position, 0), so in
  * listing order, referring to the version it opens. Writing them to stage_coworkers and
- * stage_events first cost a copy of each (≈ 1.1 s of a 1,000,000-entry first sync's stage and
- * commit, bench/stage-steps.ts).
+ * stage_events first cost a copy of each in the stage and the commit (bench/stage-steps.ts).
  */
 const FIRST_LISTING = {
   newCoworkers: `insert into coworkers (uuid, first_seen_run)

@@ -1,8 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { changeKinds, deliveryStatuses, identityNames, runStatuses, runTriggers } from './enums.js';
+import {
+  changeKinds,
+  deliveryStatuses,
+  identityNames,
+  outboxChannels,
+  runStatuses,
+  runTriggers,
+} from './enums.js';
 
-export { changeKinds, deliveryStatuses, identityNames, runStatuses, runTriggers };
+export { changeKinds, deliveryStatuses, identityNames, outboxChannels, runStatuses, runTriggers };
 export type { ChangeKind, DeliveryStatus, IdentityName, RunTrigger } from './enums.js';
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */
@@ -309,6 +316,8 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   createdAt: text('created_at').notNull(),
   disabledAt: text('disabled_at'),
   disabledReason: text('disabled_reason'),
+  /** Which sender its rows go to; the rows of an endpoint written before it were told apart by URL. */
+  channel: text('channel', { enum: outboxChannels }).notNull().default('webhook'),
 });
 
 /** One event as sent: `body` is the exact JSON signed and posted on every attempt. */

@@ -26,3 +26,13 @@ export interface SqlPort {
     values: readonly (number | string)[],
   ): { sql: string; param: unknown };
 }
+
+/**
+ * A port that can also run one write transaction, for operations written once that must be atomic
+ * (the outbox's claim): on SQLite the single writer's lock (BEGIN IMMEDIATE), on PostgreSQL one
+ * pooled connection, whose rows the operation may lock itself (`dialect` says which it may).
+ */
+export interface TransactionPort extends SqlPort {
+  /** `work` in one write transaction, handed the port of that transaction. */
+  write<T>(work: (tx: SqlPort) => Promise<T>): Promise<T>;
+}

@@ -1,11 +1,6 @@
-import type {
-  DeliveryFilter,
-  DeliveryRow,
-  AttemptOutcome,
-  AttemptRecord,
-  Claim,
-  ClaimResult,
-} from './sqlite/deliveries.js';
+import type { DeliveryFilter, DeliveryRow } from './outbox-reads.js';
+import type { AttemptOutcome, AttemptRecord } from './outbox-attempts.js';
+import type { Claim, ClaimResult } from './outbox-claim.js';
 import type { Readable } from 'node:stream';
 import type { EndpointKeys } from './endpoint-keys.js';
 import type { HeldMedia, KeptBlob, MediaCounts } from './media-reads.js';

@@ -118,7 +118,8 @@ function tailValues(tail: Buffer, firstIndex: number): JsonValue[] {
 /**
  * The entries of a snapshot as a lazy array over its page bytes: an entry is parsed when read, its
  * page at once, and only the last page read is kept (a rendering reads one page in order). The
- * parsed form costs 3–5× the text; holding it for every entry made a served snapshot ≈ 5× its bytes.
+ * parsed form costs several times the text; holding it for every entry made a served snapshot
+ * several times its bytes.
  */
 export function valuesFromTails(
   pageTails: readonly Buffer[],

@@ -41,7 +41,7 @@ export interface ExportOptions {
    * Read and write every other batch in a worker thread on a connection of its own, when the store
    * can open one (a SQLite file) and the export is longer than a batch: reading and writing a
    * batch costs about what the read alone costs the sqlite3 shell, so one thread cannot keep within
-   * 2× of it; two, on two cores, can.
+   * the export's goal of twice the shell's time; two, on two cores, can.
    */
   parallel: boolean;
 }

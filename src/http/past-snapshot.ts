@@ -6,10 +6,10 @@ import { snapshotFrame } from './build-in-slices.js';
 
 /**
  * A past snapshot for `?as_of=`, built page by page as pages are asked for. Building all of a
- * 20,000-entry listing at once took ~200 ms of the event loop per past run; here a request pays for
- * one indexed read of the listing's version ids and for the pages it serves (each read from the
- * store asynchronously the first time it is asked for), so a client cycling
- * through past runs cannot starve the health check. Its `bytes` grow as pages are built; the holder
+ * listing at once held the event loop for a time that grew with the listing, per past run; here a
+ * request pays for one indexed read of the listing's version ids and for the pages it serves (each
+ * read from the store asynchronously the first time it is asked for), so a client cycling through
+ * past runs cannot starve the health check. Its `bytes` grow as pages are built; the holder
  * reads them to keep the cache within its budget.
  */
 export interface PastSnapshot {
@@ -18,13 +18,13 @@ export interface PastSnapshot {
   readonly bytes: number;
 }
 
-/** A built page's Buffer object and map entry (measured: ≈ 210–260 B whatever its length). */
+/** A built page's Buffer object and map entry, about the same whatever its length (rounded up). */
 const PAGE_OBJECT_BYTES = 256;
 
 /**
  * What a built page holds: its bytes, rounded up to its share of the Buffer pool's 8 KiB slab when
- * it is small enough to be pooled (a page of 8 entries of ≈ 285 B leaves ≈ 600 B of each slab's
- * third unused), and its objects. Counting the bytes alone fell 27 % short of the heap measured.
+ * it is small enough to be pooled (a page of small entries leaves part of its slab unused), and its
+ * objects. Counting the bytes alone fell well short of what the heap holds.
  */
 function pageCost(tail: Buffer): number {
   const slab = Buffer.poolSize;
@@ -55,7 +55,7 @@ const READ_ENTRIES = 1024;
 
 /**
  * The pages of a past listing, built from the store's texts as they are asked for. Only each page's
- * bytes are kept, as the current snapshot keeps them: the parsed entries cost 3–5× their text.
+ * bytes are kept, as the current snapshot keeps them: the parsed entries cost several times their text.
  */
 function pageLoader(
   store: Store,

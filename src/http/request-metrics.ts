@@ -38,8 +38,8 @@ interface ExportedValue {
 
 /**
  * The request latency histogram, by route, kept in plain numbers: prom-client's Histogram builds a
- * closure and hashes the label set on every observation, a third of the list path's own cost at
- * tens of thousands of requests a second. Registered in a prom-client registry, which reads it
+ * closure and hashes the label set on every observation, a large share of the list path's own cost
+ * at tens of thousands of requests a second. Registered in a prom-client registry, which reads it
  * through `get()` exactly as it reads its own histograms (same names, labels and order;
  * test/http/request-metrics.test.ts compares the two texts).
  */

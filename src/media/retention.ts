@@ -1,7 +1,7 @@
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { FolderClaim } from './claim-folder.js';
-import { MediaStore } from './media-store.js';
+import { deleteDroppedCopies } from './drop-files.js';
 import type { MediaSettings } from './settings.js';
 
 /**
@@ -23,7 +23,7 @@ export async function applyMediaRetention(
   try {
     const dropped = await store.dropMediaUnusedSince(cutoff);
     if (dropped.length === 0) return dropped;
-    if (folder.kind === 'owned') new MediaStore(settings.dir).remove(dropped, folder.owner);
+    deleteDroppedCopies(settings.dir, folder, dropped);
     logger.info(
       { dropped: dropped.length, cutoff, filesKept: folder.kind === 'shared' },
       'media retention dropped files',

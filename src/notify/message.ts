@@ -1,4 +1,11 @@
-import { countChanges, describeChange, phraseText, runTitle, type ChangeFacts } from './describe-change.js';
+import {
+  countChanges,
+  describeChange,
+  phraseText,
+  runTitle,
+  whoWords,
+  type ChangeFacts,
+} from './describe-change.js';
 import { isolatedText } from '../text/bidi.js';
 import { clockFormat } from '../time/date-formats.js';
 
@@ -62,7 +69,7 @@ export function localClock(iso: string, timeZone: string): string {
 
 /**
  * A page shows the same few instants many times (a run's changes share its time), and each
- * formatToParts cost ~20 µs: the last answers are kept, at most MAX_CLOCKS (≈ 100 KB).
+ * formatToParts call is slow beside a map lookup: the last answers are kept, at most MAX_CLOCKS.
  */
 const clocks = new Map<string, string>();
 const MAX_CLOCKS = 1000;
@@ -74,6 +81,9 @@ export interface RunChanges {
   /** The mirror's thumbnail of a coworker (its own media URL), when it holds one. */
   imageOf?: (change: ChangeFacts) => string | null;
 }
+
+/** A line's name as every message writes it: bounded, the uuid when blank, isolated for bidi. */
+export const lineWho = (name: string, uuid: string): string => isolatedText(whoWords(name, uuid));
 
 /** One message for one run's changes: a title, a sentence per change, "and N more". */
 export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMessage {
@@ -87,7 +97,7 @@ export function changesMessage(run: RunChanges, ctx: MessageContext): NotifyMess
     lines: shown.map((facts) => {
       const words = describeChange(facts);
       return {
-        who: isolatedText(words.who),
+        who: lineWho(facts.name, facts.uuid),
         whoUrl: link(ctx, `/coworkers/${encodeURIComponent(facts.uuid)}/`),
         rest: `${words.appearance}${words.joint}${phraseText(words.what, isolatedText)}`,
         imageUrl: run.imageOf?.(facts) ?? null,

@@ -1,5 +1,6 @@
 import { defaultOf } from '../config/settings.js';
 import { retryDelayMs } from '../webhooks/retry-delay.js';
+import type { NotificationRows } from '../db/notify-outbox.js';
 import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';
 import type { SendOptions, SendOutcome } from './send.js';
@@ -37,6 +38,26 @@ export interface NotificationOutbox {
   countPending?(): Promise<number>;
   /** Writes a period's digest once per target (see DigestPlan); answers the deliveries written. */
   enqueueDigest?(plan: DigestPlan): Promise<number>;
+}
+
+/** The worker's outbox over a store's notification rows: each row's message read from its JSON. */
+export function outboxOver(rows: NotificationRows): NotificationOutbox {
+  const outbox: NotificationOutbox = {
+    enqueue: () => rows.enqueue(),
+    claim: async (now, limit) =>
+      (await rows.claim(now, limit)).map(({ id, targetId, body, attempts }) => ({
+        id,
+        targetId,
+        message: JSON.parse(body) as NotifyMessage,
+        attempts,
+      })),
+    complete: (id, result) => rows.complete(id, result),
+    disableTarget: (targetId, reason) => rows.disableTarget(targetId, reason),
+    release: () => rows.release(),
+    countPending: () => rows.countPending(),
+  };
+  const digest = rows.enqueueDigest?.bind(rows);
+  return digest ? { ...outbox, enqueueDigest: digest } : outbox;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {

@@ -3,7 +3,7 @@ import { pagesBaseUrl } from '../config/listeners.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow } from '../db/schema.js';
 import type { ChangeFacts } from './describe-change.js';
-import { countFirstListing, MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
+import { countFirstListing, lineWho, MAX_LINES, type MessageContext, type NotifyMessage } from './message.js';
 import { factsOfChange, runMessages, type RunOutcome } from './run-message.js';
 import { thumbnailsOf } from './thumbnails.js';
 import { keyedTargets, type NotifyEventType, type TargetKeys } from './targets.js';
@@ -60,6 +60,7 @@ export function notifyRunOutbox(settings: NotifyOutboxSettings | undefined): Out
   if (!settings || settings.targetIds.length === 0) return null;
   return {
     urls: settings.targetIds.map((id) => `${NOTIFY_ENDPOINT_PREFIX}${id}`),
+    channel: 'notify',
     messages: (facts) => notifyMessages(settings, facts),
   };
 }
@@ -104,6 +105,14 @@ function runOutcome(settings: NotifyOutboxSettings, facts: OutboxFacts): RunOutc
 export function counted(row: ChangeRow): ChangeFacts {
   const { kind, field, uuid, slot } = row;
   return { kind, field, uuid, slot, old: null, new: null, name: '', post: '' };
+}
+
+/**
+ * The text by which a stored message (`messageRow`'s body) names a person in one of its lines:
+ * what a prune looks for to forget the messages that tell of someone.
+ */
+export function bodyMentionOf(name: string, uuid: string): string {
+  return `"who":${JSON.stringify(lineWho(name, uuid))}`;
 }
 
 function messageRow(message: NotifyMessage): OutboxMessage {

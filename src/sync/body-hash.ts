@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 
 /**
  * Identity of an entry's exact text. The diff compares these instead of holding every stored body
- * in memory (100,000 bodies are ~60 MB of strings; their hashes are a tenth of that). The first 66
+ * in memory (a large listing's bodies are many megabytes of strings; their hashes a small part). The first 66
  * bits of its sha1, in 11 base64 characters (migration body_hash_66_bits cut the stored ones alike):
  * it only tells one appearance's old text from its new one, where two texts agree by chance once
  * in 2^66, and it is stored in every version (17 B per entry less than the whole digest).

@@ -5,9 +5,8 @@ import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { claimFolderFor, type FolderClaim, type FolderPlace } from '../media/claim-folder.js';
 import { mediaRefs } from '../media/media-refs.js';
-import { MediaStore } from '../media/media-store.js';
-import { whoWords } from '../notify/describe-change.js';
-import { isolatedText } from '../text/bidi.js';
+import { deleteDroppedCopies } from '../media/drop-files.js';
+import { bodyMentionOf } from '../notify/run-outbox.js';
 
 /** What to forget, as durations back from now (null: that part is not asked for). */
 export interface PruneAges {
@@ -93,32 +92,22 @@ async function claimExisting(
   return claimFolderFor(media, store, logger);
 }
 
-/**
- * Deletes from the folder the copies of the files the prune dropped, if the folder is this
- * database's; MediaStore.remove asks the owner file once more right before.
- */
+/** Deletes the folder's copies of the files the prune dropped, if the folder is this database's. */
 function removeFiles(
   media: FolderPlace | null,
   folder: FolderClaim | null,
   dropped: readonly string[],
 ): PrunedFiles {
-  if (media === null || folder === null || dropped.length === 0)
-    return { deleted: 0, kept: 0, problem: null };
-  const store = new MediaStore(media.dir);
-  const present = dropped.filter((sha) => store.has(sha));
-  if (present.length === 0) return { deleted: 0, kept: 0, problem: null };
-  if (folder.kind === 'shared') {
-    return {
-      deleted: 0,
-      kept: present.length,
-      problem:
-        `the media folder ${media.dir} has no owner file and holds files this database does not ` +
-        'reference, so another database may use it: the files only the pruned rows needed were left ' +
-        'in it. Give each database a folder of its own (MEDIA_DIR, docs/media.md), then prune again',
-    };
-  }
-  store.remove(present, folder.owner);
-  return { deleted: present.length, kept: 0, problem: null };
+  if (media === null || folder === null) return { deleted: 0, kept: 0, problem: null };
+  const copies = deleteDroppedCopies(media.dir, folder, dropped);
+  if (copies.kept === 0) return { ...copies, problem: null };
+  return {
+    ...copies,
+    problem:
+      `the media folder ${media.dir} has no owner file and holds files this database does not ` +
+      'reference, so another database may use it: the files only the pruned rows needed were left ' +
+      'in it. Give each database a folder of its own (MEDIA_DIR, docs/media.md), then prune again',
+  };
 }
 
 /**
@@ -127,11 +116,7 @@ function removeFiles(
  * PUBLIC_BASE_URL is set.
  */
 function mentions(person: ForgottenPerson): string[] {
-  // A message's line holds the name as the line wrote it: bounded, and isolated for bidi.
-  const named = person.names.map(
-    (name) => `"who":${JSON.stringify(isolatedText(whoWords(name, person.uuid)))}`,
-  );
-  return [person.uuid, ...named];
+  return [person.uuid, ...person.names.map((name) => bodyMentionOf(name, person.uuid))];
 }
 
 function mediaUrlsOf(body: string): string[] {

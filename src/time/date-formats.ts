@@ -1,6 +1,6 @@
 /**
- * Date formatters, built once per zone: building an Intl.DateTimeFormat costs tens of µs, and a
- * page formats every time it shows (a formatter built per call made `/` cost 4 ms of CPU).
+ * Date formatters, built once per zone: building an Intl.DateTimeFormat is slow beside formatting,
+ * and a page formats every time it shows (a formatter built per call was a large part of `/`).
  * Zones are the configured one and a test's few, so the caches stay tiny.
  */
 const clocks = new Map<string, Intl.DateTimeFormat>();

@@ -467,7 +467,7 @@ function reportDrift(
 
 const DRIFT_NAMES_LOGGED = 10;
 
-/** A count and the first few names: 10,000 unknown fields must not make a 380 KB log line. */
+/** A count and the first few names: thousands of unknown fields must not make one huge log line. */
 export function driftSummary(unknownFields: readonly UnknownField[]): {
   unknownFieldCount: number;
   firstUnknownFields: UnknownField[];

@@ -1,7 +1,7 @@
 /**
  * What a page may spend on data the upstream sizes (fields of an entry, changes of a run). Values
- * are clipped one by one already; their number is not, and 10,000 extra fields made a 1.9 MB page
- * that took the event loop 1–2 s to render. Each item costs its bytes plus its markup; once one
+ * are clipped one by one already; their number is not, and thousands of extra fields made a page of
+ * megabytes that held the event loop for seconds. Each item costs its bytes plus its markup; once one
  * does not fit, nothing after it does either, so the page is cut in one place.
  */
 export class ByteBudget {

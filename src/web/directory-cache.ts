@@ -15,18 +15,18 @@ function fold(text: string): string {
   return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
-// Sorted by the folded name with plain comparisons: Intl.Collator costs ~1 µs a comparison, which
-// made the first request after a run spend most of a second sorting 10,000 names.
+// Sorted by the folded name with plain comparisons: an Intl.Collator comparison is slow enough that
+// the first request after a run spent most of its time sorting the names.
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Rows folded between two yields to the event loop: ~5 ms of CPU, so /healthz never waits longer. */
+/** Rows folded between two yields to the event loop: a few milliseconds of CPU, the most /healthz waits. */
 const FOLD_CHUNK = 5_000;
 
 const yieldToRequests = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * Folds the rows a chunk at a time, letting requests in between, then sorts them (one synchronous
- * sort: ~100 ms at 100,000 rows, plain string comparisons).
+ * sort, kept short by plain string comparisons).
  */
 async function build(entries: DirectoryEntry[]): Promise<FoldedEntry[]> {
   const folded: FoldedEntry[] = [];
@@ -48,13 +48,13 @@ export interface DirectoryFailure {
 }
 
 /**
- * The coworker directory, sorted by name. Building it reads every current version (~50 ms of CPU
- * at 10,000 coworkers), so it is built once when the server starts and then once per new successful
+ * The coworker directory, sorted by name. Building it reads every current version (CPU that grows
+ * with the coworkers), so it is built once when the server starts and then once per new successful
  * run, by the first request that sees one. That request waits for it: answered from the previous
  * run's directory instead, a page asked for rarely lagged the served snapshot by several runs.
  * The run id and the rows are read in one transaction, so "as of run N" is the run shown. The first
- * build starts once the server listens (`warm()`), off the request path: it took a third of a
- * 100,000-entry start before anything answered, /healthz included. A page that needs the directory
+ * build starts once the server listens (`warm()`), off the request path: before it, a large
+ * mirror's start answered nothing until it was built, /healthz included. A page that needs the directory
  * before then waits for it; no other route does. Folding yields to the event loop between chunks.
  * Bounded by the number of coworkers × 2 × DIRECTORY_TEXT_CHARS characters.
  */

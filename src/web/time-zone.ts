@@ -7,7 +7,7 @@ import { wallFormat } from '../time/date-formats.js';
  * times read as the messages write them (`localClock`: "2026-11-24 09:10").
  */
 export function configuredTimeZone(): string {
-  // Building a DateTimeFormat to ask it the zone cost ~0.1 ms, several times per page;
+  // Building a DateTimeFormat to ask it the zone is slow to do several times per page;
   // Node follows a change of TZ, so the answer is kept per value of TZ.
   const tz = process.env.TZ;
   if (zoneOf === undefined || zoneOf.tz !== tz) {

@@ -1,10 +1,10 @@
 import type { Store } from '../db/store.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
-import type * as deliveries from '../db/sqlite/deliveries.js';
+import type * as deliveries from '../db/outbox-reads.js';
 import { endpointLabel } from './mask-url.js';
 import { WEBHOOK_ENDPOINT_PREFIX, type EndpointKeys } from '../db/endpoint-keys.js';
 
-export type { DeliveryFilter } from '../db/sqlite/deliveries.js';
+export type { DeliveryFilter } from '../db/outbox-reads.js';
 
 /** A delivery as the API and the CLI show it; the endpoint by its origin only (see endpointLabel). */
 export interface DeliveryView {

@@ -1,6 +1,7 @@
 import type { Store } from '../db/store.js';
 
-export type { AttemptOutcome, Claim, ClaimResult } from '../db/sqlite/deliveries.js';
+export type { AttemptOutcome } from '../db/outbox-attempts.js';
+export type { Claim, ClaimResult } from '../db/outbox-claim.js';
 
 /**
  * Sends delivery `id` again (same message, same webhook-id) as soon as its endpoint's queue allows,

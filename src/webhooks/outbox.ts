@@ -22,6 +22,7 @@ export function succeededRunOutbox(
   if (!settings || settings.urls.length === 0) return null;
   return {
     urls: settings.urls.map((url) => keys.webhook(url)),
+    channel: 'webhook',
     messages: (facts) => succeededMessages(settings, facts),
   };
 }
@@ -37,6 +38,7 @@ export function failedRunOutbox(
   if (!settings || settings.urls.length === 0 || !settings.events.includes('sync.failed')) return null;
   return {
     urls: settings.urls.map((url) => keys.webhook(url)),
+    channel: 'webhook',
     messages: (facts) => failedMessages(settings, facts),
   };
 }

@@ -8,7 +8,7 @@ import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
 import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
-import type { NotificationOutbox, OutboxNotification } from '../../src/notify/outbox.js';
+import { outboxOver, type NotificationOutbox, type OutboxNotification } from '../../src/notify/outbox.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
   startSimulatedMediaHost,
@@ -465,8 +465,8 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   it('the notification rows are claimed, completed and released alike', async () => {
     vi.setSystemTime(T0 + ++step * 60_000);
     const outboxes = [
-      new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>),
-      pair.pg.notificationOutbox(),
+      outboxOver(new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>)),
+      outboxOver(pair.pg.notificationOutbox()),
     ];
     const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
       const [a, b] = [
@@ -507,8 +507,8 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   it('a digest is written once per target and period, on both stores and across instances', async () => {
     vi.setSystemTime(T0 + ++step * 60_000);
     const outboxes = [
-      new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>),
-      pair.pg.notificationOutbox(),
+      outboxOver(new SqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>)),
+      outboxOver(pair.pg.notificationOutbox()),
     ] as const;
     const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
       const [a, b] = [await act(outboxes[0]), await act(outboxes[1])];
@@ -542,8 +542,8 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     // Two instances writing the next period at once: each target gets it once, whoever wrote it.
     const next = plan(T0, Date.now() + 60_000, targetIds);
     const written = await Promise.all([
-      write(pair.pg.notificationOutbox(), next),
-      write(pair.pg.notificationOutbox(), next),
+      write(outboxOver(pair.pg.notificationOutbox()), next),
+      write(outboxOver(pair.pg.notificationOutbox()), next),
     ]);
     expect(written.reduce((a, b) => a + b, 0)).toBe(2);
     expect(await write(outboxes[0], next)).toBe(2);

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { buildProgram } from '../../src/cli/program.js';
@@ -7,6 +8,35 @@ import { settingList } from '../../src/config/load-config.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const readme = read('README.md');
+
+/** The .ts and .tsx files under `folder`, as paths from the root. */
+function sourceFiles(folder: string): string[] {
+  return readdirSync(new URL(`../../${folder}/`, import.meta.url), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? sourceFiles(`${folder}/${e.name}`)
+      : /\.tsx?$/.test(e.name)
+        ? [`${folder}/${e.name}`]
+        : [],
+  );
+}
+
+/** The text of every comment of a TypeScript file, found by the compiler's parser, not a pattern. */
+function commentsOf(path: string, text: string): string[] {
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TSX);
+  const found = new Map<number, string>();
+  const collect = (ranges: ts.CommentRange[] | undefined): void => {
+    for (const r of ranges ?? []) found.set(r.pos, text.slice(r.pos, r.end));
+  };
+  const visit = (node: ts.Node): void => {
+    collect(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    collect(ts.getTrailingCommentRanges(text, node.getEnd()));
+    node.forEachChild(visit);
+  };
+  visit(file);
+  collect(ts.getLeadingCommentRanges(text, file.endOfFileToken.getFullStart()));
+  return [...found.values()];
+}
+
 const configurationPage = read('docs/configuration.md');
 const cliPage = read('docs/cli.md');
 const everyPage = [
@@ -100,6 +130,41 @@ describe('the README and docs/ document everything', () => {
       ...help(buildProgram()).map((text) => ['CLI help', text] as const),
     ].flatMap(([where, text]) => [...text.matchAll(/\bissue[ -]\d+/gi)].map((m) => `${where}: ${m[0]}`));
     expect(mentions).toEqual([]);
+  });
+
+  // A comment says why the code is so; a measured figure (a timing, a ratio, a peak) belongs to
+  // bench/ and docs/benchmarks.md, where its command and date are, and goes stale in a comment.
+  // A limit or a default (`2 s deadline`, `8 entries a page`) is a specification and stays.
+  it('quotes no measured figure in the comments of src', () => {
+    const measured = [
+      /\bmeasured\b/i,
+      /\bpeaked\b/i,
+      /\btook\b[^.;]*\d\s?(µs|ms|s|min)\b/i,
+      /[~≈]\s?\d[\d.,]*\s?(µs|us|ms|s|min|[kKMG]i?B)\b/,
+      /\d\s?(µs|us|ms)\b/,
+      /\d\.\d+\s?s\b/,
+      // A ratio (`1.8×`), not a product (`2 × N`) or a size (`16×16`).
+      /\d×(?!\d)/,
+      /\d\s?x\b/,
+    ];
+    // Specifications in milliseconds: the longest timer Node takes, and a page's budget.
+    const allowed = [
+      'src/webhooks/delivery-worker.ts: setTimeout holds 2^31 - 1 ms at most',
+      'src/db/page-queries.ts: stays well under 100 ms',
+    ];
+    const quoted = sourceFiles('src').flatMap((path) =>
+      commentsOf(path, read(path))
+        .flatMap((comment) => comment.split('\n'))
+        // Code in backticks is an example of a format (`500 ms`), not a figure.
+        .map((line) => line.replace(/`[^`]*`/g, '``'))
+        .filter((line) => measured.some((pattern) => pattern.test(line)))
+        .filter(
+          (line) =>
+            !allowed.some((a) => a.startsWith(`${path}: `) && line.includes(a.slice(path.length + 2))),
+        )
+        .map((line) => `${path}: ${line.trim()}`),
+    );
+    expect(quoted).toEqual([]);
   });
 
   it('gives the one-command run and the test command', () => {

@@ -115,6 +115,8 @@ export interface TerminalProcess {
    * stripped) once it returns something, or rejects after `timeoutMs` (WAIT_MS) showing the output.
    */
   until<T>(found: (output: string) => T | undefined, timeoutMs?: number): Promise<T>;
+  /** The command's exit code (script -e passes it on) and all it wrote, once it has ended. */
+  ended(): Promise<{ code: number | null; output: string }>;
 }
 
 /**
@@ -131,9 +133,14 @@ export function runCliOnTerminal(args: string[], env: Record<string, string>): T
     stdio: ['pipe', 'pipe', 'ignore'],
     detached: true,
   });
-  const exited = new Promise((resolve) => child.once('close', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve));
   onTestFinished(async () => {
-    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch (error) {
+      // The group is gone when the command ended by itself: nothing left to stop.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
     await exited;
   });
   let output = '';
@@ -143,6 +150,7 @@ export function runCliOnTerminal(args: string[], env: Record<string, string>): T
     for (const check of [...checks]) check();
   });
   return {
+    ended: async () => ({ code: await exited, output }),
     until: (found, timeoutMs = WAIT_MS) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => {

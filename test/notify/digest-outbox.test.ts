@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { notificationOutboxOf } from '../../src/db/open-store.js';
+import { notificationRowsOf } from '../../src/db/open-store.js';
 import type { Store } from '../../src/db/store.js';
-import type { NotificationOutbox } from '../../src/notify/outbox.js';
+import { outboxOver, type NotificationOutbox } from '../../src/notify/outbox.js';
 import { silentLogger } from '../../src/logger.js';
 import { lastDigestPeriod } from '../../src/notify/digest.js';
 import { writeDueDigest, type DigestSettings } from '../../src/notify/digest-outbox.js';
@@ -18,9 +18,9 @@ const tableRows = (store: Store, table: string, columns: string) =>
   storeRows(store, `select ${columns} from ${table} order by ${columns}`);
 
 function outboxOf(store: Store): NotificationOutbox {
-  const outbox = notificationOutboxOf(store);
-  if (outbox === null) throw new Error('this store keeps no notification outbox');
-  return outbox;
+  const rows = notificationRowsOf(store);
+  if (rows === null) throw new Error('this store keeps no notification outbox');
+  return outboxOver(rows);
 }
 
 const at = (iso: string) => new Date(iso);

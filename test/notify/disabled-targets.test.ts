@@ -6,6 +6,7 @@ import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
+import { outboxOver } from '../../src/notify/outbox.js';
 import { NotifyWorker } from '../../src/notify/worker.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { defaultServerConfig } from '../helpers/mirror-server.js';
@@ -34,7 +35,7 @@ async function disabledSlack() {
   const upstream = await simulatedUpstream({ seed: 21, count: 3 });
   await sync(store, upstream, { NOTIFY_URLS: entry });
   const worker = new NotifyWorker({
-    outbox: new SqliteNotificationOutbox(store),
+    outbox: outboxOver(new SqliteNotificationOutbox(store)),
     targets: [slack],
     send: sendMessage,
     timeoutMs: 5000,

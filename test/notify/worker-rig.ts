@@ -1,4 +1,5 @@
-import { notificationOutboxOf } from '../../src/db/open-store.js';
+import { notificationRowsOf } from '../../src/db/open-store.js';
+import { outboxOver } from '../../src/notify/outbox.js';
 import type { Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
@@ -16,10 +17,10 @@ export function parsedTargets(entries: readonly string[]): NotifyTarget[] {
 
 /** A worker's dependencies as `start` gives them, on `store`'s outbox and keys, without pacing. */
 export function workerDeps(store: Store, targets: readonly NotifyTarget[]): NotifyWorkerDeps {
-  const outbox = notificationOutboxOf(store);
-  if (outbox === null) throw new Error('this store keeps no notification outbox');
+  const rows = notificationRowsOf(store);
+  if (rows === null) throw new Error('this store keeps no notification outbox');
   return {
-    outbox,
+    outbox: outboxOver(rows),
     targets: keyedTargets(targets, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 5000,

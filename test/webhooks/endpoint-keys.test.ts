@@ -5,7 +5,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { webhookUrlDigest, type EndpointKeys } from '../../src/db/endpoint-keys.js';
 import { openDatabase } from '../../src/db/open.js';
-import { notificationOutboxOf } from '../../src/db/open-store.js';
+import { notificationRowsOf } from '../../src/db/open-store.js';
 import type { Store } from '../../src/db/store.js';
 import { listDeliveries } from '../../src/webhooks/delivery-queries.js';
 import { recordRunWithChange } from '../helpers/recorded-run.js';
@@ -79,7 +79,7 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
     await sync(store, upstream, env);
     const targets = targetsOf(entries);
     const [slack, ntfy] = targets.map((t) => store.endpointKeys.notifyTarget(t.digest));
-    const outbox = notificationOutboxOf(store);
+    const outbox = notificationRowsOf(store);
     if (!outbox?.enqueueDigest || slack === undefined || ntfy === undefined) throw new Error('no outbox');
     await outbox.disableTarget(slack, 'answered 404: no_service');
     const written = await outbox.enqueueDigest({
@@ -175,7 +175,7 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
       { targetId: slack, disabledAt: expect.any(String) as string, reason: 'answered 404: no_service' },
     ]);
     // The digest written before is still written: the same period is not sent twice.
-    const outbox = notificationOutboxOf(upgraded);
+    const outbox = notificationRowsOf(upgraded);
     const again = await outbox?.enqueueDigest?.({
       from: '2000-01-01T00:00:00.000Z',
       to: DIGEST_END,

@@ -1,103 +1,24 @@
 import { changesFinishedWithinSql, PG_CHANGE_ROWS_SQL } from '../change-columns.js';
-import { randomBytes } from 'node:crypto';
-import type { NotifyMessage } from '../../notify/message.js';
-import type { NotificationOutbox, NotificationResult, OutboxNotification } from '../../notify/outbox.js';
 import { NOTIFY_ENDPOINT_PREFIX } from '../endpoint-keys.js';
 import type { DigestPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
-import type { DisabledNotifyTarget } from '../store.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './advisory-keys.js';
-import { announceOutboxChange } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { endpointId, firstListingRun, newMessageIds } from './outbox.js';
 import { changeSubjects } from './pages.js';
-import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
+import { PortNotificationOutbox } from '../notify-outbox.js';
+import { pgOutboxPort } from './sql-port.js';
+import { rows, run, transaction, type Tx } from './sql.js';
 
-// The notification rows of the webhook outbox on PostgreSQL: the twin of src/db/sqlite/notify-outbox.ts.
-// A claim locks the rows it leases (FOR UPDATE SKIP LOCKED): two instances never send one twice.
+// The digest of the notification outbox on PostgreSQL: the twin of src/db/sqlite/notify-outbox.ts.
 
-/** How long a claimed row stays out of other workers' reach: longer than any one send. */
-const LEASE_MS = 5 * 60_000;
-
-interface DueRow {
-  id: number;
-  url: string;
-  body: string;
-  tries: number;
-}
-
-const BASE = 'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
-
-export class PgNotificationOutbox implements NotificationOutbox {
+/** The notification rows of the outbox on PostgreSQL (src/db/notify-outbox.ts), and the digest. */
+export class PgNotificationOutbox extends PortNotificationOutbox {
   readonly #ctx: PgContext;
-  readonly #token = randomBytes(8).toString('hex');
 
   constructor(ctx: PgContext) {
+    super(pgOutboxPort(ctx.pool));
     this.#ctx = ctx;
-  }
-
-  enqueue(): Promise<void> {
-    return Promise.reject(new Error('notification rows are written by the run commit'));
-  }
-
-  /** Leases the due rows of enabled targets, oldest first. */
-  async claim(now: Date, limit: number): Promise<OutboxNotification[]> {
-    const at = now.toISOString();
-    const due = await transaction(this.#ctx.pool, async ({ client }) => {
-      const found = await rows<DueRow>(
-        client,
-        `select d.id, e.url, m.body, d.tries
-           from webhook_deliveries d
-           join webhook_endpoints e on e.id = d.endpoint_id
-           join webhook_messages m on m.id = d.message_id
-          where d.status = 'pending' and e.disabled_at is null and left(e.url, $1) = $2
-            and d.next_attempt_at <= $3 and (d.lease_until is null or d.lease_until <= $3)
-          order by d.id limit $4
-          for update of d skip locked`,
-        [NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX, at, limit],
-      );
-      if (found.length > 0) {
-        await run(
-          client,
-          'update webhook_deliveries set lease_until = $1, lease_token = $2 where id = any($3::bigint[])',
-          [new Date(now.getTime() + LEASE_MS).toISOString(), this.#token, found.map((r) => r.id)],
-        );
-      }
-      return found;
-    });
-    return due.map((row) => ({
-      id: row.id,
-      targetId: row.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
-      message: JSON.parse(row.body) as NotifyMessage,
-      attempts: row.tries,
-    }));
-  }
-
-  async complete(id: number, result: NotificationResult): Promise<void> {
-    const now = new Date().toISOString();
-    if (result.status === 'delivered') {
-      await run(this.#ctx.pool, `${BASE}, status = 'succeeded', finished_at = $1 where id = $2`, [now, id]);
-    } else if (result.status === 'pending') {
-      await run(this.#ctx.pool, `${BASE}, tries = tries + 1, next_attempt_at = $1 where id = $2`, [
-        result.nextAttemptAt.toISOString(),
-        id,
-      ]);
-    } else {
-      await run(
-        this.#ctx.pool,
-        `${BASE}, tries = tries + 1, status = 'failed', finished_at = $1 where id = $2`,
-        [now, id],
-      );
-    }
-  }
-
-  async disableTarget(targetId: string, reason: string): Promise<void> {
-    await run(
-      this.#ctx.pool,
-      `update webhook_endpoints set disabled_at = $1, disabled_reason = $2
-        where url = $3 and disabled_at is null`,
-      [new Date().toISOString(), reason, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`],
-    );
   }
 
   /**
@@ -112,54 +33,6 @@ export class PgNotificationOutbox implements NotificationOutbox {
       return writeDigest(tx, plan);
     });
   }
-
-  async countPending(): Promise<number> {
-    const found = await one<{ n: number }>(
-      this.#ctx.pool,
-      `select count(*) as n from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id
-        where d.status = 'pending' and e.disabled_at is null and left(e.url, $1) = $2`,
-      [NOTIFY_ENDPOINT_PREFIX.length, NOTIFY_ENDPOINT_PREFIX],
-    );
-    return found?.n ?? 0;
-  }
-
-  async release(): Promise<void> {
-    const released = await run(
-      this.#ctx.pool,
-      `update webhook_deliveries set lease_until = null, lease_token = null
-        where lease_token = $1 and status = 'pending'`,
-      [this.#token],
-    );
-    if (released > 0) await announceOutboxChange(this.#ctx.pool);
-  }
-}
-
-const IS_NOTIFY = `left(url, ${NOTIFY_ENDPOINT_PREFIX.length}) = '${NOTIFY_ENDPOINT_PREFIX}'`;
-
-/** The notification targets a permanent refusal disabled, oldest first. */
-export async function disabledNotifyTargets(db: Queryable): Promise<DisabledNotifyTarget[]> {
-  const found = await rows<{ url: string; disabledAt: string; reason: string | null }>(
-    db,
-    `select url, disabled_at as "disabledAt", disabled_reason as reason from webhook_endpoints
-      where disabled_at is not null and ${IS_NOTIFY} order by disabled_at, id`,
-  );
-  return found.map((r) => ({
-    targetId: r.url.slice(NOTIFY_ENDPOINT_PREFIX.length),
-    disabledAt: r.disabledAt,
-    reason: r.reason,
-  }));
-}
-
-/** Re-enables one disabled notification target, or all of them (null); answers the ids enabled. */
-export async function enableNotifyTargets(db: Queryable, targetId: string | null): Promise<string[]> {
-  const found = await rows<{ url: string }>(
-    db,
-    `update webhook_endpoints set disabled_at = null, disabled_reason = null
-      where disabled_at is not null and ${IS_NOTIFY} and ($1::text is null or url = $1::text) returning url`,
-    [targetId === null ? null : `${NOTIFY_ENDPOINT_PREFIX}${targetId}`],
-  );
-  if (found.length > 0) await announceOutboxChange(db);
-  return found.map((r) => r.url.slice(NOTIFY_ENDPOINT_PREFIX.length)).sort();
 }
 
 const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
@@ -196,7 +69,7 @@ async function writeDigest(tx: Tx, plan: DigestPlan): Promise<number> {
   const runId = changes.length === 0 ? null : Math.max(...changes.map((row) => row.runId));
   const now = new Date().toISOString();
   for (const targetId of missing) {
-    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, now);
+    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
     const [messageId] = await newMessageIds(tx, [
       [digestKey(targetId, plan.to), message.type, runId, now, message.body],
     ]);

@@ -1,5 +1,6 @@
 import type { ChangeSubject } from '../page-queries.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../run-commit.js';
+import type { OutboxChannel } from '../enums.js';
 import type { ChangeRow } from '../schema.js';
 import { newWebhookId } from '../sqlite/outbox.js';
 import { insertWithIds } from './bulk.js';
@@ -143,7 +144,7 @@ export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memor
     entriesOf: (rows) => entriesOfChanges(rows, (row) => memory.bodies.get(keyOf(row))),
     mirrorPathOf: mirrorPathReader(() => shas),
   };
-  await enqueue(tx, runId, [...plan.messages(facts)], plan.urls);
+  await enqueue(tx, runId, [...plan.messages(facts)], plan.urls, plan.channel ?? 'webhook');
 }
 
 /** One message row per message, and one pending delivery of it to each endpoint, due at once. */
@@ -152,11 +153,12 @@ async function enqueue(
   runId: number,
   messages: OutboxMessage[],
   urls: readonly string[],
+  channel: OutboxChannel,
 ): Promise<void> {
   if (messages.length === 0) return;
   const now = new Date().toISOString();
   const endpointIds: number[] = [];
-  for (const url of urls) endpointIds.push(await endpointId(tx, url, now));
+  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
   const messageIds = await newMessageIds(
     tx,
     messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]),
@@ -177,16 +179,17 @@ async function enqueue(
   );
 }
 
-/** The endpoint row of a URL (an endpoint key), created on first use. */
-export async function endpointId(tx: Tx, url: string, now: string): Promise<number> {
+/** The endpoint row of a URL (an endpoint key), created on first use with the channel its rows go to. */
+export async function endpointId(tx: Tx, url: string, channel: OutboxChannel, now: string): Promise<number> {
   // Inserted first, as SQLite's store does: a conflicting insert spends an id on both (SQLite's
   // AUTOINCREMENT, PostgreSQL's sequence), so the ids of endpoints created later stay alike. A
   // digest writer and a run's commit racing to create one target's row: the loser's insert waits
   // for the winner's commit, does nothing, and reads the winner's row.
   const inserted = await one<{ id: number }>(
     tx.client,
-    'insert into webhook_endpoints (url, created_at) values ($1, $2) on conflict (url) do nothing returning id',
-    [url, now],
+    `insert into webhook_endpoints (url, channel, created_at) values ($1, $2, $3)
+     on conflict (url) do nothing returning id`,
+    [url, channel, now],
   );
   if (inserted) return inserted.id;
   const existing = await one<{ id: number }>(tx.client, 'select id from webhook_endpoints where url = $1', [

@@ -9,7 +9,14 @@ import {
   primaryKey,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import { changeKinds, deliveryStatuses, identityNames, runStatuses, runTriggers } from '../schema.js';
+import {
+  changeKinds,
+  deliveryStatuses,
+  identityNames,
+  outboxChannels,
+  runStatuses,
+  runTriggers,
+} from '../schema.js';
 
 // The PostgreSQL twin of src/db/schema.ts: the same tables, columns, indexes and constraints, so
 // both stores answer byte for byte alike. Where the types differ, and why:
@@ -38,7 +45,7 @@ export const optionsBodies = pgTable(
     id: id(),
     body: textC('body').notNull(),
   },
-  // A btree entry holds at most ~2.7 kB and an OPTIONS body is often larger: the uniqueness is on
+  // A btree entry holds at most a third of a page and an OPTIONS body is often larger: the uniqueness is on
   // its md5, which is what SQLite's unique index on the whole text guarantees in practice.
   () => [uniqueIndex('options_bodies_body_unique').on(sql`md5(body)`)],
 );
@@ -270,6 +277,7 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   createdAt: textC('created_at').notNull(),
   disabledAt: textC('disabled_at'),
   disabledReason: textC('disabled_reason'),
+  channel: textCOf('channel', outboxChannels).notNull().default('webhook'),
 });
 
 export const webhookMessages = pgTable(

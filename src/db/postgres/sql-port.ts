@@ -1,5 +1,8 @@
-import type { SqlPort } from '../sql-port.js';
-import { preparedRows, run, tuples, type Queryable } from './sql.js';
+import type pg from 'pg';
+import type { OutboxPort } from '../outbox-port.js';
+import type { SqlPort, TransactionPort } from '../sql-port.js';
+import { announceOutboxChange } from './commit-watch.js';
+import { preparedRows, run, transaction, tuples, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
@@ -45,4 +48,17 @@ export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): S
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
     oneOf: (column, type, values) => ({ sql: `${column} = any(?::${type}[])`, param: values }),
   };
+}
+
+/** The port over the pool, each write transaction on one pooled connection. */
+export function pgTransactionPort(pool: pg.Pool): TransactionPort {
+  return {
+    ...pgSqlPort(pool),
+    write: (work) => transaction(pool, ({ client }) => work(pgSqlPort(client))),
+  };
+}
+
+/** The outbox's port over the pool: a change outside a run is announced to every instance's workers. */
+export function pgOutboxPort(pool: pg.Pool): OutboxPort {
+  return { ...pgTransactionPort(pool), announce: () => announceOutboxChange(pool) };
 }

@@ -1,11 +1,10 @@
 import { deadlinesOf, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { silentLogger, type Logger } from '../../logger.js';
-import type { NotificationOutbox } from '../../notify/outbox.js';
 import type { Store } from '../store.js';
 import { COMMAND_START, type RunStart } from '../tick-claims.js';
 import type { PgContext } from './context.js';
-import * as deliveries from './deliveries.js';
+import * as outbox from '../outbox-operations.js';
 import { connectionError, operationError, timeoutError } from './errors.js';
 import * as history from './history.js';
 import { identityValue } from './identity.js';
@@ -18,7 +17,8 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches, subjectBatches } from '../change-batches.js';
 import { pgEndpointKeys } from './endpoint-keys.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
-import { disabledNotifyTargets, enableNotifyTargets, PgNotificationOutbox } from './notify-outbox.js';
+import type { NotificationRows } from '../notify-outbox.js';
+import { PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
@@ -27,7 +27,7 @@ import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
-import { pgSqlPort } from './sql-port.js';
+import { pgOutboxPort, pgSqlPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 import * as historyReads from '../history-reads.js';
 import type { SqlPort } from '../sql-port.js';
@@ -65,7 +65,7 @@ export class PgStore implements Store {
   }
 
   /** The notification rows of the outbox, for the notification worker. */
-  notificationOutbox(): NotificationOutbox {
+  notificationOutbox(): NotificationRows {
     return new PgNotificationOutbox(this.#ctx);
   }
 
@@ -210,33 +210,35 @@ export class PgStore implements Store {
   );
 
   // Deliveries
-  claimDue: Op<'claimDue'> = this.#guard((options) => deliveries.claimDue(this.#ctx, options));
+  claimDue: Op<'claimDue'> = this.#guard((options) => outbox.claimDue(pgOutboxPort(this.#ctx.pool), options));
   recordAttempt: Op<'recordAttempt'> = this.#guard((claim, result, outcome) =>
-    deliveries.recordAttempt(this.#ctx, claim, result, outcome),
+    outbox.recordAttempt(pgOutboxPort(this.#ctx.pool), claim, result, outcome),
   );
   releaseLease: Op<'releaseLease'> = this.#guard((claim, token) =>
-    deliveries.releaseLease(this.#ctx, claim, token),
+    outbox.releaseLease(pgOutboxPort(this.#ctx.pool), claim, token),
   );
-  redeliver: Op<'redeliver'> = this.#guard((id) => deliveries.redeliver(this.#ctx, id));
+  redeliver: Op<'redeliver'> = this.#guard((id) => outbox.redeliver(pgOutboxPort(this.#ctx.pool), id));
   enableEndpoint: Op<'enableEndpoint'> = this.#guard((endpointId) =>
-    deliveries.enableEndpoint(this.#ctx, endpointId),
+    outbox.enableEndpoint(pgOutboxPort(this.#ctx.pool), endpointId),
   );
   pendingDeliveries: Op<'pendingDeliveries'> = this.#guard((urls) =>
-    deliveries.pendingDeliveries(this.#ctx, urls),
+    outbox.pendingDeliveries(pgOutboxPort(this.#ctx.pool), urls),
   );
   listDeliveries: Op<'listDeliveries'> = this.#guard((filter) =>
-    deliveries.listDeliveries(this.#ctx, filter),
+    outbox.listDeliveries(pgOutboxPort(this.#ctx.pool), filter),
   );
   countDeliveries: Op<'countDeliveries'> = this.#guard((filter) =>
-    deliveries.countDeliveries(this.#ctx, filter),
+    outbox.countDeliveries(pgOutboxPort(this.#ctx.pool), filter),
   );
-  getDelivery: Op<'getDelivery'> = this.#guard((id) => deliveries.getDelivery(this.#ctx, id));
-  deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => deliveries.deliveryFigures(this.#ctx));
+  getDelivery: Op<'getDelivery'> = this.#guard((id) => outbox.getDelivery(pgOutboxPort(this.#ctx.pool), id));
+  deliveryFigures: Op<'deliveryFigures'> = this.#guard(() =>
+    outbox.deliveryFigures(pgOutboxPort(this.#ctx.pool)),
+  );
   disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#guard(() =>
-    disabledNotifyTargets(this.#ctx.pool),
+    outbox.disabledNotifyTargets(pgOutboxPort(this.#ctx.pool)),
   );
   enableNotifyTargets: Op<'enableNotifyTargets'> = this.#guard((targetId) =>
-    enableNotifyTargets(this.#ctx.pool, targetId),
+    outbox.enableNotifyTargets(pgOutboxPort(this.#ctx.pool), targetId),
   );
 
   // Prune

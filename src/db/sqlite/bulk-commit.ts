@@ -16,9 +16,9 @@ export function holdsNoListing(sqlite: Sqlite): boolean {
 /**
  * A first sync's commit runs with `foreign_keys` off, and the commit checks the same references
  * itself, set-based, before it ends (`checkRunReferences`). Row by row, SQLite looks up each new
- * version's coworker in the listing's order, a random uuid order: at 1,000,000 entries that made
- * the versions insert 8.0 s instead of 1.2 s, and the whole commit 25.7 s instead of 14.4 s
- * (docs/benchmarks.md). The pragma cannot change inside a transaction, hence around it; it is put
+ * version's coworker in the listing's order, a random uuid order: on a large first sync that made
+ * the versions insert several times slower, and the whole commit much slower (docs/benchmarks.md).
+ * The pragma cannot change inside a transaction, hence around it; it is put
  * back whatever happens, and the connection runs nothing else meanwhile (the commit is synchronous).
  */
 export function withBulkForeignKeys<T>(sqlite: Sqlite, bulk: boolean, work: () => T): T {

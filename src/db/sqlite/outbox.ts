@@ -7,6 +7,7 @@ import type { MirrorDatabase } from '../open.js';
 import { changeSubjects } from '../page-queries.js';
 import { mediaShasAt } from './media.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
+import type { OutboxChannel } from '../enums.js';
 import { runs, type ChangeRow } from '../schema.js';
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
@@ -38,7 +39,7 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
     entriesOf: (rows) => entriesOf(store, rows),
     mirrorPathOf: mirrorPathReader(() => mediaShasAt(store, runId)),
   };
-  enqueue(store, runId, plan.messages(facts), plan.urls);
+  enqueue(store, runId, plan.messages(facts), plan.urls, plan.channel ?? 'webhook');
 }
 
 /** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
@@ -128,6 +129,7 @@ function enqueue(
   runId: number,
   messages: Iterable<{ type: string; body: string }>,
   urls: readonly string[],
+  channel: OutboxChannel,
 ): void {
   const now = new Date().toISOString();
   let endpointIds: number[] | null = null;
@@ -146,15 +148,17 @@ function enqueue(
       now,
       message.body,
     ).lastInsertRowid;
-    endpointIds ??= urls.map((url) => endpointId(store, url, now));
+    endpointIds ??= urls.map((url) => endpointId(store, url, channel, now));
     for (const endpoint of endpointIds) insertDelivery.run(messageId, endpoint, now, now);
   }
 }
 
-/** The endpoint row of a URL, created on first use. */
-function endpointId(store: MirrorDatabase, url: string, now: string): number {
+/** The endpoint row of a URL, created on first use with the channel its rows go to. */
+export function endpointId(store: MirrorDatabase, url: string, channel: OutboxChannel, now: string): number {
   store.sqlite
-    .prepare('insert into webhook_endpoints (url, created_at) values (?, ?) on conflict (url) do nothing')
-    .run(url, now);
+    .prepare(
+      'insert into webhook_endpoints (url, channel, created_at) values (?, ?, ?) on conflict (url) do nothing',
+    )
+    .run(url, channel, now);
   return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
 }

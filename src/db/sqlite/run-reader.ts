@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { newConnection } from './new-connection.js';
 import { mediaRunsByIds } from '../media-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
@@ -23,7 +24,7 @@ export function openRunReader(file: string): RunReader | null {
   if (!writableOnDisk(file)) return null;
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(file, { fileMustExist: true });
+    sqlite = newConnection(file, { fileMustExist: true });
   } catch {
     return null;
   }

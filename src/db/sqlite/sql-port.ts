@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { SqlPort } from '../sql-port.js';
+import { prepared } from '../prepared.js';
+import type { OutboxPort } from '../outbox-port.js';
+import type { SqlPort, TransactionPort } from '../sql-port.js';
 
 export const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
@@ -45,4 +47,46 @@ export async function withinTransaction<T>(
     if (sqlite.inTransaction) sqlite.exec('rollback');
     throw error;
   }
+}
+
+/**
+ * The port over `sqlite` with write transactions. Its transactions take turns: between the awaits
+ * of one, another caller on this connection would otherwise find a transaction already open. One
+ * asked for inside a transaction that is not the port's (a better-sqlite3 `transaction()`) joins it.
+ */
+function sqliteTransactionPort(
+  sqlite: Database.Database,
+  prepare: (sql: string) => Database.Statement,
+): TransactionPort {
+  const port = sqliteSqlPort(prepare);
+  let turn: Promise<unknown> = Promise.resolve();
+  return {
+    ...port,
+    write: <T>(work: (tx: SqlPort) => Promise<T>): Promise<T> => {
+      const mine = turn.then(() =>
+        sqlite.inTransaction ? work(port) : withinTransaction(sqlite, () => work(port), true),
+      );
+      turn = mine.catch(() => undefined);
+      return mine;
+    },
+  };
+}
+
+const ports = new WeakMap<Database.Database, TransactionPort>();
+
+/** The one transaction port of a connection: every caller's transactions on it take turns. */
+export function transactionPortOf(sqlite: Database.Database): TransactionPort {
+  let port = ports.get(sqlite);
+  if (!port) ports.set(sqlite, (port = sqliteTransactionPort(sqlite, (sql) => prepared(sqlite, sql))));
+  return port;
+}
+
+const outboxPorts = new WeakMap<Database.Database, OutboxPort>();
+
+/** The outbox's port over a connection: its workers share the process, so there is nothing to announce. */
+export function outboxPortOf(sqlite: Database.Database): OutboxPort {
+  let port = outboxPorts.get(sqlite);
+  if (!port)
+    outboxPorts.set(sqlite, (port = { ...transactionPortOf(sqlite), announce: () => Promise.resolve() }));
+  return port;
 }

@@ -38,25 +38,25 @@ function statementCache(sqlite: MirrorDatabase['sqlite']): (sql: string) => Stat
 /**
  * The page cache while a stage is open, in KiB (SQLite's negative form), instead of the 16 MiB
  * better-sqlite3 builds SQLite with. Each sort (every index built once a table is full, each ORDER
- * BY of the commit) may hold that much again, and the allocator keeps it: at 1,000,000 entries the
- * first sync peaked at 207 MB with 16 MiB, over its 200 MB goal; at 300,000 it peaked 17–25 MB
- * lower with 4 MiB, in the same time (docs/benchmarks.md). A larger cache bought no time: the
+ * BY of the commit) may hold that much again, and the allocator keeps it: with 16 MiB a
+ * million-entry first sync went over its memory goal, with 4 MiB it keeps within it in the same
+ * time (docs/benchmarks.md). A larger cache bought no time: the
  * stage reads and writes its tables in key order (run-stage.ts).
  */
 const STAGE_CACHE_SIZE = -4000;
 
 /**
  * Rows `analyze` reads of each index of a stage table (SQLite's `analysis_limit`): the planner
- * needs the tables' rough shape, not an exact count. A full `analyze` read every index of the
- * 1,000,000-entry stage, 0.3 s (sqlite3 shell) for statistics within 6 % of these.
+ * needs the tables' rough shape, not an exact count. A full `analyze` reads every index of a large
+ * stage whole, for statistics hardly different from these.
  */
 const STAGE_ANALYSIS_LIMIT = 1000;
 
 /**
  * Helper threads SQLite's sorter may start (`threads`): the stage's index builds, windows and the
  * commit's index builds are sorts of up to a million rows, run once the crawl is over, when the
- * upstream no longer keeps the other core busy. One helper built the versions' uuid index of a
- * 1,000,000-entry store in 0.73–0.77 s against 0.87–0.89 s alone (sqlite3 shell); two were no faster.
+ * upstream no longer keeps the other core busy. One helper builds a large index sooner than none
+ * (sqlite3 shell); two were no sooner than one.
  */
 const STAGE_SORT_THREADS = 1;
 
@@ -143,7 +143,7 @@ function runListing(
  * SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so SQLite numbered
  * them one after another up to its sequence; the n-th new placement in listing order holds the
  * n-th id. One pass in listing order, where the lookup by (uuid, slot, run) seeks the uuid index
- * once per placement in random order (5.9 s of a 1,000,000-entry first sync). Both ends are
+ * once per placement in random order (a large part of a big first sync). Both ends are
  * checked against the versions themselves; should they ever disagree, the lookup does it.
  */
 function assignNewVersionIds(
@@ -161,7 +161,7 @@ function assignNewVersionIds(
   const last = prepare(`select seq from sqlite_sequence where name = 'versions'`).pluck().get() as number;
   if (high - low + 1 === placed) {
     // Every position from low to high is new (a first sync: all of them): the rank is the position's
-    // offset, no sort needed (0.6 s less of a 1,000,000-entry first sync's commit).
+    // offset, no sort needed (a sort fewer in a first sync's commit).
     prepare('update stage_places set version_id = pos - ? + ? where version_id is null').run(
       low,
       last - placed + 1,

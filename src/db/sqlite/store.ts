@@ -11,11 +11,10 @@ import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { ReaderTarget, Store } from '../store.js';
 import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
-import * as deliveries from './deliveries.js';
+import * as outbox from '../outbox-operations.js';
 import * as listing from '../listing-reads.js';
 import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
-import { disabledNotifyTargets, enableNotifyTargets } from './notify-outbox.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
@@ -23,7 +22,7 @@ import { COMMAND_START } from '../tick-claims.js';
 import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
-import { sqliteSqlPort } from './sql-port.js';
+import { outboxPortOf, sqliteSqlPort } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
@@ -163,23 +162,25 @@ export class SqliteStore implements MirrorDatabase {
   droppedBlobs: Op<'droppedBlobs'> = () => Promise.resolve([]);
 
   // Deliveries
-  claimDue: Op<'claimDue'> = (options) => settle(() => deliveries.claimDue(this, options));
+  claimDue: Op<'claimDue'> = (options) => outbox.claimDue(outboxPortOf(this.sqlite), options);
   recordAttempt: Op<'recordAttempt'> = (claim, result, outcome) =>
-    settle(() => deliveries.recordAttempt(this, claim, result, outcome));
+    outbox.recordAttempt(outboxPortOf(this.sqlite), claim, result, outcome);
   releaseLease: Op<'releaseLease'> = (claim, token) =>
-    settle(() => deliveries.releaseLease(this, claim, token));
-  redeliver: Op<'redeliver'> = (id) => settle(() => deliveries.redeliver(this, id));
+    outbox.releaseLease(outboxPortOf(this.sqlite), claim, token);
+  redeliver: Op<'redeliver'> = (id) => outbox.redeliver(outboxPortOf(this.sqlite), id);
   enableEndpoint: Op<'enableEndpoint'> = (endpointId) =>
-    settle(() => deliveries.enableEndpoint(this, endpointId));
+    outbox.enableEndpoint(outboxPortOf(this.sqlite), endpointId);
   pendingDeliveries: Op<'pendingDeliveries'> = (urls) =>
-    settle(() => deliveries.pendingDeliveries(this, urls));
-  listDeliveries: Op<'listDeliveries'> = (filter) => settle(() => deliveries.listDeliveries(this, filter));
-  countDeliveries: Op<'countDeliveries'> = (filter) => settle(() => deliveries.countDeliveries(this, filter));
-  getDelivery: Op<'getDelivery'> = (id) => settle(() => deliveries.getDelivery(this, id));
-  deliveryFigures: Op<'deliveryFigures'> = () => settle(() => deliveries.deliveryFigures(this));
-  disabledNotifyTargets: Op<'disabledNotifyTargets'> = () => settle(() => disabledNotifyTargets(this));
+    outbox.pendingDeliveries(outboxPortOf(this.sqlite), urls);
+  listDeliveries: Op<'listDeliveries'> = (filter) => outbox.listDeliveries(outboxPortOf(this.sqlite), filter);
+  countDeliveries: Op<'countDeliveries'> = (filter) =>
+    outbox.countDeliveries(outboxPortOf(this.sqlite), filter);
+  getDelivery: Op<'getDelivery'> = (id) => outbox.getDelivery(outboxPortOf(this.sqlite), id);
+  deliveryFigures: Op<'deliveryFigures'> = () => outbox.deliveryFigures(outboxPortOf(this.sqlite));
+  disabledNotifyTargets: Op<'disabledNotifyTargets'> = () =>
+    outbox.disabledNotifyTargets(outboxPortOf(this.sqlite));
   enableNotifyTargets: Op<'enableNotifyTargets'> = (targetId) =>
-    settle(() => enableNotifyTargets(this, targetId));
+    outbox.enableNotifyTargets(outboxPortOf(this.sqlite), targetId);
 
   // Prune
   prune: Op<'prune'> = (request) => pruneSqlite(this, request);
