@@ -12,7 +12,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, type MirrorDatabase } from '../src/db/open.js';
-import { coworkerHistory, listChanges } from '../src/db/queries.js';
+import { listChanges } from '../src/db/queries.js';
 import { EDITABLE_FIELDS, Rng } from '../src/simulated-upstream/index.js';
 import { buildHistory, type Fixture } from './lib/history-fixture.js';
 import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
@@ -83,7 +83,8 @@ function measure(store: MirrorDatabase, fixture: Fixture): void {
     `history select 1 (baseline): p50 ${millis(baseline.p50)}, p99 ${millis(baseline.p99)}, ${baseline.calls} calls`,
   );
   const goals: [string, (i: number) => unknown][] = [
-    ['coworkerHistory(uuid)', () => coworkerHistory(store, uuidAt())],
+    // SQLite's store runs the three reads as it is asked; only the rows' mapping is left to a microtask.
+    ['coworkerHistory(uuid)', () => store.coworkerHistory(uuidAt())],
     [`listChanges newest first (limit ${PAGE + 1})`, () => listChanges(store, { limit: PAGE + 1 })],
     [
       'listChanges by field',

@@ -5,6 +5,8 @@
 export const changeKinds = ['added', 'changed', 'removed', 'returned', 'media_changed'] as const;
 export type ChangeKind = (typeof changeKinds)[number];
 
+export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
+
 export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryStatus = (typeof deliveryStatuses)[number];
 

@@ -55,8 +55,3 @@ export function findByName(store: MirrorDatabase, text: string, limit = 50): Nam
 }
 
 /** Field names the change feed holds, for telling a typo from a field that never changed. */
-export function changedFields(store: MirrorDatabase): string[] {
-  return prepared(store.sqlite, 'select distinct field from changes where field is not null order by field')
-    .pluck()
-    .all() as string[];
-}

@@ -14,7 +14,6 @@ import {
   oldValueSql,
   SELECTED_CHANGE,
 } from './change-columns.js';
-import { LISTED_AT_RUN } from './sqlite/listing.js';
 import { prepared } from './prepared.js';
 
 /**
@@ -221,61 +220,4 @@ function subjectAlone(store: MirrorDatabase, row: ChangeRow): ChangeSubject {
     found = undefined;
   }
   return { name: asText(found?.[0]), post: asText(found?.[1]) };
-}
-
-export interface ListedEntry {
-  position: number;
-  uuid: string;
-  appearance: number;
-  body: string;
-}
-
-/**
- * Positions [offset, offset + limit) of the listing served after run `runId`: one range seek on
- * (position, valid_from_run) instead of a scan of every span that started before the run.
- */
-export function listingPage(
-  store: MirrorDatabase,
-  runId: number,
-  offset: number,
-  limit: number,
-): ListedEntry[] {
-  const rows = prepared(
-    store.sqlite,
-    `select lp.position, v.uuid, v.slot, v.body
-         from listing_positions lp indexed by listing_positions_position_idx
-         join versions v on v.id = lp.version_id
-        where lp.position >= ? and lp.position < ? and ${LISTED_AT_RUN}
-        order by lp.position`,
-  )
-    .raw()
-    .all(offset, offset + limit, runId, runId) as [number, string, number, string][];
-  return rows.map(([position, uuid, appearance, body]) => ({ position, uuid, appearance, body }));
-}
-
-/** Succeeded runs for the team page's run picker, newest first. */
-export function succeededRunTimes(
-  store: MirrorDatabase,
-  limit: number,
-): { id: number; finishedAt: string; entries: number | null }[] {
-  return prepared(
-    store.sqlite,
-    `select id, finished_at as finishedAt, entries from runs
-        where status = 'succeeded' and finished_at is not null order by id desc limit ?`,
-  ).all(limit) as { id: number; finishedAt: string; entries: number | null }[];
-}
-
-/** The finish times of the given runs, for "valid since" lines on a coworker page. */
-export function runFinishTimes(store: MirrorDatabase, ids: readonly number[]): Map<number, string> {
-  const unique = [...new Set(ids)];
-  const out = new Map<number, string>();
-  const one = prepared(
-    store.sqlite,
-    'select coalesce(finished_at, started_at) from runs where id = ?',
-  ).pluck();
-  for (const id of unique) {
-    const at = one.get(id) as string | undefined;
-    if (at !== undefined) out.set(id, at);
-  }
-  return out;
 }

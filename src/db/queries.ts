@@ -1,9 +1,8 @@
-import { and, desc, eq, lte, isNull, sql, type SQL } from 'drizzle-orm';
+import { desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from './change-batches.js';
 import { toMirrorError } from '../errors.js';
 import { changeFilterWhere } from './change-filter.js';
-import { coworkerRowSelectionOf, coworkerTimesSql } from './run-times.js';
-import { CHANGE_ROWS_SQL, changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
+import { changeIdBoundSql, changeRowSelection, changeRowsOf } from './change-columns.js';
 import {
   changeLineSql,
   changeLinesOf,
@@ -16,65 +15,10 @@ import {
   type LinesAnswer,
 } from './change-lines.js';
 import type { MirrorDatabase } from './open.js';
-import { runAsSeen } from './run-holders.js';
-import { listedBodies, optionsBody } from './sqlite/listing.js';
-import {
-  changes,
-  coworkers,
-  runs,
-  versions,
-  type ChangeKind,
-  type ChangeRow,
-  type CoworkerRow,
-  type RunRow,
-  type VersionRow,
-} from './schema.js';
+import { changes, runs, versions, type ChangeKind, type ChangeRow } from './schema.js';
 import { prepared } from './prepared.js';
-import { runRow, runRows } from './sqlite/run-rows.js';
 
 /** Named reads shared by the CLI, the history API and the list endpoint. */
-
-/** Runs as a reader should see them: one whose holder provably died reads as aborted. */
-export function listRuns(store: MirrorDatabase, options: { limit: number; offset?: number }): RunRow[] {
-  return runRows(store.sqlite, options).map((run) => runAsSeen(store, run));
-}
-
-export function countRuns(store: MirrorDatabase): number {
-  return (prepared(store.sqlite, 'select count(*) as n from runs').get() as { n: number }).n;
-}
-
-export function getRun(store: MirrorDatabase, id: number): RunRow | undefined {
-  const run = runRow(store.sqlite, id);
-  return run && runAsSeen(store, run);
-}
-
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
-export function latestSucceededRun(store: MirrorDatabase, asOf?: string): RunRow | undefined {
-  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
-  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
-  return store.db
-    .select()
-    .from(runs)
-    .where(and(...conditions))
-    .orderBy(desc(runs.finishedAt), desc(runs.id))
-    .limit(1)
-    .get();
-}
-
-export interface StoredListing {
-  run: RunRow;
-  entries: string[];
-  optionsBody: string | null;
-}
-
-/** The listing as stored by run `run` (a succeeded run), in upstream order. */
-export function listingAt(store: MirrorDatabase, run: RunRow): StoredListing {
-  return {
-    run,
-    entries: listedBodies(store, run.id),
-    optionsBody: run.optionsBodyId === null ? null : optionsBody(store, run.optionsBodyId),
-  };
-}
 
 export interface ChangeFilter {
   since?: string;
@@ -187,89 +131,6 @@ export function changeLines(store: MirrorDatabase, filter: ChangeFilter): Change
     found = tooBig(error, 'SQLITE_TOOBIG');
   }
   return vouchedLines(found) ?? changeLinesOf(listChanges(store, filter));
-}
-
-const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
-const TIMES = coworkerTimesSql('c');
-const COWORKER_ROW_SQL = `select uuid, first_seen_run as firstSeenRun, ${TIMES.firstSeenAt} as firstSeenAt,
-        removed_run as removedRun, ${TIMES.removedAt} as removedAt, last_seen_run as lastSeenRun,
-        ${TIMES.lastSeenAt} as lastSeenAt, returned_count as returnedCount, last_returned_run as lastReturnedRun
-   from coworkers c where uuid = ?`;
-
-export function getCoworker(store: MirrorDatabase, uuid: string): CoworkerRow | undefined {
-  return prepared(store.sqlite, COWORKER_ROW_SQL).get(uuid) as CoworkerRow | undefined;
-}
-
-export interface CoworkerHistory {
-  coworker: CoworkerRow;
-  versions: VersionRow[];
-  changes: ChangeRow[];
-}
-
-/** A version row as `VersionRow`, from `versions`. */
-const VERSION_ROWS_SQL = `select id, uuid, slot, body, body_hash as bodyHash, valid_from_run as validFromRun,
-        valid_to_run as validToRun
-   from versions`;
-
-/**
- * Every version (oldest first) and every change (oldest first) of one coworker. Prepared SQL read
- * straight into rows: drizzle's statement building and row mapping were a large share of the call's
- * time (bench/history-queries.ts).
- */
-export function coworkerHistory(store: MirrorDatabase, uuid: string): CoworkerHistory | undefined {
-  const coworker = getCoworker(store, uuid);
-  if (!coworker) return undefined;
-  return {
-    coworker,
-    versions: prepared(
-      store.sqlite,
-      `${VERSION_ROWS_SQL} where uuid = ? order by valid_from_run, slot, id`,
-    ).all(uuid) as VersionRow[],
-    changes: prepared(store.sqlite, `${CHANGE_ROWS_SQL} where c.uuid = ? order by c.id`).all(
-      uuid,
-    ) as ChangeRow[],
-  };
-}
-
-/** The current appearances of one coworker (empty when tombstoned). */
-export function currentVersions(store: MirrorDatabase, uuid: string): VersionRow[] {
-  return store.db
-    .select()
-    .from(versions)
-    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
-    .orderBy(versions.slot)
-    .all();
-}
-
-export function listCoworkers(
-  store: MirrorDatabase,
-  options: { limit: number; offset: number; includeRemoved: boolean },
-): CoworkerRow[] {
-  return store.db
-    .select(coworkerRowSelection)
-    .from(coworkers)
-    .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
-    .orderBy(coworkers.firstSeenRun, coworkers.uuid)
-    .limit(options.limit)
-    .offset(options.offset)
-    .all();
-}
-
-export function countCoworkers(store: MirrorDatabase, includeRemoved: boolean): number {
-  const sql = includeRemoved
-    ? 'select count(*) as n from coworkers'
-    : 'select count(*) as n from coworkers where removed_run is null';
-  return (prepared(store.sqlite, sql).get() as { n: number }).n;
-}
-
-/** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
-export function latestSucceededRunId(store: MirrorDatabase): number | null {
-  // The one definition of "latest" (latestSucceededRun's order), read off runs_status_finished_idx.
-  const row = prepared(
-    store.sqlite,
-    "select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1",
-  ).get() as { id: number } | undefined;
-  return row?.id ?? null;
 }
 
 /** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */

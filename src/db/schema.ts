@@ -1,10 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
-import { changeKinds, deliveryStatuses, identityNames, outboxChannels, runTriggers } from './enums.js';
+import {
+  changeKinds,
+  deliveryStatuses,
+  identityNames,
+  outboxChannels,
+  runStatuses,
+  runTriggers,
+} from './enums.js';
 
-export const runStatuses = ['running', 'succeeded', 'failed', 'aborted'] as const;
-
-export { changeKinds, deliveryStatuses, identityNames, outboxChannels, runTriggers };
+export { changeKinds, deliveryStatuses, identityNames, outboxChannels, runStatuses, runTriggers };
 export type { ChangeKind, DeliveryStatus, IdentityName, RunTrigger } from './enums.js';
 
 /** The OPTIONS body DRF answered, stored once per distinct text so unchanged runs add nothing. */

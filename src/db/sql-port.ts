@@ -4,11 +4,24 @@
  * src/db/postgres/sql-port.ts.
  */
 export interface SqlPort {
+  /** Which database answers: for the few statements that truly differ, branched inside their one operation. */
+  readonly dialect: 'sqlite' | 'postgres';
   rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first column of each row: a long list of ids or texts without an array per row. */
+  values<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs one statement; how many rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** A subquery listing the values of one `?` parameter, and that parameter's value. */
   list(
+    type: 'bigint' | 'int' | 'text',
+    values: readonly (number | string)[],
+  ): { sql: string; param: unknown };
+  /**
+   * A condition that `column` is one of `values` (one `?` parameter): an index seek per value on
+   * both databases, where PostgreSQL may plan `in (list)` as a hash join over a scan of the table.
+   */
+  oneOf(
+    column: string,
     type: 'bigint' | 'int' | 'text',
     values: readonly (number | string)[],
   ): { sql: string; param: unknown };
@@ -20,7 +33,6 @@ export interface SqlPort {
  * pooled connection, whose rows the operation may lock itself (`dialect` says which it may).
  */
 export interface TransactionPort extends SqlPort {
-  readonly dialect: 'sqlite' | 'postgres';
   /** `work` in one write transaction, handed the port of that transaction. */
   write<T>(work: (tx: SqlPort) => Promise<T>): Promise<T>;
 }

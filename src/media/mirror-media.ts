@@ -1,4 +1,4 @@
-import type { HeldMedia } from '../db/sqlite/media.js';
+import type { HeldMedia } from '../db/media-reads.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';

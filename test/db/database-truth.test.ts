@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
-import { getRun, listRuns } from '../../src/db/queries.js';
 import { toMirrorError } from '../../src/errors.js';
 import { exitCodeFor } from '../../src/cli/exit-codes.js';
 import { silentLogger } from '../../src/logger.js';
@@ -46,15 +45,15 @@ describe('the truth about the database', () => {
     store.close();
   });
 
-  it('regression: a run whose holder was SIGKILLed reads as aborted in any process that opens the database', () => {
+  it('regression: a run whose holder was SIGKILLed reads as aborted in any process that opens the database', async () => {
     const file = join(tempDir(), 'mirror.db');
     openDatabase(file).close();
     insertRunningRun(file, deadPid());
 
     const readOnly = openDatabase(file, { readonly: true });
     // Shown as aborted without writing: the row itself is untouched.
-    expect(getRun(readOnly, 1)).toMatchObject({ status: 'aborted', errorCode: 'RUN_ABORTED' });
-    expect(listRuns(readOnly, { limit: 5 })[0]?.status).toBe('aborted');
+    expect(await readOnly.getRun(1)).toMatchObject({ status: 'aborted', errorCode: 'RUN_ABORTED' });
+    expect((await readOnly.listRuns({ limit: 5 }))[0]?.status).toBe('aborted');
     expect(readOnly.sqlite.prepare('select status from runs').pluck().get()).toBe('running');
     readOnly.close();
 

@@ -3,7 +3,9 @@ import { desc } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { runs } from '../../src/db/schema.js';
 import { openRunReader } from '../../src/db/sqlite/run-reader.js';
-import { runRows } from '../../src/db/sqlite/run-rows.js';
+import { prepared } from '../../src/db/prepared.js';
+import { runRows } from '../../src/db/run-reads.js';
+import { sqliteSqlPort } from '../../src/db/sqlite/sql-port.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 
@@ -46,14 +48,15 @@ function seedRuns(store: MirrorDatabase): void {
 }
 
 describe('runs read without the ORM (issue 21: `runs` at 2× a bare node)', () => {
-  it('runRows gives the ORM’s rows, every column under its name and in its order', () => {
+  it('runRows gives the ORM’s rows, every column under its name and in its order', async () => {
     const store = tempDatabase();
     seedRuns(store);
     const orm = store.db.select().from(runs).orderBy(desc(runs.id)).all();
-    const raw = runRows(store.sqlite, { limit: 10 });
+    const port = sqliteSqlPort((sql) => prepared(store.sqlite, sql));
+    const raw = await runRows(port, { limit: 10 });
     expect(raw).toEqual(orm);
     expect(raw.map((r) => Object.keys(r))).toEqual(orm.map((r) => Object.keys(r)));
-    expect(runRows(store.sqlite, { limit: 1, offset: 1 })).toEqual(orm.slice(1, 2));
+    expect(await runRows(port, { limit: 1, offset: 1 })).toEqual(orm.slice(1, 2));
   });
 
   it('a current database is read as the store reads it, a dead holder’s run as aborted, nothing written', async () => {

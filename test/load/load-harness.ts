@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import { listingAt, listRuns } from '../../src/db/queries.js';
+import type { Store } from '../../src/db/store.js';
 import { respondList, type DrfOptions } from '../../src/drf/respond.js';
 import { prepareSnapshot } from '../../src/drf/snapshot.js';
 import type { SimulatedData } from '../../src/simulated-upstream/index.js';
@@ -187,22 +187,22 @@ class Load {
  * The body of every path in every succeeded run's snapshot, by run id, built from the database the
  * way the server builds its snapshots and answered for a request like the load's (same Host).
  */
-function expectedBodies(
-  store: MirrorDatabase,
+async function expectedBodies(
+  store: MirrorDatabase & Store,
   paths: readonly string[],
   host: string,
-): Map<number, Map<string, Buffer>> {
+): Promise<Map<number, Map<string, Buffer>>> {
   const options: DrfOptions = {
     trustProxyHeaders: defaultServerConfig.trustProxy,
     publicBaseUrl: defaultServerConfig.publicBaseUrl,
     cacheControl: defaultServerConfig.cacheControl,
   };
-  const runs = listRuns(store, { limit: 100_000 })
+  const runs = (await store.listRuns({ limit: 100_000 }))
     .filter((run) => run.status === 'succeeded')
     .sort((a, b) => a.id - b.id);
   const byRun = new Map<number, Map<string, Buffer>>();
   for (const run of runs) {
-    const listing = listingAt(store, run);
+    const listing = await store.listingAt(run);
     const snapshot = prepareSnapshot({
       id: String(run.id),
       entries: listing.entries,
@@ -325,7 +325,7 @@ export async function runLoadDuringSyncs(plan: LoadPlan): Promise<LoadOutcome> {
       problems.notes.push(`the load spent its budget of ${budget} requests before the last sync`);
     await load.stop();
     const host = new URL(mirror.url).host;
-    const expected = expectedBodies(store, paths, host);
+    const expected = await expectedBodies(store, paths, host);
     judge(load, expected, problems);
     problems.errors.push(...load.problems.errors);
     if (load.problems.errorCount > SAMPLE_LIMIT)

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { getRun } from '../../src/db/queries.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { FaultSettingsInput } from '../../src/simulated-upstream/index.js';
 import type { TestEnv } from '../helpers/config.js';
@@ -116,7 +115,7 @@ describe('a failed crawl changes nothing but its own run record', () => {
     const failure = sync(store, upstream, settings);
     await expect(failure).rejects.toMatchObject({ code });
     expect(storedState(store)).toEqual(before);
-    const run = getRun(store, 2);
+    const run = await store.getRun(2);
     expect(run).toMatchObject({ status: 'failed', errorCode: code });
     expect(run?.errorMessage).toMatch(reason);
     expect(upstream.requests.some((r) => r.url.includes('evil.example'))).toBe(false);
@@ -136,7 +135,7 @@ describe('a failed crawl changes nothing but its own run record', () => {
     const nextRun = { SYNC_CONFIRM_DROP_AFTER: '0s' };
     await expect(sync(store, upstream, nextRun)).rejects.toMatchObject({ code: 'EMPTY_LISTING_UNCONFIRMED' });
     expect(storedState(store)).toEqual(before);
-    expect(getRun(store, 2)?.errorMessage).toMatch(/refusing to record everyone as removed/);
+    expect((await store.getRun(2))?.errorMessage).toMatch(/refusing to record everyone as removed/);
     const confirmed = await sync(store, upstream, nextRun);
     expect(confirmed.counts.removed).toBeGreaterThan(0);
     expect(confirmed.entries).toBe(0);
@@ -222,6 +221,6 @@ describe('transient faults are retried and the run succeeds', () => {
       SYNC_CONCURRENCY: '1',
     });
     expect(summary.entries).toBe(upstream.data.count);
-    expect(getRun(store, 1)?.status).toBe('succeeded');
+    expect((await store.getRun(1))?.status).toBe('succeeded');
   });
 });

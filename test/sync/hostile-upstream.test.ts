@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { getRun } from '../../src/db/queries.js';
 import { PassThrough } from 'node:stream';
 import { MirrorError } from '../../src/errors.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
@@ -75,7 +74,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
         /^page 1, entry 1 \(uuid "u0+1"\): field "extra" nests deeper than 32 levels/,
       );
       expect(storedState(store)).toEqual(before);
-      expect(getRun(store, 1)).toMatchObject({ status: 'failed', errorCode: 'UPSTREAM_SCHEMA' });
+      expect(await store.getRun(1)).toMatchObject({ status: 'failed', errorCode: 'UPSTREAM_SCHEMA' });
     },
   );
 
@@ -156,7 +155,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
     expect(error.message).toMatch(
       /page=2 failed after 1 attempt: no complete answer within the 300 ms request deadline/,
     );
-    expect(getRun(store, 1)).toMatchObject({ status: 'failed', errorCode: 'UPSTREAM_TIMEOUT' });
+    expect(await store.getRun(1)).toMatchObject({ status: 'failed', errorCode: 'UPSTREAM_TIMEOUT' });
   });
 
   it('regression: a run past SYNC_MAX_DURATION fails naming the request that stalled, and releases the lock', async () => {
@@ -182,7 +181,7 @@ describe('a hostile upstream cannot hurt the mirror', () => {
         `^run passed its 0.4 s deadline \\(SYNC_MAX_DURATION\\), still waiting for GET ${upstream.baseUrl}${LIST_PATH}\\?page=3 after 0\\.\\d s`,
       ),
     );
-    expect(getRun(store, 1)).toMatchObject({ status: 'failed', errorCode: 'SYNC_TIMEOUT' });
+    expect(await store.getRun(1)).toMatchObject({ status: 'failed', errorCode: 'SYNC_TIMEOUT' });
     stall = false;
     await expect(
       runSync(syncConfig(upstream.baseUrl), { store, logger: silentLogger() }),

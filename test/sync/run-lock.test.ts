@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { getRun } from '../../src/db/queries.js';
 import { LEASE_MS } from '../../src/sync/run-lock.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
@@ -33,7 +32,7 @@ describe('the lock held by a process on another host', () => {
     const upstream = await simulatedUpstream({ count: 3 });
     const summary = await sync(store, upstream);
     expect(summary.runId).toBe(2);
-    expect(getRun(store, 1)).toMatchObject({ status: 'aborted', errorCode: 'RUN_ABORTED' });
-    expect(getRun(store, 1)?.errorMessage).toMatch(/another-host.*no heartbeat/);
+    expect(await store.getRun(1)).toMatchObject({ status: 'aborted', errorCode: 'RUN_ABORTED' });
+    expect((await store.getRun(1))?.errorMessage).toMatch(/another-host.*no heartbeat/);
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { CHANGE_VERSION_JOIN, newValueSql, oldValueSql } from '../../src/db/change-columns.js';
-import { listingAt, latestSucceededRun } from '../../src/db/queries.js';
 import { tempDatabase } from '../helpers/temp-db.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
 
@@ -53,11 +52,11 @@ const coworkersTable = (store: Store) =>
       'select uuid, first_seen_run as first, removed_run as removed, last_seen_run as lastSeen, returned_count as returned from coworkers order by uuid',
     )
     .all();
-const servedListing = (store: Store) => {
-  const run = latestSucceededRun(store);
+const servedListing = async (store: Store) => {
+  const run = await store.latestSucceededRun();
   return run
-    ? listingAt(store, run)
-        .entries.map((e) => JSON.parse(e) as { uuid: string; post: string })
+    ? (await store.listingAt(run)).entries
+        .map((e) => JSON.parse(e) as { uuid: string; post: string })
         .map((e) => `${e.uuid[0]}:${e.post}`)
     : [];
 };
@@ -83,7 +82,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       [1, B, 0, 'added'],
       [1, A, 1, 'added'],
     ]);
-    expect(servedListing(store)).toEqual(['a:Dev', 'b:QA', 'a:Lead']);
+    expect(await servedListing(store)).toEqual(['a:Dev', 'b:QA', 'a:Lead']);
 
     // Run 2: nothing changed: only the run row is written.
     const before = storedState(store);
@@ -108,7 +107,7 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       { uuid: C, slot: 0, post: 'Ops', from: 3, to: null },
       { uuid: B, slot: 0, post: 'qa lead', from: 3, to: null },
     ]);
-    expect(servedListing(store)).toEqual(['c:Ops', 'a:Lead', 'b:qa lead', 'a:Dev']);
+    expect(await servedListing(store)).toEqual(['c:Ops', 'a:Lead', 'b:qa lead', 'a:Dev']);
 
     // Run 4: A leaves (both appearances; removals come in the previous listing's order).
     upstream.data.setEntries([c, b2]);
@@ -133,16 +132,15 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
       { run: 5, uuid: A, slot: 0, kind: 'returned', field: null, old: null, new: JSON.stringify(a3) },
     ]);
     expect(coworkersTable(store)[0]).toEqual({ uuid: A, first: 1, removed: null, lastSeen: 3, returned: 1 });
-    expect(servedListing(store)).toEqual(['a:CTO', 'c:Ops', 'b:qa lead']);
+    expect(await servedListing(store)).toEqual(['a:CTO', 'c:Ops', 'b:qa lead']);
 
     // Every past listing can still be rebuilt exactly.
-    const listingOf = (id: number) => {
-      const run = store.sqlite.prepare('select * from runs where id = ?').get(id) as Parameters<
-        typeof listingAt
-      >[1];
-      return listingAt(store, { ...run, optionsBodyId: null }).entries.length;
+    const listingOf = async (id: number) => {
+      const run = await store.getRun(id);
+      if (!run) throw new Error(`no run ${id}`);
+      return (await store.listingAt({ ...run, optionsBodyId: null })).entries.length;
     };
-    expect([1, 2, 3, 4, 5].map(listingOf)).toEqual([3, 3, 4, 2, 3]);
+    expect(await Promise.all([1, 2, 3, 4, 5].map(listingOf))).toEqual([3, 3, 4, 2, 3]);
   });
 
   it('keeps unknown fields and key order exactly as received, and reports them', async () => {
@@ -161,8 +159,8 @@ describe('runSync: a multi-run scenario, whole tables after each run', () => {
     const upstream = await simulatedUpstream({ entries: [odd] });
     const summary = await sync(store, upstream);
     expect(summary.unknownFields).toEqual(['extra_first', 'badge']);
-    const run = latestSucceededRun(store);
-    expect(run && listingAt(store, run).entries).toEqual([JSON.stringify(odd)]);
+    const run = await store.latestSucceededRun();
+    expect(run && (await store.listingAt(run)).entries).toEqual([JSON.stringify(odd)]);
     expect(run?.unknownFields).toContain('badge');
   });
 

@@ -1,14 +1,14 @@
-import { and, asc, desc, eq, isNull, sql, type SQL } from 'drizzle-orm';
+import { desc, eq, sql, type SQL } from 'drizzle-orm';
 import type { ChangeStreamFilter } from '../change-batches.js';
 import { changeFilterWhere } from '../change-filter.js';
-import { changeIdBoundSql, changeTimeSql, newValueSql, oldValueSql } from '../change-columns.js';
+import { changeIdBoundSql } from '../change-columns.js';
 import { entryField } from '../entry-fields.js';
 import { named, type NamedCoworker } from '../name-queries.js';
-import type { ChangeFilter, CoworkerHistory } from '../queries.js';
-import type { ChangeRow, CoworkerRow, VersionRow } from '../schema.js';
+import type { ChangeFilter } from '../queries.js';
+import type { ChangeRow } from '../schema.js';
 import { changeRowSelection } from './change-rows.js';
 import type { PgContext } from './context.js';
-import { changes, coworkers, runs, versions } from './schema.js';
+import { changes, runs, versions } from './schema.js';
 import {
   changeLineSql,
   changeLinesOf,
@@ -19,14 +19,10 @@ import {
   type ChangeLines,
   type LinesAnswer,
 } from '../change-lines.js';
-import { coworkerRowSelectionOf, coworkerTimesSql } from '../run-times.js';
 import { one, preparedRows, rows, tuples } from './sql.js';
 
-const coworkerRowSelection = coworkerRowSelectionOf(coworkers);
-const TIMES = coworkerTimesSql('c');
-
-// Coworkers, versions and changes on PostgreSQL: the twin of src/db/queries.ts's history reads and
-// src/db/name-queries.ts, with the same orders.
+// Changes and names on PostgreSQL: the twin of src/db/queries.ts's change reads and
+// src/db/name-queries.ts, with the same orders (coworkers and versions: src/db/history-reads.ts).
 
 /** A change's time grows with its id, so a time bound is an id bound (changeIdBoundSql). */
 async function changeIdBound(
@@ -106,101 +102,6 @@ export async function changeIdAt(
     .limit(1)
     .offset(offset);
   return found[0]?.id ?? null;
-}
-
-export async function changedFields(ctx: PgContext): Promise<string[]> {
-  const found = await tuples<[string]>(
-    ctx.pool,
-    'select distinct field from changes where field is not null order by field',
-  );
-  return found.map(([field]) => field);
-}
-
-export async function getCoworker(ctx: PgContext, uuid: string): Promise<CoworkerRow | undefined> {
-  return (await ctx.db.select(coworkerRowSelection).from(coworkers).where(eq(coworkers.uuid, uuid)))[0];
-}
-
-/** `json_build_object` arguments naming a table's columns as its row type's fields. */
-const jsonFields = (alias: string, fields: Record<string, string>): string =>
-  Object.entries(fields)
-    .map(([field, column]) => `'${field}', ${column.includes('(') ? column : `${alias}.${column}`}`)
-    .join(', ');
-
-const COWORKER_JSON = jsonFields('c', {
-  uuid: 'uuid',
-  firstSeenRun: 'first_seen_run',
-  firstSeenAt: TIMES.firstSeenAt,
-  removedRun: 'removed_run',
-  removedAt: TIMES.removedAt,
-  lastSeenRun: 'last_seen_run',
-  lastSeenAt: TIMES.lastSeenAt,
-  returnedCount: 'returned_count',
-  lastReturnedRun: 'last_returned_run',
-});
-const VERSION_JSON = jsonFields('v', {
-  id: 'id',
-  uuid: 'uuid',
-  slot: 'slot',
-  body: 'body',
-  bodyHash: 'body_hash',
-  validFromRun: 'valid_from_run',
-  validToRun: 'valid_to_run',
-});
-const CHANGE_JSON = jsonFields('ch', {
-  id: 'id',
-  runId: 'run_id',
-  at: changeTimeSql('ch'),
-  uuid: 'uuid',
-  slot: 'slot',
-  kind: 'kind',
-  field: 'field',
-  oldValue: `(${oldValueSql('ch', 'v')})`,
-  newValue: `(${newValueSql('ch', 'v')})`,
-});
-
-/**
- * A coworker, its versions and its changes in one statement, one round trip, planned once per
- * connection, each list aggregated as JSON: three planned queries and drizzle's row mapping cost
- * several times the reads themselves (bench/pg-history-queries.ts). Orders as SQLite's.
- */
-const HISTORY_SQL = `select json_build_object(${COWORKER_JSON}) as coworker,
-    (select coalesce(json_agg(json_build_object(${VERSION_JSON}) order by v.valid_from_run, v.slot, v.id), '[]')
-       from versions v where v.uuid = c.uuid) as versions,
-    (select coalesce(json_agg(json_build_object(${CHANGE_JSON}) order by ch.id), '[]')
-       from changes ch left join versions v on v.id = ch.version_id where ch.uuid = c.uuid) as changes
-   from coworkers c where c.uuid = $1`;
-
-export async function coworkerHistory(ctx: PgContext, uuid: string): Promise<CoworkerHistory | undefined> {
-  const [found] = await preparedRows<CoworkerHistory>(ctx.pool, 'coworker_history', HISTORY_SQL, [uuid]);
-  return found;
-}
-
-export async function currentVersions(ctx: PgContext, uuid: string): Promise<VersionRow[]> {
-  return ctx.db
-    .select()
-    .from(versions)
-    .where(and(eq(versions.uuid, uuid), isNull(versions.validToRun)))
-    .orderBy(asc(versions.slot), asc(versions.id));
-}
-
-export async function listCoworkers(
-  ctx: PgContext,
-  options: { limit: number; offset: number; includeRemoved: boolean },
-): Promise<CoworkerRow[]> {
-  return ctx.db
-    .select(coworkerRowSelection)
-    .from(coworkers)
-    .where(options.includeRemoved ? undefined : isNull(coworkers.removedRun))
-    .orderBy(asc(coworkers.firstSeenRun), asc(coworkers.uuid))
-    .limit(options.limit)
-    .offset(options.offset);
-}
-
-export async function countCoworkers(ctx: PgContext, includeRemoved: boolean): Promise<number> {
-  const text = includeRemoved
-    ? 'select count(*) as n from coworkers'
-    : 'select count(*) as n from coworkers where removed_run is null';
-  return (await one<{ n: number }>(ctx.pool, text))?.n ?? 0;
 }
 
 /**

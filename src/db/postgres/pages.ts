@@ -93,11 +93,11 @@ export async function changeSubjects(
  */
 export async function directoryWithRun(
   ctx: PgContext,
-  latestRunId: (ctx: PgContext) => Promise<number | null>,
+  latestRunId: () => Promise<number | null>,
 ): Promise<{ runId: number | null; entries: DirectoryEntry[] }> {
   for (;;) {
-    const before = await latestRunId(ctx);
+    const before = await latestRunId();
     const entries = await coworkerDirectory(ctx);
-    if ((await latestRunId(ctx)) === before) return { runId: before, entries };
+    if ((await latestRunId()) === before) return { runId: before, entries };
   }
 }

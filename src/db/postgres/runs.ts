@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import { and, desc, eq, inArray, lt, lte, sql, type SQL } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
-import { runStatuses, type RunRow, type RunTrigger } from '../schema.js';
+import type { RunRow, RunTrigger } from '../schema.js';
 import { tickServedError, type RunStart, type TickServer } from '../tick-claims.js';
 import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
@@ -12,8 +12,6 @@ import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
 // Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
 // freed the instant its holder's session ends; a `running` row is then only a record, and it is
 // dead exactly when nobody holds the lock.
-
-type RunStatus = RunRow['status'];
 
 /** The reason recorded on a run whose holder's session ended. */
 function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
@@ -233,107 +231,15 @@ export async function recoverDeadRuns(ctx: PgContext): Promise<number> {
 }
 
 /** Runs as a reader should see them: `running` with nobody holding the lock reads as aborted. */
-async function asSeen(ctx: PgContext, list: RunRow[]): Promise<RunRow[]> {
+export async function asSeen(ctx: PgContext, list: RunRow[]): Promise<RunRow[]> {
   if (!list.some((r) => r.status === 'running')) return list;
   if ((await runLockHolder(ctx.pool)) !== null) return list;
   return list.map((r) => (r.status === 'running' ? asAborted(r) : r));
 }
 
-export async function listRuns(
-  ctx: PgContext,
-  options: { limit: number; offset?: number },
-): Promise<RunRow[]> {
-  const list = await ctx.db
-    .select()
-    .from(runs)
-    .orderBy(desc(runs.id))
-    .limit(options.limit)
-    .offset(options.offset ?? 0);
-  return asSeen(ctx, list);
-}
-
-export async function countRuns(ctx: PgContext): Promise<number> {
-  return (await one<{ n: number }>(ctx.pool, 'select count(*) as n from runs'))?.n ?? 0;
-}
-
-/** How many runs are recorded in each status (every status present, 0 when none). */
-export async function runCounts(ctx: PgContext): Promise<Map<RunStatus, number>> {
-  const counted = await rows<{ status: RunStatus; n: number }>(
-    ctx.pool,
-    'select status, count(*) as n from runs group by status',
-  );
-  const counts = new Map(counted.map((r) => [r.status, r.n]));
-  return new Map(runStatuses.map((status) => [status, counts.get(status) ?? 0]));
-}
-
-export async function getRun(ctx: PgContext, id: number): Promise<RunRow | undefined> {
-  const found = await ctx.db.select().from(runs).where(eq(runs.id, id));
-  return (await asSeen(ctx, found))[0];
-}
-
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
-export async function latestSucceededRun(db: PgContext['db'], asOf?: string): Promise<RunRow | undefined> {
-  const conditions: SQL[] = [eq(runs.status, 'succeeded')];
-  if (asOf !== undefined) conditions.push(lte(runs.finishedAt, asOf));
-  const found = await db
-    .select()
-    .from(runs)
-    .where(and(...conditions))
-    .orderBy(desc(runs.finishedAt), desc(runs.id))
-    .limit(1);
-  return found[0];
-}
-
-export async function latestSucceededRunId(ctx: PgContext): Promise<number | null> {
-  const row = await one<{ id: number }>(
-    ctx.pool,
-    `select id from runs where status = 'succeeded' order by finished_at desc, id desc limit 1`,
-  );
-  return row?.id ?? null;
-}
-
-export async function previousRun(ctx: PgContext, runId: number): Promise<RunRow | undefined> {
-  return (await ctx.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1))[0];
-}
-
-export async function succeededRunTimes(
-  ctx: PgContext,
-  limit: number,
-): Promise<{ id: number; finishedAt: string; entries: number | null }[]> {
-  return rows(
-    ctx.pool,
-    `select id, finished_at as "finishedAt", entries from runs
-      where status = 'succeeded' and finished_at is not null order by id desc limit $1`,
-    [limit],
-  );
-}
-
-export async function runFinishTimes(ctx: PgContext, ids: readonly number[]): Promise<Map<number, string>> {
-  const unique = [...new Set(ids)];
-  if (unique.length === 0) return new Map();
-  const found = await ctx.db
-    .select({ id: runs.id, finishedAt: runs.finishedAt, startedAt: runs.startedAt })
-    .from(runs)
-    .where(inArray(runs.id, unique));
-  const byId = new Map(found.map((r) => [r.id, r.finishedAt ?? r.startedAt]));
-  // In the order asked, as the SQLite store fills its map.
-  const out = new Map<number, string>();
-  for (const id of unique) {
-    const at = byId.get(id);
-    if (at !== undefined) out.set(id, at);
-  }
-  return out;
-}
-
 /** The run that claimed tick `tick` (its ISO time), whatever its status. */
 export async function runOfTick(ctx: PgContext, tick: string): Promise<RunRow | undefined> {
   return (await ctx.db.select().from(runs).where(eq(runs.scheduledFor, tick)).limit(1))[0];
-}
-
-/** When the newest run started, whatever started it; null when none was ever recorded. */
-export async function latestRunStart(ctx: PgContext): Promise<string | null> {
-  const row = await one<{ at: string | null }>(ctx.pool, 'select max(started_at) as at from runs');
-  return row?.at ?? null;
 }
 
 /** A run that failed before it could record itself: one finished `failed` row (see run-records.ts). */

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
 import { announceOutboxChange } from './commit-watch.js';
-import { run, transaction, tuples, type Queryable } from './sql.js';
+import { preparedRows, run, transaction, tuples, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
@@ -10,12 +10,43 @@ function numbered(sql: string): string {
   return sql.replace(/\?/g, () => `$${++n}`);
 }
 
-export function pgSqlPort(db: Queryable): SqlPort {
+/**
+ * A statement name per SQL text, the same on every connection: the server keeps a named statement
+ * parsed and planned per connection, as SQLite's cache (src/db/prepared.ts) keeps one per text.
+ */
+const statementNames = new Map<string, string>();
+/** Past this many texts (a query whose text varies with its input) reads are planned each time. */
+const MAX_NAMED = 256;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_NAMED) {
+    name = `port_${statementNames.size + 1}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * The port over a pool or one client. `prepare`: reads go through named prepared statements (a
+ * store's reads, per request); the stage and the prune, whose statements run once, leave it off.
+ */
+export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): SqlPort {
+  const rows = <T extends unknown[]>(sql: string, params: readonly unknown[] = []): Promise<T[]> => {
+    const text = numbered(sql);
+    const name = options.prepare === true ? statementName(text) : undefined;
+    return name === undefined
+      ? tuples<T>(db, text, [...params])
+      : preparedRows<T>(db, name, text, [...params], 'array');
+  };
   return {
-    rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
-      tuples<T>(db, numbered(sql), [...params]),
+    dialect: 'postgres',
+    rows,
+    values: async <T>(sql: string, params: readonly unknown[] = []) =>
+      (await rows<[T]>(sql, params)).map(([value]) => value),
     run: (sql, params = []) => run(db, numbered(sql), [...params]),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
+    oneOf: (column, type, values) => ({ sql: `${column} = any(?::${type}[])`, param: values }),
   };
 }
 
@@ -23,7 +54,6 @@ export function pgSqlPort(db: Queryable): SqlPort {
 export function pgTransactionPort(pool: pg.Pool): TransactionPort {
   return {
     ...pgSqlPort(pool),
-    dialect: 'postgres',
     write: (work) => transaction(pool, ({ client }) => work(pgSqlPort(client))),
   };
 }

@@ -34,8 +34,10 @@ export async function preparedRows<T>(
   name: string,
   text: string,
   values: unknown[] = [],
+  rowMode?: 'array',
 ): Promise<T[]> {
-  return (await db.query<T & pg.QueryResultRow>({ name, text, values, types })).rows;
+  const query = { name, text, values, types, ...(rowMode === undefined ? {} : { rowMode }) };
+  return (await db.query<T & pg.QueryResultRow>(query)).rows;
 }
 
 /** The first row of a query, or undefined. */

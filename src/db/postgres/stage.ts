@@ -17,7 +17,8 @@ import type { PgContext } from './context.js';
 import { writeMediaRows } from './media-commit.js';
 import { writeOutbox, type RunMemory } from './outbox.js';
 import { lockRunningRow, markSucceeded } from './run-commit.js';
-import { assertHeld, latestSucceededRun } from './runs.js';
+import { assertHeld } from './runs.js';
+import { latestSucceededRun } from '../run-reads.js';
 import * as schema from './schema.js';
 import { pgSqlPort } from './sql-port.js';
 import { one, rows, withinTransaction, type Tx } from './sql.js';
@@ -56,7 +57,7 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   return {
     conn,
     lastSeen: async () => {
-      const last = await latestSucceededRun(tx.db);
+      const last = await latestSucceededRun(conn);
       return last && { id: last.id, finishedAt: last.finishedAt };
     },
     commit: (commit, statements, entries) =>

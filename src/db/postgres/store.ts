@@ -8,8 +8,10 @@ import * as outbox from '../outbox-operations.js';
 import { connectionError, operationError, timeoutError } from './errors.js';
 import * as history from './history.js';
 import { identityValue } from './identity.js';
-import * as listing from './listing.js';
+import * as listing from '../listing-reads.js';
+import * as runReads from '../run-reads.js';
 import * as media from './media.js';
+import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches, subjectBatches } from '../change-batches.js';
@@ -27,6 +29,8 @@ import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
 import { pgOutboxPort, pgSqlPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
+import * as historyReads from '../history-reads.js';
+import type { SqlPort } from '../sql-port.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -41,6 +45,8 @@ export class PgStore implements Store {
   readonly #database: PostgresDatabase;
   readonly #ctx: PgContext;
   readonly endpointKeys: EndpointKeys;
+  /** The port the reads written once for both dialects go through, their statements prepared. */
+  readonly #port: SqlPort;
 
   constructor(database: PostgresDatabase, target: PostgresTarget, endpointKeys: EndpointKeys) {
     this.#database = database;
@@ -55,6 +61,7 @@ export class PgStore implements Store {
       bounds: database.bounds,
       locks: new Map<number, HeldRunLock>(),
     };
+    this.#port = pgSqlPort(database.pool, { prepare: true });
   }
 
   /** The notification rows of the outbox, for the notification worker. */
@@ -84,7 +91,7 @@ export class PgStore implements Store {
       runs.beginRun(this.#ctx, upstream, start, now),
   );
   runOfTick: Op<'runOfTick'> = this.#guard((tick) => runs.runOfTick(this.#ctx, tick));
-  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runs.latestRunStart(this.#ctx));
+  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runReads.latestRunStart(this.#port));
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
@@ -96,35 +103,42 @@ export class PgStore implements Store {
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
-  listRuns: Op<'listRuns'> = this.#guard((options) => runs.listRuns(this.#ctx, options));
-  countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#ctx));
-  runCounts: Op<'runCounts'> = this.#guard(() => runs.runCounts(this.#ctx));
-  getRun: Op<'getRun'> = this.#guard((id) => runs.getRun(this.#ctx, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
-    runs.latestSucceededRun(this.#ctx.db, asOf),
+  listRuns: Op<'listRuns'> = this.#guard(async (options) =>
+    runs.asSeen(this.#ctx, await runReads.runRows(this.#port, options)),
   );
-  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#ctx));
-  previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#ctx, runId));
+  countRuns: Op<'countRuns'> = this.#guard(() => runReads.countRuns(this.#port));
+  runCounts: Op<'runCounts'> = this.#guard(() => runReads.runCounts(this.#port));
+  getRun: Op<'getRun'> = this.#guard(async (id) => {
+    const run = await runReads.runById(this.#port, id);
+    return run && (await runs.asSeen(this.#ctx, [run]))[0];
+  });
+  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
+    runReads.latestSucceededRun(this.#port, asOf),
+  );
+  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() =>
+    runReads.latestSucceededRunId(this.#port),
+  );
+  previousRun: Op<'previousRun'> = this.#guard((runId) => runReads.previousRun(this.#port, runId));
   refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
-    refusalStreakStart(pgSqlPort(this.#ctx.pool), runId, code, entries),
+    refusalStreakStart(this.#port, runId, code, entries),
   );
   succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
-    runs.succeededRunTimes(this.#ctx, limit),
+    runReads.succeededRunTimes(this.#port, limit),
   );
-  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runs.runFinishTimes(this.#ctx, ids));
+  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runReads.runFinishTimes(this.#port, ids));
 
   // Listing
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
     removedAppearances(this.#ctx, uuids, hashOf),
   );
-  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#ctx, run));
+  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#port, run));
   listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>
-    listing.listedVersionIds(this.#ctx, runId),
+    listing.listedVersionIds(this.#port, runId),
   );
-  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#ctx, ids));
-  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#ctx, id));
+  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#port, ids));
+  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#port, id));
   listingPage: Op<'listingPage'> = this.#guard((runId, offset, limit) =>
-    listing.listingPage(this.#ctx, runId, offset, limit),
+    listing.listingPage(this.#port, runId, offset, limit),
   );
 
   // History
@@ -137,13 +151,19 @@ export class PgStore implements Store {
     history.changeIdAt(this.#ctx, filter, offset),
   );
   changeLines: Op<'changeLines'> = this.#guard((filter) => history.changeLines(this.#ctx, filter));
-  changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#ctx));
-  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#ctx, uuid));
-  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#ctx, uuid));
-  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => history.currentVersions(this.#ctx, uuid));
-  listCoworkers: Op<'listCoworkers'> = this.#guard((options) => history.listCoworkers(this.#ctx, options));
+  changedFields: Op<'changedFields'> = this.#guard(() => historyReads.changedFields(this.#port));
+  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => historyReads.getCoworker(this.#port, uuid));
+  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) =>
+    historyReads.coworkerHistory(this.#port, uuid),
+  );
+  currentVersions: Op<'currentVersions'> = this.#guard((uuid) =>
+    historyReads.currentVersions(this.#port, uuid),
+  );
+  listCoworkers: Op<'listCoworkers'> = this.#guard((options) =>
+    historyReads.listCoworkers(this.#port, options),
+  );
   countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
-    history.countCoworkers(this.#ctx, includeRemoved),
+    historyReads.countCoworkers(this.#port, includeRemoved),
   );
   namesOf: Op<'namesOf'> = this.#guard((uuids) => history.namesOf(this.#ctx, uuids));
   findByName: Op<'findByName'> = this.#guard((text, limit) => history.findByName(this.#ctx, text, limit));
@@ -151,23 +171,25 @@ export class PgStore implements Store {
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
   directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
-    pages.directoryWithRun(this.#ctx, runs.latestSucceededRunId),
+    pages.directoryWithRun(this.#ctx, () => runReads.latestSucceededRunId(this.#port)),
   );
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 
   // Media
-  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => media.liveMediaObjects(this.#ctx));
-  heldMedia: Op<'heldMedia'> = this.#guard(() => media.heldMedia(this.#ctx));
+  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));
+  heldMedia: Op<'heldMedia'> = this.#guard(() => mediaReads.heldMedia(this.#port));
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
     media.dropMediaUnusedSince(this.#ctx, cutoff),
   );
   mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx.pool, runId));
-  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => media.keptBlob(this.#ctx, sha256));
-  mediaFigures: Op<'mediaFigures'> = this.#guard(() => media.mediaFigures(this.#ctx));
-  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => media.hasStoredMedia(this.#ctx));
-  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) => media.mediaRunsByIds(this.#ctx, runIds));
+  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => mediaReads.keptBlob(this.#port, sha256));
+  mediaFigures: Op<'mediaFigures'> = this.#guard(() => mediaReads.mediaFigures(this.#port));
+  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => mediaReads.hasStoredMedia(this.#port));
+  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) =>
+    mediaReads.mediaRunsByIds(this.#port, runIds),
+  );
   mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
-    mediaFailuresOf(pgSqlPort(this.#ctx.pool), runId, limit),
+    mediaFailuresOf(this.#port, runId, limit),
   );
 
   // Identity

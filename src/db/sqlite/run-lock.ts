@@ -1,4 +1,4 @@
-import { desc, eq, lt, max } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
 import { abortDeadRuns, currentHolder, markRunActive } from '../run-holders.js';
@@ -67,10 +67,6 @@ export function heartbeatWriter(store: MirrorDatabase, runId: number): (at: stri
 }
 
 /** The run recorded just before run `runId`, whatever its status. */
-export function previousRun(store: MirrorDatabase, runId: number): RunRow | undefined {
-  return store.db.select().from(runs).where(lt(runs.id, runId)).orderBy(desc(runs.id)).limit(1).get();
-}
-
 /** Marks the run that switched the database to a new upstream. */
 export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
   store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
@@ -79,13 +75,4 @@ export function recordRebind(store: MirrorDatabase, runId: number, from: string)
 /** The run that claimed tick `tick` (its ISO time), whatever its status. */
 export function runOfTick(store: MirrorDatabase, tick: string): RunRow | undefined {
   return store.db.select().from(runs).where(eq(runs.scheduledFor, tick)).get();
-}
-
-/** When the newest run started, whatever started it; null when none was ever recorded. */
-export function latestRunStart(store: MirrorDatabase): string | null {
-  const row = store.db
-    .select({ at: max(runs.startedAt) })
-    .from(runs)
-    .get();
-  return row?.at ?? null;
 }

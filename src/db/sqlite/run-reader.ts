@@ -1,17 +1,16 @@
 import type Database from 'better-sqlite3';
 import { newConnection } from './new-connection.js';
-import { mediaRunsByIds } from '../media-queries.js';
+import { mediaRunsByIds } from '../media-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
 import { writableOnDisk } from './on-disk.js';
-import { runRows } from './run-rows.js';
+import { prepared } from '../prepared.js';
+import { runRows } from '../run-reads.js';
+import { sqliteSqlPort } from './sql-port.js';
 import { schemaStanding } from './schema-standing.js';
 
 /** What `runs` reads: the store's own operations, and the close that ends the connection. */
 export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
-
-/** A throw becomes a rejection, as from the store's own operations. */
-const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
 /**
  * The runs of a SQLite database read without the ORM or the migrator (≈ 2× a bare `node -e 0`
@@ -42,9 +41,10 @@ export function openRunReader(file: string): RunReader | null {
     return null;
   }
   const handle = { sqlite, file };
+  const port = sqliteSqlPort((sql) => prepared(sqlite, sql));
   return {
-    listRuns: (options) => settle(() => runRows(sqlite, options).map((run) => runAsSeen(handle, run))),
-    mediaRunsByIds: (runIds) => settle(() => mediaRunsByIds(handle, runIds)),
+    listRuns: async (options) => (await runRows(port, options)).map((run) => runAsSeen(handle, run)),
+    mediaRunsByIds: (runIds) => mediaRunsByIds(port, runIds),
     close: () => sqlite.close(),
   };
 }

@@ -8,6 +8,7 @@ export const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve)
 /** The port over one connection's statements, as `prepare` makes (or keeps) them. */
 export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): SqlPort {
   return {
+    dialect: 'sqlite',
     rows: <T extends unknown[]>(sql: string, params: readonly unknown[] = []) =>
       settle(
         () =>
@@ -15,8 +16,19 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
             .raw(true)
             .all(...params) as T[],
       ),
+    values: <T>(sql: string, params: readonly unknown[] = []) =>
+      settle(
+        () =>
+          prepare(sql)
+            .pluck(true)
+            .all(...params) as T[],
+      ),
     run: (sql, params = []) => settle(() => prepare(sql).run(...params).changes),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
+    oneOf: (column, _type, values) => ({
+      sql: `${column} in (select value from json_each(?))`,
+      param: JSON.stringify(values),
+    }),
   };
 }
 
@@ -50,7 +62,6 @@ function sqliteTransactionPort(
   let turn: Promise<unknown> = Promise.resolve();
   return {
     ...port,
-    dialect: 'sqlite',
     write: <T>(work: (tx: SqlPort) => Promise<T>): Promise<T> => {
       const mine = turn.then(() =>
         sqlite.inTransaction ? work(port) : withinTransaction(sqlite, () => work(port), true),

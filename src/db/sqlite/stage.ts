@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
-import { latestSucceededRun } from '../queries.js';
+import { latestSucceededRun } from '../run-reads.js';
 import {
   openRunStage,
   type RunStage,
@@ -97,7 +97,10 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   };
   return {
     conn,
-    lastSeen: () => settle(() => latestSucceededRun(store)),
+    lastSeen: async () => {
+      const last = await latestSucceededRun(conn);
+      return last && { id: last.id, finishedAt: last.finishedAt };
+    },
     commit: (commit, statements, entries) =>
       settle(() =>
         withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>

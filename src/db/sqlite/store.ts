@@ -4,35 +4,29 @@ import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
 import * as queries from '../queries.js';
-import { hasStoredMedia, mediaRunsByIds } from '../media-queries.js';
+import * as mediaReads from '../media-reads.js';
 import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
-import type { RunRow } from '../schema.js';
 import type { ReaderTarget, Store } from '../store.js';
 import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as outbox from '../outbox-operations.js';
-import * as listing from './listing.js';
+import * as listing from '../listing-reads.js';
+import * as runs from '../run-reads.js';
+import { runAsSeen } from '../run-liveness.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { COMMAND_START } from '../tick-claims.js';
-import {
-  beginRun,
-  heartbeatWriter,
-  latestRunStart,
-  previousRun,
-  recordRebind,
-  runOfTick,
-} from './run-lock.js';
-import { runCountsReader } from './runs.js';
+import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
 import { outboxPortOf, sqliteSqlPort } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
+import * as history from '../history-reads.js';
 
 type Op<K extends keyof Store> = Store[K];
 
@@ -70,7 +64,7 @@ export class SqliteStore implements MirrorDatabase {
   beginRun: Op<'beginRun'> = (upstream, start = COMMAND_START, now = new Date()) =>
     settle(() => beginRun(this, upstream, start, now));
   runOfTick: Op<'runOfTick'> = (tick) => settle(() => runOfTick(this, tick));
-  latestRunStart: Op<'latestRunStart'> = () => settle(() => latestRunStart(this));
+  latestRunStart: Op<'latestRunStart'> = () => runs.latestRunStart(this.#port);
   heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
   endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
@@ -78,30 +72,34 @@ export class SqliteStore implements MirrorDatabase {
   recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
   recordFailedRun: Op<'recordFailedRun'> = (run) => settle(() => recordFailedRun(this, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
-  listRuns: Op<'listRuns'> = (options) => settle(() => queries.listRuns(this, options));
-  countRuns: Op<'countRuns'> = () => settle(() => queries.countRuns(this));
-  runCounts: Op<'runCounts'> = () => settle(() => runCountsReader(this)());
-  getRun: Op<'getRun'> = (id) => settle(() => queries.getRun(this, id));
-  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) =>
-    settle(() => queries.latestSucceededRun(this, asOf));
-  latestSucceededRunId: Op<'latestSucceededRunId'> = () => settle(() => queries.latestSucceededRunId(this));
-  previousRun: Op<'previousRun'> = (runId) => settle(() => previousRun(this, runId));
+  /** Runs as a reader should see them: one whose holder provably died reads as aborted. */
+  listRuns: Op<'listRuns'> = async (options) =>
+    (await runs.runRows(this.#port, options)).map((run) => runAsSeen(this, run));
+  countRuns: Op<'countRuns'> = () => runs.countRuns(this.#port);
+  runCounts: Op<'runCounts'> = () => runs.runCounts(this.#port);
+  getRun: Op<'getRun'> = async (id) => {
+    const run = await runs.runById(this.#port, id);
+    return run && runAsSeen(this, run);
+  };
+  latestSucceededRun: Op<'latestSucceededRun'> = (asOf) => runs.latestSucceededRun(this.#port, asOf);
+  latestSucceededRunId: Op<'latestSucceededRunId'> = () => runs.latestSucceededRunId(this.#port);
+  previousRun: Op<'previousRun'> = (runId) => runs.previousRun(this.#port, runId);
   refusalStreakStart: Op<'refusalStreakStart'> = (runId, code, entries) =>
     refusalStreakStart(this.#port, runId, code, entries);
-  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => settle(() => pages.succeededRunTimes(this, limit));
-  runFinishTimes: Op<'runFinishTimes'> = (ids) => settle(() => pages.runFinishTimes(this, ids));
+  succeededRunTimes: Op<'succeededRunTimes'> = (limit) => runs.succeededRunTimes(this.#port, limit);
+  runFinishTimes: Op<'runFinishTimes'> = (ids) => runs.runFinishTimes(this.#port, ids);
 
   // Listing
   removedAppearances = (
     uuids: readonly string[],
     hashOf: (body: string) => string,
   ): Promise<RemovedAppearance[]> => settle(() => removedAppearances(this, uuids, hashOf));
-  listingAt = (run: RunRow): Promise<queries.StoredListing> => settle(() => queries.listingAt(this, run));
-  listedVersionIds: Op<'listedVersionIds'> = (runId) => settle(() => listing.listedVersionIds(this, runId));
-  versionBodies: Op<'versionBodies'> = (ids) => settle(() => listing.versionBodies(this, ids));
-  optionsBody: Op<'optionsBody'> = (id) => settle(() => listing.optionsBody(this, id));
+  listingAt: Op<'listingAt'> = (run) => listing.listingAt(this.#port, run);
+  listedVersionIds: Op<'listedVersionIds'> = (runId) => listing.listedVersionIds(this.#port, runId);
+  versionBodies: Op<'versionBodies'> = (ids) => listing.versionBodies(this.#port, ids);
+  optionsBody: Op<'optionsBody'> = (id) => listing.optionsBody(this.#port, id);
   listingPage: Op<'listingPage'> = (runId, offset, limit) =>
-    settle(() => pages.listingPage(this, runId, offset, limit));
+    listing.listingPage(this.#port, runId, offset, limit);
 
   // History
   listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
@@ -116,13 +114,13 @@ export class SqliteStore implements MirrorDatabase {
     );
   changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
   changeLines: Op<'changeLines'> = (filter) => settle(() => queries.changeLines(this, filter));
-  changedFields: Op<'changedFields'> = () => settle(() => names.changedFields(this));
-  getCoworker: Op<'getCoworker'> = (uuid) => settle(() => queries.getCoworker(this, uuid));
-  coworkerHistory: Op<'coworkerHistory'> = (uuid) => settle(() => queries.coworkerHistory(this, uuid));
-  currentVersions: Op<'currentVersions'> = (uuid) => settle(() => queries.currentVersions(this, uuid));
-  listCoworkers: Op<'listCoworkers'> = (options) => settle(() => queries.listCoworkers(this, options));
+  changedFields: Op<'changedFields'> = () => history.changedFields(this.#port);
+  getCoworker: Op<'getCoworker'> = (uuid) => history.getCoworker(this.#port, uuid);
+  coworkerHistory: Op<'coworkerHistory'> = (uuid) => history.coworkerHistory(this.#port, uuid);
+  currentVersions: Op<'currentVersions'> = (uuid) => history.currentVersions(this.#port, uuid);
+  listCoworkers: Op<'listCoworkers'> = (options) => history.listCoworkers(this.#port, options);
   countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
-    settle(() => queries.countCoworkers(this, includeRemoved));
+    history.countCoworkers(this.#port, includeRemoved);
   namesOf: Op<'namesOf'> = (uuids) => settle(() => names.namesOf(this, uuids));
   findByName: Op<'findByName'> = (text, limit) => settle(() => names.findByName(this, text, limit));
 
@@ -131,26 +129,24 @@ export class SqliteStore implements MirrorDatabase {
   directoryWithRun: Op<'directoryWithRun'> = () =>
     settle(
       this.sqlite.transaction(() => ({
-        runId: queries.latestSucceededRunId(this),
+        runId:
+          (prepared(this.sqlite, runs.latestSucceededSql('id', false)).pluck(true).get() as
+            number | undefined) ?? null,
         entries: pages.coworkerDirectory(this),
       })),
     );
   changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
 
   // Media
-  liveMediaObjects: Op<'liveMediaObjects'> = () => settle(() => media.liveMediaObjects(this));
-  heldMedia: Op<'heldMedia'> = () => settle(() => media.heldMedia(this));
+  liveMediaObjects: Op<'liveMediaObjects'> = () => mediaReads.liveMediaObjects(this.#port);
+  heldMedia: Op<'heldMedia'> = () => mediaReads.heldMedia(this.#port);
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
     settle(() => media.dropMediaUnusedSince(this, cutoff));
   mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
-  hasStoredMedia: Op<'hasStoredMedia'> = () => settle(() => hasStoredMedia(this));
-  keptBlob: Op<'keptBlob'> = (sha256) => settle(() => media.keptBlobReader(this)(sha256));
-  mediaFigures: Op<'mediaFigures'> = () =>
-    settle(() => {
-      const figures = media.mediaFiguresReader(this);
-      return { total: figures.total(), lastRun: figures.lastRun(), stored: figures.stored() };
-    });
-  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => settle(() => mediaRunsByIds(this, runIds));
+  hasStoredMedia: Op<'hasStoredMedia'> = () => mediaReads.hasStoredMedia(this.#port);
+  keptBlob: Op<'keptBlob'> = (sha256) => mediaReads.keptBlob(this.#port, sha256);
+  mediaFigures: Op<'mediaFigures'> = () => mediaReads.mediaFigures(this.#port);
+  mediaRunsByIds: Op<'mediaRunsByIds'> = (runIds) => mediaReads.mediaRunsByIds(this.#port, runIds);
   mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) => mediaFailuresOf(this.#port, runId, limit);
 
   // Identity

@@ -1,4 +1,4 @@
-import type { ListedEntry } from '../../db/page-queries.js';
+import type { ListedEntry } from '../../db/listing-reads.js';
 import type { RunRow } from '../../db/schema.js';
 import { NumberedPager, Time } from './components.js';
 import { Card, entryOf } from './card.js';

@@ -1,0 +1,107 @@
+import type { SqlPort } from './sql-port.js';
+import type { MediaRunRow } from './schema.js';
+
+// The media mirror's rows, read once for both dialects over the port.
+
+/** Objects a committed row vouches for: everything else in the media folder is a killed run's leftover. */
+export async function liveMediaObjects(port: SqlPort): Promise<Set<string>> {
+  return new Set(await port.values<string>('select sha256 from media_blobs where dropped_at is null'));
+}
+
+export interface HeldMedia {
+  url: string;
+  sha256: string;
+  etag: string | null;
+  lastModified: string | null;
+}
+
+/** Per URL, the bytes held (its latest version whose file is live) and the validators of its last attempt. */
+export async function heldMedia(port: SqlPort): Promise<HeldMedia[]> {
+  const found = await port.rows<[string, string, string | null, string | null]>(
+    `select mv.url, mv.sha256, mu.etag, mu.last_modified
+       from media_versions mv
+       join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
+       left join media_urls mu on mu.url = mv.url
+      where mv.id = (select max(id) from media_versions where url = mv.url)
+      order by mv.id`,
+  );
+  return found.map(([url, sha256, etag, lastModified]) => ({ url, sha256, etag, lastModified }));
+}
+
+export interface KeptBlob {
+  size: number;
+  contentType: string;
+}
+
+/** One kept (not dropped) media file's row by sha256, for the media route. */
+export async function keptBlob(port: SqlPort, sha256: string): Promise<KeptBlob | undefined> {
+  const [found] = await port.rows<[number, string]>(
+    'select size, content_type from media_blobs where sha256 = ? and dropped_at is null',
+    [sha256],
+  );
+  return found && { size: found[0], contentType: found[1] };
+}
+
+export interface MediaCounts {
+  fetched: number;
+  revalidated: number;
+  failed: number;
+  bytes: number;
+}
+
+const NONE: MediaCounts = { fetched: 0, revalidated: 0, failed: 0, bytes: 0 };
+const countsOf = ([fetched, revalidated, failed, bytes]: number[]): MediaCounts => ({
+  fetched: fetched ?? 0,
+  revalidated: revalidated ?? 0,
+  failed: failed ?? 0,
+  bytes: bytes ?? 0,
+});
+
+/**
+ * The media figures /metrics shows: summed over every run, the latest media run's own (zeros
+ * before the first), the files kept and their size. PostgreSQL sums a bigint as numeric, read as
+ * text: each sum is cast back to bigint (read as a number), as SQLite's already is.
+ */
+export async function mediaFigures(
+  port: SqlPort,
+): Promise<{ total: MediaCounts; lastRun: MediaCounts; stored: { files: number; bytes: number } }> {
+  const sum = (column: string) => `cast(coalesce(sum(${column}), 0) as bigint)`;
+  const [[total], [lastRun], [stored]] = await Promise.all([
+    port.rows<number[]>(
+      `select ${sum('fetched')}, ${sum('revalidated')}, ${sum('failed')}, ${sum('bytes')} from media_runs`,
+    ),
+    port.rows<number[]>(
+      'select fetched, revalidated, failed, bytes from media_runs order by run_id desc limit 1',
+    ),
+    port.rows<[number, number]>(`select count(*), ${sum('size')} from media_blobs where dropped_at is null`),
+  ]);
+  return {
+    total: total ? countsOf(total) : NONE,
+    lastRun: lastRun ? countsOf(lastRun) : NONE,
+    stored: { files: stored?.[0] ?? 0, bytes: stored?.[1] ?? 0 },
+  };
+}
+
+/** The media figures of the given runs, by run id (a run that fetched nothing has none). */
+export async function mediaRunsByIds(
+  port: SqlPort,
+  runIds: readonly number[],
+): Promise<Map<number, MediaRunRow>> {
+  if (runIds.length === 0) return new Map();
+  const among = port.oneOf('run_id', 'bigint', [...runIds]);
+  const found = await port.rows<[number, number, number, number, number]>(
+    `select run_id, fetched, revalidated, failed, bytes from media_runs where ${among.sql} order by run_id`,
+    [among.param],
+  );
+  return new Map(
+    found.map(([runId, fetched, revalidated, failed, bytes]) => [
+      runId,
+      { runId, fetched, revalidated, failed, bytes },
+    ]),
+  );
+}
+
+/** Whether any mirrored file is recorded as stored (so the media folder must hold it). */
+export async function hasStoredMedia(port: SqlPort): Promise<boolean> {
+  return (await port.values('select 1 from media_blobs where dropped_at is null limit 1')).length > 0;
+}
