@@ -58,12 +58,35 @@ async function answersOf(base: string, paths: string[]): Promise<Record<string, 
   return answers;
 }
 
+/** The URL the server says it serves, or a failure with its output when it exits first. */
 async function baseOf(server: RunningProcess): Promise<string> {
-  return (
-    JSON.parse(await server.waitFor(/"msg":"serving the mirror"|"msg":"coworker-mirror started"/)) as {
-      url: string;
-    }
-  ).url;
+  const exited = server.exited.then(({ code }) => {
+    throw new Error(`exited ${code} before serving:\n${server.output().slice(-3000)}`);
+  });
+  const line = await Promise.race([
+    server.waitFor(/"msg":"serving the mirror"|"msg":"coworker-mirror started"/),
+    exited,
+  ]);
+  return (JSON.parse(line) as { url: string }).url;
+}
+
+/** Far past any start-up's bound: a refused start still running then serves what it should not. */
+const HANG_MS = 60_000;
+
+/** The exit code, or a failure naming the output when the process is still running after HANG_MS. */
+async function exitCode(command: RunningProcess): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`still running after ${HANG_MS} ms:\n${command.output().slice(-3000)}`)),
+      HANG_MS,
+    );
+  });
+  try {
+    return (await Promise.race([command.exited, hung])).code;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function stopped(server: RunningProcess): Promise<number | null> {
@@ -192,7 +215,7 @@ describePostgres('an instance restarted while PostgreSQL is away', () => {
 
     const refusedWith = async (reason: RegExp) => {
       const serve = runCli(['serve', '--port', '0'], two.env, two.cwd);
-      expect((await serve.exited).code).toBe(EXIT.database);
+      expect(await exitCode(serve)).toBe(EXIT.database);
       const message =
         serve
           .output()
