@@ -22,6 +22,13 @@ import type { StatusSource } from './web/status-source.js';
 import { mediaFolderOf } from './config/media-dir.js';
 import { claimAtStart } from './media/claim-folder.js';
 import { isMirrorError } from './errors.js';
+import {
+  connectWhenBack,
+  openServerStore,
+  type LocalStartPlace,
+  type ServerStore,
+} from './http/local-start.js';
+import type { LocalSnapshot } from './http/local-snapshot-file.js';
 
 /** What `start` tells the status page: the mode, the masked upstream, the schedule. */
 export function statusSourceFor(
@@ -96,17 +103,19 @@ function listenForShutdown(logger: Logger): ShutdownSignal {
 export async function runServeCommand(config: Config): Promise<number> {
   const logger = loggerFor(config);
   const signal = listenForShutdown(logger);
-  let store: OpenedStore;
+  const storeOptions = { existing: true, purpose: 'server' } as const;
+  let opened: ServerStore;
   let server: MirrorServer;
   try {
-    store = await openStore(config.database, { existing: true, purpose: 'server' });
+    opened = await openServerStore(config.database, storeOptions, localPlaceOf(config, config.media), logger);
   } catch (error) {
     signal.dispose();
     throw error;
   }
+  const store = storeOf(opened);
   try {
-    await claimServedFolder(config.media, store, logger);
-    server = await buildServer({ store, logger, config });
+    if (opened.kind === 'open') await claimServedFolder(config.media, store, logger);
+    server = await buildServer({ store, logger, config, ...localSnapshotOf(opened) });
     const url = await server.listen(config.server.port, config.server.host);
     logger.info({ url, ...internalUrlOf(server), db: config.database.target.label }, 'serving the mirror');
   } catch (error) {
@@ -114,11 +123,59 @@ export async function runServeCommand(config: Config): Promise<number> {
     signal.dispose();
     throw error;
   }
-  await signal.received;
+  const stopWaiting = new AbortController();
+  const background =
+    opened.kind === 'away'
+      ? connectWhenBack(config.database, storeOptions, opened.waiting, {
+          logger,
+          signal: stopWaiting.signal,
+          complete: async (real) => {
+            await claimServedFolder(config.media, real, logger);
+            // The server's commit watch is told at once: the newest run replaces the local snapshot.
+            opened.waiting.connect(real);
+          },
+        })
+      : null;
+  const failed = await untilSignalOrFailure(signal, background);
+  stopWaiting.abort();
+  await background?.catch(() => undefined);
   await server.close();
   await store.close();
   signal.dispose();
+  if (failed !== null) throw failed.error;
   return EXIT.ok;
+}
+
+/** The store every part of a server uses: the real one, or the one standing in for it until it answers. */
+function storeOf(opened: ServerStore): OpenedStore {
+  return opened.kind === 'open' ? opened.store : opened.waiting.store;
+}
+
+/** The local snapshot a server built without its database serves. */
+function localSnapshotOf(opened: ServerStore): { localSnapshot?: LocalSnapshot } {
+  return opened.kind === 'away' ? { localSnapshot: opened.local } : {};
+}
+
+function localPlaceOf(config: Config, media: Config['media']): LocalStartPlace {
+  return { mediaDir: media.dir, maxListingBytes: config.sync.maxListingBytes };
+}
+
+/**
+ * Waits for the first signal, or for the background start-up to fail (a foreign upstream found once
+ * the database answered, say): that failure ends the process as a failed start would.
+ */
+async function untilSignalOrFailure(
+  signal: ShutdownSignal,
+  background: Promise<void> | null,
+): Promise<{ error: unknown } | null> {
+  const failure =
+    background === null
+      ? new Promise<never>(() => undefined)
+      : background.then(
+          () => new Promise<never>(() => undefined),
+          (error: unknown) => ({ error }),
+        );
+  return Promise.race([signal.received.then(() => null), failure]);
 }
 
 /**
@@ -170,9 +227,10 @@ export async function runStartCommand(
     signal.dispose();
     throw error;
   }
-  await signal.received;
+  const failed = await untilSignalOrFailure(signal, parts.background ?? null);
   await shutdown(parts);
   signal.dispose();
+  if (failed !== null) throw failed.error;
   return EXIT.ok;
 }
 
@@ -183,6 +241,9 @@ interface Parts {
   scheduler: Scheduler;
   webhooks: WebhookService | null;
   notify: NotifyWorker | null;
+  /** The rest of a start-up begun without its database, under way until it answers. */
+  background: Promise<void>;
+  stopWaiting: AbortController;
 }
 
 /**
@@ -219,34 +280,21 @@ async function startParts(
   const demo = config.upstream.target === null;
   const database = databaseOfStart(config);
   const media = mediaOfStart(config, database);
-  const store = (parts.store = await openStore(database, { logger, purpose: 'server' }));
+  const storeOptions = { logger, purpose: 'server' } as const;
+  // The demo's database is its own SQLite file: nothing to wait for.
+  const opened: ServerStore = demo
+    ? { kind: 'open', store: await openStore(database, storeOptions) }
+    : await openServerStore(database, storeOptions, localPlaceOf(config, media), logger);
+  const store = (parts.store = storeOf(opened));
   const label = config.upstream.target?.label ?? DEMO_UPSTREAM_LABEL;
-  // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
-  // records a rebind on its run.
-  await checkUpstreamBinding(store, label, options);
-  await recoverCrashedRuns(store);
-  // Likewise a media folder of another database (exit 2); an upgrade's files are linked in first.
-  if (demo || config.media.origins !== null || (await store.hasStoredMedia())) {
-    await claimAtStart(media, store, logger);
-  }
-  parts.demo = demo
-    ? await startDemo(
-        config,
-        store,
-        logger,
-        () => void parts.scheduler?.trigger({ trigger: 'demo', scheduledFor: null }),
-        () => parts.scheduler?.running === true,
-      )
-    : null;
+  const checks = (on: Store) => checksAtStart(config, options, { store: on, media, demo, label, logger });
+  if (opened.kind === 'open') await checks(store);
+  parts.demo = demo ? await demoOfStart(config, store, logger, parts) : null;
   const child = childSync({ ...config, media }, database, parts.demo);
   const scheduler = (parts.scheduler = scheduledSyncs(
     config,
     () => isolatedSync(config, options, child, store, logger),
-    {
-      store,
-      logger,
-      parts,
-    },
+    { store, logger, parts },
   ));
   const server = (parts.server = await buildServer({
     store,
@@ -254,14 +302,10 @@ async function startParts(
     config: { ...config, media },
     syncTrigger: () => scheduler.trigger({ trigger: 'admin', scheduledFor: null }),
     web: { status: statusSourceFor(config, demo ? child.config.upstream.target.url : label, scheduler) },
+    ...localSnapshotOf(opened),
   }));
-  // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
-  parts.webhooks = await startWebhookDelivery({
-    config: { webhooks: config.webhooks, database },
-    logger,
-    registry: server.metrics.registry,
-  });
-  parts.notify = startNotify(config, store, logger);
+  const following = () => startFollowing(config, { database, store, server, logger, parts });
+  if (opened.kind === 'open') await following();
   const url = await server.listen(config.server.port, config.server.host);
   announceStart(logger, {
     url,
@@ -271,8 +315,75 @@ async function startParts(
     cron: config.sync.cron,
     demo,
   });
-  scheduler.start();
-  await startupSync(scheduler, store, config, logger);
+  const schedule = async () => {
+    scheduler.start();
+    await startupSync(scheduler, store, config, logger);
+  };
+  if (opened.kind === 'open') return schedule();
+  // The rest of the start-up waits for the database; meanwhile the local snapshot is served.
+  const stop = (parts.stopWaiting = new AbortController());
+  parts.background = connectWhenBack(database, storeOptions, opened.waiting, {
+    logger,
+    signal: stop.signal,
+    complete: async (real) => {
+      await checks(real);
+      // The server's commit watch is told at once: the newest run replaces the local snapshot.
+      opened.waiting.connect(real);
+      await following();
+      await schedule();
+    },
+  });
+}
+
+/** The demo's simulated upstream, its syncs asked of the scheduler. */
+function demoOfStart(config: Config, store: Store, logger: Logger, parts: Partial<Parts>): Promise<Demo> {
+  return startDemo(
+    config,
+    store,
+    logger,
+    () => void parts.scheduler?.trigger({ trigger: 'demo', scheduledFor: null }),
+    () => parts.scheduler?.running === true,
+  );
+}
+
+/**
+ * What `start` asks of the database before it syncs or claims anything: the upstream it is bound to,
+ * the runs a crash left behind, and the media folder's owner.
+ */
+async function checksAtStart(
+  config: Config,
+  options: StartOptions,
+  deps: { store: Store; media: Config['media']; demo: boolean; label: string; logger: Logger },
+): Promise<void> {
+  const { store } = deps;
+  // Refuse another upstream at once (exit 2), before serving; each sync child checks again and
+  // records a rebind on its run.
+  await checkUpstreamBinding(store, deps.label, options);
+  await recoverCrashedRuns(store);
+  // Likewise a media folder of another database (exit 2); an upgrade's files are linked in first.
+  if (deps.demo || config.media.origins !== null || (await store.hasStoredMedia())) {
+    await claimAtStart(deps.media, store, deps.logger);
+  }
+}
+
+/** The workers that follow the database's outboxes: webhook deliveries and notifications. */
+async function startFollowing(
+  config: Config,
+  deps: {
+    database: Config['database'];
+    store: Store;
+    server: MirrorServer;
+    logger: Logger;
+    parts: Partial<Parts>;
+  },
+): Promise<void> {
+  // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
+  deps.parts.webhooks = await startWebhookDelivery({
+    config: { webhooks: config.webhooks, database: deps.database },
+    logger: deps.logger,
+    registry: deps.server.metrics.registry,
+  });
+  deps.parts.notify = startNotify(config, deps.store, deps.logger);
 }
 
 /**
@@ -434,6 +545,8 @@ async function startupSync(
 }
 
 async function shutdown(parts: Partial<Parts>): Promise<void> {
+  parts.stopWaiting?.abort();
+  await parts.background?.catch(() => undefined);
   // Stop accepting first, so no client sees a half-closed service, then settle the run.
   const closing = parts.server?.close();
   await parts.scheduler?.stop(SHUTDOWN_GRACE_MS);

@@ -20,6 +20,9 @@ import { createMetrics, type Metrics } from './metrics.js';
 import { registerOpsRoutes } from './ops-routes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { SnapshotHolder } from './snapshot-holder.js';
+import { LocalSnapshotKeeper, localSnapshotMaxBytes } from './local-snapshot-keeper.js';
+import type { LocalSnapshot } from './local-snapshot-file.js';
+import { defaultOf } from '../config/settings.js';
 import { mirroredMedia } from '../web/media-source.js';
 import { ServedMedia } from './served-media.js';
 import { MediaAudit } from './media-audit.js';
@@ -42,7 +45,14 @@ export interface ServerDeps {
     webhooks?: { urls: readonly string[] };
     /** DATABASE_PROBE_TIMEOUT: the deadline of /readyz's and /metrics' database reads (its default unless given). */
     database?: Pick<DatabaseDeadlines, 'probeTimeoutMs'>;
+    /** SYNC_MAX_LISTING_BYTES: it bounds the local snapshot (its default unless given). */
+    sync?: { maxListingBytes: number };
   };
+  /**
+   * The local snapshot to serve until the store answers (a start without its database): held
+   * instead of read from the store. Without it the store's newest run is read at once.
+   */
+  localSnapshot?: LocalSnapshot;
   /** Enables the admin route (with an admin token); `start` passes its scheduler's trigger. */
   syncTrigger?: SyncTrigger;
   /** The people-facing pages' facts from outside the database (`start` passes its schedule). */
@@ -217,7 +227,13 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const logger = deps.logger.child({ module: 'http' });
   const options = deps.config.server;
   const snapshots = new SnapshotHolder(deps.store, logger, options.asOfCacheBytes);
-  await snapshots.refresh();
+  const keeper = localSnapshotKeeper(deps, logger);
+  if (keeper) snapshots.onSwap((prepared, info) => keeper.save(prepared, info));
+  if (deps.localSnapshot) {
+    snapshots.hold(deps.localSnapshot.prepared, { ...deps.localSnapshot.run });
+  } else {
+    await snapshots.refresh();
+  }
   const metrics = createMetrics(deps.store, snapshots, probeTimeoutOf(deps));
   // Set by Fastify's server factory, which runs while the app is built.
   const built: Listeners = { server: undefined, internal: null };
@@ -238,7 +254,7 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
   const servedMedia =
     media && audit && new ServedMedia(deps.store, media.dir, () => snapshots.info?.runId ?? null, audit);
   const { app, routes } = createApp(logger, metrics, listenerFactory(options, drf, mediaFiles, built), drf);
-  if (servedMedia) await keepMediaFresh(app, servedMedia, logger);
+  if (servedMedia) await keepMediaFresh(app, servedMedia, logger, deps.localSnapshot !== undefined);
   const links = linkBaseOf(options);
   for (const register of ROUTES) register(app, { deps, snapshots, metrics, servedMedia, links });
   await app.ready();
@@ -260,11 +276,28 @@ export async function buildServer(deps: ServerDeps): Promise<MirrorServer> {
     internalUrl: () => (internal?.listening === true ? baseUrlOf(internal) : null),
     async close() {
       snapshots.stopPolling();
+      await keeper?.idle();
       await audit?.stop();
       await stopSweep();
       await closeWithGrace(app, httpServer, internal, logger, deps.closeGraceMs ?? CLOSE_GRACE_MS);
     },
   };
+}
+
+/**
+ * The writer of the local snapshot, in the media folder (on by default wherever media is served
+ * from a folder), so a restart without the database has the last served snapshot to serve.
+ */
+function localSnapshotKeeper(deps: ServerDeps, logger: Logger): LocalSnapshotKeeper | null {
+  const { media } = deps.config;
+  if (!media) return null;
+  const maxListingBytes = deps.config.sync?.maxListingBytes ?? defaultOf('sync', 'maxListingBytes');
+  return new LocalSnapshotKeeper({
+    store: deps.store,
+    folder: media,
+    logger: logger.child({ module: 'local-snapshot' }),
+    maxBytes: localSnapshotMaxBytes(maxListingBytes),
+  });
 }
 
 /** The node:http servers in front of the app: PORT's, and INTERNAL_PORT's when set. */
@@ -358,8 +391,18 @@ function closeListener(server: Server): Promise<void> {
  * Pages look media up synchronously, per image: the served run's facts are read before each
  * request. When the store cannot answer, the previous run's facts serve (a page still renders).
  */
-async function keepMediaFresh(app: FastifyInstance, servedMedia: ServedMedia, logger: Logger): Promise<void> {
-  await servedMedia.ready();
+async function keepMediaFresh(
+  app: FastifyInstance,
+  servedMedia: ServedMedia,
+  logger: Logger,
+  storeAway: boolean,
+): Promise<void> {
+  // Without the database (a local snapshot served), the facts are read once it answers.
+  if (storeAway) {
+    await servedMedia.ready().catch(() => undefined);
+  } else {
+    await servedMedia.ready();
+  }
   app.addHook('preHandler', async () => {
     await servedMedia.ready().catch((err: unknown) => {
       logger.warn({ err }, 'media facts of the served run could not be read; using the previous ones');

@@ -40,6 +40,7 @@ export class SnapshotHolder {
   /** The last refresh after a commit failed: the periodic tick tries again. */
   #refreshFailed = false;
   #unwatch: () => void = () => undefined;
+  #onSwap: (prepared: PreparedSnapshot, info: SnapshotInfo) => void = () => undefined;
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #asOfCacheBytes: number;
@@ -71,6 +72,19 @@ export class SnapshotHolder {
     return this.#current?.info ?? null;
   }
 
+  /**
+   * Holds a snapshot read from elsewhere than the store (the local copy a start without its
+   * database serves), until a refresh finds a newer run; it is not told to `onSwap`: it is that copy.
+   */
+  hold(prepared: PreparedSnapshot, info: SnapshotInfo): void {
+    this.#current = { prepared, info };
+  }
+
+  /** Told of every snapshot swapped in from the store (the local copy is written from it). */
+  onSwap(listener: (prepared: PreparedSnapshot, info: SnapshotInfo) => void): void {
+    this.#onSwap = listener;
+  }
+
   /** Loads the newest successful run if it is not the one held; returns true when it swapped. */
   async refresh(): Promise<boolean> {
     const run = await this.#newerRun();
@@ -91,19 +105,18 @@ export class SnapshotHolder {
   }
 
   #swapIn(run: RunRow, prepared: PreparedSnapshot, started: number, sliced: boolean): void {
-    this.#current = {
-      prepared,
-      info: {
-        runId: run.id,
-        entries: run.entries ?? 0,
-        fetchedAt: new Date(run.finishedAt ?? run.startedAt),
-        upstream: run.upstream,
-      },
+    const info: SnapshotInfo = {
+      runId: run.id,
+      entries: run.entries ?? 0,
+      fetchedAt: new Date(run.finishedAt ?? run.startedAt),
+      upstream: run.upstream,
     };
+    this.#current = { prepared, info };
     this.#logger.info(
       { runId: run.id, entries: run.entries, ms: Math.round(performance.now() - started), sliced },
       'snapshot swapped in',
     );
+    this.#onSwap(prepared, info);
   }
 
   /**

@@ -104,6 +104,10 @@ export interface PostgresServer {
    * resumes a server left frozen.
    */
   freeze(): () => void;
+  /** Shuts the server down (fast shutdown), keeping its data: an outage until `startAgain`. */
+  shutDown(): Promise<void>;
+  /** Starts it again on the same data and port after `shutDown`. */
+  startAgain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -253,7 +257,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const pools: pg.Pool[] = [];
   try {
     const data = initdb(binaries.dir, dir, password);
-    const { child, port } = await startOn(binaries.dir, dir, data);
+    const started = await startOn(binaries.dir, dir, data);
+    const { port } = started;
+    let { child } = started;
     let adminPool: pg.Pool | undefined;
     const frozen = new Set<() => void>();
     const server: PostgresServer = {
@@ -285,6 +291,10 @@ export async function startPostgres(): Promise<PostgresServer> {
         };
         frozen.add(once);
         return once;
+      },
+      shutDown: () => stopPostmaster(child, data),
+      startAgain: async () => {
+        child = await postmaster(binaries.dir, data, dir, port);
       },
       stop: async () => {
         for (const thaw of [...frozen]) thaw();
