@@ -13,8 +13,9 @@ import { schemaStanding } from './schema-standing.js';
 export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
 
 /**
- * The runs of a SQLite database read without the ORM or the migrator (≈ 2× a bare `node -e 0`
- * instead of 4×), or null when only the full open (`openStore`) may read it: no file
+ * The runs of a SQLite database read without the ORM or the migrator (loading them would make
+ * `runs` start several times slower than a bare node), or null when only the full open
+ * (`openStore`) may read it: no file
  * (it says DB_NOT_FOUND), a file or folder it must open read-only, a schema this build would
  * migrate or refuse. A reader records nothing: a run whose holder died reads as aborted, as on a
  * read-only connection, and is recorded by the next process that opens the database to write.
