@@ -17,10 +17,14 @@ const PASSWORD = 'pw-7Hq2-never-shown';
 const TOKEN = 'tok-9Vx4-never-shown';
 const API_KEY = 'key-3Lm8-never-shown';
 
-/** Every byte the database left on disk (main file, WAL and shared memory), as text to search. */
+/**
+ * Every byte the mirror left on disk (the database's main file, WAL and shared memory, and its
+ * media folder with the local snapshot of what it served), as text to search.
+ */
 function databaseBytes(dir: string): string {
-  return readdirSync(dir)
-    .map((name) => readFileSync(join(dir, name)).toString('latin1'))
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => readFileSync(join(entry.parentPath, entry.name)).toString('latin1'))
     .join('\n');
 }
 
