@@ -119,8 +119,10 @@ describePostgres('media on PostgreSQL', () => {
 
     const b = await instance(url);
     const dirB = join(tempDir(), 'media');
-    const mirror = await startMirror(b, { media: { dir: dirB, rewrite: false } });
+    // B starts with nothing on disk: every byte it serves comes from the database (which the local
+    // snapshot's keeper may copy into B's folder as soon as B serves; the host is down).
     expect(existsSync(dirB)).toBe(false);
+    const mirror = await startMirror(b, { media: { dir: dirB, rewrite: false } });
     expect((await get(`${mirror.url}/readyz`)).status).toBe(200);
     for (const [mediaUrl, bytes] of files) {
       const path = `${mirror.url}/media/${sha256(bytes)}/${mediaUrl.split('/').at(-1)}`;

@@ -1,5 +1,6 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { localSnapshotPath } from '../../src/http/local-snapshot-keeper.js';
 import { startMirror } from '../helpers/mirror-server.js';
 import { eventually } from '../helpers/process.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
@@ -8,6 +9,16 @@ import { listedMediaUrls, mediaRig, objectPath, sha256, type MediaRig } from '..
 // Regression: a mirror whose recorded media files were deleted from under it (by another database's
 // run sharing its folder) answered 503 for every one of them while /readyz said ready: only a
 // missing objects/ folder made it unready, and the status page said nothing.
+
+/**
+ * A mirror serving the rig, once it has kept its local snapshot: on PostgreSQL that copies every
+ * served file from the database into the folder, which must be over before a test takes one away.
+ */
+async function servingMirror(rig: MediaRig): Promise<Awaited<ReturnType<typeof startMirror>>> {
+  const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
+  await eventually(() => (existsSync(localSnapshotPath(rig.media.dir)) ? true : undefined));
+  return mirror;
+}
 
 /** A synced rig and one of its files: its bytes, hash and the path the mirror serves it at. */
 async function syncedFile(rig: MediaRig): Promise<{ bytes: Buffer; sha: string; path: string }> {
@@ -51,7 +62,7 @@ describe.each(STORE_KINDS)('a recorded media file that cannot be read, on %s', (
   it('once the media route fails to open it: /readyz is 503 naming it and the status page says so; once served again, ready', async () => {
     const rig = await mediaRig({}, await fresh());
     const file = await syncedFile(rig);
-    const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
+    const mirror = await servingMirror(rig);
     expect((await readiness(mirror.url)).status).toBe(200);
 
     await lose(rig, file.sha);
@@ -98,7 +109,7 @@ describe.each(STORE_KINDS)('a recorded media file that cannot be read, on %s', (
     await rig.sync();
     const [one, two] = filesOf(rig);
     if (!one || !two) throw new Error('fewer than two files in the listing');
-    const mirror = await startMirror(rig.store, { media: { dir: rig.media.dir, rewrite: false } });
+    const mirror = await servingMirror(rig);
     for (const file of [one, two]) await lose(rig, file.sha);
     for (const file of [one, two]) expect((await fetch(`${mirror.url}${file.path}`)).status).toBe(503);
     expect(await (await fetch(`${mirror.url}/`)).text()).toContain(
