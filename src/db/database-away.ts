@@ -1,6 +1,7 @@
 import { isMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { maskPassword } from '../config/database-url.js';
+import { SOCKET_CODES } from './socket-codes.js';
 
 /**
  * The failures of an open that pass by themselves: nothing accepts connections (PostgreSQL down,
@@ -8,13 +9,8 @@ import { maskPassword } from '../config/database-url.js';
  * A refused password, a missing database or a TLS refusal are settings to fix, never waited for.
  */
 const AWAY_DRIVER_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
+  // An unknown host is a setting to fix: DATABASE_URL names a host that does not exist.
+  ...[...SOCKET_CODES].filter((code) => code !== 'ENOTFOUND'),
   // A unix socket not there yet: the server is not running.
   'ENOENT',
   '57P01',

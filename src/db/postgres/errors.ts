@@ -3,6 +3,7 @@ import { DrizzleQueryError } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import { describeDuration } from '../../time/duration.js';
 import type { SessionBounds } from './session-bounds.js';
+import { SOCKET_CODES } from '../socket-codes.js';
 
 /** Where the mirror was told to connect, as it may be shown: everything but the password. */
 export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
@@ -107,16 +108,6 @@ export function connectionError(
 
 /** SQLSTATE classes of a session that failed or ended, rather than of a statement it ran. */
 const CONNECTION_CLASSES = ['08', '57', '53'];
-const SOCKET_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
 /** What pg says when a connection ends or cannot be had, without a code. */
 const CONNECTION_MESSAGE =
   /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused/i;
