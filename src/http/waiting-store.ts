@@ -88,11 +88,17 @@ export function waitingStore(label: string, local: LocalSnapshot, holdsBlobs: bo
     new MirrorError('DB_ERROR', `the database ${label} is unavailable: ${cause}`, { database: label });
   const refuse = () => Promise.reject(away());
   const stand = standIns({ label, local, holdsBlobs, watches, refuse, cause: () => cause });
+  // The real store's methods, bound once: every request after `connect` goes through this proxy.
+  const bound = new Map<PropertyKey, unknown>();
   const store = new Proxy({} as OpenedStore, {
     get(_target, key) {
       if (real !== null) {
+        if (bound.has(key)) return bound.get(key);
         const value: unknown = Reflect.get(real, key, real);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(real) : value;
+        if (typeof value !== 'function') return value;
+        const method = (value as (...args: unknown[]) => unknown).bind(real);
+        bound.set(key, method);
+        return method;
       }
       // Not a thenable, nor anything else a symbol names: an `await` of the store must not wait on it.
       if (typeof key === 'symbol' || key === 'then') return undefined;
