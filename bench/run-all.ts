@@ -1,7 +1,8 @@
 /**
  * Runs every benchmark, each in its own process (so RSS figures are per benchmark), streaming their
- * output, then prints one table of every goal they recorded. Exits non-zero only when a benchmark
- * itself failed; an unmet goal is a result, shown as such.
+ * output, then prints one table of every goal they recorded. The list and each one's arguments are
+ * bench/lib/catalogue.ts's. Exits non-zero only when a benchmark itself failed; an unmet goal is a
+ * result, shown as such.
  *
  *   npx tsx bench/run-all.ts
  */
@@ -11,33 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { describeOutcome, runScript } from './lib/child.js';
 import { machineLine, RESULTS_FILE_ENV, seconds, type GoalResult } from './lib/report.js';
 import { withTempDir } from './lib/temp-dir.js';
+import { BENCHES as CATALOGUE } from './lib/catalogue.js';
 
-interface Bench {
-  name: string;
-  args: string[];
-  timeoutMs: number;
-  optional?: boolean;
-}
-
-const MINUTE = 60_000;
-const BENCHES: Bench[] = [
-  { name: 'crawl', args: [], timeoutMs: 5 * MINUTE },
-  { name: 'sync-scale', args: ['--entries', '100000'], timeoutMs: 20 * MINUTE },
-  { name: 'body-once', args: ['--entries', '100000'], timeoutMs: 15 * MINUTE },
-  { name: 'history-queries', args: [], timeoutMs: 15 * MINUTE },
-  { name: 'repeated-uuid-diff', args: ['--k', '20000'], timeoutMs: 5 * MINUTE },
-  { name: 'start-reliability', args: ['--entries', '100000', '--requests', '10000'], timeoutMs: 20 * MINUTE },
-  { name: 'as-of-health', args: ['--entries', '20000', '--runs', '27'], timeoutMs: 10 * MINUTE },
-  { name: 'deep-history', args: ['--entries', '1200', '--runs', '60'], timeoutMs: 15 * MINUTE },
-  { name: 'serve', args: [], timeoutMs: 15 * MINUTE, optional: true },
-  { name: 'webhooks', args: [], timeoutMs: 5 * MINUTE },
-  { name: 'pages', args: [], timeoutMs: 15 * MINUTE },
-  { name: 'media', args: [], timeoutMs: 10 * MINUTE, optional: true },
-  { name: 'export', args: ['--rows', '1000000'], timeoutMs: 30 * MINUTE },
-  { name: 'snapshot-memory', args: ['--mib', '200'], timeoutMs: 30 * MINUTE },
-  { name: 'cli-startup', args: [], timeoutMs: 5 * MINUTE },
-  { name: 'start-latency', args: ['--entries', '100000'], timeoutMs: 10 * MINUTE },
-];
+/** The benchmarks measured in a full run, in the catalogue's order; the rest are run by hand. */
+const BENCHES = CATALOGUE.flatMap((bench) => (bench.args === null ? [] : [{ ...bench, args: bench.args }]));
 
 const script = (name: string): string => fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
 

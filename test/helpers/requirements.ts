@@ -53,3 +53,19 @@ export function missing(requirement: Requirement<unknown>): boolean {
   });
   return true;
 }
+
+/** A command from one of Debian's packages, looked up at its Debian path. */
+function debianCommand(path: string, what: string, pkg: string): Requirement<string> {
+  return {
+    what: `${what} at ${path}`,
+    found: existsSync(path) ? path : null,
+    install: `apt-get install -y ${pkg}`,
+  };
+}
+
+/** The load generator of the serving benchmarks, GNU time and the sqlite3 shell of the export's baseline. */
+export const benchTools = {
+  wrk: () => debianCommand('/usr/bin/wrk', 'wrk', 'wrk'),
+  time: () => debianCommand('/usr/bin/time', 'GNU time', 'time'),
+  sqlite3: () => debianCommand('/usr/bin/sqlite3', 'the sqlite3 shell', 'sqlite3'),
+} as const;
