@@ -30,7 +30,8 @@ import {
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config/load-config.js';
 import { toMirrorError } from '../errors.js';
-import { prunedListingDetail, type PruneHorizon } from '../db/prune.js';
+import { prunedListingDetail } from '../db/prune.js';
+import type { PrunedListing, SnapshotSource } from './snapshot-source.js';
 import type { MediaRewriter } from './media-rewrite.js';
 import { PageNotLoaded } from './past-snapshot.js';
 import { trustedPeers } from './trusted-peers.js';
@@ -101,21 +102,6 @@ function isPlainListTarget(url: string): boolean {
   if (!url.startsWith(LIST_PATH)) return false;
   const next = url.charCodeAt(LIST_PATH.length);
   return Number.isNaN(next) || next === 0x3f; // end, or '?'
-}
-
-/**
- * A past listing a prune took away: served without the forgotten coworkers, or without the pruned
- * history, it would not be what the upstream listed then, so it is refused (410 Gone) with why.
- */
-export interface PrunedListing {
-  pruned: PruneHorizon;
-}
-
-/** The snapshots the handler serves (the server's SnapshotHolder; a fixed one in tests). */
-export interface SnapshotSource {
-  readonly current: PreparedSnapshot | null;
-  /** The snapshot served at `at` (read from the store: possibly later). */
-  asOf(at: Date): PreparedSnapshot | null | PrunedListing | Promise<PreparedSnapshot | null | PrunedListing>;
 }
 
 /** The listening socket's address once it listens (gunicorn's SERVER_NAME/SERVER_PORT), else null. */

@@ -7,7 +7,7 @@ import { buildSnapshot, buildSnapshotInSlices } from './build-in-slices.js';
 import { IntegrityWatch } from './integrity-watch.js';
 import { loadPastSnapshot, type PastSnapshot } from './past-snapshot.js';
 import { listingHorizon } from '../db/prune.js';
-import type { PrunedListing } from './drf-handler.js';
+import type { PrunedListing } from './snapshot-source.js';
 
 /** Default byte budget of the past snapshots kept for `?as_of=` (AS_OF_CACHE_BYTES). */
 const DEFAULT_AS_OF_CACHE_BYTES = defaultOf('server', 'asOfCacheBytes');
