@@ -244,10 +244,15 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await same(pair, (s) => s.latestSucceededRunId());
     await same(pair, (s) => s.succeededRunTimes(10));
     await same(pair, (s) => s.runFinishTimes(runs.map((r) => r.id).concat([999])));
+    await same(pair, (s) => s.latestRunStart());
     for (const run of runs) {
       await same(pair, (s) => s.getRun(run.id));
       await same(pair, (s) => s.previousRun(run.id));
       await same(pair, (s) => s.latestSucceededRun(run.finishedAt ?? run.startedAt));
+      await same(pair, (s) => s.mediaFailuresOf(run.id, 2));
+      if (run.errorCode !== null) {
+        await same(pair, (s) => s.refusalStreakStart(run.id + 1, run.errorCode ?? '', run.entries ?? 0));
+      }
       if (run.status !== 'succeeded') continue;
       await same(pair, (s) => s.listingAt(run));
       const ids = await same(pair, (s) => s.listedVersionIds(run.id));
@@ -260,6 +265,7 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await mediaAlike(runs);
     await deliveriesReadAlike();
     await same(pair, (s) => s.databaseProblem());
+    await same(pair, (s) => s.pruneHorizon());
   }
 
   async function historyAlike(): Promise<void> {
@@ -309,6 +315,34 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     await same(pair, (s) => s.namesOf([...uuids].reverse().concat(['nobody'])));
     for (const text of ['a', 'E', 'zz', '%', '']) await same(pair, (s) => s.findByName(text, 7));
     await same(pair, (s) => s.coworkerDirectory(), true);
+    await same(pair, async (s) => {
+      const { runId, entries } = await s.directoryWithRun();
+      return { runId, entries: [...entries].sort(byJson) };
+    });
+    // The export's reads: keyset batches, where a batch of n rows ends, and the JSON lines.
+    for (const filter of [
+      {},
+      { kind: 'changed' as const },
+      { uuids: uuids.slice(0, 2) },
+      { field: 'post' },
+    ]) {
+      await same(pair, async (s) => {
+        const batches = [];
+        for await (const batch of s.changesInBatches(filter, 4)) batches.push(batch);
+        return batches;
+      });
+      for (const offset of [0, 3, Math.max(all.length - 1, 0), all.length, 10_000]) {
+        await same(pair, (s) => s.changeIdAt(filter, offset));
+      }
+      await same(pair, async (s) => {
+        const { text, count, lastId } = await s.changeLines({ ...filter, limit: 1000 });
+        return { text: Buffer.from(text).toString('utf8'), count, lastId };
+      });
+    }
+    await same(pair, async (s) => {
+      const { text, count, lastId } = await s.changeLines({ limit: 3, beforeId: all[2]?.id ?? 1 });
+      return { text: Buffer.from(text).toString('utf8'), count, lastId };
+    });
   }
 
   async function mediaAlike(runs: RunRow[]): Promise<void> {
@@ -617,6 +651,56 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
       reopenedSqlite.close();
       await reopenedPg.close();
     }
+  });
+
+  it('runs recorded outside a sync, dead holders, kept identities, dropped media and a prune move both alike', async () => {
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const at = new Date(Date.now());
+    const failedId = await same(pair, (s) =>
+      s.recordFailedRun({
+        upstream: 'http://gone.example/',
+        startedAt: at,
+        trigger: 'command',
+        error: { code: 'SYNC_CRASHED', message: 'the sync process ended by SIGKILL' },
+      }),
+    );
+    await same(pair, (s) => s.getRun(failedId));
+    // A heartbeat of a run that ended changes nothing.
+    await same(pair, async (s) => {
+      await s.heartbeat(failedId, new Date(Date.now() + 1000).toISOString());
+      return s.getRun(failedId);
+    });
+    await same(pair, (s) => s.recoverDeadRuns());
+    await same(pair, (s) => s.runOfTick('2026-03-02T09:00:00.000Z'));
+    await same(pair, (s) => s.identityValue('endpoint_id_key', () => 'never kept: one is held'));
+    await same(pair, (s) => s.hasStoredMedia());
+    // Nothing of the latest listing is dropped; files only earlier runs named are.
+    const dropped = await same(pair, (s) => s.dropMediaUnusedSince(new Date(Date.now()).toISOString()), true);
+    await same(pair, (s) => s.heldMedia(), true);
+    await same(pair, (s) => s.mediaFigures());
+    expect(dropped.length).toBeGreaterThan(0);
+    const removed = await pair.sqlite.listCoworkers({ limit: 1000, offset: 0, includeRemoved: true });
+    expect(removed.some((c) => c.removedAt !== null)).toBe(true);
+    vi.setSystemTime(T0 + ++step * 60_000);
+    const now = new Date(Date.now()).toISOString();
+    await same(pair, async (s) => {
+      const outcome = await s.prune({
+        removedBefore: now,
+        olderThan: now,
+        now,
+        mentions: (person) => [person.uuid, ...person.names],
+        mediaUrlsOf: () => [],
+      });
+      // Scrubbing is each database's own (a VACUUM, or PostgreSQL's own); whether it ran is not the contract.
+      return {
+        ...outcome,
+        scrubbed: null,
+        scrubProblem: null,
+        droppedFiles: [...outcome.droppedFiles].sort(),
+      };
+    });
+    await same(pair, (s) => s.pruneHorizon());
+    await everyReadAlike();
   });
 
   it('two instances claiming at once never lease one delivery twice', async () => {
