@@ -1,5 +1,5 @@
 import { defaultOf } from '../config/settings.js';
-import { retryDelayMs } from '../webhooks/retry-delay.js';
+import { retryDelayMs } from '../outbox/retry-delay.js';
 import type { NotificationRows } from '../db/notify-outbox.js';
 import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';

@@ -4,7 +4,7 @@ import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { AttemptOutcome, Claim } from './delivery-store.js';
 import { endpointLabel } from './mask-url.js';
-import { retryDelayMs } from './retry-delay.js';
+import { retryDelayMs } from '../outbox/retry-delay.js';
 import { sendAttempt, type AttemptResult } from './send-attempt.js';
 import type { DeliverySettings } from './settings.js';
 import { createSigner, type Signer } from './sign.js';
