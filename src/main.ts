@@ -482,7 +482,7 @@ async function startDelivery(
     await store.close();
     return null;
   }
-  const worker = new OutboxWorker({ channels, logger: deps.logger, store });
+  const worker = new OutboxWorker({ channels, logger: deps.logger.child({ module: 'outbox' }), store });
   worker.start();
   return {
     async stop() {

@@ -41,7 +41,7 @@ export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promis
   const worker = notifyWorker({
     outbox: deps.outbox,
     targets: deps.targets,
-    logger: deps.logger,
+    logger: quieter(deps.logger),
     timeoutMs: deps.timeoutMs,
     digest: deps.digest ?? null,
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
@@ -63,6 +63,11 @@ export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promis
   }
   report.left = (await deps.outbox.countPending?.()) ?? 0;
   return report;
+}
+
+/** The sync says on stderr what did not go out; a delivery is no news there: warnings and up only. */
+function quieter(logger: Logger): Logger {
+  return logger.levelVal < logger.levels.values.warn! ? logger.child({}, { level: 'warn' }) : logger;
 }
 
 /** The report as stderr lines; none when everything went out. */

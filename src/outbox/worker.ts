@@ -69,7 +69,7 @@ export class OutboxWorker {
 
   constructor(deps: OutboxWorkerDeps) {
     this.#deps = deps;
-    this.#log = deps.logger.child({ module: 'outbox' });
+    this.#log = deps.logger;
   }
 
   /**

@@ -52,7 +52,10 @@ export async function deliverAfterSync(
 ): Promise<void> {
   const settings = config.webhooks;
   if (settings.urls.length === 0) return;
-  const worker = new OutboxWorker({ channels: [webhookChannel({ store, settings })], logger });
+  const worker = new OutboxWorker({
+    channels: [webhookChannel({ store, settings })],
+    logger: logger.child({ module: 'webhooks' }),
+  });
   try {
     const left = await worker.drain(settings.timeoutMs);
     if (left > 0) {
