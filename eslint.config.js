@@ -74,6 +74,7 @@ export default tseslint.config(
                 './src/media',
                 './src/webhooks',
                 './src/notify',
+                './src/outbox',
               ],
               message: 'db is the ground floor: it imports no other floor.',
             },
@@ -150,6 +151,27 @@ export default tseslint.config(
               ],
               message:
                 'notify words changes and sends messages; the sync, pages and CLI call it, never the reverse.',
+            },
+            {
+              target: './src/outbox',
+              from: [
+                './src/http',
+                './src/web',
+                './src/export',
+                './src/sync',
+                './src/media',
+                './src/webhooks',
+                './src/notify',
+                './src/upstream',
+                './src/simulated-upstream',
+                './src/drf',
+                './src/config',
+                './src/cli',
+                './src/demo',
+                './src/request',
+              ],
+              message:
+                'the outbox worker delivers rows through the channels it is given; each channel imports it, never the reverse.',
             },
             {
               target: './src/notify/targets.ts',
@@ -285,6 +307,7 @@ export default tseslint.config(
                 './src/export',
                 './src/media',
                 './src/webhooks',
+                './src/outbox',
                 './src/time',
                 './src/json',
                 './src/text',

@@ -18,7 +18,7 @@ import { SqliteNotificationOutbox } from '../src/db/sqlite/notify-outbox.js';
 import { outboxOver } from '../src/notify/outbox.js';
 import { silentLogger } from '../src/logger.js';
 import { sendMessage } from '../src/notify/send.js';
-import { NotifyWorker } from '../src/notify/worker.js';
+import { notifyWorker } from '../src/notify/channel.js';
 import { keyedTargets } from '../src/notify/targets.js';
 import { startSimulatedUpstream } from '../src/simulated-upstream/index.js';
 import { runSync } from '../src/sync/run-sync.js';
@@ -76,7 +76,7 @@ await withTempDir(async (dir) => {
     PUBLIC_BASE_URL: 'https://m.example',
   });
   const syncConfig = { ...config, upstream: { ...config.upstream, target: config.upstream.target! } };
-  const worker = new NotifyWorker({
+  const worker = notifyWorker({
     outbox: outboxOver(new SqliteNotificationOutbox(store)),
     targets: keyedTargets(config.notify.urls, store.endpointKeys),
     send: sendMessage,

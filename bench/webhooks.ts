@@ -16,7 +16,8 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { openDatabase } from '../src/db/open.js';
 import { silentLogger } from '../src/logger.js';
-import { DeliveryWorker, POLL_MS } from '../src/webhooks/delivery-worker.js';
+import { OutboxWorker, POLL_MS } from '../src/outbox/worker.js';
+import { webhookChannel } from '../src/webhooks/channel.js';
 import { checkGoal, machineLine, millis, ratio } from './lib/report.js';
 import { quantile } from './lib/stats.js';
 import { withTempDir } from './lib/temp-dir.js';
@@ -127,7 +128,11 @@ await withTempDir(async (dir) => {
     const floor = await baseline(receiver, body);
     const floorP50 = quantile(floor, 0.5);
     // The bootstrap message above is delivered first, outside the samples.
-    const polled = new DeliveryWorker({ store: workerStore, logger: silentLogger(), settings });
+    const polled = new OutboxWorker({
+      channels: [webhookChannel({ store: workerStore, settings })],
+      logger: silentLogger(),
+      store: workerStore,
+    });
     const first = receiver.next();
     polled.start();
     await first;
@@ -138,7 +143,11 @@ await withTempDir(async (dir) => {
     );
     await polled.stop();
 
-    const nudged = new DeliveryWorker({ store: writer, logger: silentLogger(), settings });
+    const nudged = new OutboxWorker({
+      channels: [webhookChannel({ store: writer, settings })],
+      logger: silentLogger(),
+      store: writer,
+    });
     const nudgedSamples = await measure(
       receiver,
       () => recordRunWithChange(writer, [receiver.url]),

@@ -2,7 +2,9 @@ import type { Config } from './config/load-config.js';
 import { notificationRowsOf, openStore, type OpenedStore } from './db/open-store.js';
 import type { Store } from './db/store.js';
 import { outboxOver } from './notify/outbox.js';
-import { startNotifyWorker, type NotifyWorker } from './notify/worker.js';
+import { startNotifyChannel } from './notify/channel.js';
+import { OutboxWorker } from './outbox/worker.js';
+import type { OutboxChannel } from './outbox/channel.js';
 import { DEMO_DATABASE_PATH, DEMO_UPSTREAM_LABEL, startDemo, type Demo } from './demo/start-demo.js';
 import { EXIT } from './cli/exit-codes.js';
 import { buildServer, type MirrorServer } from './http/server.js';
@@ -14,7 +16,7 @@ import { createScheduler, validateCron, type Scheduler } from './sync/scheduler.
 import { syncEnvFrom, type ChildSyncConfig } from './sync/child-env.js';
 import type { LogFormat } from './sync/child-output.js';
 import { ConfigError } from './errors.js';
-import { startWebhookDelivery, type WebhookService } from './webhooks/service.js';
+import { startWebhookChannel } from './webhooks/service.js';
 import { nextCronRun } from './sync/next-cron-run.js';
 import { logStartupRun, startupRun } from './sync/startup-run.js';
 import { maskUrlCredentials } from './config/upstream-target.js';
@@ -239,8 +241,8 @@ interface Parts {
   store: OpenedStore;
   server: MirrorServer;
   scheduler: Scheduler;
-  webhooks: WebhookService | null;
-  notify: NotifyWorker | null;
+  /** The outbox worker: webhook deliveries and notifications, on a store of its own. */
+  delivery: Delivery | null;
   /** The rest of a start-up begun without its database, under way until it answers. */
   background: Promise<void>;
   stopWaiting: AbortController;
@@ -378,12 +380,7 @@ async function startFollowing(
   },
 ): Promise<void> {
   // The outbox is in the database this start writes (the demo's own, unless DATABASE_PATH is set).
-  deps.parts.webhooks = await startWebhookDelivery({
-    config: { webhooks: config.webhooks, database: deps.database },
-    logger: deps.logger,
-    registry: deps.server.metrics.registry,
-  });
-  deps.parts.notify = startNotify(config, deps.store, deps.logger);
+  deps.parts.delivery = await startDelivery(config, deps);
 }
 
 /**
@@ -454,16 +451,55 @@ function databaseOfStart(config: Config): Config['database'] {
   return { ...config.database, path: DEMO_DATABASE_PATH, target };
 }
 
-/** The notification worker, where the store has a notification outbox. */
-function startNotify(config: Config, store: Store, logger: Logger): NotifyWorker | null {
-  const rows = notificationRowsOf(store);
-  if (rows === null) {
-    if ((config.notify.urls ?? []).length > 0) {
-      logger.warn({ db: store.file }, 'notifications are not sent from this store yet; NOTIFY_URLS ignored');
-    }
+interface Delivery {
+  stop(): Promise<void>;
+}
+
+/**
+ * The one outbox worker of `start`, serving each channel configured, on a store of its own: on
+ * SQLite, PRAGMA data_version then sees every commit of the others, the in-process sync and a sync
+ * in another process alike. Null when neither WEBHOOK_URLS nor NOTIFY_URLS names a target.
+ */
+async function startDelivery(
+  config: Config,
+  deps: { database: Config['database']; server: MirrorServer; logger: Logger },
+): Promise<Delivery | null> {
+  const notifying = (config.notify.urls ?? []).length > 0;
+  if (config.webhooks.urls.length === 0 && !notifying) return null;
+  // In the server's process: its waits for SQLite's write lock hold every answer, as the server's own do.
+  const store = await openStore(deps.database, { purpose: 'server' });
+  const channels: OutboxChannel[] = [];
+  const webhooks = startWebhookChannel({
+    config,
+    store,
+    logger: deps.logger,
+    registry: deps.server.metrics.registry,
+  });
+  if (webhooks) channels.push(webhooks);
+  const notify = notifying ? notifyChannelOf(config, store, deps.logger) : null;
+  if (notify) channels.push(notify);
+  if (channels.length === 0) {
+    await store.close();
     return null;
   }
-  return startNotifyWorker(config, outboxOver(rows), logger, store);
+  const worker = new OutboxWorker({ channels, logger: deps.logger.child({ module: 'outbox' }), store });
+  worker.start();
+  return {
+    async stop() {
+      await worker.stop();
+      await store.close();
+    },
+  };
+}
+
+/** The notification channel, where the store has a notification outbox. */
+function notifyChannelOf(config: Config, store: Store, logger: Logger): OutboxChannel | null {
+  const rows = notificationRowsOf(store);
+  if (rows === null) {
+    logger.warn({ db: store.file }, 'notifications are not sent from this store yet; NOTIFY_URLS ignored');
+    return null;
+  }
+  return startNotifyChannel(config, outboxOver(rows), store);
 }
 
 /** What a child sync needs that `start` alone knows: the demo's upstream and media, the db chosen. */
@@ -551,8 +587,7 @@ async function shutdown(parts: Partial<Parts>): Promise<void> {
   const closing = parts.server?.close();
   await parts.scheduler?.stop(SHUTDOWN_GRACE_MS);
   await closing;
-  await parts.webhooks?.stop();
-  await parts.notify?.stop();
+  await parts.delivery?.stop();
   await parts.store?.close();
   await parts.demo?.stop();
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { NotificationOutbox } from './outbox.js';
 import { sendMessage, type SendOutcome } from './send.js';
 import type { KeyedTarget } from './targets.js';
-import { NotifyWorker, type NotifyWorkerDeps } from './worker.js';
+import { notifyWorker, type NotifyWorkerDeps } from './channel.js';
 import type { DigestSettings } from './digest-outbox.js';
 
 export interface AfterSyncDeps {
@@ -38,12 +38,11 @@ export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promis
   const deadline = Date.now() + deps.deadlineMs;
   const report: AfterSyncReport = { delivered: 0, problems: [], left: 0 };
   const send = deps.send ?? sendMessage;
-  const worker = new NotifyWorker({
+  const worker = notifyWorker({
     outbox: deps.outbox,
     targets: deps.targets,
-    logger: deps.logger,
+    logger: quieter(deps.logger),
     timeoutMs: deps.timeoutMs,
-    pollMs: deps.deadlineMs,
     digest: deps.digest ?? null,
     ...(deps.sleep ? { sleep: deps.sleep } : {}),
     send: async (message, target, options) => {
@@ -64,6 +63,11 @@ export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promis
   }
   report.left = (await deps.outbox.countPending?.()) ?? 0;
   return report;
+}
+
+/** The sync says on stderr what did not go out; a delivery is no news there: warnings and up only. */
+function quieter(logger: Logger): Logger {
+  return logger.levelVal < logger.levels.values.warn! ? logger.child({}, { level: 'warn' }) : logger;
 }
 
 /** The report as stderr lines; none when everything went out. */

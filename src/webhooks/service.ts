@@ -1,49 +1,34 @@
 import { Histogram, type Registry } from 'prom-client';
 import type { Config } from '../config/load-config.js';
-import { openStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
-import { DeliveryWorker } from './delivery-worker.js';
-
-export interface WebhookService {
-  worker: DeliveryWorker;
-  stop(): Promise<void>;
-}
+import type { OutboxChannel } from '../outbox/channel.js';
+import { OutboxWorker } from '../outbox/worker.js';
+import { webhookChannel } from './channel.js';
 
 /**
- * The delivery worker of `start`, on a store of its own: on SQLite, PRAGMA data_version then sees
- * every commit of the others, the in-process sync and a sync in another process alike. Null when no
- * endpoint is configured.
+ * The webhook channel of `start`'s outbox worker, with its attempts' latency in the metrics; null
+ * when no endpoint is configured.
  */
-export async function startWebhookDelivery(deps: {
-  config: Pick<Config, 'webhooks' | 'database'>;
+export function startWebhookChannel(deps: {
+  config: Pick<Config, 'webhooks'>;
+  store: Store;
   logger: Logger;
   registry?: Registry;
-}): Promise<WebhookService | null> {
+}): OutboxChannel | null {
   const settings = deps.config.webhooks;
   if (settings.urls.length === 0) return null;
-  // In the server's process: its waits for SQLite's write lock hold every answer, as the server's own do.
-  const store = await openStore(deps.config.database, { purpose: 'server' });
   const latency = deps.registry ? attemptLatency(deps.registry) : null;
-  const worker = new DeliveryWorker({
-    store,
-    logger: deps.logger,
-    settings,
-    onAttempt: (result) =>
-      latency?.observe({ outcome: result.ok ? 'ok' : 'failed' }, result.durationMs / 1000),
-  });
-  worker.start();
   deps.logger.info(
     { endpoints: settings.urls.length, signed: settings.secret !== null },
     'webhook delivery started',
   );
-  return {
-    worker,
-    async stop() {
-      await worker.stop();
-      await store.close();
-    },
-  };
+  return webhookChannel({
+    store: deps.store,
+    settings,
+    onAttempt: (result) =>
+      latency?.observe({ outcome: result.ok ? 'ok' : 'failed' }, result.durationMs / 1000),
+  });
 }
 
 function attemptLatency(registry: Registry): Histogram<'outcome'> {
@@ -67,7 +52,10 @@ export async function deliverAfterSync(
 ): Promise<void> {
   const settings = config.webhooks;
   if (settings.urls.length === 0) return;
-  const worker = new DeliveryWorker({ store, logger, settings });
+  const worker = new OutboxWorker({
+    channels: [webhookChannel({ store, settings })],
+    logger: logger.child({ module: 'webhooks' }),
+  });
   try {
     const left = await worker.drain(settings.timeoutMs);
     if (left > 0) {

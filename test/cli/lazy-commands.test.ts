@@ -42,9 +42,10 @@ const WEBHOOKS = [
   'standardwebhooks',
   'nodemailer',
   'dist/webhooks/service.js',
-  'dist/webhooks/delivery-worker.js',
+  'dist/webhooks/channel.js',
+  'dist/outbox/worker.js',
   'dist/notify/send.js',
-  'dist/notify/worker.js',
+  'dist/notify/channel.js',
 ];
 const SIMULATED = ['dist/simulated-upstream/', 'dist/demo/start-demo.js'];
 const STORE = ['better-sqlite3', 'drizzle-orm', 'pg'];

@@ -124,6 +124,10 @@ const REFUSED: [file: string, imported: string][] = [
   ['src/main.ts', './cli/program.js'],
   ['src/cli/probe.ts', '../cli.js'],
   ['src/cli.ts', './db/store.js'],
+  ['src/outbox/probe.ts', '../webhooks/sign.js'],
+  ['src/outbox/probe.ts', '../notify/send.js'],
+  ['src/outbox/probe.ts', '../config/settings.js'],
+  ['src/db/probe.ts', '../outbox/retry-delay.js'],
 ];
 
 // The exceptions the table names ("bar", "also", a single file), and one import down each stair.
@@ -142,6 +146,9 @@ const ALLOWED: [file: string, imported: string][] = [
   ['src/simulated-upstream/probe.ts', '../drf/answer.js'],
   ['src/json/probe.ts', '../errors.js'],
   ['src/main.ts', './cli/exit-codes.js'],
+  ['src/outbox/probe.ts', '../db/store.js'],
+  ['src/webhooks/probe.ts', '../outbox/retry-delay.js'],
+  ['src/notify/probe.ts', '../outbox/retry-delay.js'],
 ];
 
 /**

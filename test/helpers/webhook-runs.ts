@@ -1,6 +1,7 @@
 import type { MirrorDatabase } from '../../src/db/open.js';
 import type { Store } from '../../src/db/store.js';
-import { DeliveryWorker } from '../../src/webhooks/delivery-worker.js';
+import { OutboxWorker } from '../../src/outbox/worker.js';
+import { webhookChannel } from '../../src/webhooks/channel.js';
 import type { DeliverySettings } from '../../src/webhooks/settings.js';
 import { silentLogger } from '../../src/logger.js';
 import { onTestFinished } from 'vitest';
@@ -18,8 +19,13 @@ export function deliverySettings(
 }
 
 /** A worker over `store`, stopped when the test ends. */
-export function deliveryWorker(store: Store, settings: DeliverySettings): DeliveryWorker {
-  const worker = new DeliveryWorker({ store, logger: silentLogger(), settings, random: () => 0.5 });
+export function deliveryWorker(store: Store, settings: DeliverySettings): OutboxWorker {
+  const worker = new OutboxWorker({
+    channels: [webhookChannel({ store, settings })],
+    logger: silentLogger(),
+    store,
+    random: () => 0.5,
+  });
   onTestFinished(() => worker.stop());
   return worker;
 }

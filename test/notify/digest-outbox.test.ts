@@ -8,7 +8,7 @@ import { writeDueDigest, type DigestSettings } from '../../src/notify/digest-out
 import type { NotifyMessage } from '../../src/notify/message.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
-import { NotifyWorker } from '../../src/notify/worker.js';
+import { notifyWorker } from '../../src/notify/channel.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { STORE_KINDS, storeOpener, storeRows, type StoreOpener } from '../helpers/postgres.js';
@@ -204,7 +204,7 @@ describe.each(STORE_KINDS)(
         logger: silentLogger(),
         pollMs: 60_000,
       };
-      const writer = new NotifyWorker({ ...deps, digest: settings, now: () => at('2026-11-24T10:05:00Z') });
+      const writer = notifyWorker({ ...deps, digest: settings, now: () => at('2026-11-24T10:05:00Z') });
       await writer.poke();
       await writer.stop();
       expect(await tableRows(store, 'webhook_deliveries', 'status')).toEqual([
@@ -212,7 +212,7 @@ describe.each(STORE_KINDS)(
         { status: 'pending' },
       ]);
       // The rows are due from when they were written, by the real clock.
-      const sender = new NotifyWorker(deps);
+      const sender = notifyWorker(deps);
       await sender.poke();
       await sender.stop();
       expect(standIn.requests).toHaveLength(2);

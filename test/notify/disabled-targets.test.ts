@@ -7,7 +7,7 @@ import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
 import { outboxOver } from '../../src/notify/outbox.js';
-import { NotifyWorker } from '../../src/notify/worker.js';
+import { notifyWorker } from '../../src/notify/channel.js';
 import { chatStandIn } from '../helpers/chat-stand-in.js';
 import { defaultServerConfig } from '../helpers/mirror-server.js';
 import { ensureBuilt, runCli } from '../helpers/process.js';
@@ -34,7 +34,7 @@ async function disabledSlack() {
   if (slack === undefined) throw new Error('no target');
   const upstream = await simulatedUpstream({ seed: 21, count: 3 });
   await sync(store, upstream, { NOTIFY_URLS: entry });
-  const worker = new NotifyWorker({
+  const worker = notifyWorker({
     outbox: outboxOver(new SqliteNotificationOutbox(store)),
     targets: [slack],
     send: sendMessage,

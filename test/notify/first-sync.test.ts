@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.js';
 import { localClock, type NotifyMessage } from '../../src/notify/message.js';
 import type { NotifyTarget } from '../../src/notify/targets.js';
-import { NotifyWorker } from '../../src/notify/worker.js';
+import { notifyWorker } from '../../src/notify/channel.js';
 import { chatStandIn, type ChatRequest } from '../helpers/chat-stand-in.js';
 import { mailbox, type Mailbox } from '../helpers/smtp-mailbox.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
@@ -43,7 +43,7 @@ async function everyKindOfTarget() {
 /** One worker pass after another until the outbox holds nothing pending, as `start` would. */
 async function deliverAll(store: Store, targets: NotifyTarget[]): Promise<void> {
   const deps = workerDeps(store, targets);
-  const worker = new NotifyWorker(deps);
+  const worker = notifyWorker(deps);
   try {
     for (let pass = 0; pass < 5 && ((await deps.outbox.countPending?.()) ?? 0) > 0; pass++)
       await worker.poke();

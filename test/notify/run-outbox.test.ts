@@ -2,7 +2,8 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { localClock, MAX_LINES, type NotifyMessage } from '../../src/notify/message.js';
 import { keyedTargets, type NotifyTarget } from '../../src/notify/targets.js';
 import { sendMessage } from '../../src/notify/send.js';
-import { NotifyWorker } from '../../src/notify/worker.js';
+import { notifyWorker } from '../../src/notify/channel.js';
+import type { OutboxWorker } from '../../src/outbox/worker.js';
 import { chatStandIn, type StandIn } from '../helpers/chat-stand-in.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { eventually } from '../helpers/process.js';
@@ -24,8 +25,8 @@ async function twoTargets(): Promise<{ standIn: StandIn; urls: string; targets: 
   return { standIn, urls: entries.join(','), targets: parsedTargets(entries) };
 }
 
-function worker(store: Store, targets: NotifyTarget[]): NotifyWorker {
-  return new NotifyWorker(workerDeps(store, targets));
+function worker(store: Store, targets: NotifyTarget[]): OutboxWorker {
+  return notifyWorker(workerDeps(store, targets));
 }
 
 describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind) => {
@@ -88,7 +89,7 @@ describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind)
     const upstream = await simulatedUpstream({ seed: 4, count: 3 });
     await sync(store, upstream, { NOTIFY_URLS: urls });
     let stopping: Promise<void> | null = null;
-    const first: NotifyWorker = new NotifyWorker({
+    const first: OutboxWorker = notifyWorker({
       ...workerDeps(store, targets),
       send: (message, target, options) => {
         stopping ??= first.stop();
@@ -114,7 +115,7 @@ describe.each(STORE_KINDS)('notifications sent by runs (issue 22) on %s', (kind)
     const upstream = await simulatedUpstream({ seed: 5, count: 6 });
     await sync(store, upstream);
     // Polls once a minute: only the commit can wake it within the wait below.
-    const started = new NotifyWorker({
+    const started = notifyWorker({
       ...workerDeps(store, targets),
       watchCommits: (onCommit) => store.watchCommits(onCommit, { pollMs: 50 }),
     });

@@ -4,7 +4,7 @@ import type { Store } from '../../src/db/store.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
 import { keyedTargets, parseTarget, type NotifyTarget } from '../../src/notify/targets.js';
-import type { NotifyWorkerDeps } from '../../src/notify/worker.js';
+import type { NotifyWorkerDeps } from '../../src/notify/channel.js';
 
 /** NOTIFY_URLS entries as targets; an entry the parser refuses fails the test with its reason. */
 export function parsedTargets(entries: readonly string[]): NotifyTarget[] {

@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config/load-config.js';
 import { ConfigError } from '../../src/errors.js';
 import { maskUrlCredentials } from '../../src/config/load-config.js';
 import { endpointLabel, withoutUrl } from '../../src/webhooks/mask-url.js';
-import { retryDelayMs } from '../../src/webhooks/retry-delay.js';
+import { retryDelayMs } from '../../src/outbox/retry-delay.js';
 import { newSecret } from '../helpers/webhook-receiver.js';
 
 describe('WEBHOOK_* settings', () => {

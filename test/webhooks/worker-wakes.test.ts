@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/db/store.js';
-import { SAFETY_POLL_MS } from '../../src/webhooks/delivery-worker.js';
+import { SAFETY_POLL_MS } from '../../src/outbox/worker.js';
 import { STORE_KINDS, storeOpener } from '../helpers/postgres.js';
 import { eventually } from '../helpers/process.js';
 import { commitRunWithChange } from '../helpers/store-runs.js';
