@@ -12,6 +12,7 @@ import {
 } from './formats/chat-formats.js';
 import { emailContent } from './formats/email-format.js';
 import type { NotifyMessage } from './message.js';
+import { retryAfterMs } from '../outbox/retry-after.js';
 import type { ChatTarget, EmailTarget, NotifyTarget } from './targets.js';
 
 /** At most this much of an answer is read, to say what the service answered. */
@@ -62,15 +63,6 @@ export function sendMessage(
   options: SendOptions,
 ): Promise<SendOutcome> {
   return target.kind === 'email' ? sendEmail(message, target, options) : sendChat(message, target, options);
-}
-
-/** Retry-After as seconds or an HTTP date (RFC 9110), in ms from now; null when absent or unreadable. */
-export function retryAfterMs(value: string | string[] | undefined, now: number): number | null {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (text === undefined || text.trim() === '') return null;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(text)) return Math.round(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /** 401/403/404/410: the webhook was deleted, revoked or never existed. */
