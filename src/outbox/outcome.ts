@@ -2,6 +2,12 @@ import type { RowOutcome, SendVerdict } from './channel.js';
 import { retryDelayMs } from './retry-delay.js';
 
 /**
+ * The longest Retry-After honoured: the receiver names it, and a wait past this (or past what a
+ * Date holds) would park the row for good; a longer one waits this long, then tries again.
+ */
+export const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
+/**
  * A send's verdict as the row's next state, for every channel: a retry waits the schedule's delay
  * for its try, or the receiver's Retry-After when that is longer; past the schedule the row fails.
  */
@@ -20,7 +26,7 @@ export function outcomeOf(
     case 'retry': {
       const delay = retryDelayMs(options.retryScheduleMs, tries + 1, options.random);
       if (delay === null) return { kind: 'failed', retriesSpent: true };
-      const wait = Math.max(delay, verdict.retryAfterMs ?? 0);
+      const wait = Math.max(delay, Math.min(verdict.retryAfterMs ?? 0, MAX_RETRY_AFTER_MS));
       return { kind: 'retry', nextAttemptAt: new Date(options.now.getTime() + wait) };
     }
   }

@@ -94,7 +94,7 @@ function sentOf(wire: Wire, claim: Claim, result: AttemptResult): SentRow {
       ? { kind: 'delivered' }
       : result.httpStatus === 410
         ? { kind: 'refused', reason: GONE_REASON }
-        : { kind: 'retry', retryAfterMs: null },
+        : { kind: 'retry', retryAfterMs: result.retryAfterMs },
     fields: {
       httpStatus: result.httpStatus,
       durationMs: result.durationMs,

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { eitherSignal } from '../abort.js';
+import { retryAfterMs } from '../outbox/retry-after.js';
 import { USER_AGENT } from '../version.js';
 import { withoutUrl } from './mask-url.js';
 import type { Signer } from './sign.js';
@@ -26,6 +27,8 @@ export interface AttemptResult {
   errorCode: AttemptErrorCode | null;
   error: string | null;
   excerpt: string | null;
+  /** A refusal's Retry-After (a 429 or 503 saying when to come back), in ms from the answer; else null. */
+  retryAfterMs: number | null;
 }
 
 /**
@@ -74,6 +77,7 @@ export async function sendAttempt(
       errorCode: null,
       error,
       excerpt,
+      retryAfterMs: ok ? null : retryAfterMs(response.headers['retry-after'], Date.now()),
     };
   } catch (thrown) {
     const { code, message } = classify(thrown, deadline, options.timeoutMs);
@@ -86,6 +90,7 @@ export async function sendAttempt(
       errorCode: code,
       error: withoutUrl(message, target.url),
       excerpt: null,
+      retryAfterMs: null,
     };
   } finally {
     unfollow();

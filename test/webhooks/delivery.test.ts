@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { getDelivery } from '../../src/webhooks/delivery-queries.js';
 import { enableEndpoint, redeliver } from '../../src/webhooks/delivery-store.js';
 import { EXCERPT_BYTES } from '../../src/webhooks/send-attempt.js';
+import { MAX_RETRY_AFTER_MS } from '../../src/outbox/outcome.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
 import { commitRunWithChange } from '../helpers/store-runs.js';
 import type { Store } from '../../src/db/store.js';
@@ -117,6 +118,42 @@ describe.each(STORE_KINDS)('delivery on %s: signed, retried, in order', (kind) =
     ]);
     expect(await tableRows(store, 'webhook_deliveries', 'status, tries, attempts')).toEqual([
       { status: 'failed', tries: 3, attempts: 3 },
+    ]);
+  });
+
+  it("a 429 or 503 is tried again after the receiver's Retry-After when it is longer than the schedule, at most a day later", async () => {
+    const store = await fresh();
+    const receiver = await webhookReceiver(null);
+    const asked = ['120', '99999999999999', 'Wed, 21 Oct 2015 07:28:00 GMT'];
+    // The third retry's delay is a minute: a Retry-After already past asks for less.
+    const schedule = [10, 10, 60_000, 60_000];
+    receiver.behave((n) => ({
+      kind: 'status',
+      status: n === 2 ? 503 : 429,
+      headers: { 'retry-after': asked[n - 1] ?? '0' },
+    }));
+    await commitRunWithChange(store, [receiver.url]);
+    const waits: number[] = [];
+    for (let n = 0; n < asked.length; n++) {
+      const before = Date.now();
+      // Each pass tries the delivery once; then the row is made due again for the next answer.
+      await deliveryWorker(store, deliverySettings([receiver.url], { retryScheduleMs: schedule })).drain(
+        5_000,
+      );
+      const [row] = await storeRows(store, 'select next_attempt_at from webhook_deliveries');
+      waits.push(Date.parse(String(row?.next_attempt_at)) - before);
+      await storeRows(store, "update webhook_deliveries set next_attempt_at = '2000-01-01T00:00:00.000Z'");
+    }
+    expect(receiver.received.length).toBe(3);
+    // 120 s asked; then an absurd wait, held to a day; then a date already past: the schedule's minute.
+    expect(waits[0]).toBeGreaterThanOrEqual(120_000);
+    expect(waits[0]).toBeLessThan(130_000);
+    expect(waits[1]).toBeGreaterThanOrEqual(MAX_RETRY_AFTER_MS);
+    expect(waits[1]).toBeLessThan(MAX_RETRY_AFTER_MS + 10_000);
+    expect(waits[2]).toBeGreaterThanOrEqual(60_000);
+    expect(waits[2]).toBeLessThan(70_000);
+    expect(await tableRows(store, 'webhook_deliveries', 'status, tries')).toEqual([
+      { status: 'pending', tries: 3 },
     ]);
   });
 
