@@ -1,19 +1,10 @@
-import { sql } from 'drizzle-orm';
-import type { SubjectBatch } from './change-batches.js';
+import type { ChangeSubject } from './change-batches.js';
 import type { MirrorDatabase } from './open.js';
-import { listChanges, listChangesQuery, type ChangeFilter } from './queries.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
-import {
-  CHANGE_VERSION_JOIN,
-  changeRowsOf,
-  namedValueColumns,
-  newValueSql,
-  oldValueSql,
-  SELECTED_CHANGE,
-} from './change-columns.js';
+import { CHANGE_VERSION_JOIN, newValueSql, oldValueSql } from './change-columns.js';
 import { prepared } from './prepared.js';
 
 /**
@@ -76,11 +67,7 @@ export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
 /** At most this many coworkers in one name filter of the timeline: more is not a filter. */
 export const MAX_FILTER_UUIDS = 200;
 
-/** The name (and post) a coworker's appearance had when a change was recorded. */
-export interface ChangeSubject {
-  name: string;
-  post: string;
-}
+export type { ChangeSubject } from './change-batches.js';
 
 /** The name and post of an entry's text, cut one character past what a page keeps. */
 const SUBJECT_FIELDS = (body: string) =>
@@ -92,7 +79,7 @@ const SUBJECT_FIELDS = (body: string) =>
  * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
  * entries the sync wrote as JSON.
  */
-const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
+export const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
   `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
    substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
 
@@ -100,7 +87,7 @@ const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
  * The entry a change's subject is read from: the one an added/returned/removed change refers to,
  * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
  */
-const subjectBodySql = (c: string, v: string) => `coalesce(
+export const subjectBodySql = (c: string, v: string) => `coalesce(
     case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
          when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
     (select x.body from versions x
@@ -143,49 +130,7 @@ export function changeSubjects(
   return out;
 }
 
-/** What the CSV export's read selects beside each change row: the entry its subject is read from. */
-const SUBJECT_COLUMNS = {
-  ...namedValueColumns,
-  subjectBody: sql.raw(subjectBodySql(SELECTED_CHANGE.c, SELECTED_CHANGE.v)).as('subject_body'),
-};
-
-/**
- * `listChanges` and `changeSubjects` of its rows in one statement, the CSV export's read (the two
- * apart read every change twice). The outer `order by` keeps SQLite from flattening the
- * filtered rows into it (they stay a co-routine, already in that order: no sort), so each row's
- * entry is picked once and its name and post read from it, as `changeSubjects` reads them.
- */
-export function listChangesWithSubjects(store: MirrorDatabase, filter: ChangeFilter): SubjectBatch {
-  const query = listChangesQuery(store, filter, SUBJECT_COLUMNS);
-  if (query === null) return { rows: [], subjects: new Map() };
-  let found: unknown[][];
-  try {
-    found = prepared(
-      store.sqlite,
-      `select s.id, s.run_id, s.at, s.uuid, s.slot, s.kind, s.field, s.old_value, s.new_value,
-              ${SUBJECT_FIELDS_UNCHECKED('s.subject_body')}
-         from (${query.sql}) s
-        order by s.id desc`,
-    )
-      .raw(true)
-      .all(...query.params) as unknown[][];
-  } catch (error) {
-    // As in `changeSubjects`: a value SQLite cannot read as JSON fails the statement; the careful
-    // path reads it. Anything else is a fault of the statement itself, not to be hidden by a slow path.
-    if (!isJsonError(error)) throw error;
-    const rows = listChanges(store, filter);
-    return { rows, subjects: changeSubjects(store, rows) };
-  }
-  const rows = changeRowsOf(found);
-  const subjects = new Map<number, ChangeSubject>();
-  for (let i = 0; i < rows.length; i++) {
-    const [row, r] = [rows[i], found[i]];
-    if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
-  }
-  return { rows, subjects };
-}
-
-function isJsonError(error: unknown): boolean {
+export function isJsonError(error: unknown): boolean {
   return error instanceof Error && /JSON/i.test(error.message);
 }
 

@@ -7,7 +7,7 @@ import type { HeldMedia, KeptBlob, MediaCounts } from './media-reads.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';
-import type { ChangeFilter } from './queries.js';
+import type { ChangeFilter } from './change-filter.js';
 import type { CoworkerHistory } from './history-reads.js';
 import type { ListedEntry, StoredListing } from './listing-reads.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
@@ -149,9 +149,8 @@ export interface HistoryOperations {
    */
   changeIdAt(filter: ChangeStreamFilter, offset: number): Promise<number | null>;
   /**
-   * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`): the
-   * database writes the lines of a batch in one value and `checkedLines` reads them back, or,
-   * when it refuses them, they are written from the rows.
+   * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`),
+   * written from the rows by `changeLinesOf` on every database.
    */
   changeLines(filter: ChangeFilter): Promise<ChangeLines>;
   changedFields(): Promise<string[]>;

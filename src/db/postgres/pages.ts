@@ -4,7 +4,7 @@ import { asText, DIRECTORY_TEXT_CHARS, firstCodePoints, shownField } from '../en
 import type { ChangeSubject, DirectoryEntry } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
 import type { PgContext } from './context.js';
-import { entryFieldSql } from './history.js';
+import { entryFieldSql } from '../name-queries.js';
 import { tuples, type Queryable } from './sql.js';
 
 // Reads for the people-facing pages on PostgreSQL (the twin of src/db/page-queries.ts's); names

@@ -9,7 +9,8 @@ import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { ReaderTarget, Store } from '../store.js';
-import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
+import { changeBatches } from '../change-batches.js';
+import * as changes from '../change-reads.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as outbox from '../outbox-operations.js';
 import * as listing from '../listing-reads.js';
@@ -102,18 +103,13 @@ export class SqliteStore implements MirrorDatabase {
     listing.listingPage(this.#port, runId, offset, limit);
 
   // History
-  listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
+  listChanges: Op<'listChanges'> = (filter) => changes.listChanges(this.#port, filter);
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
-    keysetBatches(
-      (part) => settle(() => pages.listChangesWithSubjects(this, part)),
-      (batch) => rowsEnds(batch.rows),
-      filter,
-      batchSize,
-    );
-  changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
-  changeLines: Op<'changeLines'> = (filter) => settle(() => queries.changeLines(this, filter));
+    changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
+  changeIdAt: Op<'changeIdAt'> = (filter, offset) => changes.changeIdAt(this.#port, filter, offset);
+  changeLines: Op<'changeLines'> = (filter) => changes.changeLines(this.#port, filter);
   changedFields: Op<'changedFields'> = () => history.changedFields(this.#port);
   getCoworker: Op<'getCoworker'> = (uuid) => history.getCoworker(this.#port, uuid);
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => history.coworkerHistory(this.#port, uuid);
@@ -121,8 +117,8 @@ export class SqliteStore implements MirrorDatabase {
   listCoworkers: Op<'listCoworkers'> = (options) => history.listCoworkers(this.#port, options);
   countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
     history.countCoworkers(this.#port, includeRemoved);
-  namesOf: Op<'namesOf'> = (uuids) => settle(() => names.namesOf(this, uuids));
-  findByName: Op<'findByName'> = (text, limit) => settle(() => names.findByName(this, text, limit));
+  namesOf: Op<'namesOf'> = (uuids) => names.namesOf(this.#port, uuids);
+  findByName: Op<'findByName'> = (text, limit) => names.findByName(this.#port, text, limit);
 
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = () => settle(() => pages.coworkerDirectory(this));
