@@ -10,7 +10,6 @@ import * as names from '../name-queries.js';
 import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
-import * as media from './media.js';
 import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
@@ -20,7 +19,7 @@ import { pgEndpointKeys } from './endpoint-keys.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import type { NotificationRows } from '../notify-outbox.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
-import { SharedCommitWatch } from './commit-watch.js';
+import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun, removedAppearances } from './run-commit.js';
@@ -28,7 +27,7 @@ import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
-import { pgOutboxPort, pgSqlPort } from './sql-port.js';
+import { pgOutboxPort, pgSqlPort, pgTransactionPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 import * as historyReads from '../history-reads.js';
 import type { SqlPort } from '../sql-port.js';
@@ -179,10 +178,12 @@ export class PgStore implements Store {
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));
   heldMedia: Op<'heldMedia'> = this.#guard(() => mediaReads.heldMedia(this.#port));
-  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
-    media.dropMediaUnusedSince(this.#ctx, cutoff),
-  );
-  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx.pool, runId));
+  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard(async (cutoff) => {
+    const dropped = await mediaReads.dropMediaUnusedSince(pgTransactionPort(this.#ctx.pool), cutoff);
+    if (dropped.length > 0) await announceMediaDropped(this.#ctx.pool);
+    return dropped;
+  });
+  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => mediaReads.mediaShasAt(this.#port, runId));
   keptBlob: Op<'keptBlob'> = this.#guard((sha256) => mediaReads.keptBlob(this.#port, sha256));
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => mediaReads.mediaFigures(this.#port));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => mediaReads.hasStoredMedia(this.#port));

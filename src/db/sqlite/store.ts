@@ -17,13 +17,12 @@ import * as listing from '../listing-reads.js';
 import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import { identityValue } from './identity.js';
-import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { COMMAND_START } from '../tick-claims.js';
 import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
-import { outboxPortOf, sqliteSqlPort } from './sql-port.js';
+import { outboxPortOf, sqliteSqlPort, transactionPortOf } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
@@ -137,8 +136,8 @@ export class SqliteStore implements MirrorDatabase {
   liveMediaObjects: Op<'liveMediaObjects'> = () => mediaReads.liveMediaObjects(this.#port);
   heldMedia: Op<'heldMedia'> = () => mediaReads.heldMedia(this.#port);
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
-    settle(() => media.dropMediaUnusedSince(this, cutoff));
-  mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
+    mediaReads.dropMediaUnusedSince(transactionPortOf(this.sqlite), cutoff);
+  mediaShasAt: Op<'mediaShasAt'> = (runId) => mediaReads.mediaShasAt(this.#port, runId);
   hasStoredMedia: Op<'hasStoredMedia'> = () => mediaReads.hasStoredMedia(this.#port);
   keptBlob: Op<'keptBlob'> = (sha256) => mediaReads.keptBlob(this.#port, sha256);
   mediaFigures: Op<'mediaFigures'> = () => mediaReads.mediaFigures(this.#port);
