@@ -1,6 +1,8 @@
-import { changeViewJson } from './history-views.js';
+import { isUtf8 } from 'node:buffer';
+import { canonicalEnd } from '../json/canonical-json.js';
+import { canonicalText, changeViewJson } from './history-views.js';
 import type { BatchEnds } from './change-batches.js';
-import type { ChangeRow } from './schema.js';
+import type { ChangeKind, ChangeRow } from './schema.js';
 
 /**
  * A batch of the JSON Lines export (`changes --json`, `/api/mirror/changes/export.jsonl`): the rows'
@@ -23,4 +25,108 @@ export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
   const lines = rows.map(changeViewJson);
   lines.push(''); // join then ends the last line too, in the one copy it makes
   return { text: Buffer.from(lines.join('\n')), count: rows.length, lastId: rows.at(-1)?.id };
+}
+
+/**
+ * A change as its line is read: id, run, at, uuid, appearance, kind, field, old, new. The values
+ * are their UTF-8 bytes where the database hands them over so (SQLite's blobs: no JS string per
+ * value, nor an encoding again), else their text.
+ */
+export type LineRow = [
+  id: number,
+  runId: number,
+  at: string,
+  uuid: string,
+  slot: number,
+  kind: ChangeKind,
+  field: string | null,
+  oldValue: Uint8Array | string | null,
+  newValue: Uint8Array | string | null,
+];
+
+const NULL_BYTES = Buffer.from('null');
+
+/**
+ * A stored value as its line holds it, when it is already the JSON V8 writes for it (what the sync
+ * stores): its own bytes; undefined when it must be read and written again.
+ */
+function spliced(value: Uint8Array | string | null): Uint8Array | string | undefined {
+  if (value === null) return NULL_BYTES;
+  if (typeof value === 'string') return canonicalText(value);
+  return isUtf8(value) && canonicalEnd(value, 0, value.length) === value.length ? value : undefined;
+}
+
+const textOf = (value: Uint8Array | string | null): string | null =>
+  value === null || typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+
+/** The output of a batch: UTF-8 written into one buffer, grown as needed. */
+class LinesBuffer {
+  #buffer: Buffer;
+  #end = 0;
+  constructor(size: number) {
+    this.#buffer = Buffer.allocUnsafe(size);
+  }
+  #room(bytes: number): void {
+    if (this.#end + bytes <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#end + bytes));
+    this.#buffer.copy(grown, 0, 0, this.#end);
+    this.#buffer = grown;
+  }
+  write(part: Uint8Array | string): void {
+    if (typeof part === 'string') {
+      this.#room(part.length * 3);
+      this.#end += this.#buffer.write(part, this.#end);
+    } else {
+      this.#room(part.length);
+      this.#buffer.set(part, this.#end);
+      this.#end += part.length;
+    }
+  }
+  get bytes(): Uint8Array {
+    return this.#buffer.subarray(0, this.#end);
+  }
+}
+
+/**
+ * `changeLinesOf` of rows read as `LineRow`s, the same bytes: each line's head written here, each
+ * stored value spliced as it is when it is canonical JSON (`spliced`), and a line holding any other
+ * value written from its row by `changeViewJson`, the careful way.
+ */
+export function changeLinesOfRows(rows: readonly LineRow[]): ChangeLines {
+  if (rows.length === 0) return NO_LINES;
+  const out = new LinesBuffer(rows.length * 512);
+  for (const row of rows) {
+    const [id, runId, at, uuid, slot, kind, field, oldValue, newValue] = row;
+    const head = `{"id":${id},"run":${runId},"at":${JSON.stringify(at)},"uuid":${JSON.stringify(uuid)},"appearance":${slot},"kind":${JSON.stringify(kind)}`;
+    const both = kind === 'changed' || kind === 'media_changed';
+    const removed = kind === 'removed';
+    const first = spliced(both || removed ? oldValue : newValue);
+    const second = both ? spliced(newValue) : NULL_BYTES;
+    if (first === undefined || second === undefined) {
+      const changeRow = {
+        id,
+        runId,
+        at,
+        uuid,
+        slot,
+        kind,
+        field,
+        oldValue: textOf(oldValue),
+        newValue: textOf(newValue),
+      };
+      out.write(`${changeViewJson(changeRow)}\n`);
+      continue;
+    }
+    if (both) {
+      out.write(`${head},"field":${JSON.stringify(field ?? '')},"old":`);
+      out.write(first);
+      out.write(',"new":');
+      out.write(second);
+    } else {
+      out.write(`${head},"${removed ? 'old' : 'new'}":`);
+      out.write(first);
+    }
+    out.write('}\n');
+  }
+  return { text: out.bytes, count: rows.length, lastId: rows.at(-1)?.[0] };
 }

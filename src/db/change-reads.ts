@@ -7,7 +7,7 @@ import {
   oldValueSql,
 } from './change-columns.js';
 import { changeFilterSql } from './change-filter.js';
-import { changeLinesOf, NO_LINES, type ChangeLines } from './change-lines.js';
+import { changeLinesOfRows, NO_LINES, type ChangeLines, type LineRow } from './change-lines.js';
 import {
   keysetBatches,
   rowsEnds,
@@ -51,10 +51,21 @@ export async function changeIdAt(
   return id ?? null;
 }
 
-/** `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it. */
+/**
+ * `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it
+ * (`changeLinesOfRows`), SQLite's values read as their bytes.
+ */
 export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
-  const rows = await listChanges(port, filter);
-  return rows.length === 0 ? NO_LINES : changeLinesOf(rows);
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return NO_LINES;
+  const bytes = (value: string) => (port.dialect === 'sqlite' ? `cast(${value} as blob)` : value);
+  const found = await port.rows<LineRow>(
+    `select c.id, c.run_id, ${changeTimeSql('c')}, c.uuid, c.slot, c.kind, c.field,
+            ${bytes(oldValueSql('c', 'v'))}, ${bytes(newValueSql('c', 'v'))}
+       from changes c ${CHANGE_VERSION_JOIN} ${where.sql} order by c.id desc limit ?`,
+    [...where.params, filter.limit],
+  );
+  return changeLinesOfRows(found);
 }
 
 /** Each batch's subjects as the store's `changeSubjects` gives them. */
