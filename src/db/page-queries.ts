@@ -1,6 +1,5 @@
 import type { ChangeSubject } from './change-batches.js';
 import type { MirrorDatabase } from './open.js';
-import { coworkerTimesSql } from './run-times.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
@@ -14,55 +13,7 @@ import { prepared } from './prepared.js';
  * coworkers and 1,000,000 changes.
  */
 
-export interface DirectoryEntry {
-  uuid: string;
-  /** Appearance (slot) of the uuid this row describes. */
-  appearance: number;
-  name: string;
-  post: string;
-  /** Null while present. */
-  removedRun: number | null;
-  removedAt: string | null;
-  firstSeenAt: string;
-}
-
-/** A coworker's times, from its runs (migration coworker_times_from_runs). */
-const TIMES = coworkerTimesSql('c');
-
-/**
- * Every coworker by its latest name and post: present ones by their current appearances, departed
- * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
- * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
- */
-export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
-  const rows = prepared(
-    store.sqlite,
-    `select v.uuid, v.slot,
-              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
-              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
-              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
-         from versions v join coworkers c on c.uuid = v.uuid
-        where v.valid_to_run is null
-       union all
-       select v.uuid, v.slot,
-              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
-         from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
-        where c.removed_run is not null`,
-  )
-    .raw()
-    .all() as [string, number, unknown, unknown, number | null, string | null, string][];
-  return rows.map(([uuid, appearance, name, post, removedRun, removedAt, firstSeenAt]) => ({
-    uuid,
-    appearance,
-    name: asText(name),
-    post: asText(post),
-    removedRun,
-    removedAt,
-    firstSeenAt,
-  }));
-}
+export type { DirectoryEntry } from './directory-reads.js';
 
 /** At most this many coworkers in one name filter of the timeline: more is not a filter. */
 export const MAX_FILTER_UUIDS = 200;

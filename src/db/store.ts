@@ -12,7 +12,8 @@ import type { CoworkerHistory } from './history-reads.js';
 import type { ListedEntry, StoredListing } from './listing-reads.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
-import type { ChangeSubject, DirectoryEntry } from './page-queries.js';
+import type { ChangeSubject } from './change-batches.js';
+import type { DirectoryEntry } from './directory-reads.js';
 import type { NamedCoworker } from './name-queries.js';
 import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {

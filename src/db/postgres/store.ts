@@ -21,6 +21,7 @@ import type { NotificationRows } from '../notify-outbox.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
 import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
+import * as directory from '../directory-reads.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { guardedStage, openPgStage } from './stage.js';
@@ -169,10 +170,8 @@ export class PgStore implements Store {
   findByName: Op<'findByName'> = this.#guard((text, limit) => names.findByName(this.#port, text, limit));
 
   // Pages
-  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
-  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
-    pages.directoryWithRun(this.#ctx, () => runReads.latestSucceededRunId(this.#port)),
-  );
+  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => directory.coworkerDirectory(this.#port));
+  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() => directory.directoryWithRun(this.#port));
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 
   // Media

@@ -3,6 +3,7 @@ import { immutableUri } from '../immutable-uri.js';
 import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
+import * as directory from '../directory-reads.js';
 import * as queries from '../queries.js';
 import * as mediaReads from '../media-reads.js';
 import { recordFailedRun } from '../run-records.js';
@@ -120,16 +121,8 @@ export class SqliteStore implements MirrorDatabase {
   findByName: Op<'findByName'> = (text, limit) => names.findByName(this.#port, text, limit);
 
   // Pages
-  coworkerDirectory: Op<'coworkerDirectory'> = () => settle(() => pages.coworkerDirectory(this));
-  directoryWithRun: Op<'directoryWithRun'> = () =>
-    settle(
-      this.sqlite.transaction(() => ({
-        runId:
-          (prepared(this.sqlite, runs.latestSucceededSql('id', false)).pluck(true).get() as
-            number | undefined) ?? null,
-        entries: pages.coworkerDirectory(this),
-      })),
-    );
+  coworkerDirectory: Op<'coworkerDirectory'> = () => directory.coworkerDirectory(this.#port);
+  directoryWithRun: Op<'directoryWithRun'> = () => directory.directoryWithRun(this.#port);
   changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
 
   // Media
