@@ -1,5 +1,3 @@
-import { isUtf8 } from 'node:buffer';
-import { canonicalEnd } from '../json/canonical-json.js';
 import { canonicalText, changeViewJson } from './history-views.js';
 import type { BatchEnds } from './change-batches.js';
 import type { ChangeKind, ChangeRow } from './schema.js';
@@ -28,9 +26,9 @@ export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
 }
 
 /**
- * A change as its line is read: id, run, at, uuid, appearance, kind, field, old, new. The values
- * are their UTF-8 bytes where the database hands them over so (SQLite's blobs: no JS string per
- * value, nor an encoding again), else their text.
+ * A change as its line is read, `CHANGE_ROWS_SQL`'s raw row: id, run, at, uuid, appearance, kind,
+ * field, old, new. (Reading SQLite's values as blobs, to splice their bytes, cost SQLite more than
+ * the text it saved encoding.)
  */
 export type LineRow = [
   id: number,
@@ -40,26 +38,18 @@ export type LineRow = [
   slot: number,
   kind: ChangeKind,
   field: string | null,
-  oldValue: Uint8Array | string | null,
-  newValue: Uint8Array | string | null,
+  oldValue: string | null,
+  newValue: string | null,
 ];
 
-const NULL_BYTES = Buffer.from('null');
-
 /**
- * A stored value as its line holds it, when it is already the JSON V8 writes for it (what the sync
- * stores): its own bytes; undefined when it must be read and written again.
+ * A stored value as its line holds it when it is already the JSON V8 writes for it (what the sync
+ * stores); undefined when it must be read and written again.
  */
-function spliced(value: Uint8Array | string | null): Uint8Array | string | undefined {
-  if (value === null) return NULL_BYTES;
-  if (typeof value === 'string') return canonicalText(value);
-  return isUtf8(value) && canonicalEnd(value, 0, value.length) === value.length ? value : undefined;
-}
+const spliced = (value: string | null): string | undefined =>
+  value === null ? 'null' : canonicalText(value);
 
-const textOf = (value: Uint8Array | string | null): string | null =>
-  value === null || typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
-
-/** The output of a batch: UTF-8 written into one buffer, grown as needed. */
+/** The output of a batch: UTF-8 written into one buffer, grown as needed (no string joined per batch). */
 class LinesBuffer {
   #buffer: Buffer;
   #end = 0;
@@ -72,15 +62,9 @@ class LinesBuffer {
     this.#buffer.copy(grown, 0, 0, this.#end);
     this.#buffer = grown;
   }
-  write(part: Uint8Array | string): void {
-    if (typeof part === 'string') {
-      this.#room(part.length * 3);
-      this.#end += this.#buffer.write(part, this.#end);
-    } else {
-      this.#room(part.length);
-      this.#buffer.set(part, this.#end);
-      this.#end += part.length;
-    }
+  write(part: string): void {
+    this.#room(part.length * 3);
+    this.#end += this.#buffer.write(part, this.#end);
   }
   get bytes(): Uint8Array {
     return this.#buffer.subarray(0, this.#end);
@@ -101,20 +85,9 @@ export function changeLinesOfRows(rows: readonly LineRow[]): ChangeLines {
     const both = kind === 'changed' || kind === 'media_changed';
     const removed = kind === 'removed';
     const first = spliced(both || removed ? oldValue : newValue);
-    const second = both ? spliced(newValue) : NULL_BYTES;
+    const second = both ? spliced(newValue) : '';
     if (first === undefined || second === undefined) {
-      const changeRow = {
-        id,
-        runId,
-        at,
-        uuid,
-        slot,
-        kind,
-        field,
-        oldValue: textOf(oldValue),
-        newValue: textOf(newValue),
-      };
-      out.write(`${changeViewJson(changeRow)}\n`);
+      out.write(`${changeViewJson({ id, runId, at, uuid, slot, kind, field, oldValue, newValue })}\n`);
       continue;
     }
     if (both) {

@@ -52,19 +52,16 @@ export async function changeIdAt(
 }
 
 /**
- * `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it
- * (`changeLinesOfRows`), SQLite's values read as their bytes.
+ * `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it,
+ * written from the raw rows (`changeLinesOfRows`) with no `ChangeRow` made per row.
  */
 export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
   const where = await changeFilterSql(port, filter);
   if (where === null) return NO_LINES;
-  const bytes = (value: string) => (port.dialect === 'sqlite' ? `cast(${value} as blob)` : value);
-  const found = await port.rows<LineRow>(
-    `select c.id, c.run_id, ${changeTimeSql('c')}, c.uuid, c.slot, c.kind, c.field,
-            ${bytes(oldValueSql('c', 'v'))}, ${bytes(newValueSql('c', 'v'))}
-       from changes c ${CHANGE_VERSION_JOIN} ${where.sql} order by c.id desc limit ?`,
-    [...where.params, filter.limit],
-  );
+  const found = await port.rows<LineRow>(`${CHANGE_ROWS_SQL} ${where.sql} order by c.id desc limit ?`, [
+    ...where.params,
+    filter.limit,
+  ]);
   return changeLinesOfRows(found);
 }
 
