@@ -16,8 +16,7 @@ import {
   type ChangeSubject,
   type SubjectBatch,
 } from './change-batches.js';
-import { asText } from './entry-fields.js';
-import { isJsonError, SUBJECT_FIELDS_UNCHECKED, subjectBodySql } from './page-queries.js';
+import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import type { ChangeFilter } from './change-filter.js';
 import type { ChangeRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
@@ -129,4 +128,28 @@ async function withSubjects(
     if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
   }
   return { rows, subjects };
+}
+
+/**
+ * The same without asking `json_valid` first, for a read that answers a JSON error by reading its
+ * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
+ * entries the sync wrote as JSON.
+ */
+export const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
+  `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+   substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
+
+/**
+ * The entry a change's subject is read from: the one an added/returned/removed change refers to,
+ * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
+ */
+export const subjectBodySql = (c: string, v: string) => `coalesce(
+    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
+         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
+    (select x.body from versions x
+      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
+      order by x.valid_from_run desc limit 1))`;
+
+export function isJsonError(error: unknown): boolean {
+  return error instanceof Error && /JSON/i.test(error.message);
 }

@@ -3,7 +3,8 @@ import type { MirrorDatabase } from './open.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
-import { CHANGE_VERSION_JOIN, newValueSql, oldValueSql } from './change-columns.js';
+import { CHANGE_VERSION_JOIN } from './change-columns.js';
+import { isJsonError, subjectBodySql } from './change-reads.js';
 import { prepared } from './prepared.js';
 
 /**
@@ -24,26 +25,6 @@ export type { ChangeSubject } from './change-batches.js';
 const SUBJECT_FIELDS = (body: string) =>
   `substr(${jsonField(body, '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
    substr(${jsonField(body, '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})`;
-
-/**
- * The same without asking `json_valid` first, for a read that answers a JSON error by reading its
- * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
- * entries the sync wrote as JSON.
- */
-export const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
-  `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-   substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
-
-/**
- * The entry a change's subject is read from: the one an added/returned/removed change refers to,
- * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
- */
-export const subjectBodySql = (c: string, v: string) => `coalesce(
-    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
-         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
-    (select x.body from versions x
-      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
-      order by x.valid_from_run desc limit 1))`;
 
 /**
  * The subjects of stored changes by id, in one statement for a whole batch (a CSV export of
@@ -79,10 +60,6 @@ export function changeSubjects(
   }
   for (const row of rows) if (!out.has(row.id)) out.set(row.id, subjectAlone(store, row));
   return out;
-}
-
-export function isJsonError(error: unknown): boolean {
-  return error instanceof Error && /JSON/i.test(error.message);
 }
 
 /** One change's subject from its own values: what the batch gives a row as stored. */
