@@ -12,7 +12,6 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase, type MirrorDatabase } from '../src/db/open.js';
-import { listChanges } from '../src/db/queries.js';
 import { EDITABLE_FIELDS, Rng } from '../src/simulated-upstream/index.js';
 import { buildHistory, type Fixture } from './lib/history-fixture.js';
 import { checkGoal, machineLine, megabytes, millis, ratio, seconds } from './lib/report.js';
@@ -45,23 +44,25 @@ interface Timing {
 }
 
 /** `count` timed calls after a few untimed ones, stopping early past `budgetMs`. */
-function sampleOnce(fn: (i: number) => unknown, count: number, budgetMs: number): number[] {
-  for (let i = 0; i < Math.min(20, count); i++) fn(i);
+/** Each call awaited: a store's reads answer Promises (SQLite's settled, its work done by then). */
+async function sampleOnce(fn: (i: number) => unknown, count: number, budgetMs: number): Promise<number[]> {
+  for (let i = 0; i < Math.min(20, count); i++) await fn(i);
   const times: number[] = [];
   const started = performance.now();
   for (let i = 0; i < count && performance.now() - started < budgetMs; i++) {
     const t = performance.now();
-    fn(i);
+    await fn(i);
     times.push(performance.now() - t);
   }
   return times;
 }
 
-function sample(fn: (i: number) => unknown, budgetMs = Number.POSITIVE_INFINITY): Timing {
-  const timings = Array.from({ length: rounds }, () => {
-    const times = sampleOnce(fn, calls, budgetMs);
-    return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), calls: times.length };
-  });
+async function sample(fn: (i: number) => unknown, budgetMs = Number.POSITIVE_INFINITY): Promise<Timing> {
+  const timings: { p50: number; p99: number; calls: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const times = await sampleOnce(fn, calls, budgetMs);
+    timings.push({ p50: quantile(times, 0.5), p99: quantile(times, 0.99), calls: times.length });
+  }
   const best = timings.reduce((a, b) => (b.p99 < a.p99 ? b : a));
   return { ...best, worstP99: Math.max(...timings.map((t) => t.p99)) };
 }
@@ -74,26 +75,26 @@ function line(name: string, t: Timing, baseline: Timing, goal: boolean): string 
   return `${head} ${checkGoal('history-queries', `${name} p99`, Number(t.p99.toFixed(2)), GOAL_P99_MS, ' ms')}`;
 }
 
-function measure(store: MirrorDatabase, fixture: Fixture): void {
+async function measure(store: MirrorDatabase, fixture: Fixture): Promise<void> {
   const rng = new Rng(9);
   const uuidAt = (): string => rng.pick(fixture.uuids);
   const one = store.sqlite.prepare('select 1');
-  const baseline = sample(() => one.get());
+  const baseline = await sample(() => one.get());
   console.log(
     `history select 1 (baseline): p50 ${millis(baseline.p50)}, p99 ${millis(baseline.p99)}, ${baseline.calls} calls`,
   );
   const goals: [string, (i: number) => unknown][] = [
     // SQLite's store runs the three reads as it is asked; only the rows' mapping is left to a microtask.
     ['coworkerHistory(uuid)', () => store.coworkerHistory(uuidAt())],
-    [`listChanges newest first (limit ${PAGE + 1})`, () => listChanges(store, { limit: PAGE + 1 })],
+    [`listChanges newest first (limit ${PAGE + 1})`, () => store.listChanges({ limit: PAGE + 1 })],
     [
       'listChanges by field',
       (i) =>
-        listChanges(store, { field: EDITABLE_FIELDS[i % EDITABLE_FIELDS.length] ?? 'post', limit: PAGE + 1 }),
+        store.listChanges({ field: EDITABLE_FIELDS[i % EDITABLE_FIELDS.length] ?? 'post', limit: PAGE + 1 }),
     ],
-    ['listChanges by uuid', () => listChanges(store, { uuid: uuidAt(), limit: PAGE + 1 })],
+    ['listChanges by uuid', () => store.listChanges({ uuid: uuidAt(), limit: PAGE + 1 })],
   ];
-  for (const [name, fn] of goals) console.log(line(name, sample(fn), baseline, true));
+  for (const [name, fn] of goals) console.log(line(name, await sample(fn), baseline, true));
   const maxId = (store.sqlite.prepare('select max(id) as id from changes').get() as { id: number }).id;
   const midRun = store.sqlite
     .prepare('select finished_at from runs where id = ?')
@@ -102,14 +103,15 @@ function measure(store: MirrorDatabase, fixture: Fixture): void {
   const extras: [string, (i: number) => unknown][] = [
     [
       'listChanges keyset page (random before)',
-      () => listChanges(store, { beforeId: 1 + rng.int(maxId), limit: PAGE + 1 }),
+      () => store.listChanges({ beforeId: 1 + rng.int(maxId), limit: PAGE + 1 }),
     ],
-    ['listChanges by kind=changed', () => listChanges(store, { kind: 'changed', limit: PAGE + 1 })],
-    ['listChanges by kind=added', () => listChanges(store, { kind: 'added', limit: PAGE + 1 })],
-    ['listChanges since mid-history', () => listChanges(store, { since: midRun, limit: PAGE + 1 })],
-    ['listChanges until mid-history', () => listChanges(store, { until: midRun, limit: PAGE + 1 })],
+    ['listChanges by kind=changed', () => store.listChanges({ kind: 'changed', limit: PAGE + 1 })],
+    ['listChanges by kind=added', () => store.listChanges({ kind: 'added', limit: PAGE + 1 })],
+    ['listChanges since mid-history', () => store.listChanges({ since: midRun, limit: PAGE + 1 })],
+    ['listChanges until mid-history', () => store.listChanges({ until: midRun, limit: PAGE + 1 })],
   ];
-  for (const [name, fn] of extras) console.log(line(name, sample(fn, EXTRA_BUDGET_MS), baseline, false));
+  for (const [name, fn] of extras)
+    console.log(line(name, await sample(fn, EXTRA_BUDGET_MS), baseline, false));
 }
 
 /** Builds on a connection of its own with bulk-load pragmas, so the reads run on a fresh, production-like one. */
@@ -138,12 +140,12 @@ function build(file: string): Fixture {
 }
 
 console.log(machineLine());
-await withTempDir((dir) => {
+await withTempDir(async (dir) => {
   const file = join(dir, 'history.db');
   const fixture = build(file);
   const store = openDatabase(file);
   try {
-    measure(store, fixture);
+    await measure(store, fixture);
   } finally {
     store.close();
   }

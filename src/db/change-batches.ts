@@ -1,9 +1,14 @@
-import type { ChangeSubject } from './page-queries.js';
-import type { ChangeFilter } from './queries.js';
+import type { ChangeFilter } from './change-filter.js';
 import type { ChangeRow } from './schema.js';
 
 /** A change filter for a stream: `limit` caps the whole stream (none: every match). */
 export type ChangeStreamFilter = Omit<ChangeFilter, 'limit'> & { limit?: number | undefined };
+
+/** The name (and post) a coworker's appearance had when a change was recorded. */
+export interface ChangeSubject {
+  name: string;
+  post: string;
+}
 
 /** One batch of changes with the subject (name and post at its run) of each, by change id. */
 export interface SubjectBatch {

@@ -89,17 +89,6 @@ export function changeRowSelectionOf<T extends Record<ChangeKey, unknown>>(
 export const changeRowSelection = changeRowSelectionOf(changes);
 
 /**
- * drizzle's spelling of a change row (`changes`) and its joined version (`versions`) in SQLite's
- * selection, for SQL written beside it, and the value columns named, for a query that wraps it.
- */
-export const SELECTED_CHANGE = { c: C, v: V } as const;
-export const namedValueColumns = {
-  at: sql<string>`${sql.raw(changeTimeSql(C))}`.as('at'),
-  oldValue: sql<string | null>`${sql.raw(oldValueSql(C, V))}`.as('old_value'),
-  newValue: sql<string | null>`${sql.raw(newValueSql(C, V))}`.as('new_value'),
-};
-
-/**
  * Rows read `raw()` (arrays) with `changeRowSelection`, as `ChangeRow`s: drizzle selects its fields
  * in the selection's key order, the order written here (test/db/change-rows-of.test.ts holds both).
  */

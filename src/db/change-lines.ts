@@ -1,7 +1,6 @@
-import { canonicalEnd, isScannable } from '../json/canonical-json.js';
-import { changeViewJson } from './history-views.js';
+import { canonicalText, changeViewJson } from './history-views.js';
 import type { BatchEnds } from './change-batches.js';
-import type { ChangeRow } from './schema.js';
+import type { ChangeKind, ChangeRow } from './schema.js';
 
 /**
  * A batch of the JSON Lines export (`changes --json`, `/api/mirror/changes/export.jsonl`): the rows'
@@ -14,7 +13,11 @@ export interface ChangeLines extends BatchEnds {
 
 export const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };
 
-/** The lines of rows read as `ChangeRow`s: the way every batch could go, and the one a refused batch goes. */
+/**
+ * The lines of a batch of rows, written here for every reader: each value the sync stored is spliced
+ * as it is when it is already the JSON V8 writes (`changeViewJson`), and read and written again
+ * when it is not, so a value stored otherwise never reaches a line as it was stored.
+ */
 export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
   if (rows.length === 0) return NO_LINES;
   const lines = rows.map(changeViewJson);
@@ -23,159 +26,80 @@ export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
 }
 
 /**
- * A change's line built by the database, the same texts `changeViewJson` joins: turning every
- * row into JS strings, building each line from them and encoding the lines again kept an export
- * far from the sqlite3 shell's time; the database writes them as one blob a batch.
- * `c`, `v` and `r` name the change, its version (the entry of an added, returned or removed change,
- * migration body_once) and its run (the time, migration change_time_from_run); `quote` is the
- * dialect's JSON string writer. Nothing trusts the result: `checkedLines` reads it back.
+ * A change as its line is read, `CHANGE_ROWS_SQL`'s raw row: id, run, at, uuid, appearance, kind,
+ * field, old, new. (Reading SQLite's values as blobs, to splice their bytes, cost SQLite more than
+ * the text it saved encoding.)
  */
-export function changeLineSql(c: string, v: string, r: string, quote: (text: string) => string): string {
-  const head = `'{"id":' || ${c}.id || ',"run":' || ${c}.run_id || ',"at":' || ${quote(`${r}.finished_at`)} ||
-    ',"uuid":' || ${quote(`${c}.uuid`)} || ',"appearance":' || ${c}.slot || ',"kind":' || ${quote(`${c}.kind`)}`;
-  return `${head} || case
-      when ${c}.kind in ('changed', 'media_changed')
-        then ',"field":' || ${quote(`coalesce(${c}.field, '')`)} || ',"old":' || coalesce(${c}.old_value, 'null')
-          || ',"new":' || coalesce(${c}.new_value, 'null')
-      when ${c}.kind = 'removed' then ',"old":' || coalesce(${c}.old_value, ${v}.body, 'null')
-      else ',"new":' || coalesce(${c}.new_value, ${v}.body, 'null')
-    end || '}'`;
-}
-
-/**
- * The one row a dialect's lines query answers over its batch of `changeLineSql` lines (`inner`,
- * which selects `id` and `line`): how many rows, the last (lowest) id, and the lines, each ended,
- * as bytes.
- */
-export type FoundLines = readonly [count: number, lastId: number | null, text: Buffer | null];
-
-/**
- * The lines query of each dialect. SQLite's `group_concat` is cast to a blob: better-sqlite3 hands
- * the bytes over as they are, with no UTF-8 decoding. It takes the rows in the order the ordered
- * subquery yields them: an `order by` of its own sorted every batch again and doubled the read.
- * SQLite does not promise that order, so `checkedLines` checks it (ids falling line by line) and a
- * batch out of order is refused. PostgreSQL's `string_agg` says its order, at no such cost.
- */
-export const LINES_QUERY = {
-  sqlite: (inner: string) =>
-    `select count(*), min(id), cast(group_concat(line || char(10), '') as blob) from (${inner})`,
-  postgres: (inner: string) =>
-    `select count(*), min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8') from (${inner}) lines`,
-};
-
-/** The lines query refused for the batch's size: the batch is written from its rows instead. */
-export const TOO_BIG = Symbol('lines past the largest value of the database');
-
-/** What the lines query gave: its row, none, or `TOO_BIG`. */
-export type LinesAnswer = FoundLines | undefined | typeof TOO_BIG;
-
-/**
- * `TOO_BIG` where `error` is the database's "past its largest value" (`code`: SQLite's
- * SQLITE_TOOBIG, a billion bytes; PostgreSQL's 54000, 1 GB), which the rows one by one are not;
- * any other error is thrown again. Never an empty batch: that would lose the batch's rows.
- */
-export function tooBig(error: unknown, code: 'SQLITE_TOOBIG' | '54000'): typeof TOO_BIG {
-  if ((error as { code?: unknown }).code !== code) throw error;
-  return TOO_BIG;
-}
-
-/**
- * The batch the database wrote, when `checkedLines` vouches for it (`NO_LINES` when the filter
- * matched nothing); null when the batch is to be written from its rows (`changeLinesOf`): refused
- * by the check, or `TOO_BIG`.
- */
-export function vouchedLines(found: LinesAnswer): ChangeLines | null {
-  if (found === TOO_BIG) return null;
-  const [count, lastId, text] = found ?? [0, null, null];
-  if (count === 0 || text === null || lastId === null) return NO_LINES;
-  return checkedLines(text, count) ? { text, count, lastId } : null;
-}
-
-/** The keys of a change's line, as `changeView` orders them, for each kind of change. */
-const HEAD_KEYS = ['"id"', '"run"', '"at"', '"uuid"', '"appearance"', '"kind"'];
-const SHAPES = [
-  [...HEAD_KEYS, '"field"', '"old"', '"new"'],
-  [...HEAD_KEYS, '"old"'],
-  [...HEAD_KEYS, '"new"'],
+export type LineRow = [
+  id: number,
+  runId: number,
+  at: string,
+  uuid: string,
+  slot: number,
+  kind: ChangeKind,
+  field: string | null,
+  oldValue: string | null,
+  newValue: string | null,
 ];
-const SHAPE_TEXTS = new Set(SHAPES.map((keys) => keys.join(',')));
-const SHAPE_BYTES = SHAPES.map((keys) => keys.map((key) => Buffer.from(key)));
-
-const NEWLINE = 0x0a;
-/** Every line starts so: its id is next. */
-const ID_PREFIX = Buffer.from('{"id":');
 
 /**
- * Whether `text`, which the database wrote with `changeLineSql` (each line ended), is `count` lines
- * each exactly as `changeViewJson` writes its row, newest first. Each line must be one canonical
- * JSON object (`canonicalEnd`, or V8's own round trip where the scan does not judge) with the keys
- * of one of the three shapes, its id below the line's before: a stored value that is not one
- * canonical JSON value (whitespace, escapes V8 writes otherwise, lossy numbers, text that is no
- * JSON or that would add keys to the line) fails it, and its batch is written from its rows
- * instead, the careful way. So does a batch the database concatenated out of order.
+ * A stored value as its line holds it when it is already the JSON V8 writes for it (what the sync
+ * stores); undefined when it must be read and written again.
  */
-export function checkedLines(text: Buffer, count: number): boolean {
-  if (!isScannable(text)) return false; // not UTF-8: reading it as text would change it
-  const keys: number[] = [];
-  let start = 0;
-  let previousId = Number.POSITIVE_INFINITY;
-  for (let n = 0; n < count; n++) {
-    const end = text.indexOf(NEWLINE, start);
-    if (end < 0) return false;
-    const id = lineId(text, start, end);
-    if (!(id < previousId)) return false;
-    previousId = id;
-    keys.length = 0;
-    if (canonicalEnd(text, start, end, keys) !== end || !hasShape(text, keys)) {
-      if (!roundTrips(text.toString('utf8', start, end))) return false;
+const spliced = (value: string | null): string | undefined =>
+  value === null ? 'null' : canonicalText(value);
+
+/** The output of a batch: UTF-8 written into one buffer, grown as needed (no string joined per batch). */
+class LinesBuffer {
+  #buffer: Buffer;
+  #end = 0;
+  constructor(size: number) {
+    this.#buffer = Buffer.allocUnsafe(size);
+  }
+  #room(bytes: number): void {
+    if (this.#end + bytes <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#end + bytes));
+    this.#buffer.copy(grown, 0, 0, this.#end);
+    this.#buffer = grown;
+  }
+  write(part: string): void {
+    this.#room(part.length * 3);
+    this.#end += this.#buffer.write(part, this.#end);
+  }
+  get bytes(): Uint8Array {
+    return this.#buffer.subarray(0, this.#end);
+  }
+}
+
+/**
+ * `changeLinesOf` of rows read as `LineRow`s, the same bytes: each line's head written here, each
+ * stored value spliced as it is when it is canonical JSON (`spliced`), and a line holding any other
+ * value written from its row by `changeViewJson`, the careful way.
+ */
+export function changeLinesOfRows(rows: readonly LineRow[]): ChangeLines {
+  if (rows.length === 0) return NO_LINES;
+  const out = new LinesBuffer(rows.length * 512);
+  for (const row of rows) {
+    const [id, runId, at, uuid, slot, kind, field, oldValue, newValue] = row;
+    const head = `{"id":${id},"run":${runId},"at":${JSON.stringify(at)},"uuid":${JSON.stringify(uuid)},"appearance":${slot},"kind":${JSON.stringify(kind)}`;
+    const both = kind === 'changed' || kind === 'media_changed';
+    const removed = kind === 'removed';
+    const first = spliced(both || removed ? oldValue : newValue);
+    const second = both ? spliced(newValue) : '';
+    if (first === undefined || second === undefined) {
+      out.write(`${changeViewJson({ id, runId, at, uuid, slot, kind, field, oldValue, newValue })}\n`);
+      continue;
     }
-    start = end + 1;
-  }
-  return start === text.length;
-}
-
-/** The id a line starts with (NaN when it does not start with one). */
-function lineId(text: Buffer, start: number, end: number): number {
-  if (!startsWith(text, start, ID_PREFIX)) return NaN;
-  let id = 0;
-  let i = start + ID_PREFIX.length;
-  for (; i < end; i++) {
-    const digit = (text[i] as number) - 0x30;
-    if (digit < 0 || digit > 9) break;
-    id = id * 10 + digit;
-  }
-  return i > start + ID_PREFIX.length ? id : NaN;
-}
-
-function startsWith(text: Buffer, start: number, prefix: Buffer): boolean {
-  if (start + prefix.length > text.length) return false;
-  for (let k = 0; k < prefix.length; k++) if (text[start + k] !== prefix[k]) return false;
-  return true;
-}
-
-/** Whether the root keys found at `keys` (start and end of each) are one shape's, in its order. */
-function hasShape(text: Buffer, keys: readonly number[]): boolean {
-  for (const shape of SHAPE_BYTES) {
-    if (keys.length !== shape.length * 2) continue;
-    let same = true;
-    for (let k = 0; same && k < shape.length; k++) {
-      same =
-        startsWith(text, keys[2 * k] as number, shape[k] as Buffer) &&
-        (keys[2 * k + 1] as number) - (keys[2 * k] as number) === (shape[k] as Buffer).length;
+    if (both) {
+      out.write(`${head},"field":${JSON.stringify(field ?? '')},"old":`);
+      out.write(first);
+      out.write(',"new":');
+      out.write(second);
+    } else {
+      out.write(`${head},"${removed ? 'old' : 'new'}":`);
+      out.write(first);
     }
-    if (same) return true;
+    out.write('}\n');
   }
-  return false;
-}
-
-/** Whether V8 writes `line` back as it is, with one of the shapes' keys. */
-function roundTrips(line: string): boolean {
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-    const keys = Object.keys(value).map((key) => JSON.stringify(key));
-    return SHAPE_TEXTS.has(keys.join(',')) && JSON.stringify(value) === line;
-  } catch {
-    return false; // not JSON, or deeper than V8 recurses
-  }
+  return { text: out.bytes, count: rows.length, lastId: rows.at(-1)?.[0] };
 }

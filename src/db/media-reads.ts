@@ -1,4 +1,4 @@
-import type { SqlPort } from './sql-port.js';
+import type { SqlPort, TransactionPort } from './sql-port.js';
 import type { MediaRunRow } from './schema.js';
 
 // The media mirror's rows, read once for both dialects over the port.
@@ -104,4 +104,44 @@ export async function mediaRunsByIds(
 /** Whether any mirrored file is recorded as stored (so the media folder must hold it). */
 export async function hasStoredMedia(port: SqlPort): Promise<boolean> {
   return (await port.values('select 1 from media_blobs where dropped_at is null limit 1')).length > 0;
+}
+
+/** The [url, sha256] of every file held as of run `?` (twice): the versions valid then, whose file is kept. */
+export const MEDIA_SHAS_AT_SQL = `select mv.url, mv.sha256 from media_versions mv
+     join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
+    where mv.valid_from_run <= ? and (mv.valid_to_run is null or mv.valid_to_run > ?)
+    order by mv.id`;
+
+/** The media URLs mirrored as of run `runId` and their sha256, in the order they were first held. */
+export function mediaShasAt(port: SqlPort, runId: number): Promise<[url: string, sha256: string][]> {
+  return port.rows<[string, string]>(MEDIA_SHAS_AT_SQL, [runId, runId]);
+}
+
+/**
+ * Marks dropped, in one write transaction, the files no media version valid since `cutoff`
+ * references (an open version never is); returns their sha256s, for the caller to delete after the
+ * commit. PostgreSQL locks the rows it drops (a second instance's drop waits, then finds them
+ * dropped) and deletes their bytes with them: no instance serves a dropped file.
+ */
+export async function dropMediaUnusedSince(port: TransactionPort, cutoff: string): Promise<string[]> {
+  return port.write(async (tx) => {
+    const shas = await tx.values<string>(
+      `select b.sha256 from media_blobs b
+        where b.dropped_at is null
+          and not exists (
+            select 1 from media_versions mv left join runs r on r.id = mv.valid_to_run
+             where mv.sha256 = b.sha256 and (mv.valid_to_run is null or r.finished_at is null or r.finished_at >= ?))
+        order by b.sha256 ${tx.dialect === 'postgres' ? 'for update of b' : ''}`,
+      [cutoff],
+    );
+    if (shas.length === 0) return shas;
+    const dropped = tx.oneOf('sha256', 'text', shas);
+    await tx.run(`update media_blobs set dropped_at = ? where ${dropped.sql}`, [
+      new Date().toISOString(),
+      dropped.param,
+    ]);
+    if (tx.dialect === 'postgres')
+      await tx.run(`delete from media_blob_chunks where ${dropped.sql}`, [dropped.param]);
+    return shas;
+  });
 }

@@ -1,6 +1,9 @@
-import type { MirrorDatabase } from './open.js';
+import { entryField } from './entry-fields.js';
 import { jsonField } from './json-field.js';
-import { prepared } from './prepared.js';
+import type { SqlPort } from './sql-port.js';
+
+// Coworkers by name, read once for both dialects over the port: the names are extracted in SQL (only
+// the matches travel, never every entry), each dialect's way, and ordered here as SQLite orders them.
 
 /** A coworker as a person looks for one: by the name its latest version carries. */
 export interface NamedCoworker {
@@ -10,16 +13,50 @@ export interface NamedCoworker {
   removed: boolean;
 }
 
-const NAME = jsonField('v.body', '$.name');
 /**
  * The latest version of each appearance (slot) of each uuid: a uuid listed twice has two names, and
  * either finds it. An appearance that left a listing still showing it is no longer its name.
  */
-const LATEST_EACH = `select v.uuid as uuid, v.slot as slot, ${NAME} as name,
-         ${jsonField('v.body', '$.post')} as post, c.removed_run is not null as removed
+const LATEST_EACH = `select v.uuid, v.slot, v.body, case when c.removed_run is null then 0 else 1 end as removed
     from versions v join coworkers c on c.uuid = v.uuid
-   where v.id = (select max(id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
+   where v.id = (select max(w.id) from versions w where w.uuid = v.uuid and w.slot = v.slot)
      and (v.valid_to_run is null or c.removed_run is not null)`;
+
+/**
+ * PostgreSQL's field of an entry text (migration entry_field_function): its text when it is a JSON
+ * string, else `other` and the entry is read in TypeScript, as SQLite's `->>` would read it.
+ * PostgreSQL's json operators would fail a whole query on one malformed row.
+ */
+export const entryFieldSql = (body: string, key: string, as: string): string =>
+  `cross join lateral coworker_mirror_entry_field(${body}, '${key}') ${as}`;
+
+/**
+ * Each dialect's name and post of `l.body` and the entry itself where they are read here (PostgreSQL:
+ * a field that is no plain string), with its LIKE on the name (`?`, escaped by backslash) folding
+ * ASCII letters only: SQLite's LIKE does; lower() of a C-collated text does.
+ */
+const FIELDS = {
+  sqlite: {
+    join: '',
+    columns: `${jsonField('l.body', '$.name')}, ${jsonField('l.body', '$.post')}, null`,
+    like: `${jsonField('l.body', '$.name')} like ? escape '\\'`,
+  },
+  postgres: {
+    join: `${entryFieldSql('l.body', 'name', 'n')} ${entryFieldSql('l.body', 'post', 'p')}`,
+    columns: 'n.value, p.value, case when n.other or p.other then l.body end',
+    like: `(n.other or lower(n.value collate "C") like ?)`,
+  },
+};
+
+type FoundName = [
+  uuid: string,
+  slot: number,
+  name: string | number | null,
+  post: string | number | null,
+  /** The entry, when a field is to be read here. */
+  body: string | null,
+  removed: number,
+];
 
 export function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
   // ->> gives text for strings; anything else (a drifted upstream) is shown as JSON.
@@ -27,31 +64,75 @@ export function named(row: { uuid: string; name: unknown; post: unknown; removed
   return { uuid: row.uuid, name: text(row.name), post: text(row.post), removed: row.removed === 1 };
 }
 
+/** A row's name and post, read from its entry where the database left them to be. */
+function fieldsOf([uuid, , name, post, body, removed]: FoundName) {
+  return body === null
+    ? { uuid, name, post, removed }
+    : { uuid, name: entryField(body, 'name'), post: entryField(body, 'post'), removed };
+}
+
 /** The latest name of each uuid asked for (absent when the uuid was never stored). */
-export function namesOf(store: MirrorDatabase, uuids: Iterable<string>): Map<string, string> {
+export async function namesOf(port: SqlPort, uuids: Iterable<string>): Promise<Map<string, string>> {
+  const wanted = [...new Set(uuids)];
+  if (wanted.length === 0) return new Map();
+  const fields = FIELDS[port.dialect];
+  const asked = port.oneOf('l.uuid', 'text', wanted);
+  const found = await port.rows<FoundName>(
+    `select l.uuid, l.slot, ${fields.columns} from (${LATEST_EACH}) l ${fields.join}
+      where ${asked.sql} order by l.uuid, l.slot`,
+    [asked.param],
+  );
   // The first appearance names the uuid.
-  const statement = prepared(store.sqlite, `${LATEST_EACH} and v.uuid = ? order by v.slot limit 1`);
+  const first = new Map<string, FoundName>();
+  for (const row of found) if (!first.has(row[0])) first.set(row[0], row);
   const names = new Map<string, string>();
-  for (const uuid of new Set(uuids)) {
-    const row = statement.get(uuid) as Parameters<typeof named>[0] | undefined;
-    if (row) names.set(uuid, named(row).name);
+  for (const uuid of wanted) {
+    const row = first.get(uuid);
+    if (row) names.set(uuid, named(fieldsOf(row)).name);
   }
   return names;
 }
 
+/** SQLite's LIKE: case-insensitive for ASCII letters only. */
+const asciiLower = (text: string): string => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+/** SQLite compares text by its UTF-8 bytes. */
+const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
 /**
  * Coworkers whose latest name (of any appearance) contains `text`, case-insensitively (ASCII),
- * present ones first; one row per uuid, with the name that matched (the first appearance's if both).
+ * present ones first, then by name as SQLite orders it (a number before any text, texts by their
+ * bytes), then by uuid; one row per uuid, with the name that matched (the first appearance's if both).
  */
-export function findByName(store: MirrorDatabase, text: string, limit = 50): NamedCoworker[] {
-  const pattern = `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  // SQLite takes the bare columns of a min() aggregate from the row holding the minimum.
-  const rows = prepared(
-    store.sqlite,
-    `select uuid, name, post, removed, min(slot) from (${LATEST_EACH}
-         and ${NAME} like ? escape '\\') group by uuid order by removed, name limit ?`,
-  ).all(pattern, limit) as Parameters<typeof named>[0][];
-  return rows.map(named);
+export async function findByName(port: SqlPort, text: string, limit = 50): Promise<NamedCoworker[]> {
+  const needle = asciiLower(text);
+  const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const fields = FIELDS[port.dialect];
+  const found = await port.rows<FoundName>(
+    `select l.uuid, l.slot, ${fields.columns} from (${LATEST_EACH}) l ${fields.join}
+      where ${fields.like} order by l.uuid, l.slot`,
+    [pattern],
+  );
+  const byUuid = new Map<string, { coworker: NamedCoworker; number: number | null }>();
+  for (const row of found) {
+    if (byUuid.has(row[0])) continue;
+    const fields = fieldsOf(row);
+    // The entry read here matches as SQLite's LIKE reads a text: as C does, up to its first NUL.
+    const name = String(fields.name).split('\0', 1)[0] ?? '';
+    if (fields.name === null || !asciiLower(name).includes(needle)) continue;
+    byUuid.set(row[0], {
+      coworker: named(fields),
+      number: typeof fields.name === 'number' ? fields.name : null,
+    });
+  }
+  return [...byUuid.values()]
+    .sort(
+      (a, b) =>
+        Number(a.coworker.removed) - Number(b.coworker.removed) ||
+        (a.number === null ? 1 : 0) - (b.number === null ? 1 : 0) ||
+        (a.number ?? 0) - (b.number ?? 0) ||
+        (a.number === null ? byBytes(a.coworker.name, b.coworker.name) : 0) ||
+        byBytes(a.coworker.uuid, b.coworker.uuid),
+    )
+    .slice(0, limit)
+    .map((c) => c.coworker);
 }
-
-/** Field names the change feed holds, for telling a typo from a field that never changed. */

@@ -1,19 +1,10 @@
-import { sql } from 'drizzle-orm';
-import type { SubjectBatch } from './change-batches.js';
+import type { ChangeSubject } from './change-batches.js';
 import type { MirrorDatabase } from './open.js';
-import { listChanges, listChangesQuery, type ChangeFilter } from './queries.js';
-import { coworkerTimesSql } from './run-times.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
-import {
-  CHANGE_VERSION_JOIN,
-  changeRowsOf,
-  namedValueColumns,
-  newValueSql,
-  oldValueSql,
-  SELECTED_CHANGE,
-} from './change-columns.js';
+import { CHANGE_VERSION_JOIN } from './change-columns.js';
+import { isJsonError, subjectBodySql } from './change-reads.js';
 import { prepared } from './prepared.js';
 
 /**
@@ -23,89 +14,17 @@ import { prepared } from './prepared.js';
  * coworkers and 1,000,000 changes.
  */
 
-export interface DirectoryEntry {
-  uuid: string;
-  /** Appearance (slot) of the uuid this row describes. */
-  appearance: number;
-  name: string;
-  post: string;
-  /** Null while present. */
-  removedRun: number | null;
-  removedAt: string | null;
-  firstSeenAt: string;
-}
-
-/** A coworker's times, from its runs (migration coworker_times_from_runs). */
-const TIMES = coworkerTimesSql('c');
-
-/**
- * Every coworker by its latest name and post: present ones by their current appearances, departed
- * ones by the appearances they had when they left. One row per appearance. `cross join` keeps
- * SQLite from scanning every version for the departed: it walks the few removed coworkers first.
- */
-export function coworkerDirectory(store: MirrorDatabase): DirectoryEntry[] {
-  const rows = prepared(
-    store.sqlite,
-    `select v.uuid, v.slot,
-              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as name,
-              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}) as post,
-              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
-         from versions v join coworkers c on c.uuid = v.uuid
-        where v.valid_to_run is null
-       union all
-       select v.uuid, v.slot,
-              substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
-         from coworkers c cross join versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run
-        where c.removed_run is not null`,
-  )
-    .raw()
-    .all() as [string, number, unknown, unknown, number | null, string | null, string][];
-  return rows.map(([uuid, appearance, name, post, removedRun, removedAt, firstSeenAt]) => ({
-    uuid,
-    appearance,
-    name: asText(name),
-    post: asText(post),
-    removedRun,
-    removedAt,
-    firstSeenAt,
-  }));
-}
+export type { DirectoryEntry } from './directory-reads.js';
 
 /** At most this many coworkers in one name filter of the timeline: more is not a filter. */
 export const MAX_FILTER_UUIDS = 200;
 
-/** The name (and post) a coworker's appearance had when a change was recorded. */
-export interface ChangeSubject {
-  name: string;
-  post: string;
-}
+export type { ChangeSubject } from './change-batches.js';
 
 /** The name and post of an entry's text, cut one character past what a page keeps. */
 const SUBJECT_FIELDS = (body: string) =>
   `substr(${jsonField(body, '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
    substr(${jsonField(body, '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1})`;
-
-/**
- * The same without asking `json_valid` first, for a read that answers a JSON error by reading its
- * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
- * entries the sync wrote as JSON.
- */
-const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
-  `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-   substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
-
-/**
- * The entry a change's subject is read from: the one an added/returned/removed change refers to,
- * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
- */
-const subjectBodySql = (c: string, v: string) => `coalesce(
-    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
-         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
-    (select x.body from versions x
-      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
-      order by x.valid_from_run desc limit 1))`;
 
 /**
  * The subjects of stored changes by id, in one statement for a whole batch (a CSV export of
@@ -141,52 +60,6 @@ export function changeSubjects(
   }
   for (const row of rows) if (!out.has(row.id)) out.set(row.id, subjectAlone(store, row));
   return out;
-}
-
-/** What the CSV export's read selects beside each change row: the entry its subject is read from. */
-const SUBJECT_COLUMNS = {
-  ...namedValueColumns,
-  subjectBody: sql.raw(subjectBodySql(SELECTED_CHANGE.c, SELECTED_CHANGE.v)).as('subject_body'),
-};
-
-/**
- * `listChanges` and `changeSubjects` of its rows in one statement, the CSV export's read (the two
- * apart read every change twice). The outer `order by` keeps SQLite from flattening the
- * filtered rows into it (they stay a co-routine, already in that order: no sort), so each row's
- * entry is picked once and its name and post read from it, as `changeSubjects` reads them.
- */
-export function listChangesWithSubjects(store: MirrorDatabase, filter: ChangeFilter): SubjectBatch {
-  const query = listChangesQuery(store, filter, SUBJECT_COLUMNS);
-  if (query === null) return { rows: [], subjects: new Map() };
-  let found: unknown[][];
-  try {
-    found = prepared(
-      store.sqlite,
-      `select s.id, s.run_id, s.at, s.uuid, s.slot, s.kind, s.field, s.old_value, s.new_value,
-              ${SUBJECT_FIELDS_UNCHECKED('s.subject_body')}
-         from (${query.sql}) s
-        order by s.id desc`,
-    )
-      .raw(true)
-      .all(...query.params) as unknown[][];
-  } catch (error) {
-    // As in `changeSubjects`: a value SQLite cannot read as JSON fails the statement; the careful
-    // path reads it. Anything else is a fault of the statement itself, not to be hidden by a slow path.
-    if (!isJsonError(error)) throw error;
-    const rows = listChanges(store, filter);
-    return { rows, subjects: changeSubjects(store, rows) };
-  }
-  const rows = changeRowsOf(found);
-  const subjects = new Map<number, ChangeSubject>();
-  for (let i = 0; i < rows.length; i++) {
-    const [row, r] = [rows[i], found[i]];
-    if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
-  }
-  return { rows, subjects };
-}
-
-function isJsonError(error: unknown): boolean {
-  return error instanceof Error && /JSON/i.test(error.message);
 }
 
 /** One change's subject from its own values: what the batch gives a row as stored. */

@@ -7,12 +7,13 @@ import type { HeldMedia, KeptBlob, MediaCounts } from './media-reads.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';
-import type { ChangeFilter } from './queries.js';
+import type { ChangeFilter } from './change-filter.js';
 import type { CoworkerHistory } from './history-reads.js';
 import type { ListedEntry, StoredListing } from './listing-reads.js';
 import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
-import type { ChangeSubject, DirectoryEntry } from './page-queries.js';
+import type { ChangeSubject } from './change-batches.js';
+import type { DirectoryEntry } from './directory-reads.js';
 import type { NamedCoworker } from './name-queries.js';
 import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {
@@ -149,9 +150,8 @@ export interface HistoryOperations {
    */
   changeIdAt(filter: ChangeStreamFilter, offset: number): Promise<number | null>;
   /**
-   * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`): the
-   * database writes the lines of a batch in one value and `checkedLines` reads them back, or,
-   * when it refuses them, they are written from the rows.
+   * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`),
+   * written from the rows by `changeLinesOf` on every database.
    */
   changeLines(filter: ChangeFilter): Promise<ChangeLines>;
   changedFields(): Promise<string[]>;

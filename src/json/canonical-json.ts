@@ -1,5 +1,3 @@
-import { isUtf8 } from 'node:buffer';
-
 /**
  * Whether a JSON text is exactly what V8 writes for its value: `JSON.stringify(JSON.parse(text))
  * === text`, answered by one scan instead of the round trip (parsing and writing every stored value
@@ -37,11 +35,6 @@ export function canonicalEnd(bytes: Uint8Array, start: number, end: number, root
     if (i < 0) return -1;
     if (open.length === 0) return i;
   }
-}
-
-/** Whether `bytes` are UTF-8 a JSON scan can take as they are (`canonicalEnd`'s precondition). */
-export function isScannable(bytes: Uint8Array): boolean {
-  return isUtf8(bytes);
 }
 
 interface Scan {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { changeSubjects } from '../../src/db/page-queries.js';
-import { listChanges } from '../../src/db/queries.js';
 import { plainText, type FirstListing, type NotifyMessage } from '../../src/notify/message.js';
 import { runChangesMessage, runMessages } from '../../src/notify/run-message.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -15,7 +14,7 @@ describe("a run's message from what the run stored (issue 22)", () => {
     upstream.data.add(25);
     const { runId } = await sync(store, upstream);
     const run = await store.getRun(runId);
-    const changes = listChanges(store, { limit: 1000 })
+    const changes = (await store.listChanges({ limit: 1000 }))
       .filter((c) => c.runId === runId)
       .sort((a, b) => a.id - b.id);
     const ctx = { baseUrl: 'https://mirror.example.com', timeZone: 'UTC' };

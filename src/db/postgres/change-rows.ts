@@ -1,12 +1,7 @@
-import { changeRowSelectionOf } from '../change-columns.js';
 import type { ChangeRow } from '../schema.js';
 import { insertWithIds } from './bulk.js';
 import type { RunMemory } from './outbox.js';
-import { changes } from './schema.js';
 import type { Tx } from './sql.js';
-
-/** drizzle's selection of `ChangeRow` on PostgreSQL (see change-columns.ts). */
-export const changeRowSelection = changeRowSelectionOf(changes);
 
 const CHANGE_COLUMNS = [
   { name: 'run_id', type: 'bigint' },

@@ -6,28 +6,29 @@ import { COMMAND_START, type RunStart } from '../tick-claims.js';
 import type { PgContext } from './context.js';
 import * as outbox from '../outbox-operations.js';
 import { connectionError, operationError, timeoutError } from './errors.js';
-import * as history from './history.js';
+import * as names from '../name-queries.js';
 import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
-import * as media from './media.js';
 import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
-import { changeBatches, subjectBatches } from '../change-batches.js';
+import { changeBatches } from '../change-batches.js';
+import * as changes from '../change-reads.js';
 import { pgEndpointKeys } from './endpoint-keys.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import type { NotificationRows } from '../notify-outbox.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
-import { SharedCommitWatch } from './commit-watch.js';
+import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
+import * as directory from '../directory-reads.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
-import { pgOutboxPort, pgSqlPort } from './sql-port.js';
+import { pgOutboxPort, pgSqlPort, pgTransactionPort } from './sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
 import * as historyReads from '../history-reads.js';
 import type { SqlPort } from '../sql-port.js';
@@ -142,15 +143,15 @@ export class PgStore implements Store {
   );
 
   // History
-  listChanges: Op<'listChanges'> = this.#guard((filter) => history.listChanges(this.#ctx, filter));
+  listChanges: Op<'listChanges'> = this.#guard((filter) => changes.listChanges(this.#port, filter));
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
-    subjectBatches(this.listChanges, this.changeSubjects, filter, batchSize);
+    changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
   changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>
-    history.changeIdAt(this.#ctx, filter, offset),
+    changes.changeIdAt(this.#port, filter, offset),
   );
-  changeLines: Op<'changeLines'> = this.#guard((filter) => history.changeLines(this.#ctx, filter));
+  changeLines: Op<'changeLines'> = this.#guard((filter) => changes.changeLines(this.#port, filter));
   changedFields: Op<'changedFields'> = this.#guard(() => historyReads.changedFields(this.#port));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => historyReads.getCoworker(this.#port, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) =>
@@ -165,23 +166,23 @@ export class PgStore implements Store {
   countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
     historyReads.countCoworkers(this.#port, includeRemoved),
   );
-  namesOf: Op<'namesOf'> = this.#guard((uuids) => history.namesOf(this.#ctx, uuids));
-  findByName: Op<'findByName'> = this.#guard((text, limit) => history.findByName(this.#ctx, text, limit));
+  namesOf: Op<'namesOf'> = this.#guard((uuids) => names.namesOf(this.#port, uuids));
+  findByName: Op<'findByName'> = this.#guard((text, limit) => names.findByName(this.#port, text, limit));
 
   // Pages
-  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => pages.coworkerDirectory(this.#ctx));
-  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() =>
-    pages.directoryWithRun(this.#ctx, () => runReads.latestSucceededRunId(this.#port)),
-  );
+  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => directory.coworkerDirectory(this.#port));
+  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() => directory.directoryWithRun(this.#port));
   changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
 
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));
   heldMedia: Op<'heldMedia'> = this.#guard(() => mediaReads.heldMedia(this.#port));
-  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard((cutoff) =>
-    media.dropMediaUnusedSince(this.#ctx, cutoff),
-  );
-  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => media.mediaShasAt(this.#ctx.pool, runId));
+  dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard(async (cutoff) => {
+    const dropped = await mediaReads.dropMediaUnusedSince(pgTransactionPort(this.#ctx.pool), cutoff);
+    if (dropped.length > 0) await announceMediaDropped(this.#ctx.pool);
+    return dropped;
+  });
+  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => mediaReads.mediaShasAt(this.#port, runId));
   keptBlob: Op<'keptBlob'> = this.#guard((sha256) => mediaReads.keptBlob(this.#port, sha256));
   mediaFigures: Op<'mediaFigures'> = this.#guard(() => mediaReads.mediaFigures(this.#port));
   hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => mediaReads.hasStoredMedia(this.#port));

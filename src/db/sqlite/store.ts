@@ -3,26 +3,27 @@ import { immutableUri } from '../immutable-uri.js';
 import type { MirrorDatabase, SqliteHandle } from '../open.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
+import * as directory from '../directory-reads.js';
 import * as queries from '../queries.js';
 import * as mediaReads from '../media-reads.js';
 import { recordFailedRun } from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { ReaderTarget, Store } from '../store.js';
-import { changeBatches, keysetBatches, rowsEnds } from '../change-batches.js';
+import { changeBatches } from '../change-batches.js';
+import * as changes from '../change-reads.js';
 import { watchSqliteCommits } from './commit-watch.js';
 import * as outbox from '../outbox-operations.js';
 import * as listing from '../listing-reads.js';
 import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import { identityValue } from './identity.js';
-import * as media from './media.js';
 import { endRun, removedAppearances } from './run-commit.js';
 import { COMMAND_START } from '../tick-claims.js';
 import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
-import { outboxPortOf, sqliteSqlPort } from './sql-port.js';
+import { outboxPortOf, sqliteSqlPort, transactionPortOf } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
 import { mediaFailuresOf, refusalStreakStart } from '../port-reads.js';
@@ -102,18 +103,13 @@ export class SqliteStore implements MirrorDatabase {
     listing.listingPage(this.#port, runId, offset, limit);
 
   // History
-  listChanges: Op<'listChanges'> = (filter) => settle(() => queries.listChanges(this, filter));
+  listChanges: Op<'listChanges'> = (filter) => changes.listChanges(this.#port, filter);
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
-    keysetBatches(
-      (part) => settle(() => pages.listChangesWithSubjects(this, part)),
-      (batch) => rowsEnds(batch.rows),
-      filter,
-      batchSize,
-    );
-  changeIdAt: Op<'changeIdAt'> = (filter, offset) => settle(() => queries.changeIdAt(this, filter, offset));
-  changeLines: Op<'changeLines'> = (filter) => settle(() => queries.changeLines(this, filter));
+    changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
+  changeIdAt: Op<'changeIdAt'> = (filter, offset) => changes.changeIdAt(this.#port, filter, offset);
+  changeLines: Op<'changeLines'> = (filter) => changes.changeLines(this.#port, filter);
   changedFields: Op<'changedFields'> = () => history.changedFields(this.#port);
   getCoworker: Op<'getCoworker'> = (uuid) => history.getCoworker(this.#port, uuid);
   coworkerHistory: Op<'coworkerHistory'> = (uuid) => history.coworkerHistory(this.#port, uuid);
@@ -121,28 +117,20 @@ export class SqliteStore implements MirrorDatabase {
   listCoworkers: Op<'listCoworkers'> = (options) => history.listCoworkers(this.#port, options);
   countCoworkers: Op<'countCoworkers'> = (includeRemoved) =>
     history.countCoworkers(this.#port, includeRemoved);
-  namesOf: Op<'namesOf'> = (uuids) => settle(() => names.namesOf(this, uuids));
-  findByName: Op<'findByName'> = (text, limit) => settle(() => names.findByName(this, text, limit));
+  namesOf: Op<'namesOf'> = (uuids) => names.namesOf(this.#port, uuids);
+  findByName: Op<'findByName'> = (text, limit) => names.findByName(this.#port, text, limit);
 
   // Pages
-  coworkerDirectory: Op<'coworkerDirectory'> = () => settle(() => pages.coworkerDirectory(this));
-  directoryWithRun: Op<'directoryWithRun'> = () =>
-    settle(
-      this.sqlite.transaction(() => ({
-        runId:
-          (prepared(this.sqlite, runs.latestSucceededSql('id', false)).pluck(true).get() as
-            number | undefined) ?? null,
-        entries: pages.coworkerDirectory(this),
-      })),
-    );
+  coworkerDirectory: Op<'coworkerDirectory'> = () => directory.coworkerDirectory(this.#port);
+  directoryWithRun: Op<'directoryWithRun'> = () => directory.directoryWithRun(this.#port);
   changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
 
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = () => mediaReads.liveMediaObjects(this.#port);
   heldMedia: Op<'heldMedia'> = () => mediaReads.heldMedia(this.#port);
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = (cutoff) =>
-    settle(() => media.dropMediaUnusedSince(this, cutoff));
-  mediaShasAt: Op<'mediaShasAt'> = (runId) => settle(() => media.mediaShasAt(this, runId));
+    mediaReads.dropMediaUnusedSince(transactionPortOf(this.sqlite), cutoff);
+  mediaShasAt: Op<'mediaShasAt'> = (runId) => mediaReads.mediaShasAt(this.#port, runId);
   hasStoredMedia: Op<'hasStoredMedia'> = () => mediaReads.hasStoredMedia(this.#port);
   keptBlob: Op<'keptBlob'> = (sha256) => mediaReads.keptBlob(this.#port, sha256);
   mediaFigures: Op<'mediaFigures'> = () => mediaReads.mediaFigures(this.#port);

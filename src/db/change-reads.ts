@@ -1,0 +1,155 @@
+import {
+  CHANGE_ROWS_SQL,
+  CHANGE_VERSION_JOIN,
+  changeRowsOf,
+  changeTimeSql,
+  newValueSql,
+  oldValueSql,
+} from './change-columns.js';
+import { changeFilterSql } from './change-filter.js';
+import { changeLinesOfRows, NO_LINES, type ChangeLines, type LineRow } from './change-lines.js';
+import {
+  keysetBatches,
+  rowsEnds,
+  subjectBatches,
+  type ChangeStreamFilter,
+  type ChangeSubject,
+  type SubjectBatch,
+} from './change-batches.js';
+import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
+import type { ChangeFilter } from './change-filter.js';
+import type { ChangeRow } from './schema.js';
+import type { SqlPort } from './sql-port.js';
+
+// The change feed, read once for both dialects over the port: newest first, each filter on its index.
+
+/** The changes `filter` matches, newest first, at most `filter.limit`. */
+export async function listChanges(port: SqlPort, filter: ChangeFilter): Promise<ChangeRow[]> {
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return [];
+  // Read as arrays: an export of 1,000,000 changes would otherwise pay for a keyed object per row.
+  const found = await port.rows<unknown[]>(`${CHANGE_ROWS_SQL} ${where.sql} order by c.id desc limit ?`, [
+    ...where.params,
+    filter.limit,
+  ]);
+  return changeRowsOf(found);
+}
+
+/** `Store.changeIdAt`: the filter's own where, its index walked to `offset`, no row's values read. */
+export async function changeIdAt(
+  port: SqlPort,
+  filter: ChangeStreamFilter,
+  offset: number,
+): Promise<number | null> {
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return null;
+  const [id] = await port.values<number>(
+    `select c.id from changes c ${where.sql} order by c.id desc limit 1 offset ?`,
+    [...where.params, offset],
+  );
+  return id ?? null;
+}
+
+/**
+ * `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it,
+ * written from the raw rows (`changeLinesOfRows`) with no `ChangeRow` made per row.
+ */
+export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return NO_LINES;
+  const found = await port.rows<LineRow>(`${CHANGE_ROWS_SQL} ${where.sql} order by c.id desc limit ?`, [
+    ...where.params,
+    filter.limit,
+  ]);
+  return changeLinesOfRows(found);
+}
+
+/** Each batch's subjects as the store's `changeSubjects` gives them. */
+type Subjects = (rows: readonly ChangeRow[]) => Promise<Map<number, ChangeSubject>>;
+
+/**
+ * `Store.changesWithSubjects`, the CSV export's read. SQLite reads a batch and its subjects in one
+ * statement (`withSubjects`); PostgreSQL reads them one after the other, its subjects read from the
+ * entries in TypeScript (src/db/entry-fields.ts says why).
+ */
+export function changesWithSubjects(
+  port: SqlPort,
+  changeSubjects: Subjects,
+  filter: ChangeStreamFilter,
+  batchSize: number,
+): AsyncGenerator<SubjectBatch, void, undefined> {
+  if (port.dialect === 'postgres')
+    return subjectBatches((part) => listChanges(port, part), changeSubjects, filter, batchSize);
+  return keysetBatches(
+    (part) => withSubjects(port, changeSubjects, part),
+    (batch) => rowsEnds(batch.rows),
+    filter,
+    batchSize,
+  );
+}
+
+/**
+ * SQLite's `listChanges` and subjects of its rows in one statement (the two apart read every change
+ * twice). The outer `order by` keeps SQLite from flattening the filtered rows into it (they stay a
+ * co-routine, already in that order: no sort), so each row's entry is picked once and its name and
+ * post read from it, as `changeSubjects` reads them.
+ */
+async function withSubjects(
+  port: SqlPort,
+  changeSubjects: Subjects,
+  filter: ChangeFilter,
+): Promise<SubjectBatch> {
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return { rows: [], subjects: new Map() };
+  let found: unknown[][];
+  try {
+    found = await port.rows<unknown[]>(
+      `select s.id, s.run_id, s.at, s.uuid, s.slot, s.kind, s.field, s.old_value, s.new_value,
+              ${SUBJECT_FIELDS_UNCHECKED('s.subject_body')}
+         from (select c.id, c.run_id, ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
+                      ${oldValueSql('c', 'v')} as old_value, ${newValueSql('c', 'v')} as new_value,
+                      ${subjectBodySql('c', 'v')} as subject_body
+                 from changes c ${CHANGE_VERSION_JOIN} ${where.sql}
+                order by c.id desc limit ?) s
+        order by s.id desc`,
+      [...where.params, filter.limit],
+    );
+  } catch (error) {
+    // A value SQLite cannot read as JSON fails the statement; the careful path reads it. Anything
+    // else is a fault of the statement itself, not to be hidden by a slow path.
+    if (!isJsonError(error)) throw error;
+    const rows = await listChanges(port, filter);
+    return { rows, subjects: await changeSubjects(rows) };
+  }
+  const rows = changeRowsOf(found);
+  const subjects = new Map<number, ChangeSubject>();
+  for (let i = 0; i < rows.length; i++) {
+    const [row, r] = [rows[i], found[i]];
+    if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
+  }
+  return { rows, subjects };
+}
+
+/**
+ * The same without asking `json_valid` first, for a read that answers a JSON error by reading its
+ * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
+ * entries the sync wrote as JSON.
+ */
+export const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
+  `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
+   substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
+
+/**
+ * The entry a change's subject is read from: the one an added/returned/removed change refers to,
+ * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
+ */
+export const subjectBodySql = (c: string, v: string) => `coalesce(
+    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
+         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
+    (select x.body from versions x
+      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
+      order by x.valid_from_run desc limit 1))`;
+
+export function isJsonError(error: unknown): boolean {
+  return error instanceof Error && /JSON/i.test(error.message);
+}
