@@ -10,6 +10,7 @@ import * as history from './history.js';
 import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
+import * as records from '../run-records.js';
 import * as media from './media.js';
 import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
@@ -90,9 +91,9 @@ export class PgStore implements Store {
     (upstream: string, start: RunStart = COMMAND_START, now: Date = new Date()) =>
       runs.beginRun(this.#ctx, upstream, start, now),
   );
-  runOfTick: Op<'runOfTick'> = this.#guard((tick) => runs.runOfTick(this.#ctx, tick));
+  runOfTick: Op<'runOfTick'> = this.#guard((tick) => records.runOfTick(this.#port, tick));
   latestRunStart: Op<'latestRunStart'> = this.#guard(() => runReads.latestRunStart(this.#port));
-  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
+  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => records.heartbeat(this.#port, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
     guardedStage(await openPgStage(this.#ctx, runId), (error) =>
@@ -100,8 +101,10 @@ export class PgStore implements Store {
     ),
   );
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
-  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
-  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
+  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) =>
+    records.recordRebind(this.#port, runId, from),
+  );
+  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => records.recordFailedRun(this.#port, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
   listRuns: Op<'listRuns'> = this.#guard(async (options) =>
     runs.asSeen(this.#ctx, await runReads.runRows(this.#port, options)),
