@@ -23,7 +23,8 @@ import { PgNotificationOutbox } from './notify-outbox.js';
 import { SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
-import { endRun, removedAppearances } from './run-commit.js';
+import { endRun } from './run-commit.js';
+import { removedAppearances } from '../removed-appearances.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
@@ -132,7 +133,7 @@ export class PgStore implements Store {
 
   // Listing
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
-    removedAppearances(this.#ctx, uuids, hashOf),
+    removedAppearances(this.#port, uuids, hashOf),
   );
   listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#port, run));
   listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>

@@ -17,7 +17,8 @@ import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import { identityValue } from './identity.js';
 import * as media from './media.js';
-import { endRun, removedAppearances } from './run-commit.js';
+import { endRun } from './run-commit.js';
+import { removedAppearances } from '../removed-appearances.js';
 import { COMMAND_START } from '../tick-claims.js';
 import { beginRun } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
@@ -93,7 +94,7 @@ export class SqliteStore implements MirrorDatabase {
   removedAppearances = (
     uuids: readonly string[],
     hashOf: (body: string) => string,
-  ): Promise<RemovedAppearance[]> => settle(() => removedAppearances(this, uuids, hashOf));
+  ): Promise<RemovedAppearance[]> => removedAppearances(this.#port, uuids, hashOf);
   listingAt: Op<'listingAt'> = (run) => listing.listingAt(this.#port, run);
   listedVersionIds: Op<'listedVersionIds'> = (runId) => listing.listedVersionIds(this.#port, runId);
   versionBodies: Op<'versionBodies'> = (ids) => listing.versionBodies(this.#port, ids);
