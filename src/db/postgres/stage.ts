@@ -11,10 +11,9 @@ import {
   type StageDialect,
 } from '../run-stage.js';
 import type { ChangeRow } from '../schema.js';
-import { insertMany } from './bulk.js';
 import { announceCommit } from './commit-watch.js';
 import type { PgContext } from './context.js';
-import { writeMediaRows } from './media-commit.js';
+import { writeMediaRows } from '../media-commit.js';
 import { writeOutbox, type RunMemory } from './outbox.js';
 import { assertStillRunning, markSucceeded } from '../run-ends.js';
 import type { SqlPort } from '../sql-port.js';
@@ -48,7 +47,6 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   const tx: Tx = { client, db: drizzle({ client, schema }) };
   const conn: StageConnection = {
     ...pgSqlPort(client),
-    insert: (table, columns, values) => insertMany(client, table, columns, values),
     // As an array, the ids are a list of index seeks: `id in (subquery)` is planned as a hash join
     // over a scan of the whole table while the run's rows are a few percent of its history.
     byIds: (subquery) => `id = any(array(${subquery}))`,
@@ -87,7 +85,7 @@ async function finish(
   await markSucceeded(port, commit, entries);
   // Media rows first, as the SQLite store writes them: a run's messages see its own media.
   const memory: RunMemory = { changes: [], bodies: new Map() };
-  if (commit.media) await writeMediaRows(tx, commit.runId, commit.finishedAt, commit.media, memory);
+  if (commit.media) await writeMediaRows(port, commit.runId, commit.media);
   if (commit.outbox || commit.notify) {
     memory.changes = await rows<ChangeRow>(
       tx.client,

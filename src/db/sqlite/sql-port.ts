@@ -24,6 +24,14 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
             .all(...params) as T[],
       ),
     run: (sql, params = []) => settle(() => prepare(sql).run(...params).changes),
+    insert: (table, columns, rows, onConflict = '') =>
+      settle(() => {
+        const names = columns.map((c) => c.name);
+        const insert = prepare(
+          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')}) ${onConflict}`,
+        );
+        for (const row of rows) insert.run(...row);
+      }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
     oneOf: (column, _type, values) => ({
       sql: `${column} in (select value from json_each(?))`,

@@ -9,7 +9,7 @@ import {
   type StageStatement,
 } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
-import { writeMediaRows } from './media-commit.js';
+import { writeMediaRows } from '../media-commit.js';
 import { writeOutbox } from './outbox.js';
 import { assertStillRunning, markSucceeded } from '../run-ends.js';
 import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
@@ -83,14 +83,6 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   const prepare = statementCache(sqlite);
   const conn: StageConnection = {
     ...sqliteSqlPort(prepare),
-    insert: (table, columns, rows) =>
-      settle(() => {
-        const names = columns.map((c) => c.name);
-        const insert = prepare(
-          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`,
-        );
-        for (const row of rows) insert.run(...row);
-      }),
     byIds: (subquery) => `id in (${subquery})`,
     transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
@@ -113,7 +105,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
               checkRunReferences(sqlite, commit.runId);
               await markSucceeded(tx, commit, entries);
               // Media rows first: a notification's thumbnails are the media this run holds.
-              if (commit.media) writeMediaRows(store, commit.runId, commit.media);
+              if (commit.media) await writeMediaRows(tx, commit.runId, commit.media);
               if (commit.outbox) writeOutbox(store, commit.runId, commit.outbox);
               if (commit.notify) writeOutbox(store, commit.runId, commit.notify);
             },
