@@ -1,4 +1,5 @@
 import { MirrorError } from '../errors.js';
+import type { RunEnd } from './run-commit.js';
 import type { StageCommit } from './run-stage.js';
 import type { SqlPort } from './sql-port.js';
 
@@ -77,4 +78,24 @@ export async function assertStillRunning(tx: SqlPort, runId: number): Promise<vo
       { runId },
     );
   }
+}
+
+/**
+ * A run's end without data, failed or aborted with its reason, unless it already ended; inside the
+ * transaction that also writes the notifications the end calls for.
+ */
+export async function recordRunEnd(tx: SqlPort, end: RunEnd): Promise<void> {
+  await tx.run(
+    `update runs set status = ?, finished_at = ?, error_code = ?, error_message = ?, pages = ?, entries = ?
+      where id = ? and status = 'running'`,
+    [
+      end.status,
+      new Date().toISOString(),
+      end.error.code,
+      end.error.message,
+      end.stats?.pages ?? null,
+      end.stats?.entries ?? null,
+      end.runId,
+    ],
+  );
 }

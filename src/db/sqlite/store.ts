@@ -67,7 +67,7 @@ export class SqliteStore implements MirrorDatabase {
   runOfTick: Op<'runOfTick'> = (tick) => records.runOfTick(this.#port, tick);
   latestRunStart: Op<'latestRunStart'> = () => runs.latestRunStart(this.#port);
   heartbeat: Op<'heartbeat'> = (runId, at) => records.heartbeat(this.#port, runId, at);
-  endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
+  endRun = (end: RunEnd): Promise<void> => endRun(this, end);
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
   releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
   recordRebind: Op<'recordRebind'> = (runId, from) => records.recordRebind(this.#port, runId, from);
