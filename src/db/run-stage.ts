@@ -1,5 +1,5 @@
 import type { MediaCommit, OutboxPlan, RunCounts } from './run-commit.js';
-import type { SqlPort } from './sql-port.js';
+import type { InsertColumn, SqlPort } from './sql-port.js';
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
@@ -123,18 +123,11 @@ export interface RunStage {
   close(): Promise<void>;
 }
 
-export interface StageColumn {
-  name: string;
-  type: 'int' | 'bigint' | 'text';
-}
+/** A stage table's column, as the port inserts it. */
+export type StageColumn = InsertColumn;
 
 /** What the stage needs of a connection besides the port's reads and writes. */
 export interface StageConnection extends SqlPort {
-  insert(
-    table: string,
-    columns: readonly StageColumn[],
-    rows: readonly (readonly unknown[])[],
-  ): Promise<void>;
   /**
    * `id` limited to the ids a subquery of stage tables answers, as a condition that seeks each by
    * primary key: a commit touches the rows it changes, never a scan of the history they are in.

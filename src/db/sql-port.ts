@@ -3,6 +3,12 @@
  * prune); placeholders are `?`. Each dialect has one implementation: src/db/sqlite/sql-port.ts,
  * src/db/postgres/sql-port.ts.
  */
+/** A column of a multi-row insert, and its element type (PostgreSQL sends each column as one array). */
+export interface InsertColumn {
+  name: string;
+  type: 'int' | 'bigint' | 'text';
+}
+
 export interface SqlPort {
   /** Which database answers: for the few statements that truly differ, branched inside their one operation. */
   readonly dialect: 'sqlite' | 'postgres';
@@ -11,6 +17,17 @@ export interface SqlPort {
   values<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs one statement; how many rows it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * Inserts rows: a few statements of many rows each on PostgreSQL, one prepared statement run per
+   * row on SQLite (in process, as fast). `onConflict` (an ON CONFLICT clause, which may name the
+   * table) is appended as is; rows it would touch twice are the caller's to leave out.
+   */
+  insert(
+    table: string,
+    columns: readonly InsertColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict?: string,
+  ): Promise<void>;
   /** A subquery listing the values of one `?` parameter, and that parameter's value. */
   list(
     type: 'bigint' | 'int' | 'text',

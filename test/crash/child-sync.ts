@@ -4,8 +4,8 @@
  * one JSON object a line:
  *   - the run's own pino lines (`"msg":"sync started"`, `"msg":"sync succeeded"`, ...);
  *   - markers `{"marker":"progress","done":n,"total":n}` per page crawled;
- *   - `{"marker":"txn","n":k}` written inside the k-th write transaction, once BEGIN IMMEDIATE
- *     holds the lock (on PostgreSQL once BEGIN returned) (1 is beginRun, 2 the commit of the
+ *   - `{"marker":"txn","n":k}` written inside the k-th write transaction (a better-sqlite3
+ *     `transaction()`, or a BEGIN IMMEDIATE sent through `exec`), once BEGIN IMMEDIATE holds the lock (on PostgreSQL once BEGIN returned) (1 is beginRun, 2 the commit of the
  *     run), so a kill sent on it lands in or right after that transaction;
  *     `{"marker":"txn-end","n":k}` once it has committed;
  *   - `{"marker":"done","runId":n}` once runSync resolved;
@@ -71,6 +71,16 @@ function markTransactions(sqlite: Database.Database): void {
     );
   };
   sqlite.transaction = wrap;
+  // A run's commit is written over the SQL port: its BEGIN IMMEDIATE and COMMIT go through exec.
+  const exec = sqlite.exec.bind(sqlite);
+  let current = 0;
+  sqlite.exec = (sql: string) => {
+    const result = exec(sql);
+    if (sql === 'begin immediate') mark('txn', { n: (current = ++opened) });
+    else if (sql === 'commit' && current > 0) mark('txn-end', { n: current });
+    if (sql === 'commit' || sql === 'rollback') current = 0;
+    return result;
+  };
 }
 
 /**

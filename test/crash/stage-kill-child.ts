@@ -52,10 +52,10 @@ function killBeforeCommit(store: Store): void {
     } as typeof pg.Client.prototype.query;
     return;
   }
-  const { sqlite } = store as unknown as { sqlite: { transaction: (fn: () => unknown) => unknown } };
-  const transaction = sqlite.transaction.bind(sqlite);
-  // The commit is the one immediate transaction a run opens after its stage is filled.
-  sqlite.transaction = (fn: () => unknown) => transaction(() => (committing ? (fn(), die('commit')) : fn()));
+  const { sqlite } = store as unknown as { sqlite: { exec: (sql: string) => unknown } };
+  const exec = sqlite.exec.bind(sqlite);
+  // The commit is the one transaction a run ends once its stage is filled.
+  sqlite.exec = (sql: string) => (committing && sql === 'commit' ? die('commit') : exec(sql));
 }
 
 let committing = false;

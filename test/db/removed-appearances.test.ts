@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOVED_APPEARANCES as PG_REMOVED_APPEARANCES } from '../../src/db/postgres/run-commit.js';
-import { REMOVED_APPEARANCES as SQLITE_REMOVED_APPEARANCES } from '../../src/db/sqlite/run-commit.js';
+import { REMOVED_APPEARANCES_SQL } from '../../src/db/removed-appearances.js';
 import type { Store } from '../../src/db/store.js';
 import { bodyHash } from '../../src/sync/body-hash.js';
 import { STORE_KINDS, storeMaker, storeRows, type StoreKind } from '../helpers/postgres.js';
@@ -67,8 +66,11 @@ async function expectedRemoved(store: Store, uuids: readonly string[]): Promise<
 
 /** A statement with its uuids written in, for EXPLAIN on a connection of the test's own. */
 function withUuids(kind: StoreKind, uuids: readonly string[]): string {
-  if (kind === 'sqlite') return SQLITE_REMOVED_APPEARANCES.replaceAll('@uuid', `'${uuids[0] ?? ''}'`);
-  return PG_REMOVED_APPEARANCES.replace('$1::text[]', `array[${uuids.map((u) => `'${u}'`).join(', ')}]`);
+  if (kind === 'sqlite') return REMOVED_APPEARANCES_SQL.sqlite.replaceAll('?', `'${uuids[0] ?? ''}'`);
+  return REMOVED_APPEARANCES_SQL.postgres.replace(
+    '?::text[]',
+    `array[${uuids.map((u) => `'${u}'`).join(', ')}]`,
+  );
 }
 
 interface PlanNode {

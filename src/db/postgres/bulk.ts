@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { run, tuples } from './sql.js';
+import { run, tuples, type Queryable } from './sql.js';
 
 // Multi-row writes: one statement per chunk of rows, each column passed as one array parameter and
 // spread by unnest(). A 100,000-entry commit is a few dozen round trips, not 100,000.
@@ -90,7 +90,7 @@ export async function insertWithIds(
 
 /** Inserts rows, one statement per chunk; `suffix` (an ON CONFLICT clause) is appended as is. */
 export async function insertMany(
-  client: pg.ClientBase,
+  client: Queryable,
   table: string,
   columns: readonly Column[],
   rows: readonly (readonly unknown[])[],

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { eq, sql } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
-import type { RunRow, RunTrigger } from '../schema.js';
+import type { RunRow } from '../schema.js';
 import { tickServedError, type RunStart, type TickServer } from '../tick-claims.js';
 import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
@@ -204,14 +204,6 @@ export function assertHeld(ctx: PgContext, runId: number): void {
   }
 }
 
-export async function heartbeat(ctx: PgContext, runId: number, at: string): Promise<void> {
-  await run(ctx.pool, `update runs set heartbeat_at = $1 where id = $2 and status = 'running'`, [at, runId]);
-}
-
-export async function recordRebind(ctx: PgContext, runId: number, from: string): Promise<void> {
-  await ctx.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId));
-}
-
 /**
  * Marks aborted the `running` runs nobody holds the lock of; how many. A transaction-level try of
  * the same lock makes it race-free: while it is held no instance can begin a run.
@@ -235,31 +227,4 @@ export async function asSeen(ctx: PgContext, list: RunRow[]): Promise<RunRow[]> 
   if (!list.some((r) => r.status === 'running')) return list;
   if ((await runLockHolder(ctx.pool)) !== null) return list;
   return list.map((r) => (r.status === 'running' ? asAborted(r) : r));
-}
-
-/** The run that claimed tick `tick` (its ISO time), whatever its status. */
-export async function runOfTick(ctx: PgContext, tick: string): Promise<RunRow | undefined> {
-  return (await ctx.db.select().from(runs).where(eq(runs.scheduledFor, tick)).limit(1))[0];
-}
-
-/** A run that failed before it could record itself: one finished `failed` row (see run-records.ts). */
-export async function recordFailedRun(
-  ctx: PgContext,
-  run: { upstream: string; startedAt: Date; trigger: RunTrigger; error: { code: string; message: string } },
-): Promise<number> {
-  const row = await one<{ id: number }>(
-    ctx.pool,
-    `insert into runs (status, started_at, finished_at, upstream, "trigger", error_code, error_message)
-     values ('failed', $1, $2, $3, $4, $5, $6) returning id`,
-    [
-      run.startedAt.toISOString(),
-      new Date().toISOString(),
-      run.upstream,
-      run.trigger,
-      run.error.code,
-      run.error.message,
-    ],
-  );
-  if (!row) throw new Error('insert into runs returned no id');
-  return row.id;
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
+import { insertMany } from './bulk.js';
 import { announceOutboxChange } from './commit-watch.js';
 import { preparedRows, run, transaction, tuples, type Queryable } from './sql.js';
 
@@ -45,6 +46,7 @@ export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): S
     values: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await rows<[T]>(sql, params)).map(([value]) => value),
     run: (sql, params = []) => run(db, numbered(sql), [...params]),
+    insert: (table, columns, values, onConflict) => insertMany(db, table, columns, values, onConflict),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
     oneOf: (column, type, values) => ({ sql: `${column} = any(?::${type}[])`, param: values }),
   };

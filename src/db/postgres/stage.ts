@@ -11,12 +11,12 @@ import {
   type StageDialect,
 } from '../run-stage.js';
 import type { ChangeRow } from '../schema.js';
-import { insertMany } from './bulk.js';
 import { announceCommit } from './commit-watch.js';
 import type { PgContext } from './context.js';
-import { writeMediaRows } from './media-commit.js';
+import { writeMediaRows } from '../media-commit.js';
 import { writeOutbox, type RunMemory } from './outbox.js';
-import { lockRunningRow, markSucceeded } from './run-commit.js';
+import { assertStillRunning, markSucceeded } from '../run-ends.js';
+import type { SqlPort } from '../sql-port.js';
 import { assertHeld } from './runs.js';
 import { latestSucceededRun } from '../run-reads.js';
 import * as schema from './schema.js';
@@ -47,7 +47,6 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   const tx: Tx = { client, db: drizzle({ client, schema }) };
   const conn: StageConnection = {
     ...pgSqlPort(client),
-    insert: (table, columns, values) => insertMany(client, table, columns, values),
     // As an array, the ids are a list of index seeks: `id in (subquery)` is planned as a hash join
     // over a scan of the whole table while the run's rows are a few percent of its history.
     byIds: (subquery) => `id = any(array(${subquery}))`,
@@ -63,12 +62,12 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
     commit: (commit, statements, entries) =>
       conn.transaction(async () => {
         assertHeld(ctx, commit.runId);
-        await lockRunningRow(tx, commit.runId);
+        await assertStillRunning(conn, commit.runId);
         // This run's change rows are the ones past the newest id before them (no index on run_id).
         const changesAfter =
           (await one<{ id: number }>(client, 'select coalesce(max(id), 0) as id from changes'))?.id ?? 0;
         for (const [sql, params] of statements) await conn.run(sql, params);
-        await finish(tx, commit, entries, changesAfter);
+        await finish(tx, conn, commit, entries, changesAfter);
       }, true),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),
@@ -76,11 +75,17 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
 }
 
 /** After the listing: the run's figures, media rows, outbox and notifications, and the announcement. */
-async function finish(tx: Tx, commit: StageCommit, entries: number, changesAfter: number): Promise<void> {
-  await markSucceeded(tx, commit, entries);
+async function finish(
+  tx: Tx,
+  port: SqlPort,
+  commit: StageCommit,
+  entries: number,
+  changesAfter: number,
+): Promise<void> {
+  await markSucceeded(port, commit, entries);
   // Media rows first, as the SQLite store writes them: a run's messages see its own media.
   const memory: RunMemory = { changes: [], bodies: new Map() };
-  if (commit.media) await writeMediaRows(tx, commit.runId, commit.finishedAt, commit.media, memory);
+  if (commit.media) await writeMediaRows(port, commit.runId, commit.media);
   if (commit.outbox || commit.notify) {
     memory.changes = await rows<ChangeRow>(
       tx.client,

@@ -10,6 +10,7 @@ import * as names from '../name-queries.js';
 import { identityValue } from './identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
+import * as records from '../run-records.js';
 import * as mediaReads from '../media-reads.js';
 import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
@@ -23,7 +24,8 @@ import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import * as directory from '../directory-reads.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
-import { endRun, removedAppearances } from './run-commit.js';
+import { endRun } from './run-commit.js';
+import { removedAppearances } from '../removed-appearances.js';
 import { guardedStage, openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
@@ -91,9 +93,9 @@ export class PgStore implements Store {
     (upstream: string, start: RunStart = COMMAND_START, now: Date = new Date()) =>
       runs.beginRun(this.#ctx, upstream, start, now),
   );
-  runOfTick: Op<'runOfTick'> = this.#guard((tick) => runs.runOfTick(this.#ctx, tick));
+  runOfTick: Op<'runOfTick'> = this.#guard((tick) => records.runOfTick(this.#port, tick));
   latestRunStart: Op<'latestRunStart'> = this.#guard(() => runReads.latestRunStart(this.#port));
-  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => runs.heartbeat(this.#ctx, runId, at));
+  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => records.heartbeat(this.#port, runId, at));
   endRun: Op<'endRun'> = this.#guard((end) => endRun(this.#ctx, end));
   openStage: Op<'openStage'> = this.#guard(async (runId) =>
     guardedStage(await openPgStage(this.#ctx, runId), (error) =>
@@ -101,8 +103,10 @@ export class PgStore implements Store {
     ),
   );
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => runs.releaseRun(this.#ctx, runId));
-  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) => runs.recordRebind(this.#ctx, runId, from));
-  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => runs.recordFailedRun(this.#ctx, run));
+  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) =>
+    records.recordRebind(this.#port, runId, from),
+  );
+  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => records.recordFailedRun(this.#port, run));
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => runs.recoverDeadRuns(this.#ctx));
   listRuns: Op<'listRuns'> = this.#guard(async (options) =>
     runs.asSeen(this.#ctx, await runReads.runRows(this.#port, options)),
@@ -130,7 +134,7 @@ export class PgStore implements Store {
 
   // Listing
   removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
-    removedAppearances(this.#ctx, uuids, hashOf),
+    removedAppearances(this.#port, uuids, hashOf),
   );
   listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#port, run));
   listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>

@@ -18,15 +18,20 @@ export function holdsNoListing(sqlite: Sqlite): boolean {
  * itself, set-based, before it ends (`checkRunReferences`). Row by row, SQLite looks up each new
  * version's coworker in the listing's order, a random uuid order: on a large first sync that made
  * the versions insert several times slower, and the whole commit much slower (docs/benchmarks.md).
- * The pragma cannot change inside a transaction, hence around it; it is put
- * back whatever happens, and the connection runs nothing else meanwhile (the commit is synchronous).
+ * The pragma cannot change inside a transaction, hence around it; it is put back whatever happens.
+ * Set while another transaction of the connection is open it does nothing, and the commit then
+ * runs with the foreign keys on: slower, as correct.
  */
-export function withBulkForeignKeys<T>(sqlite: Sqlite, bulk: boolean, work: () => T): T {
+export async function withBulkForeignKeys<T>(
+  sqlite: Sqlite,
+  bulk: boolean,
+  work: () => Promise<T>,
+): Promise<T> {
   const enforced = sqlite.pragma('foreign_keys', { simple: true }) === 1;
   if (!bulk || !enforced) return work();
   sqlite.pragma('foreign_keys = OFF');
   try {
-    return work();
+    return await work();
   } finally {
     sqlite.pragma('foreign_keys = ON');
   }

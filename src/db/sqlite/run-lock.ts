@@ -1,6 +1,8 @@
-import { eq } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
+import { prepared } from '../prepared.js';
+import { RUN_OF_TICK_SQL } from '../run-records.js';
+import { runRowOf } from '../run-reads.js';
 import { abortDeadRuns, currentHolder, markRunActive } from '../run-holders.js';
 import { runs, type RunRow } from '../schema.js';
 import { tickServedError, type RunStart } from '../tick-claims.js';
@@ -19,7 +21,7 @@ export function beginRun(store: MirrorDatabase, upstream: string, start: RunStar
       // Inside the write transaction nobody can claim the tick between this read and the insert;
       // runs_scheduled_for_idx holds the rule whatever the code above it does.
       const tick = start.scheduledFor;
-      const served = tick === null ? undefined : runOfTick(store, tick);
+      const served = tick === null ? undefined : claimOf(store, tick);
       if (tick !== null && served) throw tickServedError(tick, served);
       assertUnlocked(store, now);
       const run = store.db
@@ -58,21 +60,8 @@ export function assertUnlocked(store: MirrorDatabase, now: Date): void {
   }
 }
 
-/** A beater of run `runId`'s heartbeat (no-op once the run is no longer running); prepared once. */
-export function heartbeatWriter(store: MirrorDatabase, runId: number): (at: string) => void {
-  const beat = store.sqlite.prepare("update runs set heartbeat_at = ? where id = ? and status = 'running'");
-  return (at) => {
-    beat.run(at, runId);
-  };
-}
-
-/** The run recorded just before run `runId`, whatever its status. */
-/** Marks the run that switched the database to a new upstream. */
-export function recordRebind(store: MirrorDatabase, runId: number, from: string): void {
-  store.db.update(runs).set({ reboundFrom: from }).where(eq(runs.id, runId)).run();
-}
-
-/** The run that claimed tick `tick` (its ISO time), whatever its status. */
-export function runOfTick(store: MirrorDatabase, tick: string): RunRow | undefined {
-  return store.db.select().from(runs).where(eq(runs.scheduledFor, tick)).get();
+/** The run that claimed tick `tick`, read inside the lock's own transaction. */
+function claimOf(store: MirrorDatabase, tick: string): RunRow | undefined {
+  const found = prepared(store.sqlite, RUN_OF_TICK_SQL).raw(true).get(tick) as unknown[] | undefined;
+  return found && runRowOf(found);
 }

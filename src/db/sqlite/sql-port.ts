@@ -24,6 +24,14 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
             .all(...params) as T[],
       ),
     run: (sql, params = []) => settle(() => prepare(sql).run(...params).changes),
+    insert: (table, columns, rows, onConflict = '') =>
+      settle(() => {
+        const names = columns.map((c) => c.name);
+        const insert = prepare(
+          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')}) ${onConflict}`,
+        );
+        for (const row of rows) insert.run(...row);
+      }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
     oneOf: (column, _type, values) => ({
       sql: `${column} in (select value from json_each(?))`,
@@ -49,26 +57,37 @@ export async function withinTransaction<T>(
   }
 }
 
+const turns = new WeakMap<Database.Database, Promise<unknown>>();
+
 /**
- * The port over `sqlite` with write transactions. Its transactions take turns: between the awaits
- * of one, another caller on this connection would otherwise find a transaction already open. One
- * asked for inside a transaction that is not the port's (a better-sqlite3 `transaction()`) joins it.
+ * `work` in the connection's write turn: its writers take turns, since between the awaits of one
+ * another caller on this connection would otherwise find a transaction already open, and join it.
+ * `work` opens its transaction itself (a run's commit first sets a pragma that cannot change inside one).
+ */
+export function inWriteTurn<T>(sqlite: Database.Database, work: () => Promise<T>): Promise<T> {
+  const mine = (turns.get(sqlite) ?? Promise.resolve()).then(work);
+  turns.set(
+    sqlite,
+    mine.catch(() => undefined),
+  );
+  return mine;
+}
+
+/**
+ * The port over `sqlite` with write transactions, each in the connection's write turn. One asked
+ * for inside a transaction that is not the port's (a better-sqlite3 `transaction()`) joins it.
  */
 function sqliteTransactionPort(
   sqlite: Database.Database,
   prepare: (sql: string) => Database.Statement,
 ): TransactionPort {
   const port = sqliteSqlPort(prepare);
-  let turn: Promise<unknown> = Promise.resolve();
   return {
     ...port,
-    write: <T>(work: (tx: SqlPort) => Promise<T>): Promise<T> => {
-      const mine = turn.then(() =>
+    write: <T>(work: (tx: SqlPort) => Promise<T>): Promise<T> =>
+      inWriteTurn(sqlite, () =>
         sqlite.inTransaction ? work(port) : withinTransaction(sqlite, () => work(port), true),
-      );
-      turn = mine.catch(() => undefined);
-      return mine;
-    },
+      ),
   };
 }
 

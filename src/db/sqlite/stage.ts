@@ -1,5 +1,4 @@
 import type { Statement } from 'better-sqlite3';
-import { MirrorError } from '../../errors.js';
 import type { MirrorDatabase } from '../open.js';
 import { latestSucceededRun } from '../run-reads.js';
 import {
@@ -10,18 +9,18 @@ import {
   type StageStatement,
 } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
-import { writeMediaRows } from './media-commit.js';
+import { writeMediaRows } from '../media-commit.js';
 import { writeOutbox } from './outbox.js';
-import { markSucceeded } from './run-commit.js';
-import { settle, sqliteSqlPort, withinTransaction } from './sql-port.js';
+import { assertStillRunning, markSucceeded } from '../run-ends.js';
+import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 
 /**
  * A run's stage in TEMP tables of the store's own connection. `temp_store = file`: the staged
  * listing lives in a temporary file beside nothing (never in the heap, never in the main file),
  * deleted when the connection closes, or by the OS when the process dies.
  */
-export function openSqliteStage(store: MirrorDatabase, runId: number): Promise<RunStage> {
-  assertRunning(store, runId);
+export async function openSqliteStage(store: MirrorDatabase, runId: number): Promise<RunStage> {
+  await assertStillRunning(transactionPortOf(store.sqlite), runId);
   return openRunStage(sqliteStageDialect(store));
 }
 
@@ -84,14 +83,6 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
   const prepare = statementCache(sqlite);
   const conn: StageConnection = {
     ...sqliteSqlPort(prepare),
-    insert: (table, columns, rows) =>
-      settle(() => {
-        const names = columns.map((c) => c.name);
-        const insert = prepare(
-          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`,
-        );
-        for (const row of rows) insert.run(...row);
-      }),
     byIds: (subquery) => `id in (${subquery})`,
     transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
@@ -102,20 +93,24 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
       return last && { id: last.id, finishedAt: last.finishedAt };
     },
     commit: (commit, statements, entries) =>
-      settle(() =>
+      // The connection's write turn: another writer on it waits for the commit, never joins it.
+      inWriteTurn(sqlite, () =>
         withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>
-          sqlite
-            .transaction(() => {
-              assertRunning(store, commit.runId);
+          withinTransaction(
+            sqlite,
+            async () => {
+              const tx = transactionPortOf(sqlite);
+              await assertStillRunning(tx, commit.runId);
               runListing(sqlite, prepare, statements);
               checkRunReferences(sqlite, commit.runId);
-              markSucceeded(store, commit, entries);
+              await markSucceeded(tx, commit, entries);
               // Media rows first: a notification's thumbnails are the media this run holds.
-              if (commit.media) writeMediaRows(store, commit.runId, commit.media);
+              if (commit.media) await writeMediaRows(tx, commit.runId, commit.media);
               if (commit.outbox) writeOutbox(store, commit.runId, commit.outbox);
               if (commit.notify) writeOutbox(store, commit.runId, commit.notify);
-            })
-            .immediate(),
+            },
+            true,
+          ),
         ),
       ),
     release: () => settle(restorePragmas),
@@ -218,18 +213,4 @@ function buildIndexes(
 ): void {
   for (const sql of deferred.get(table) ?? []) sqlite.exec(sql);
   deferred.delete(table);
-}
-
-function assertRunning(store: MirrorDatabase, runId: number): void {
-  const status = store.sqlite.prepare('select status from runs where id = ?').pluck().get(runId) as
-    string | undefined;
-  if (status !== 'running') {
-    throw new MirrorError(
-      'RUN_ABORTED',
-      `run ${runId} is no longer running (status ${status ?? 'missing'}); nothing stored`,
-      {
-        runId,
-      },
-    );
-  }
 }

@@ -6,7 +6,7 @@ import * as pages from '../page-queries.js';
 import * as directory from '../directory-reads.js';
 import * as queries from '../queries.js';
 import * as mediaReads from '../media-reads.js';
-import { recordFailedRun } from '../run-records.js';
+import * as records from '../run-records.js';
 import { markRunInactive, recoverDeadRuns } from '../run-holders.js';
 import type { RemovedAppearance, RunEnd } from '../run-commit.js';
 import type { ReaderTarget, Store } from '../store.js';
@@ -18,9 +18,10 @@ import * as listing from '../listing-reads.js';
 import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import { identityValue } from './identity.js';
-import { endRun, removedAppearances } from './run-commit.js';
+import { endRun } from './run-commit.js';
+import { removedAppearances } from '../removed-appearances.js';
 import { COMMAND_START } from '../tick-claims.js';
-import { beginRun, heartbeatWriter, recordRebind, runOfTick } from './run-lock.js';
+import { beginRun } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
 import { outboxPortOf, sqliteSqlPort, transactionPortOf } from './sql-port.js';
@@ -64,14 +65,14 @@ export class SqliteStore implements MirrorDatabase {
   // Runs
   beginRun: Op<'beginRun'> = (upstream, start = COMMAND_START, now = new Date()) =>
     settle(() => beginRun(this, upstream, start, now));
-  runOfTick: Op<'runOfTick'> = (tick) => settle(() => runOfTick(this, tick));
+  runOfTick: Op<'runOfTick'> = (tick) => records.runOfTick(this.#port, tick);
   latestRunStart: Op<'latestRunStart'> = () => runs.latestRunStart(this.#port);
-  heartbeat: Op<'heartbeat'> = (runId, at) => settle(() => heartbeatWriter(this, runId)(at));
-  endRun = (end: RunEnd): Promise<void> => settle(() => endRun(this, end));
+  heartbeat: Op<'heartbeat'> = (runId, at) => records.heartbeat(this.#port, runId, at);
+  endRun = (end: RunEnd): Promise<void> => endRun(this, end);
   openStage: Op<'openStage'> = (runId) => openSqliteStage(this, runId);
   releaseRun: Op<'releaseRun'> = (runId) => settle(() => markRunInactive(this, runId));
-  recordRebind: Op<'recordRebind'> = (runId, from) => settle(() => recordRebind(this, runId, from));
-  recordFailedRun: Op<'recordFailedRun'> = (run) => settle(() => recordFailedRun(this, run));
+  recordRebind: Op<'recordRebind'> = (runId, from) => records.recordRebind(this.#port, runId, from);
+  recordFailedRun: Op<'recordFailedRun'> = (run) => records.recordFailedRun(this.#port, run);
   recoverDeadRuns: Op<'recoverDeadRuns'> = () => settle(() => recoverDeadRuns(this));
   /** Runs as a reader should see them: one whose holder provably died reads as aborted. */
   listRuns: Op<'listRuns'> = async (options) =>
@@ -94,7 +95,7 @@ export class SqliteStore implements MirrorDatabase {
   removedAppearances = (
     uuids: readonly string[],
     hashOf: (body: string) => string,
-  ): Promise<RemovedAppearance[]> => settle(() => removedAppearances(this, uuids, hashOf));
+  ): Promise<RemovedAppearance[]> => removedAppearances(this.#port, uuids, hashOf);
   listingAt: Op<'listingAt'> = (run) => listing.listingAt(this.#port, run);
   listedVersionIds: Op<'listedVersionIds'> = (runId) => listing.listedVersionIds(this.#port, runId);
   versionBodies: Op<'versionBodies'> = (ids) => listing.versionBodies(this.#port, ids);

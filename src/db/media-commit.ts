@@ -1,0 +1,148 @@
+import { mediaChangeRows, mediaVersionWrites, type MediaChange } from './commit-plans.js';
+import type { MediaCommit } from './run-commit.js';
+import type { SqlPort } from './sql-port.js';
+
+/**
+ * Blobs, versions per URL, the URL's last attempt, media_changed changes and the run's figures,
+ * written inside the run's own transaction after its listing: the listing and the media it
+ * references appear together or not at all. Once for both dialects over the port.
+ */
+export async function writeMediaRows(tx: SqlPort, runId: number, media: MediaCommit): Promise<void> {
+  await writeBlobs(tx, runId, media);
+  const open = new Map(
+    (
+      await tx.rows<[string, number, string]>(
+        'select url, id, sha256 from media_versions where valid_to_run is null order by id',
+      )
+    ).map(([url, id, sha256]) => [url, { id, sha256 }]),
+  );
+  const writes = mediaVersionWrites(open, media);
+  if (writes.close.length > 0) {
+    const ids = tx.oneOf('id', 'bigint', writes.close);
+    await tx.run(`update media_versions set valid_to_run = ? where ${ids.sql}`, [runId, ids.param]);
+  }
+  await tx.insert(
+    'media_versions',
+    [
+      { name: 'url', type: 'text' },
+      { name: 'sha256', type: 'text' },
+      { name: 'valid_from_run', type: 'bigint' },
+    ],
+    writes.open.map(([url, sha256]) => [url, sha256, runId]),
+  );
+  await writeUrlStates(tx, runId, media);
+  await writeMediaChanges(tx, runId, writes.changed, media.refsOf);
+  await tx.run(
+    'insert into media_runs (run_id, fetched, revalidated, failed, bytes) values (?, ?, ?, ?, ?)',
+    [runId, media.counts.fetched, media.counts.revalidated, media.counts.failed, media.counts.bytes],
+  );
+}
+
+async function writeBlobs(tx: SqlPort, runId: number, { items }: MediaCommit): Promise<void> {
+  // One row per sha256, the first's (a statement's ON CONFLICT may not touch one row twice).
+  const blobs = new Map<string, unknown[]>();
+  for (const { result } of items) {
+    if (result.kind === 'fetched' && !blobs.has(result.sha256)) {
+      blobs.set(result.sha256, [result.sha256, result.size, result.contentType, runId]);
+    }
+  }
+  // A file retention dropped and a later run fetched again is live once more.
+  await tx.insert(
+    'media_blobs',
+    [
+      { name: 'sha256', type: 'text' },
+      { name: 'size', type: 'bigint' },
+      { name: 'content_type', type: 'text' },
+      { name: 'created_run', type: 'bigint' },
+    ],
+    [...blobs.values()],
+    'on conflict (sha256) do update set dropped_at = null where media_blobs.dropped_at is not null',
+  );
+}
+
+async function writeUrlStates(tx: SqlPort, runId: number, { items }: MediaCommit): Promise<void> {
+  // The last attempt of a URL counts (one row per URL: ON CONFLICT may not touch one row twice).
+  const last = new Map(items.map((item) => [item.url, item.result]));
+  const ok: unknown[][] = [];
+  const failed: unknown[][] = [];
+  for (const [url, result] of last) {
+    if (result.kind === 'failed') failed.push([url, runId, result.code, result.message]);
+    else ok.push([url, result.etag, result.lastModified, runId]);
+  }
+  await tx.insert(
+    'media_urls',
+    [
+      { name: 'url', type: 'text' },
+      { name: 'etag', type: 'text' },
+      { name: 'last_modified', type: 'text' },
+      { name: 'checked_run', type: 'bigint' },
+    ],
+    ok,
+    `on conflict (url) do update set etag = excluded.etag, last_modified = excluded.last_modified,
+       checked_run = excluded.checked_run, failure_code = null, failure_message = null`,
+  );
+  // The validators of the last good bytes are kept: they still describe what is served.
+  await tx.insert(
+    'media_urls',
+    [
+      { name: 'url', type: 'text' },
+      { name: 'checked_run', type: 'bigint' },
+      { name: 'failure_code', type: 'text' },
+      { name: 'failure_message', type: 'text' },
+    ],
+    failed,
+    `on conflict (url) do update set checked_run = excluded.checked_run,
+       failure_code = excluded.failure_code, failure_message = excluded.failure_message`,
+  );
+}
+
+/** LIKE's wildcards and escape taken literally. */
+const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The current listing's entries, in listing order, that may name one of these URLs. PostgreSQL
+ * sends only those whose text holds a URL as JSON spells it (the test mediaChangeRows makes
+ * first), not every entry text over the wire; SQLite reads them in process.
+ */
+async function entriesNaming(tx: SqlPort, urls: readonly string[]): Promise<[string, number, string][]> {
+  const sql = `select v.uuid, v.slot, v.body from listing_positions lp join versions v on v.id = lp.version_id
+      where lp.valid_to_run is null`;
+  if (tx.dialect === 'sqlite') return tx.rows(`${sql} order by lp.position`);
+  const patterns = urls.map((url) => `%${likeLiteral(JSON.stringify(url).slice(1, -1))}%`);
+  return tx.rows(`${sql} and v.body like any(?::text[]) order by lp.position`, [patterns]);
+}
+
+/** One `media_changed` change per appearance and field that names a URL whose bytes changed. */
+async function writeMediaChanges(
+  tx: SqlPort,
+  runId: number,
+  changed: readonly MediaChange[],
+  refsOf: MediaCommit['refsOf'],
+): Promise<void> {
+  if (changed.length === 0) return;
+  const entries = await entriesNaming(
+    tx,
+    changed.map((c) => c.url),
+  );
+  await tx.insert(
+    'changes',
+    [
+      { name: 'run_id', type: 'bigint' },
+      { name: 'uuid', type: 'text' },
+      { name: 'slot', type: 'int' },
+      { name: 'kind', type: 'text' },
+      { name: 'field', type: 'text' },
+      { name: 'old_value', type: 'text' },
+      { name: 'new_value', type: 'text' },
+    ],
+    mediaChangeRows(entries, changed, refsOf).map(([uuid, slot, field, oldValue, newValue]) => [
+      runId,
+      uuid,
+      slot,
+      'media_changed',
+      field,
+      oldValue,
+      newValue,
+    ]),
+  );
+}
