@@ -8,6 +8,12 @@ import { simulatedUpstream } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { canRunAsPid1, spawnCliSyncAsPid1 } from './sync-child.js';
 
+/**
+ * The run's holder: the sync process `sync` starts (src/sync/isolated-sync.ts), the first child of
+ * PID 1 in its namespace, as each sync of a container's `start` is: the same pid at every restart.
+ */
+const SYNC_PID = 2;
+
 function runRows(dbFile: string) {
   const store = openDatabase(dbFile);
   try {
@@ -44,7 +50,7 @@ describe.skipIf(!canRunAsPid1())(
       const started = await crashed.waitFor((line) => line.msg === 'sync started');
       expect(started, `the first sync never started:\n${crashed.stdout}\n${crashed.stderr}`).toBeDefined();
       expect(runRows(dbFile)).toEqual([
-        { id: 1, status: 'running', holderPid: 1, holderHost: hostname(), errorCode: null },
+        { id: 1, status: 'running', holderPid: SYNC_PID, holderHost: hostname(), errorCode: null },
       ]);
       crashed.kill();
       await crashed.exited;
@@ -61,8 +67,8 @@ describe.skipIf(!canRunAsPid1())(
         complaints: [],
       });
       expect(runRows(dbFile)).toEqual([
-        { id: 1, status: 'aborted', holderPid: 1, holderHost: hostname(), errorCode: 'RUN_ABORTED' },
-        { id: 2, status: 'succeeded', holderPid: 1, holderHost: hostname(), errorCode: null },
+        { id: 1, status: 'aborted', holderPid: SYNC_PID, holderHost: hostname(), errorCode: 'RUN_ABORTED' },
+        { id: 2, status: 'succeeded', holderPid: SYNC_PID, holderHost: hostname(), errorCode: null },
       ]);
     });
   },
