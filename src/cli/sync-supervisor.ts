@@ -38,7 +38,7 @@ export async function superviseSyncCommand(
         execPath: process.execPath,
         nodeArgs: process.execArgv,
         cliPath: script,
-        syncArgs: ['--sync-process', ...options.args],
+        syncArgs: options.args,
         start: options.start,
         env: process.env,
         maxHeapMb: config.sync.maxHeapMb,

@@ -154,6 +154,7 @@ export async function superviseSync(
       `--max-old-space-size=${options.maxHeapMb}`,
       options.cliPath,
       'sync',
+      '--sync-process',
       ...(options.logFormat ? ['--log-format', options.logFormat] : []),
       ...(options.terminal === true ? ['--terminal'] : []),
       ...(options.syncArgs ?? []),
