@@ -16,15 +16,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 async function main(): Promise<void> {
   if (answerVersionFlag(process.argv.slice(2), (text) => process.stdout.write(text))) return;
-  if (process.argv[2] === 'sync') {
-    // Before the CLI loads: a bare `sync` runs in a thread with its heap limit (cli/sync-thread.ts),
-    // and this thread only waits for it.
-    const thread = await import('./cli/sync-thread.js');
-    if (thread.wantsSyncThread()) {
-      process.exitCode = await thread.runSyncInThread();
-      return;
-    }
-  }
   try {
     const { buildProgram } = await import('./cli/program.js');
     // Commander's own usage errors (unknown option, bad choice, missing argument) are exit 2 like
@@ -44,13 +35,27 @@ async function reportFailure(thrown: unknown): Promise<void> {
   ]);
   if (thrown instanceof CommanderError) {
     process.exitCode = thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (thrown.exitCode !== 0) toSupervisor('CONFIG_INVALID', thrown.message);
     return;
   }
   // SQLite's errors become DB_ERROR (exit 8) with what to do; anything unforeseen is a bug (exit 1).
   const error = toMirrorError(thrown);
+  toSupervisor(error.code, error.message, error.details);
   // What failed and what to do, in a line or two; the stack only when asked for.
   process.stderr.write(errorReport(error, { debug: process.env.LOG_LEVEL === 'debug' }));
   process.exitCode = exitCodeFor(error.code);
+}
+
+/**
+ * A sync process (src/sync/isolated-sync.ts) that fails before its run tells the process that
+ * started it why, so that one does not take a refusal for a crash. No IPC channel, no message.
+ */
+function toSupervisor(code: string, message: string, details: Record<string, unknown> = {}): void {
+  try {
+    process.send?.({ type: 'run-failed', code, message, details });
+  } catch {
+    // The supervisor went away: the exit code and stderr still say it.
+  }
 }
 
 await main();

@@ -543,6 +543,7 @@ function isolatedSync(
     // The child checks the binding itself: it rebinds when `start` was asked to, and records the
     // demo under the demo's label, as this process would.
     syncArgs: [
+      '--for-start',
       ...(options.rebind ? ['--rebind'] : []),
       ...(child.demo ? ['--upstream-label', child.config.upstream.target.label] : []),
     ],

@@ -112,6 +112,9 @@ interface SyncFlags {
   logFormat?: LogFormat;
   trigger?: RunTrigger;
   scheduledFor?: string;
+  syncProcess?: boolean;
+  forStart?: boolean;
+  terminal?: boolean;
 }
 
 function addSyncCommand(program: Command): void {
@@ -128,15 +131,40 @@ function addSyncCommand(program: Command): void {
       // Internal: `start` tells its child how it logs itself, so the two write one format.
       .addOption(
         new Option('--log-format <format>').choices(['pretty', 'json'] satisfies LogFormat[]).hideHelp(),
-      ),
+      )
+      // Internal (src/sync/isolated-sync.ts): this process is the sync process of a `sync` or a
+      // `start`, with an IPC channel to it; its stderr terminal, if any, is its fd 4.
+      .addOption(new Option('--sync-process').hideHelp())
+      .addOption(new Option('--for-start').hideHelp())
+      .addOption(new Option('--terminal').hideHelp()),
     SYNC_KEYS,
   ).action(async (flags: Record<string, unknown> & SyncFlags) => {
+    const config = await configFrom(flags);
+    const start = runStartOf(flags);
+    const upstreamLabel = flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {};
+    if (flags.syncProcess !== true) {
+      // Whoever types or schedules `sync` gets the one way a sync runs: its own process.
+      const { superviseSyncCommand } = await import('./sync-supervisor.js');
+      process.exitCode = await superviseSyncCommand(config, {
+        args: process.argv.slice(3),
+        start,
+        ...upstreamLabel,
+      });
+      return;
+    }
+    if (!process.send) {
+      throw new ConfigError([
+        { name: '--sync-process', problem: 'internal: only a process that runs `sync` passes it' },
+      ]);
+    }
     const { runSyncCommand } = await import('./sync-command.js');
-    process.exitCode = await runSyncCommand(await configFrom(flags), {
+    process.exitCode = await runSyncCommand(config, {
       rebind: flags.rebind === true,
-      ...(flags.upstreamLabel ? { upstreamLabel: flags.upstreamLabel } : {}),
+      ...upstreamLabel,
       ...(flags.logFormat ? { logFormat: flags.logFormat } : {}),
-      start: runStartOf(flags),
+      forStart: flags.forStart === true,
+      terminal: flags.terminal === true,
+      start,
     });
   });
 }

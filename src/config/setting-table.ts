@@ -279,7 +279,7 @@ export const settings = {
       flag: null,
       default: String(SYNC_HEAP_DEFAULT_MB),
       schema: (v) => v.int(SYNC_HEAP_MIN_MB, SYNC_HEAP_MAX_MB),
-      doc: 'Heap limit (MiB) of every sync: `sync` runs in a thread with it, `start` runs each sync in a child process with it; past it the run fails (SYNC_CRASHED), not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
+      doc: 'Heap limit (MiB) of every sync: `sync` and `start` run each sync in a child process with it; past it the run fails (SYNC_CRASHED), not the server. At least 48 + 0.5 per MiB of SYNC_MAX_LISTING_BYTES (the config refuses less).',
       echo: 'plain',
     },
   },

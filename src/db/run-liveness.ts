@@ -17,18 +17,11 @@ export interface RunHolder {
   token: string;
 }
 
-/** This process's holder token; `holdRunsAs` replaces it before a run starts. */
-let processToken: string = randomUUID();
-
 /**
- * Holds this thread's runs under another token: `sync`'s thread (src/cli/sync-thread.ts) takes its
- * process's, so one process is one holder, and the main thread, which records a thread that died,
- * does not take the run for a dead process's. Told by the caller, not read from the thread's start
- * data, so nothing here knows how a sync was started.
+ * This process's holder token. Every sync runs in a process of its own (src/sync/isolated-sync.ts),
+ * so a process is one holder.
  */
-export function holdRunsAs(token: string): void {
-  processToken = token;
-}
+const processToken: string = randomUUID();
 
 /** Runs this process holds right now: a row of ours not in here was left behind by a failed update. */
 const activeRuns = new Set<string>();
@@ -46,6 +39,19 @@ export function markRunInactive(store: RunFile, runId: number): void {
   activeRuns.delete(runKey(store, runId));
 }
 
+/**
+ * Runs held by a sync process this process started (src/sync/isolated-sync.ts): whatever becomes
+ * of that process, the run's end is this process's to record, with the reason, so a dead holder's
+ * recovery (at an open, at a server's poll) leaves it alone until `release` is called.
+ */
+const supervisedRuns = new Set<string>();
+
+export function superviseRun(store: RunFile, runId: number): () => void {
+  const key = runKey(store, runId);
+  supervisedRuns.add(key);
+  return () => void supervisedRuns.delete(key);
+}
+
 /** How often a run in progress says it is alive, and how long silence means its process is gone. */
 export const HEARTBEAT_MS = 15_000;
 export const LEASE_MS = 120_000;
@@ -55,6 +61,7 @@ export const LEASE_MS = 120_000;
  * host (a container recreated under a new hostname) is gone once its heartbeat is older than the lease.
  */
 export function holderIsDead(store: RunFile, run: RunRow, now = Date.now()): boolean {
+  if (supervisedRuns.has(runKey(store, run.id))) return false;
   const self = currentHolder();
   if (run.holderHost !== self.host || run.holderPid === null) {
     const lastSign = Date.parse(run.heartbeatAt ?? run.startedAt);

@@ -1,17 +1,22 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
+import type { OpenedStore } from '../db/open-store.js';
 import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { superviseRun } from '../db/run-liveness.js';
 import { endRunWithoutData } from './run-lock.js';
 import { childOutput, type LogFormat } from './child-output.js';
 
 /**
- * Runs each sync of `start` in a child process (`coworker-mirror sync`) with its own heap limit, so
- * whatever the upstream makes the sync do (a heap blown by a huge listing, a stack overflow, a
- * stall) happens on another event loop and another heap: the server keeps answering, and the run is
- * recorded as failed with a reason, its lock released, the next tick free to run.
+ * The one way a sync runs, whoever starts it (`start`'s schedule, the admin route, a bare `sync`):
+ * in a child process (`coworker-mirror sync`) with its own heap limit and a watchdog, so whatever
+ * the upstream makes the sync do (a heap blown by a huge listing, a native crash, a stall) happens
+ * on another event loop and another heap: the server keeps answering, a cron job gets an exit code,
+ * and the run is recorded as failed with a reason, its lock released, the next run free to go.
+ * The child is the run's holder; it ends its run as aborted when the process that started it dies
+ * (its IPC channel closes), so a kill of either is recorded (docs/decisions/).
  */
 
 /** What the child tells the parent over the IPC channel; parsed, never trusted as typed. */
@@ -32,7 +37,7 @@ export function parseChildMessage(raw: unknown): ChildMessage | null {
   return parsed.success ? parsed.data : null;
 }
 
-/** The child's side: sends one message to the parent when it runs under `start` (no-op otherwise). */
+/** The child's side: sends one message to the process that started it (a no-op without one). */
 export function reportToParent(
   send: ((message: unknown) => boolean) | undefined,
   message: ChildMessage,
@@ -60,16 +65,45 @@ export interface IsolatedSyncOptions {
   maxDurationMs: number;
   /** That grace; 30 s unless a test needs a watchdog it can wait for. */
   watchdogGraceMs?: number;
-  /** The database itself: a child that dies before its run row is recorded in it directly. */
+  /**
+   * The database, where a dead child's run is ended (or, when it died before writing one, recorded
+   * as failed).
+   */
   store: Store;
   /** The upstream as runs name it: a child that dies before its run row is recorded under it. */
   upstream: string;
   logger: Logger;
-  /** How the parent logs: the child logs so too, on a terminal as in a log collector. */
-  logFormat: LogFormat;
-  /** Where the child's log lines go (the parent's stdout and stderr). */
-  stdout: NodeJS.WritableStream;
+  /**
+   * How the parent logs: the child logs so too, on a terminal as in a log collector, and its other
+   * stderr lines are shaped to it. Unset, the child picks its own (as a bare `sync` does) and its
+   * stderr passes on as it is.
+   */
+  logFormat?: LogFormat;
+  /** Where the child's stdout goes: a stream, or the parent's own (`inherit`: the `sync` summary). */
+  stdout: NodeJS.WritableStream | 'inherit';
+  /** Where the child's stderr goes, its tail kept to tell why it died. */
   stderr: NodeJS.WritableStream;
+  /**
+   * The parent's stderr is a terminal: it is handed to the child as its fd 4 (`--terminal`), where
+   * it draws its progress bar and logs for a person, while fd 2 stays a pipe that shows the parent
+   * V8's last words.
+   */
+  terminal?: boolean;
+}
+
+/**
+ * The options of a caller that keeps no store open while the child runs (a bare `sync`): a way to
+ * open it, only to record a dead child, closed once written.
+ */
+export type SyncProcessOptions = Omit<IsolatedSyncOptions, 'store'> & {
+  store: Store | { file: string; open: () => Promise<OpenedStore> };
+};
+
+/** How a child ended: no error, or the error, and whether the child said it itself. */
+export interface SyncProcessEnd {
+  error: MirrorError | null;
+  /** The child reported the error itself (and wrote it where it writes): not a death. */
+  reported: boolean;
 }
 
 /** A child that ignores SIGTERM this long after an abort is killed. */
@@ -85,6 +119,8 @@ interface ChildOutcome {
   failure: Extract<ChildMessage, { type: 'run-failed' }> | null;
   stderrTail: string;
   killedBy: 'watchdog' | 'abort' | null;
+  /** Lets the run go to a dead holder's recovery again, once its end is recorded. */
+  release: () => void;
 }
 
 /**
@@ -93,10 +129,23 @@ interface ChildOutcome {
  * run row the dead child left `running`.
  */
 export async function runIsolatedSync(
-  options: IsolatedSyncOptions,
+  options: SyncProcessOptions,
   signal: AbortSignal,
   onRunStarted: (runId: number) => void,
 ): Promise<void> {
+  const end = await superviseSync(options, signal, onRunStarted);
+  if (end.error) throw end.error;
+}
+
+/**
+ * One sync in a child process, to its end: the child's exit code and error when it failed, a
+ * death (crash, out of heap, watchdog, shutdown) recorded on its run and logged.
+ */
+export async function superviseSync(
+  options: SyncProcessOptions,
+  signal: AbortSignal,
+  onRunStarted: (runId: number) => void,
+): Promise<SyncProcessEnd> {
   const startedAt = new Date();
   const child = spawn(
     options.execPath,
@@ -105,26 +154,40 @@ export async function runIsolatedSync(
       `--max-old-space-size=${options.maxHeapMb}`,
       options.cliPath,
       'sync',
-      '--log-format',
-      options.logFormat,
+      '--sync-process',
+      ...(options.logFormat ? ['--log-format', options.logFormat] : []),
+      ...(options.terminal === true ? ['--terminal'] : []),
       ...(options.syncArgs ?? []),
       ...startArgs(options.start),
     ],
-    { env: options.env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+    {
+      env: options.env,
+      stdio: [
+        'ignore',
+        options.stdout === 'inherit' ? 'inherit' : 'pipe',
+        'pipe',
+        'ipc',
+        ...(options.terminal === true ? [2] : []),
+      ],
+    },
   );
   const outcome = await watch(child, options, signal, onRunStarted);
-  if (outcome.code === 0) return;
-  if (outcome.failure) {
-    const { code, message, details } = outcome.failure;
-    throw new MirrorError(code, message, details);
+  try {
+    if (outcome.code === 0) return { error: null, reported: false };
+    if (outcome.failure) {
+      const { code, message, details } = outcome.failure;
+      return { error: new MirrorError(code, message, details), reported: true };
+    }
+    const error = deathError(outcome, options);
+    await recordDeath(options, outcome, error, startedAt);
+    options.logger.error(
+      { err: error, runId: outcome.runId, exitCode: outcome.code, signal: outcome.signal },
+      'sync process died',
+    );
+    return { error, reported: false };
+  } finally {
+    outcome.release();
   }
-  const error = deathError(outcome, options);
-  await recordDeath(options, outcome, error, startedAt);
-  options.logger.error(
-    { err: error, runId: outcome.runId, exitCode: outcome.code, signal: outcome.signal },
-    'sync process died',
-  );
-  throw error;
 }
 
 /**
@@ -133,24 +196,33 @@ export async function runIsolatedSync(
  * A shutdown that stopped a child before its run began leaves nothing to record.
  */
 async function recordDeath(
-  options: IsolatedSyncOptions,
+  options: SyncProcessOptions,
   outcome: ChildOutcome,
   error: MirrorError,
   startedAt: Date,
 ): Promise<void> {
+  if (outcome.runId === null && outcome.killedBy === 'abort') return;
   try {
-    if (outcome.runId !== null) {
-      // Guarded by status = 'running': a row the child did end keeps its own story.
-      const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
-      await endRunWithoutData(options.store, outcome.runId, status, error);
-    } else if (outcome.killedBy !== 'abort') {
-      outcome.runId = await options.store.recordFailedRun({
-        upstream: options.upstream,
-        startedAt,
-        trigger: options.start.trigger,
-        error,
-      });
-      error.details.runId = outcome.runId;
+    const given = options.store;
+    const opened = 'open' in given ? await given.open() : null;
+    const store = opened ?? (given as Store);
+    try {
+      if (outcome.runId !== null) {
+        // Guarded by status = 'running': a row the child did end keeps its own story.
+        const status = error.code === 'RUN_ABORTED' ? 'aborted' : 'failed';
+        await endRunWithoutData(store, outcome.runId, status, error);
+        error.details.runId = outcome.runId;
+      } else {
+        outcome.runId = await store.recordFailedRun({
+          upstream: options.upstream,
+          startedAt,
+          trigger: options.start.trigger,
+          error,
+        });
+        error.details.runId = outcome.runId;
+      }
+    } finally {
+      await opened?.close();
     }
   } catch (cause) {
     options.logger.error({ err: cause, runId: outcome.runId }, 'could not record the dead sync process');
@@ -165,7 +237,7 @@ function startArgs(start: RunStart): string[] {
 
 function watch(
   child: ChildProcess,
-  options: IsolatedSyncOptions,
+  options: SyncProcessOptions,
   signal: AbortSignal,
   onRunStarted: (runId: number) => void,
 ): Promise<ChildOutcome> {
@@ -176,6 +248,7 @@ function watch(
     failure: null,
     stderrTail: '',
     killedBy: null,
+    release: () => undefined,
   };
   follow(child, options, outcome, onRunStarted);
   let killTimer: NodeJS.Timeout | undefined;
@@ -217,12 +290,12 @@ function watch(
 /** Passes the child's output on, keeping the tail of its stderr, and reads what it reports. */
 function follow(
   child: ChildProcess,
-  options: IsolatedSyncOptions,
+  options: SyncProcessOptions,
   outcome: ChildOutcome,
   onRunStarted: (runId: number) => void,
 ): void {
-  child.stdout?.pipe(options.stdout, { end: false });
-  const stderr = childOutput(options.logFormat, options.stderr, options.logger);
+  if (options.stdout !== 'inherit') child.stdout?.pipe(options.stdout, { end: false });
+  const stderr = childOutput(options.logFormat ?? 'pretty', options.stderr, options.logger);
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (text: string) => {
     stderr.write(text);
@@ -234,16 +307,18 @@ function follow(
     if (!message) return;
     if (message.type === 'run-started') {
       outcome.runId = message.runId;
+      // Should the child die, its run is ended here with the reason, not as a dead holder's.
+      outcome.release = superviseRun({ file: options.store.file }, message.runId);
       onRunStarted(message.runId);
     } else outcome.failure = message;
   });
 }
 
-function watchdogMs(options: IsolatedSyncOptions): number {
+function watchdogMs(options: SyncProcessOptions): number {
   return options.maxDurationMs + (options.watchdogGraceMs ?? WATCHDOG_GRACE_MS);
 }
 
-function deathError(outcome: ChildOutcome, options: IsolatedSyncOptions): MirrorError {
+function deathError(outcome: ChildOutcome, options: SyncProcessOptions): MirrorError {
   const how = outcome.signal ? `signal ${outcome.signal}` : `exit code ${outcome.code}`;
   const details = { exitCode: outcome.code, signal: outcome.signal, maxHeapMb: options.maxHeapMb };
   let code: ErrorCode = 'SYNC_CRASHED';

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
@@ -168,4 +168,21 @@ export function runCliOnTerminal(args: string[], env: Record<string, string>): T
         check();
       }),
   };
+}
+
+/** The parent pid and the arguments of a live process, from /proc. */
+export function processOf(pid: number): { parent: number; args: string[] } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  return { parent, args: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) };
+}
+
+/** Whether a process is gone, or a zombie nobody reaped yet. */
+export function processGone(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z';
+  } catch {
+    return true;
+  }
 }

@@ -37,7 +37,7 @@ describe('a sync child of start dies with its parent', () => {
     // A stand-in for `start`: spawns the sync child with an IPC channel, as isolated-sync does.
     const parentScript = `
       const { spawn } = require('node:child_process');
-      const child = spawn(process.execPath, [${JSON.stringify(BUILT_CLI)}, 'sync'], {
+      const child = spawn(process.execPath, [${JSON.stringify(BUILT_CLI)}, 'sync', '--sync-process'], {
         env: { PATH: process.env.PATH, UPSTREAM_URL: ${JSON.stringify(upstream.url)}, DATABASE_PATH: ${JSON.stringify(db)} },
         stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
       });
