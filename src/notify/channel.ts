@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { silentLogger } from '../logger.js';
 import type { Config } from '../config/load-config.js';
 import { defaultOf } from '../config/settings.js';
 import type { Store } from '../db/store.js';
@@ -194,4 +195,26 @@ export function startNotifyChannel(
     timeoutMs: config.notify.timeoutMs,
     digest: digestSettings(config, store.endpointKeys, Intl.DateTimeFormat().resolvedOptions().timeZone),
   });
+}
+
+/**
+ * Sends what is due, through the outbox worker over the notification channel alone, until nothing
+ * due is left; answers the rows claimed.
+ */
+export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number> {
+  let claimed = 0;
+  const worker = notifyWorker({
+    ...deps,
+    limit,
+    logger: silentLogger(),
+    onClaim: (count) => {
+      claimed += count;
+    },
+  });
+  try {
+    await worker.poke();
+  } finally {
+    await worker.stop();
+  }
+  return claimed;
 }

@@ -1,9 +1,7 @@
-import { silentLogger } from '../logger.js';
 import type { NotificationRows } from '../db/notify-outbox.js';
 import type { DigestPlan } from '../db/run-commit.js';
 import type { NotifyMessage } from './message.js';
 import type { KeyedTarget, NotifyEventType } from './targets.js';
-import { notifyWorker, type DeliverDeps } from './channel.js';
 
 /** One message for one target, as the outbox keeps it: the target by its id, never its URL. */
 export interface OutboxNotification {
@@ -78,26 +76,4 @@ export function outboxRows(
       return event !== null && events.includes(event);
     })
     .flatMap((message) => targets.map((t) => ({ targetId: t.id, message })));
-}
-
-/**
- * Sends what is due, through the outbox worker over the notification channel alone, until nothing
- * due is left; answers the rows claimed.
- */
-export async function deliverDue(deps: DeliverDeps, limit = 10): Promise<number> {
-  let claimed = 0;
-  const worker = notifyWorker({
-    ...deps,
-    limit,
-    logger: silentLogger(),
-    onClaim: (count) => {
-      claimed += count;
-    },
-  });
-  try {
-    await worker.poke();
-  } finally {
-    await worker.stop();
-  }
-  return claimed;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { changesMessage, failureMessage } from '../../src/notify/message.js';
+import { deliverDue } from '../../src/notify/channel.js';
 import {
-  deliverDue,
   outboxRows,
   type NotificationOutbox,
   type NotificationResult,
