@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { makeFolder } from '../fs/make-folder.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
@@ -9,27 +9,10 @@ import { recoverDeadRuns } from './run-holders.js';
 import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import { sqliteEndpointKeys } from './sqlite/endpoint-keys.js';
 import { immutableUri } from './immutable-uri.js';
 import { newConnection } from './sqlite/new-connection.js';
-
-export type Db = BetterSQLite3Database<typeof schema>;
-
-/** The SQLite connection behind the store; only src/db/ reaches past the operations to it. */
-export interface SqliteHandle {
-  readonly db: Db;
-  /** The raw handle, for pragmas, the backup API and hot-path prepared statements. */
-  readonly sqlite: Database.Database;
-  readonly file: string;
-  /** Opened `immutable` (a WAL file in a folder this process cannot write): SQLite reads it as is. */
-  readonly immutable: boolean;
-  /**
-   * Null while the path still names the file this handle opened; otherwise what happened to it
-   * (deleted, or replaced by another file): this handle keeps reading the old, unlinked one.
-   */
-  readonly fileProblem: () => string | null;
-  readonly close: () => void;
-}
 
 /** An open SQLite mirror database: the store's operations over one connection. */
 export interface MirrorDatabase extends SqliteHandle, Store {}

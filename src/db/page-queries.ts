@@ -1,5 +1,5 @@
 import type { ChangeSubject } from './change-batches.js';
-import type { MirrorDatabase } from './open.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import type { ChangeRow } from './schema.js';
 import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
 import { jsonField } from './json-field.js';
@@ -41,10 +41,7 @@ const SUBJECTS_BY_ID_SQL = `with picked as (
  * statement for the rows as stored; a row it cannot answer (not stored as given) is read alone. The
  * name is cut to DIRECTORY_TEXT_CHARS so a 1 MB name costs nothing here.
  */
-export function changeSubjects(
-  store: MirrorDatabase,
-  rows: readonly ChangeRow[],
-): Map<number, ChangeSubject> {
+export function changeSubjects(store: SqliteHandle, rows: readonly ChangeRow[]): Map<number, ChangeSubject> {
   const out = new Map<number, ChangeSubject>();
   if (rows.length === 0) return out;
   try {
@@ -63,7 +60,7 @@ export function changeSubjects(
 }
 
 /** One change's subject from its own values: what the batch gives a row as stored. */
-function subjectAlone(store: MirrorDatabase, row: ChangeRow): ChangeSubject {
+function subjectAlone(store: SqliteHandle, row: ChangeRow): ChangeSubject {
   const version = prepared(
     store.sqlite,
     `select ${SUBJECT_FIELDS('body')}

@@ -1,5 +1,5 @@
 import { toMirrorError } from '../errors.js';
-import type { MirrorDatabase } from './open.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import { prepared } from './prepared.js';
 
 export type { ChangeFilter } from './change-filter.js';
@@ -19,7 +19,7 @@ const PROBED_TABLES = [
  * cheap at any size, and the pages a truncated file loses first) and whether the path still names
  * the file opened. Returns what is wrong, or null.
  */
-export function databaseProblem(store: MirrorDatabase): string | null {
+export function databaseProblem(store: SqliteHandle): string | null {
   const moved = store.fileProblem();
   if (moved !== null) return moved;
   try {

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import type { MirrorDatabase } from './open.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import { runs, type RunRow } from './schema.js';
 import { deadHolderMessage, holderIsDead } from './run-liveness.js';
 
@@ -19,7 +19,7 @@ export {
  * Marks runs left `running` by a dead holder as aborted and returns the live holder's run, if any.
  * Call inside a write transaction (the lock's own), so two processes cannot both take over.
  */
-export function abortDeadRuns(store: MirrorDatabase, now = new Date()): RunRow | undefined {
+export function abortDeadRuns(store: SqliteHandle, now = new Date()): RunRow | undefined {
   const running = store.db.select().from(runs).where(eq(runs.status, 'running')).all();
   let holder: RunRow | undefined;
   for (const run of running) {
@@ -41,9 +41,9 @@ export function abortDeadRuns(store: MirrorDatabase, now = new Date()): RunRow |
   return holder;
 }
 
-const runningChecks = new WeakMap<MirrorDatabase, () => boolean>();
+const runningChecks = new WeakMap<SqliteHandle, () => boolean>();
 
-function anyRunning(store: MirrorDatabase): boolean {
+function anyRunning(store: SqliteHandle): boolean {
   let check = runningChecks.get(store);
   if (!check) {
     const statement = store.sqlite.prepare("select 1 from runs where status = 'running' limit 1").pluck();
@@ -57,7 +57,7 @@ function anyRunning(store: MirrorDatabase): boolean {
  * waits) and takes the write lock only when a dead holder is found: a server polling this while a
  * live sync commits must not block its event loop on that sync's write transaction.
  */
-export function recoverDeadRuns(store: MirrorDatabase): number {
+export function recoverDeadRuns(store: SqliteHandle): number {
   // The server calls this every SNAPSHOT_POLL: a prepared existence check spares it building the
   // query on the event loop, far dearer, when, as almost always, nothing runs.
   if (!anyRunning(store)) return 0;

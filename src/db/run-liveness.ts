@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { SqliteHandle } from './open.js';
+import type { SqliteHandle } from './sqlite/handle.js';
 import type { RunRow } from './schema.js';
 
 /** What tells this process's runs apart: the database file they are recorded in. */

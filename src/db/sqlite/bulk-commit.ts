@@ -1,7 +1,7 @@
 import { MirrorError } from '../../errors.js';
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 
-type Sqlite = MirrorDatabase['sqlite'];
+type Sqlite = SqliteHandle['sqlite'];
 
 /** Tables a first sync fills from nothing. */
 export const BULK_TABLES = ['versions', 'listing_positions', 'changes'] as const;

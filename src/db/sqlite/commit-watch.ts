@@ -1,11 +1,11 @@
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import type { CommitWatchOptions } from '../store.js';
 
 /**
  * What has been committed on this file so far, as a token that changes with every commit:
  * `data_version` moves when another connection commits, `total_changes()` when this one does.
  */
-function commitToken(store: MirrorDatabase): string {
+function commitToken(store: SqliteHandle): string {
   const other = store.sqlite.pragma('data_version', { simple: true }) as number;
   const own = store.sqlite.prepare('select total_changes()').pluck().get() as number;
   return `${other}:${own}`;
@@ -17,7 +17,7 @@ function commitToken(store: MirrorDatabase): string {
  * it moved, and once at the start.
  */
 export function watchSqliteCommits(
-  store: MirrorDatabase,
+  store: SqliteHandle,
   onCommit: () => void,
   options: CommitWatchOptions,
 ): () => void {

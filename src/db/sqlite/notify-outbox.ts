@@ -3,7 +3,7 @@ import type { DigestPlan } from '../run-commit.js';
 import { CHANGE_ROWS_SQL, changesFinishedWithinSql } from '../change-columns.js';
 import { changeSubjects } from '../page-queries.js';
 import type { ChangeRow } from '../schema.js';
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import { endpointId, firstListingRun } from './outbox.js';
 import { PortNotificationOutbox } from '../notify-outbox.js';
 import { outboxPortOf } from './sql-port.js';
@@ -13,9 +13,9 @@ import { outboxPortOf } from './sql-port.js';
  * composer reads the period's changes as it goes.
  */
 export class SqliteNotificationOutbox extends PortNotificationOutbox {
-  readonly #store: MirrorDatabase;
+  readonly #store: SqliteHandle;
 
-  constructor(store: MirrorDatabase) {
+  constructor(store: SqliteHandle) {
     super(outboxPortOf(store.sqlite));
     this.#store = store;
   }
@@ -35,7 +35,7 @@ const DIGEST_RUNS = changesFinishedWithinSql('c', 'r.finished_at >= ? and r.fini
 
 const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
 
-function writeDigest(store: MirrorDatabase, plan: DigestPlan): number {
+function writeDigest(store: SqliteHandle, plan: DigestPlan): number {
   const exists = store.sqlite.prepare('select 1 from webhook_messages where webhook_id = ?').pluck();
   const missing = plan.targetIds.filter((id) => exists.get(digestKey(id, plan.to)) === undefined);
   if (missing.length === 0) return 0;

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { CHANGE_ROWS_SQL } from '../change-columns.js';
 import { FIRST_LISTING_RUN_SQL } from '../first-listing.js';
 import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import { changeSubjects } from '../page-queries.js';
 import { mediaShasAt } from './media.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
@@ -20,7 +20,7 @@ export function newWebhookId(): string {
  * URL, due at once. Runs inside the transaction that records the run: the outbox rows then exist
  * exactly when the run does.
  */
-export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPlan): void {
+export function writeOutbox(store: SqliteHandle, runId: number, plan: OutboxPlan): void {
   if (plan.urls.length === 0) return;
   const run = store.db.select().from(runs).where(eq(runs.id, runId)).get();
   if (!run) return;
@@ -43,12 +43,12 @@ export function writeOutbox(store: MirrorDatabase, runId: number, plan: OutboxPl
 }
 
 /** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
-export function firstListingRun(store: MirrorDatabase): number | null {
+export function firstListingRun(store: SqliteHandle): number | null {
   return (store.sqlite.prepare(FIRST_LISTING_RUN_SQL).pluck().get() as number | null | undefined) ?? null;
 }
 
 /** When the latest succeeded run before `runId` finished: the snapshot still served. */
-function servingSince(store: MirrorDatabase, runId: number): string | null {
+function servingSince(store: SqliteHandle, runId: number): string | null {
   const at = store.sqlite
     .prepare(`select finished_at from runs where id < ? and status = 'succeeded' order by id desc limit 1`)
     .pluck()
@@ -57,7 +57,7 @@ function servingSince(store: MirrorDatabase, runId: number): string | null {
 }
 
 /** Each change's coworker entry at its run: the stored whole entry, or the version the run left. */
-function entriesOf(store: MirrorDatabase, rows: readonly ChangeRow[]): Map<number, string> {
+function entriesOf(store: SqliteHandle, rows: readonly ChangeRow[]): Map<number, string> {
   const version = store.sqlite
     .prepare(
       `select body from versions where uuid = ? and slot = ? and valid_from_run <= ?
@@ -68,7 +68,7 @@ function entriesOf(store: MirrorDatabase, rows: readonly ChangeRow[]): Map<numbe
 }
 
 /** When the first failed run of the streak ending at `runId` started, or null when there is none. */
-function streakSince(store: MirrorDatabase, runId: number): string | null {
+function streakSince(store: SqliteHandle, runId: number): string | null {
   const rows = store.sqlite
     .prepare(
       `select id, status, started_at from runs
@@ -83,7 +83,7 @@ function streakSince(store: MirrorDatabase, runId: number): string | null {
  * Failed runs in a row ending at `lastRunId`. Aborted runs (a shutdown, a crash) neither extend nor
  * break a streak: they say nothing about the upstream.
  */
-function failedStreak(store: MirrorDatabase, lastRunId: number): number {
+function failedStreak(store: SqliteHandle, lastRunId: number): number {
   return failedStreakOf(
     store.sqlite
       .prepare(`select status from runs where id <= ? and status in ('failed', 'succeeded') order by id desc`)
@@ -93,7 +93,7 @@ function failedStreak(store: MirrorDatabase, lastRunId: number): number {
 }
 
 /** Run `runId`'s changes, oldest first. */
-function* runChanges(store: MirrorDatabase, runId: number): Iterable<ChangeRow> {
+function* runChanges(store: SqliteHandle, runId: number): Iterable<ChangeRow> {
   const firstId = firstChangeId(store, runId);
   if (firstId === undefined) return;
   const rows = store.sqlite
@@ -109,7 +109,7 @@ function* runChanges(store: MirrorDatabase, runId: number): Iterable<ChangeRow> 
  * The first change row of run `runId`. Its rows are the newest of the table while its transaction is
  * open, so a walk down the primary key from the end finds them without an index on run_id.
  */
-function firstChangeId(store: MirrorDatabase, runId: number): number | undefined {
+function firstChangeId(store: SqliteHandle, runId: number): number | undefined {
   const rows = store.sqlite
     .prepare('select id, run_id from changes order by id desc')
     .raw()
@@ -125,7 +125,7 @@ function firstChangeId(store: MirrorDatabase, runId: number): number | undefined
 
 /** One message row per message, and one pending delivery of it to each endpoint, due at once. */
 function enqueue(
-  store: MirrorDatabase,
+  store: SqliteHandle,
   runId: number,
   messages: Iterable<{ type: string; body: string }>,
   urls: readonly string[],
@@ -154,7 +154,7 @@ function enqueue(
 }
 
 /** The endpoint row of a URL, created on first use with the channel its rows go to. */
-export function endpointId(store: MirrorDatabase, url: string, channel: OutboxChannel, now: string): number {
+export function endpointId(store: SqliteHandle, url: string, channel: OutboxChannel, now: string): number {
   store.sqlite
     .prepare(
       'insert into webhook_endpoints (url, channel, created_at) values (?, ?, ?) on conflict (url) do nothing',

@@ -1,4 +1,4 @@
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import { prepared } from '../prepared.js';
 import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
@@ -15,7 +15,7 @@ import { sqliteSqlPort, withinTransaction } from './sql-port.js';
  * another connection still on an older snapshot can keep the checkpoint from finishing:
  * `scrubbed` then says so.
  */
-export async function pruneSqlite(store: MirrorDatabase, request: PruneRequest): Promise<PruneOutcome> {
+export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise<PruneOutcome> {
   const { sqlite } = store;
   const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
   sqlite.pragma('secure_delete = on');
@@ -50,7 +50,7 @@ export async function pruneSqlite(store: MirrorDatabase, request: PruneRequest):
 }
 
 /** Empties the WAL into the database file; null when done, else why not. */
-function checkpoint(store: MirrorDatabase): string | null {
+function checkpoint(store: SqliteHandle): string | null {
   if (store.immutable) return null;
   const mode = String(store.sqlite.pragma('journal_mode', { simple: true }));
   if (mode !== 'wal') return null;
@@ -62,6 +62,6 @@ function checkpoint(store: MirrorDatabase): string | null {
   );
 }
 
-export function pruneHorizonSqlite(store: MirrorDatabase): Promise<PruneHorizon> {
+export function pruneHorizonSqlite(store: SqliteHandle): Promise<PruneHorizon> {
   return readHorizon(sqliteSqlPort((sql) => prepared(store.sqlite, sql)));
 }

@@ -1,5 +1,5 @@
 import { MirrorError } from '../../errors.js';
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import { prepared } from '../prepared.js';
 import { RUN_OF_TICK_SQL } from '../run-records.js';
 import { runRowOf } from '../run-reads.js';
@@ -13,7 +13,7 @@ import { tickServedError, type RunStart } from '../tick-claims.js';
  * when a run already claimed the tick `start` names (first: the run serving it may hold the lock
  * still), else SYNC_LOCKED naming the run that holds the lock.
  */
-export function beginRun(store: MirrorDatabase, upstream: string, start: RunStart, now: Date): RunRow {
+export function beginRun(store: SqliteHandle, upstream: string, start: RunStart, now: Date): RunRow {
   const self = currentHolder();
   const startedAt = now.toISOString();
   return store.sqlite
@@ -49,7 +49,7 @@ export function beginRun(store: MirrorDatabase, upstream: string, start: RunStar
  * Throws SYNC_LOCKED naming the live run that holds the lock, after marking runs whose holder died
  * as aborted. Call inside a write transaction: while it lasts, no sync can take the lock.
  */
-export function assertUnlocked(store: MirrorDatabase, now: Date): void {
+export function assertUnlocked(store: SqliteHandle, now: Date): void {
   const holder = abortDeadRuns(store, now);
   if (holder) {
     throw new MirrorError(
@@ -61,7 +61,7 @@ export function assertUnlocked(store: MirrorDatabase, now: Date): void {
 }
 
 /** The run that claimed tick `tick`, read inside the lock's own transaction. */
-function claimOf(store: MirrorDatabase, tick: string): RunRow | undefined {
+function claimOf(store: SqliteHandle, tick: string): RunRow | undefined {
   const found = prepared(store.sqlite, RUN_OF_TICK_SQL).raw(true).get(tick) as unknown[] | undefined;
   return found && runRowOf(found);
 }

@@ -1,5 +1,5 @@
 import type { Statement } from 'better-sqlite3';
-import type { MirrorDatabase } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import { latestSucceededRun } from '../run-reads.js';
 import {
   openRunStage,
@@ -19,13 +19,13 @@ import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransactio
  * listing lives in a temporary file beside nothing (never in the heap, never in the main file),
  * deleted when the connection closes, or by the OS when the process dies.
  */
-export async function openSqliteStage(store: MirrorDatabase, runId: number): Promise<RunStage> {
+export async function openSqliteStage(store: SqliteHandle, runId: number): Promise<RunStage> {
   await assertStillRunning(transactionPortOf(store.sqlite), runId);
   return openRunStage(sqliteStageDialect(store));
 }
 
 /** Statements prepared once per stage: a statement over a temp table must not outlive the table. */
-function statementCache(sqlite: MirrorDatabase['sqlite']): (sql: string) => Statement {
+function statementCache(sqlite: SqliteHandle['sqlite']): (sql: string) => Statement {
   const statements = new Map<string, Statement>();
   return (sql) => {
     let statement = statements.get(sql);
@@ -67,7 +67,7 @@ const STAGE_PRAGMAS = {
 } as const;
 
 /** Sets the stage's pragmas; answers what puts the connection's own back. */
-function stagePragmas(sqlite: MirrorDatabase['sqlite']): () => void {
+function stagePragmas(sqlite: SqliteHandle['sqlite']): () => void {
   const names = Object.keys(STAGE_PRAGMAS) as (keyof typeof STAGE_PRAGMAS)[];
   const own = names.map((name) => [name, sqlite.pragma(name, { simple: true }) as number] as const);
   for (const name of names) sqlite.pragma(`${name} = ${STAGE_PRAGMAS[name]}`);
@@ -76,7 +76,7 @@ function stagePragmas(sqlite: MirrorDatabase['sqlite']): () => void {
   };
 }
 
-function sqliteStageDialect(store: MirrorDatabase): StageDialect {
+function sqliteStageDialect(store: SqliteHandle): StageDialect {
   const { sqlite } = store;
   sqlite.pragma('temp_store = file');
   const restorePragmas = stagePragmas(sqlite);
@@ -119,7 +119,7 @@ function sqliteStageDialect(store: MirrorDatabase): StageDialect {
 
 /** The listing's statements; into an empty store, each table's indexes built after its insert. */
 function runListing(
-  sqlite: MirrorDatabase['sqlite'],
+  sqlite: SqliteHandle['sqlite'],
   prepare: (sql: string) => Statement,
   statements: readonly StageStatement[],
 ): void {
@@ -189,7 +189,7 @@ const INSERT_INTO = /^\s*insert into (\w+)/i;
  * faster and packed. All inside the commit's transaction: a failed or killed commit
  * leaves them as they were. Answers the dropped indexes' SQL by table.
  */
-function dropIndexesOfEmptyStore(sqlite: MirrorDatabase['sqlite']): Map<string, string[]> {
+function dropIndexesOfEmptyStore(sqlite: SqliteHandle['sqlite']): Map<string, string[]> {
   const deferred = new Map<string, string[]>();
   if (!holdsNoListing(sqlite)) return deferred;
   const indexes = sqlite
@@ -206,11 +206,7 @@ function dropIndexesOfEmptyStore(sqlite: MirrorDatabase['sqlite']): Map<string, 
   return deferred;
 }
 
-function buildIndexes(
-  sqlite: MirrorDatabase['sqlite'],
-  deferred: Map<string, string[]>,
-  table: string,
-): void {
+function buildIndexes(sqlite: SqliteHandle['sqlite'], deferred: Map<string, string[]>, table: string): void {
   for (const sql of deferred.get(table) ?? []) sqlite.exec(sql);
   deferred.delete(table);
 }

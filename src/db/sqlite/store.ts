@@ -1,6 +1,6 @@
 import type { EndpointKeys } from '../endpoint-keys.js';
 import { immutableUri } from '../immutable-uri.js';
-import type { MirrorDatabase, SqliteHandle } from '../open.js';
+import type { SqliteHandle } from './handle.js';
 import * as names from '../name-queries.js';
 import * as pages from '../page-queries.js';
 import * as directory from '../directory-reads.js';
@@ -40,7 +40,7 @@ const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => res
  * synchronously (SQLite in-process answers in microseconds) and hands back a settled Promise, so
  * callers are written once for every database.
  */
-export class SqliteStore implements MirrorDatabase {
+export class SqliteStore implements SqliteHandle, Store {
   readonly db: SqliteHandle['db'];
   readonly sqlite: SqliteHandle['sqlite'];
   readonly file: string;
