@@ -16,7 +16,7 @@ import * as blobs from './media-blobs.js';
 import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { changeBatches } from '../change-batches.js';
 import * as changes from '../change-reads.js';
-import { pgEndpointKeys } from './endpoint-keys.js';
+import { endpointKeysOver } from '../endpoint-keying.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import type { NotificationRows } from '../notify-outbox.js';
 import { PgNotificationOutbox } from './notify-outbox.js';
@@ -308,7 +308,7 @@ export async function openPgStore(
   try {
     // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
     // gets it, and the ids written before it are re-keyed.
-    const keys = await pgEndpointKeys(database.pool);
+    const keys = await endpointKeysOver(pgTransactionPort(database.pool));
     return new PgStore(database, target, keys);
   } catch (cause) {
     await database.close();
