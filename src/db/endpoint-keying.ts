@@ -7,54 +7,19 @@ import {
   rekeyPlan,
 } from './endpoint-keys.js';
 import type { SqlPort, TransactionPort } from './sql-port.js';
+import { answeredOver, ask, type Steps } from './statement-steps.js';
+import { identityEntry } from './store-identity.js';
 
-// Keying a store's endpoints (src/db/endpoint-keys.ts), written once for both dialects. SQLite keys
-// as the store opens, which is synchronous, PostgreSQL over its pool: so the transaction's steps are
-// a generator of statements, each dialect answering them (`answeredNow` on SQLite, `endpointKeysOver` here).
-
-/** A statement of the keying (`?` placeholders): its rows, or (`run`) how many rows it changed. */
-export interface KeyingStatement {
-  kind: 'rows' | 'run';
-  sql: string;
-  params: unknown[];
-}
-
-export type KeyingSteps = Generator<KeyingStatement, EndpointKeys, unknown>;
-
-function* ask<T>(
-  kind: KeyingStatement['kind'],
-  sql: string,
-  params: unknown[] = [],
-): Generator<KeyingStatement, T, unknown> {
-  return (yield { kind, sql, params }) as T;
-}
-
-/**
- * The key kept, else a new one kept from now on, and whether this transaction kept it. A second
- * opener at once waits for the first's transaction: its insert then does nothing, and it reads the
- * first's key back.
- */
-function* keyEntry(): Generator<KeyingStatement, { value: string; created: boolean }, unknown> {
-  const read = 'select value from store_identity where name = ?';
-  const [held] = yield* ask<[string][]>('rows', read, [ENDPOINT_KEY_NAME]);
-  if (held !== undefined) return { value: held[0], created: false };
-  const inserted = yield* ask<number>(
-    'run',
-    'insert into store_identity (name, value, created_at) values (?, ?, ?) on conflict (name) do nothing',
-    [ENDPOINT_KEY_NAME, newEndpointKeyText(), new Date().toISOString()],
-  );
-  const [kept] = yield* ask<[string][]>('rows', read, [ENDPOINT_KEY_NAME]);
-  if (kept === undefined)
-    throw new Error(`store_identity lost its ${ENDPOINT_KEY_NAME} row as it was written`);
-  return { value: kept[0], created: inserted === 1 };
-}
+// Keying a store's endpoints (src/db/endpoint-keys.ts), written once for both dialects as steps
+// (src/db/statement-steps.ts): SQLite keys as the store opens, which is synchronous, PostgreSQL
+// over its pool.
 
 /**
  * In one write transaction: the store's key (made now if it has none), and its rows re-keyed. Only
  * the transaction that made the key re-keys the ids written before it.
  */
-export function* rekeying(dialect: SqlPort['dialect']): KeyingSteps {
-  const key = yield* keyEntry();
+export function* rekeying(dialect: SqlPort['dialect']): Steps<EndpointKeys> {
+  const key = yield* identityEntry(ENDPOINT_KEY_NAME, newEndpointKeyText);
   const keys = new EndpointKeys(key.value);
   const former = key.created;
   const lock = dialect === 'postgres' ? ' for update' : '';
@@ -91,16 +56,6 @@ export function* rekeying(dialect: SqlPort['dialect']): KeyingSteps {
   return keys;
 }
 
-/** The steps run to their end, each statement answered at once (SQLite, in a transaction of its own). */
-export function answeredNow<T>(
-  steps: Generator<KeyingStatement, T, unknown>,
-  answer: (s: KeyingStatement) => unknown,
-): T {
-  let step = steps.next();
-  while (step.done !== true) step = steps.next(answer(step.value));
-  return step.value;
-}
-
 /**
  * The store's endpoint keys over the port (PostgreSQL): a database without a key gets one, and its
  * rows are re-keyed, in one write transaction.
@@ -112,13 +67,5 @@ export async function endpointKeysOver(port: TransactionPort): Promise<EndpointK
   // The usual open: a key, and no row left in clear; nothing to write.
   if (known !== undefined && (await port.rows(CLEAR_ENDPOINTS_SQL)).length === 0)
     return new EndpointKeys(known);
-  return port.write(async (tx) => {
-    const steps = rekeying(tx.dialect);
-    let step = steps.next();
-    while (step.done !== true) {
-      const { kind, sql, params } = step.value;
-      step = steps.next(kind === 'rows' ? await tx.rows(sql, params) : await tx.run(sql, params));
-    }
-    return step.value;
-  });
+  return port.write((tx) => answeredOver(tx, rekeying(tx.dialect)));
 }

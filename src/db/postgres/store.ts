@@ -7,7 +7,7 @@ import type { PgContext } from './context.js';
 import * as outbox from '../outbox-operations.js';
 import { connectionError, operationError, timeoutError } from './errors.js';
 import * as names from '../name-queries.js';
-import { identityValue } from './identity.js';
+import { identityValue } from '../store-identity.js';
 import * as listing from '../listing-reads.js';
 import * as runReads from '../run-reads.js';
 import * as records from '../run-records.js';
@@ -198,9 +198,7 @@ export class PgStore implements Store {
   );
 
   // Identity
-  identityValue: Op<'identityValue'> = this.#guard((name, fresh) =>
-    identityValue(this.#ctx.pool, name, fresh),
-  );
+  identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#port, name, fresh));
 
   // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
   readonly holdsBlobs = true;

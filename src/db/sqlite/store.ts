@@ -17,7 +17,7 @@ import * as outbox from '../outbox-operations.js';
 import * as listing from '../listing-reads.js';
 import * as runs from '../run-reads.js';
 import { runAsSeen } from '../run-liveness.js';
-import { identityValue } from './identity.js';
+import { identityValue } from '../store-identity.js';
 import { endRun } from './run-commit.js';
 import { removedAppearances } from '../removed-appearances.js';
 import { COMMAND_START } from '../tick-claims.js';
@@ -139,7 +139,7 @@ export class SqliteStore implements SqliteHandle, Store {
   mediaFailuresOf: Op<'mediaFailuresOf'> = (runId, limit) => mediaFailuresOf(this.#port, runId, limit);
 
   // Identity
-  identityValue: Op<'identityValue'> = (name, fresh) => settle(() => identityValue(this.sqlite, name, fresh));
+  identityValue: Op<'identityValue'> = (name, fresh) => identityValue(this.#port, name, fresh);
 
   // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
   readonly holdsBlobs = false;
