@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/load-config.js';
 import { openDatabase } from '../src/db/open.js';
-import { SqliteNotificationOutbox } from '../src/db/sqlite/notify-outbox.js';
+import { sqliteNotificationOutbox } from '../src/db/sqlite/outbox.js';
 import { outboxOver } from '../src/notify/outbox.js';
 import { silentLogger } from '../src/logger.js';
 import { sendMessage } from '../src/notify/send.js';
@@ -77,7 +77,7 @@ await withTempDir(async (dir) => {
   });
   const syncConfig = { ...config, upstream: { ...config.upstream, target: config.upstream.target! } };
   const worker = notifyWorker({
-    outbox: outboxOver(new SqliteNotificationOutbox(store)),
+    outbox: outboxOver(sqliteNotificationOutbox(store)),
     targets: keyedTargets(config.notify.urls, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 15_000,

@@ -61,14 +61,14 @@ async function fastReceiver(): Promise<Receiver> {
 
 async function measure(
   receiver: Receiver,
-  commit: () => void,
+  commit: () => Promise<unknown>,
   pause: () => number,
   afterCommit: () => void = () => undefined,
 ): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < runs + 10; i++) {
     const arrived = receiver.next();
-    commit();
+    await commit();
     const committed = performance.now();
     afterCommit();
     const at = await arrived;
@@ -123,7 +123,7 @@ await withTempDir(async (dir) => {
     timeoutMs: 15_000,
   };
   try {
-    recordRunWithChange(writer, [receiver.url]);
+    await recordRunWithChange(writer, [receiver.url]);
     const body = writer.sqlite.prepare('select body from webhook_messages').pluck().get() as string;
     const floor = await baseline(receiver, body);
     const floorP50 = quantile(floor, 0.5);

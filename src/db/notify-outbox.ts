@@ -7,6 +7,7 @@ import {
   type NotificationCompletion,
 } from './outbox-attempts.js';
 import { claimDueNotifications } from './outbox-claim.js';
+import { enqueueDigest, type DigestTransaction } from './outbox-enqueue.js';
 import type { OutboxPort } from './outbox-port.js';
 import type { DigestPlan } from './run-commit.js';
 import type { DisabledNotifyTarget } from './store.js';
@@ -43,10 +44,12 @@ export interface NotificationRows {
  */
 export class PortNotificationOutbox implements NotificationRows {
   readonly #port: OutboxPort;
+  readonly #digestTransaction: DigestTransaction;
   readonly #token = randomBytes(8).toString('hex');
 
-  constructor(port: OutboxPort) {
+  constructor(port: OutboxPort, digestTransaction: DigestTransaction) {
     this.#port = port;
+    this.#digestTransaction = digestTransaction;
   }
 
   enqueue(): Promise<void> {
@@ -87,6 +90,11 @@ export class PortNotificationOutbox implements NotificationRows {
 
   release(): Promise<void> {
     return releaseLeases(this.#port, this.#token);
+  }
+
+  /** The digest of `plan`'s period for each target that has none yet (enqueueDigest); the deliveries written. */
+  enqueueDigest(plan: DigestPlan): Promise<number> {
+    return enqueueDigest(this.#digestTransaction, plan);
   }
 }
 

@@ -7,7 +7,7 @@ import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
 import type { PgStore } from './postgres/store.js';
 import type { NotificationRows } from './notify-outbox.js';
-import { SqliteNotificationOutbox } from './sqlite/notify-outbox.js';
+import { sqliteNotificationOutbox } from './sqlite/outbox.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -92,7 +92,7 @@ function maskedError(cause: unknown, label: string): MirrorError {
 
 /** The notification rows of a store's outbox, for the notification worker (`outboxOver`). */
 export function notificationRowsOf(store: Store): NotificationRows | null {
-  if (store instanceof SqliteStore) return new SqliteNotificationOutbox(store);
+  if (store instanceof SqliteStore) return sqliteNotificationOutbox(store);
   if (isPgStore(store)) return store.notificationOutbox();
   return null;
 }

@@ -28,6 +28,12 @@ export interface SqlPort {
     rows: readonly (readonly unknown[])[],
     onConflict?: string,
   ): Promise<void>;
+  /** Inserts rows into a table with an integer `id`, the ids ascending in row order; answers them in row order. */
+  insertWithIds(
+    table: string,
+    columns: readonly InsertColumn[],
+    rows: readonly (readonly unknown[])[],
+  ): Promise<number[]>;
   /** A subquery listing the values of one `?` parameter, and that parameter's value. */
   list(
     type: 'bigint' | 'int' | 'text',

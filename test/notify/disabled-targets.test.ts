@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
-import { SqliteNotificationOutbox } from '../../src/db/sqlite/notify-outbox.js';
+import { sqliteNotificationOutbox } from '../../src/db/sqlite/outbox.js';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
@@ -35,7 +35,7 @@ async function disabledSlack() {
   const upstream = await simulatedUpstream({ seed: 21, count: 3 });
   await sync(store, upstream, { NOTIFY_URLS: entry });
   const worker = notifyWorker({
-    outbox: outboxOver(new SqliteNotificationOutbox(store)),
+    outbox: outboxOver(sqliteNotificationOutbox(store)),
     targets: [slack],
     send: sendMessage,
     timeoutMs: 5000,

@@ -220,10 +220,10 @@ describe.each(STORE_KINDS)('endpoint ids are keyed under a key the database keep
  * A database as the code before endpoint keys wrote it: the endpoint row holds the URL as given
  * (written here with that code's statements), a message and a pending delivery to it.
  */
-function databaseWithClearUrl(file: string, url: string): void {
+async function databaseWithClearUrl(file: string, url: string): Promise<void> {
   const store = openDatabase(file);
   try {
-    recordRunWithChange(store, [url]);
+    await recordRunWithChange(store, [url]);
     // What the earlier code stored: the URL itself, token and all.
     store.sqlite.prepare('update webhook_endpoints set url = ?').run(url);
     store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
@@ -237,7 +237,7 @@ describe('webhook_endpoints keeps a key derived from the URL, never the URL', ()
     const receiver = await webhookReceiver(null);
     const url = `${receiver.url}/build_hooks/secret-deploy-token`;
     const file = join(tempDir(), 'mirror.db');
-    databaseWithClearUrl(file, url);
+    await databaseWithClearUrl(file, url);
     expect(readFileSync(file).includes('secret-deploy-token')).toBe(true);
 
     const store = openDatabase(file);
@@ -255,7 +255,7 @@ describe('webhook_endpoints keeps a key derived from the URL, never the URL', ()
     again.close();
 
     // New runs use the same key; the worker maps it back to the configured URL.
-    recordRunWithChange(store, [url]);
+    await recordRunWithChange(store, [url]);
     expect(tableRows(store, 'webhook_endpoints', 'id, url')).toEqual([{ id: 1, url: key }]);
     await deliveryWorker(store, deliverySettings([url])).drain(5_000);
     const path = new URL(url).pathname;
@@ -269,13 +269,13 @@ describe('webhook_endpoints keeps a key derived from the URL, never the URL', ()
     expect(unknown.map((d) => d.endpoint.url)).toEqual([key, key]);
   });
 
-  it('a clear row whose key a newer run already wrote hands its deliveries over to it', () => {
+  it('a clear row whose key a newer run already wrote hands its deliveries over to it', async () => {
     const url = 'https://api.example.com/build_hooks/other-token';
     const file = join(tempDir(), 'mirror.db');
-    databaseWithClearUrl(file, url);
+    await databaseWithClearUrl(file, url);
     const store = openDatabase(file);
     onTestFinished(() => store.close());
-    recordRunWithChange(store, [url]);
+    await recordRunWithChange(store, [url]);
     // A second process still on the earlier code writes the clear URL again.
     const clearId = store.sqlite
       .prepare(`insert into webhook_endpoints (url, created_at) values (?, '2026-11-24T09:00:00Z')`)
@@ -293,11 +293,11 @@ describe('webhook_endpoints keeps a key derived from the URL, never the URL', ()
     ]);
   });
 
-  it('a read-only open reads the key the database keeps, and writes none where there is none', () => {
+  it('a read-only open reads the key the database keeps, and writes none where there is none', async () => {
     const url = 'https://api.example.com/build_hooks/read-only-token';
     const file = join(tempDir(), 'mirror.db');
     const writer = openDatabase(file);
-    recordRunWithChange(writer, [url]);
+    await recordRunWithChange(writer, [url]);
     const key = writer.endpointKeys.webhook(url);
     writer.close();
 

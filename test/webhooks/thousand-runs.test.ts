@@ -35,7 +35,7 @@ describe('1,000 runs with changes', () => {
     try {
       for (const worker of workers) worker.start();
       for (let i = 0; i < RUNS; i++) {
-        recordRunWithChange(writer, [receiver.url]);
+        await recordRunWithChange(writer, [receiver.url]);
         if (i % 20 === 0) await yieldToLoop();
       }
       for (const worker of workers) expect(await worker.drain(60_000)).toBe(0);

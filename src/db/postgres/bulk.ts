@@ -64,7 +64,7 @@ function unnestArguments(
  * (as SQLite's rowids ascend in insertion order); returns them in row order.
  */
 export async function insertWithIds(
-  client: pg.ClientBase,
+  client: Queryable,
   table: string,
   columns: readonly Column[],
   rows: readonly (readonly unknown[])[],

@@ -1,18 +1,18 @@
+import type pg from 'pg';
 import type { ChangeSubject } from '../page-queries.js';
-import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../run-commit.js';
-import type { OutboxChannel } from '../enums.js';
+import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
-import { newWebhookId } from '../sqlite/outbox.js';
-import { insertWithIds } from './bulk.js';
+import { enqueue, firstListingRun, type DigestTransaction } from '../outbox-enqueue.js';
+import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './advisory-keys.js';
+import { pgSqlPort } from './sql-port.js';
 import { entriesOfChanges, entryOfChange, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
-import { FIRST_LISTING_RUN_SQL } from '../first-listing.js';
 import { mediaShasAt } from './media.js';
-import { subjectOf } from './pages.js';
+import { changeSubjects, subjectOf } from './pages.js';
 import { runs } from './schema.js';
-import { one, tuples, type Queryable, type Tx } from './sql.js';
+import { one, run, transaction, tuples, type Tx } from './sql.js';
 import { eq } from 'drizzle-orm';
 
-// The webhook and notification outbox of a run on PostgreSQL: the twin of src/db/sqlite/outbox.ts.
+// The facts of a run's messages on PostgreSQL (src/db/sqlite/outbox.ts reads SQLite's lazily).
 // The composer reads its facts synchronously, so what it may read is gathered first: the run's
 // changes as this transaction wrote them, and the entry texts their coworkers' names are in.
 
@@ -47,11 +47,6 @@ async function loadMissingBodies(tx: Tx, runId: number, memory: RunMemory): Prom
     [missing.map((r) => r.uuid), missing.map((r) => r.slot), runId],
   );
   for (const [uuid, slot, body] of found) if (body !== null) memory.bodies.set(keyOf({ uuid, slot }), body);
-}
-
-/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
-export async function firstListingRun(db: Queryable): Promise<number | null> {
-  return (await one<{ run: number | null }>(db, FIRST_LISTING_RUN_SQL))?.run ?? null;
 }
 
 async function failedBefore(tx: Tx, runId: number): Promise<number> {
@@ -127,13 +122,14 @@ function subjectsFrom(memory: RunMemory): OutboxFacts['subjectsOf'] {
  */
 export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memory: RunMemory): Promise<void> {
   if (plan.urls.length === 0) return;
+  const port = pgSqlPort(tx.client);
   const found = (await tx.db.select().from(runs).where(eq(runs.id, runId)))[0];
   if (!found) return;
   await loadMissingBodies(tx, runId, memory);
   const shas = await loadMediaShas(tx, runId, memory);
   const facts: OutboxFacts = {
     run: found,
-    firstListingRun: await firstListingRun(tx.client),
+    firstListingRun: await firstListingRun(port),
     failedBefore: await failedBefore(tx, runId),
     changes: () => memory.changes,
     changesBetween: (fromId, toId) => between(memory.changes, fromId, toId),
@@ -144,69 +140,17 @@ export async function writeOutbox(tx: Tx, runId: number, plan: OutboxPlan, memor
     entriesOf: (rows) => entriesOfChanges(rows, (row) => memory.bodies.get(keyOf(row))),
     mirrorPathOf: mirrorPathReader(() => shas),
   };
-  await enqueue(tx, runId, [...plan.messages(facts)], plan.urls, plan.channel ?? 'webhook');
+  await enqueue(port, runId, [...plan.messages(facts)], plan.urls, plan.channel ?? 'webhook');
 }
 
-/** One message row per message, and one pending delivery of it to each endpoint, due at once. */
-async function enqueue(
-  tx: Tx,
-  runId: number,
-  messages: OutboxMessage[],
-  urls: readonly string[],
-  channel: OutboxChannel,
-): Promise<void> {
-  if (messages.length === 0) return;
-  const now = new Date().toISOString();
-  const endpointIds: number[] = [];
-  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
-  const messageIds = await newMessageIds(
-    tx,
-    messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]),
-  );
-  await insertWithIds(
-    tx.client,
-    'webhook_deliveries',
-    [
-      { name: 'message_id', type: 'bigint' },
-      { name: 'endpoint_id', type: 'bigint' },
-      { name: 'status', type: 'text' },
-      { name: 'next_attempt_at', type: 'text' },
-      { name: 'created_at', type: 'text' },
-    ],
-    messageIds.flatMap((messageId) =>
-      endpointIds.map((endpoint) => [messageId, endpoint, 'pending', now, now]),
-    ),
-  );
+/**
+ * A digest writer's transaction on PostgreSQL: one pooled connection, the writers taking turns on an
+ * advisory lock, so the second sees the first's rows rather than failing on them.
+ */
+export function pgDigestTransaction(pool: pg.Pool): DigestTransaction {
+  return (work) =>
+    transaction(pool, async (tx) => {
+      await run(tx.client, 'select pg_advisory_xact_lock($1, $2)', [ADVISORY_NAMESPACE, DIGEST_LOCK]);
+      return work(pgSqlPort(tx.client), (rows) => changeSubjects(tx.client, rows));
+    });
 }
-
-/** The endpoint row of a URL (an endpoint key), created on first use with the channel its rows go to. */
-export async function endpointId(tx: Tx, url: string, channel: OutboxChannel, now: string): Promise<number> {
-  // Inserted first, as SQLite's store does: a conflicting insert spends an id on both (SQLite's
-  // AUTOINCREMENT, PostgreSQL's sequence), so the ids of endpoints created later stay alike. A
-  // digest writer and a run's commit racing to create one target's row: the loser's insert waits
-  // for the winner's commit, does nothing, and reads the winner's row.
-  const inserted = await one<{ id: number }>(
-    tx.client,
-    `insert into webhook_endpoints (url, channel, created_at) values ($1, $2, $3)
-     on conflict (url) do nothing returning id`,
-    [url, channel, now],
-  );
-  if (inserted) return inserted.id;
-  const existing = await one<{ id: number }>(tx.client, 'select id from webhook_endpoints where url = $1', [
-    url,
-  ]);
-  return existing?.id ?? 0;
-}
-
-/** Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]); their ids, in order. */
-export function newMessageIds(tx: Tx, messageRows: readonly (readonly unknown[])[]): Promise<number[]> {
-  return insertWithIds(tx.client, 'webhook_messages', MESSAGE_COLUMNS, messageRows);
-}
-
-const MESSAGE_COLUMNS = [
-  { name: 'webhook_id', type: 'text' },
-  { name: 'type', type: 'text' },
-  { name: 'run_id', type: 'bigint' },
-  { name: 'created_at', type: 'text' },
-  { name: 'body', type: 'text' },
-];

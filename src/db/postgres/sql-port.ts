@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
-import { insertMany } from './bulk.js';
+import { insertMany, insertWithIds } from './bulk.js';
 import { announceOutboxChange } from './commit-watch.js';
 import { preparedRows, run, transaction, tuples, type Queryable } from './sql.js';
 
@@ -47,6 +47,7 @@ export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): S
       (await rows<[T]>(sql, params)).map(([value]) => value),
     run: (sql, params = []) => run(db, numbered(sql), [...params]),
     insert: (table, columns, values, onConflict) => insertMany(db, table, columns, values, onConflict),
+    insertWithIds: (table, columns, values) => insertWithIds(db, table, columns, values),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
     oneOf: (column, type, values) => ({ sql: `${column} = any(?::${type}[])`, param: values }),
   };

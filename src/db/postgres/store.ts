@@ -19,7 +19,8 @@ import * as changes from '../change-reads.js';
 import { endpointKeysOver } from '../endpoint-keying.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import type { NotificationRows } from '../notify-outbox.js';
-import { PgNotificationOutbox } from './notify-outbox.js';
+import { PortNotificationOutbox } from '../notify-outbox.js';
+import { pgDigestTransaction } from './outbox.js';
 import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import * as directory from '../directory-reads.js';
@@ -69,7 +70,7 @@ export class PgStore implements Store {
 
   /** The notification rows of the outbox, for the notification worker. */
   notificationOutbox(): NotificationRows {
-    return new PgNotificationOutbox(this.#ctx);
+    return new PortNotificationOutbox(pgOutboxPort(this.#ctx.pool), pgDigestTransaction(this.#ctx.pool));
   }
 
   /** Frees any run lock still held and closes the pool. */

@@ -1,32 +1,33 @@
-import { randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { CHANGE_ROWS_SQL } from '../change-columns.js';
-import { FIRST_LISTING_RUN_SQL } from '../first-listing.js';
 import { entriesOfChanges, failedStreakOf, mirrorPathReader, streakSinceOf } from '../commit-plans.js';
 import type { SqliteHandle } from './handle.js';
 import { changeSubjects } from '../page-queries.js';
 import { mediaShasAt } from './media.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
-import type { OutboxChannel } from '../enums.js';
+import { enqueue, firstListingRun, type DigestTransaction } from '../outbox-enqueue.js';
+import { outboxPortOf, transactionPortOf } from './sql-port.js';
+import { PortNotificationOutbox } from '../notify-outbox.js';
+import type { SqlPort } from '../sql-port.js';
 import { runs, type ChangeRow } from '../schema.js';
-
-/** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
-export function newWebhookId(): string {
-  return `msg_${randomBytes(16).toString('base64url')}`;
-}
 
 /**
  * Writes the messages `plan` composes for run `runId`, and one pending delivery of each to every
  * URL, due at once. Runs inside the transaction that records the run: the outbox rows then exist
  * exactly when the run does.
  */
-export function writeOutbox(store: SqliteHandle, runId: number, plan: OutboxPlan): void {
+export async function writeOutbox(
+  store: SqliteHandle,
+  tx: SqlPort,
+  runId: number,
+  plan: OutboxPlan,
+): Promise<void> {
   if (plan.urls.length === 0) return;
   const run = store.db.select().from(runs).where(eq(runs.id, runId)).get();
   if (!run) return;
   const facts: OutboxFacts = {
     run,
-    firstListingRun: firstListingRun(store),
+    firstListingRun: await firstListingRun(tx),
     failedBefore: failedStreak(store, runId - 1),
     changes: () => runChanges(store, runId),
     changesBetween: (fromId, toId) =>
@@ -39,12 +40,9 @@ export function writeOutbox(store: SqliteHandle, runId: number, plan: OutboxPlan
     entriesOf: (rows) => entriesOf(store, rows),
     mirrorPathOf: mirrorPathReader(() => mediaShasAt(store, runId)),
   };
-  enqueue(store, runId, plan.messages(facts), plan.urls, plan.channel ?? 'webhook');
-}
-
-/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
-export function firstListingRun(store: SqliteHandle): number | null {
-  return (store.sqlite.prepare(FIRST_LISTING_RUN_SQL).pluck().get() as number | null | undefined) ?? null;
+  // Composed to the end before a row is written: the facts read lazily, over open statements.
+  const messages = [...plan.messages(facts)];
+  await enqueue(tx, runId, messages, plan.urls, plan.channel ?? 'webhook');
 }
 
 /** When the latest succeeded run before `runId` finished: the snapshot still served. */
@@ -123,42 +121,15 @@ function firstChangeId(store: SqliteHandle, runId: number): number | undefined {
   return first;
 }
 
-/** One message row per message, and one pending delivery of it to each endpoint, due at once. */
-function enqueue(
-  store: SqliteHandle,
-  runId: number,
-  messages: Iterable<{ type: string; body: string }>,
-  urls: readonly string[],
-  channel: OutboxChannel,
-): void {
-  const now = new Date().toISOString();
-  let endpointIds: number[] | null = null;
-  const insertMessage = store.sqlite.prepare(
-    `insert into webhook_messages (webhook_id, type, run_id, created_at, body) values (?, ?, ?, ?, ?)`,
-  );
-  const insertDelivery = store.sqlite.prepare(
-    `insert into webhook_deliveries (message_id, endpoint_id, status, next_attempt_at, created_at)
-     values (?, ?, 'pending', ?, ?)`,
-  );
-  for (const message of messages) {
-    const messageId = insertMessage.run(
-      newWebhookId(),
-      message.type,
-      runId,
-      now,
-      message.body,
-    ).lastInsertRowid;
-    endpointIds ??= urls.map((url) => endpointId(store, url, channel, now));
-    for (const endpoint of endpointIds) insertDelivery.run(messageId, endpoint, now, now);
-  }
+/** A digest writer's transaction on SQLite: in the connection's write turn, under its write lock. */
+export function sqliteDigestTransaction(store: SqliteHandle): DigestTransaction {
+  return (work) =>
+    transactionPortOf(store.sqlite).write((tx) =>
+      work(tx, (rows) => Promise.resolve(changeSubjects(store, rows))),
+    );
 }
 
-/** The endpoint row of a URL, created on first use with the channel its rows go to. */
-export function endpointId(store: SqliteHandle, url: string, channel: OutboxChannel, now: string): number {
-  store.sqlite
-    .prepare(
-      'insert into webhook_endpoints (url, channel, created_at) values (?, ?, ?) on conflict (url) do nothing',
-    )
-    .run(url, channel, now);
-  return store.sqlite.prepare('select id from webhook_endpoints where url = ?').pluck().get(url) as number;
+/** The notification rows of the outbox on SQLite (src/db/notify-outbox.ts), digest and all. */
+export function sqliteNotificationOutbox(store: SqliteHandle): PortNotificationOutbox {
+  return new PortNotificationOutbox(outboxPortOf(store.sqlite), sqliteDigestTransaction(store));
 }

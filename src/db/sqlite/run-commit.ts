@@ -8,7 +8,7 @@ import { transactionPortOf } from './sql-port.js';
 export function endRun(store: SqliteHandle, end: RunEnd): Promise<void> {
   return transactionPortOf(store.sqlite).write(async (tx) => {
     await recordRunEnd(tx, end);
-    if (end.outbox) writeOutbox(store, end.runId, end.outbox);
-    if (end.notify) writeOutbox(store, end.runId, end.notify);
+    if (end.outbox) await writeOutbox(store, tx, end.runId, end.outbox);
+    if (end.notify) await writeOutbox(store, tx, end.runId, end.notify);
   });
 }

@@ -32,6 +32,14 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
         );
         for (const row of rows) insert.run(...row);
       }),
+    insertWithIds: (table, columns, rows) =>
+      settle(() => {
+        const names = columns.map((c) => c.name);
+        const insert = prepare(
+          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`,
+        );
+        return rows.map((row) => Number(insert.run(...row).lastInsertRowid));
+      }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
     oneOf: (column, _type, values) => ({
       sql: `${column} in (select value from json_each(?))`,

@@ -106,8 +106,8 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
               await markSucceeded(tx, commit, entries);
               // Media rows first: a notification's thumbnails are the media this run holds.
               if (commit.media) await writeMediaRows(tx, commit.runId, commit.media);
-              if (commit.outbox) writeOutbox(store, commit.runId, commit.outbox);
-              if (commit.notify) writeOutbox(store, commit.runId, commit.notify);
+              if (commit.outbox) await writeOutbox(store, tx, commit.runId, commit.outbox);
+              if (commit.notify) await writeOutbox(store, tx, commit.runId, commit.notify);
             },
             true,
           ),

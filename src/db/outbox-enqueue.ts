@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import type { OutboxChannel } from './enums.js';
+import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
+import { CHANGE_ROWS_SQL, changeRowsOf, changesFinishedWithinSql } from './change-columns.js';
+import type { ChangeSubject } from './change-batches.js';
+import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
+import type { DigestPlan, OutboxMessage } from './run-commit.js';
+import type { ChangeRow } from './schema.js';
+import type { InsertColumn, SqlPort } from './sql-port.js';
+
+// The outbox's rows as a run or a digest writes them, once for both dialects over the port, inside
+// the writer's transaction: a message, its deliveries and their endpoints exist together or not.
+
+/** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
+export function newWebhookId(): string {
+  return `msg_${randomBytes(16).toString('base64url')}`;
+}
+
+/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
+export async function firstListingRun(tx: SqlPort): Promise<number | null> {
+  const [run] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
+  return run ?? null;
+}
+
+/**
+ * The endpoint row of a URL (an endpoint key), created on first use with the channel its rows go to.
+ * Inserted first: a conflicting insert spends an id on both databases (SQLite's AUTOINCREMENT,
+ * PostgreSQL's sequence), so the ids of endpoints created later stay alike. A digest writer and a
+ * run's commit racing to create one target's row on PostgreSQL: the loser's insert waits for the
+ * winner's commit, does nothing, and reads the winner's row.
+ */
+export async function endpointId(
+  tx: SqlPort,
+  url: string,
+  channel: OutboxChannel,
+  now: string,
+): Promise<number> {
+  await tx.run(
+    'insert into webhook_endpoints (url, channel, created_at) values (?, ?, ?) on conflict (url) do nothing',
+    [url, channel, now],
+  );
+  // The row exists: this transaction inserted it, or a committed one had.
+  const [id] = await tx.values<number>('select id from webhook_endpoints where url = ?', [url]);
+  return id as number;
+}
+
+const MESSAGE_COLUMNS: readonly InsertColumn[] = [
+  { name: 'webhook_id', type: 'text' },
+  { name: 'type', type: 'text' },
+  { name: 'run_id', type: 'bigint' },
+  { name: 'created_at', type: 'text' },
+  { name: 'body', type: 'text' },
+];
+
+/** Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]); their ids, in order. */
+export function newMessageIds(tx: SqlPort, messageRows: readonly (readonly unknown[])[]): Promise<number[]> {
+  return tx.insertWithIds('webhook_messages', MESSAGE_COLUMNS, messageRows);
+}
+
+const DELIVERY_COLUMNS: readonly InsertColumn[] = [
+  { name: 'message_id', type: 'bigint' },
+  { name: 'endpoint_id', type: 'bigint' },
+  { name: 'status', type: 'text' },
+  { name: 'next_attempt_at', type: 'text' },
+  { name: 'created_at', type: 'text' },
+];
+
+/** One pending delivery of each message to each endpoint, due at `now`, message by message. */
+export async function insertDeliveries(
+  tx: SqlPort,
+  messageIds: readonly number[],
+  endpointIds: readonly number[],
+  now: string,
+): Promise<void> {
+  await tx.insert(
+    'webhook_deliveries',
+    DELIVERY_COLUMNS,
+    messageIds.flatMap((messageId) =>
+      endpointIds.map((endpoint) => [messageId, endpoint, 'pending', now, now]),
+    ),
+  );
+}
+
+/**
+ * One message row per message of run `runId`, and one pending delivery of it to each endpoint, due
+ * at once. No message, no row: an endpoint is created only for a message it is to get.
+ */
+export async function enqueue(
+  tx: SqlPort,
+  runId: number,
+  messages: readonly OutboxMessage[],
+  urls: readonly string[],
+  channel: OutboxChannel,
+): Promise<void> {
+  if (messages.length === 0) return;
+  const now = new Date().toISOString();
+  const endpointIds: number[] = [];
+  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
+  const messageIds = await newMessageIds(
+    tx,
+    messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]),
+  );
+  await insertDeliveries(tx, messageIds, endpointIds, now);
+}
+
+/** The name and post of each change's coworker, read inside the digest's transaction. */
+export type SubjectsReader = (rows: readonly ChangeRow[]) => Promise<ReadonlyMap<number, ChangeSubject>>;
+
+/**
+ * A digest writer's transaction: `work` in one write transaction, handed its port and the reader of
+ * subjects in it. On PostgreSQL the writers take turns on an advisory lock, so the second sees the
+ * first's rows rather than failing on them; SQLite's writers take turns on its write lock.
+ */
+export type DigestTransaction = <T>(
+  work: (tx: SqlPort, subjectsOf: SubjectsReader) => Promise<T>,
+) => Promise<T>;
+
+/** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
+const DIGEST_RUNS = changesFinishedWithinSql('c', 'r.finished_at >= ? and r.finished_at < ?');
+
+const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
+
+/**
+ * Writes the digest of `plan`'s period to each target that has none yet, in one transaction: the
+ * key `digest_<targetId>_<period end>` (the message's unique webhook_id) makes a second writer,
+ * another instance or a later pass, a no-op. Answers the deliveries written.
+ */
+export function enqueueDigest(transaction: DigestTransaction, plan: DigestPlan): Promise<number> {
+  return transaction((tx, subjectsOf) => writeDigest(tx, subjectsOf, plan));
+}
+
+async function writeDigest(tx: SqlPort, subjectsOf: SubjectsReader, plan: DigestPlan): Promise<number> {
+  const keys = tx.oneOf(
+    'webhook_id',
+    'text',
+    plan.targetIds.map((id) => digestKey(id, plan.to)),
+  );
+  const have = new Set(
+    await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
+  );
+  const missing = plan.targetIds.filter((id) => !have.has(digestKey(id, plan.to)));
+  if (missing.length === 0) return 0;
+  // The composer reads synchronously: the period's changes and their subjects are read first.
+  const changes = changeRowsOf(
+    await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
+  );
+  const subjects = await subjectsOf(changes);
+  const message = plan.message({
+    changes: () => changes,
+    firstListingRun: await firstListingRun(tx),
+    subjectsOf: (asked) =>
+      new Map(
+        asked.flatMap((row) => {
+          const subject = subjects.get(row.id);
+          return subject === undefined ? [] : [[row.id, subject] as const];
+        }),
+      ),
+  });
+  if (message === null) return 0;
+  let runId: number | null = null;
+  for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
+  const now = new Date().toISOString();
+  for (const targetId of missing) {
+    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
+    const messageIds = await newMessageIds(tx, [
+      [digestKey(targetId, plan.to), message.type, runId, now, message.body],
+    ]);
+    await insertDeliveries(tx, messageIds, [endpoint], now);
+  }
+  return missing.length;
+}
