@@ -82,26 +82,26 @@ describe.each(STORE_KINDS)('on %s: a bare sync runs within SYNC_MAX_HEAP_MB', (k
     expect(next.output()).toMatch(/run 2 succeeded: 1600 entries on 200 pages; 1600 added/);
   });
 
-  it('SIGTERM reaches the run in its process: it ends as aborted', async () => {
+  /** A bare `sync` whose page 1 never answers: it is mid-crawl when this resolves. */
+  async function syncMidCrawl() {
     let held: (() => void) | undefined;
     const requested = new Promise<void>((resolve) => (held = resolve));
-    // Page 1 never answers: the run is mid-crawl when the signal comes.
     const url = await upstream({ unknownFields: () => false, hold: () => held?.() });
     const db = await database();
     const run = runCli(['sync'], { ...db.env, UPSTREAM_URL: url, LOG_LEVEL: 'warn' });
     await requested;
+    return { db, run };
+  }
+
+  it('SIGTERM reaches the run in its process: it ends as aborted', async () => {
+    const { db, run } = await syncMidCrawl();
     run.child.kill('SIGTERM');
     expect(await run.exited).toEqual({ code: EXIT.aborted, signal: null });
     expect(await db.rows(RUNS)).toEqual([expect.objectContaining({ id: 1, status: 'aborted' })]);
   });
 
   it('the run is held by its sync process, a child of the command with the heap limit; a SIGKILL of the command ends the run as aborted with the reason', async () => {
-    let held: (() => void) | undefined;
-    const requested = new Promise<void>((resolve) => (held = resolve));
-    const url = await upstream({ unknownFields: () => false, hold: () => held?.() });
-    const db = await database();
-    const run = runCli(['sync'], { ...db.env, UPSTREAM_URL: url, LOG_LEVEL: 'warn' });
-    await requested;
+    const { db, run } = await syncMidCrawl();
     const [holder] = await db.rows('select holder_pid from runs where id = 1');
     const holderPid = Number(holder?.holder_pid);
     const sync = processOf(holderPid);
