@@ -14,13 +14,6 @@ import { prepared } from './prepared.js';
  * coworkers and 1,000,000 changes.
  */
 
-export type { DirectoryEntry } from './directory-reads.js';
-
-/** At most this many coworkers in one name filter of the timeline: more is not a filter. */
-export const MAX_FILTER_UUIDS = 200;
-
-export type { ChangeSubject } from './change-batches.js';
-
 /** The name and post of an entry's text, cut one character past what a page keeps. */
 const SUBJECT_FIELDS = (body: string) =>
   `substr(${jsonField(body, '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),

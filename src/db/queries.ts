@@ -2,8 +2,6 @@ import { toMirrorError } from '../errors.js';
 import type { SqliteHandle } from './sqlite/handle.js';
 import { prepared } from './prepared.js';
 
-export type { ChangeFilter } from './change-filter.js';
-
 /** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */
 const PROBED_TABLES = [
   ['runs', 'rowid'],

@@ -1,4 +1,4 @@
-import type { ChangeSubject } from './page-queries.js';
+import type { ChangeSubject } from './change-batches.js';
 import type { OutboxChannel } from './enums.js';
 import type { ChangeRow, RunRow } from './schema.js';
 

@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ChangeFilter } from '../db/queries.js';
+import type { ChangeFilter } from '../db/change-filter.js';
 import { openDatabase } from '../db/open.js';
 import { MirrorError } from '../errors.js';
 import {

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { keysetBatches, type ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeLines } from '../db/change-lines.js';
-import type { ChangeFilter } from '../db/queries.js';
+import type { ChangeFilter } from '../db/change-filter.js';
 import type { ReaderTarget, Store } from '../db/store.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../fs/worker-entry.js';

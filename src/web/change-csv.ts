@@ -1,4 +1,4 @@
-import type { ChangeSubject } from '../db/page-queries.js';
+import type { ChangeSubject } from '../db/change-batches.js';
 import { canonicalText } from '../db/history-views.js';
 import type { ChangeRow } from '../db/schema.js';
 import { stringifyJson } from '../json/safe-json.js';

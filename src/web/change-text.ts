@@ -1,5 +1,5 @@
 import type { ChangeRow } from '../db/schema.js';
-import type { ChangeSubject } from '../db/page-queries.js';
+import type { ChangeSubject } from '../db/change-batches.js';
 import { describeChange, sentenceText, type ChangeWords } from '../notify/describe-change.js';
 import { factsOfChange, type ParsedValues } from '../notify/run-message.js';
 import { isolatedText } from '../text/bidi.js';

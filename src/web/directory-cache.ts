@@ -1,4 +1,4 @@
-import type { DirectoryEntry } from '../db/page-queries.js';
+import type { DirectoryEntry } from '../db/directory-reads.js';
 import type { Store } from '../db/store.js';
 
 export interface FoldedEntry extends DirectoryEntry {

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import type { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { MAX_FILTER_UUIDS } from '../db/page-queries.js';
 import { runView } from '../db/history-views.js';
 import { listingHorizon, prunedListingDetail } from '../db/prune.js';
 import { DirectoryCache } from './directory-cache.js';
@@ -31,6 +30,9 @@ import { entryOf } from './pages/card.js';
 import type { DeliveryStatus } from '../db/schema.js';
 import { disabledTargetViews } from '../notify/disabled-targets.js';
 import type { NotifyTarget } from '../notify/targets.js';
+
+/** At most this many coworkers in one name filter of the timeline: more is not a filter. */
+const MAX_FILTER_UUIDS = 200;
 
 export interface WebPageDeps extends PageDeps {
   store: Store;

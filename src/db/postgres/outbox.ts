@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ChangeSubject } from '../page-queries.js';
+import type { ChangeSubject } from '../change-batches.js';
 import type { OutboxFacts, OutboxPlan } from '../run-commit.js';
 import type { ChangeRow } from '../schema.js';
 import { enqueue, firstListingRun, type DigestTransaction } from '../outbox-enqueue.js';

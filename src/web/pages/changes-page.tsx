@@ -1,5 +1,5 @@
 import { changeKinds, type ChangeRow } from '../../db/schema.js';
-import type { ChangeSubject } from '../../db/page-queries.js';
+import type { ChangeSubject } from '../../db/change-batches.js';
 import type { ChangesPageQuery } from '../page-params.js';
 import { ChangeSentence, Notice, Pager, PrunedNote, Text, Time } from './components.js';
 import type { PruneHorizon } from '../../db/prune.js';

@@ -1,5 +1,5 @@
 import { appearanceLabel } from '../../notify/describe-change.js';
-import type { DirectoryEntry } from '../../db/page-queries.js';
+import type { DirectoryEntry } from '../../db/directory-reads.js';
 import { NameLink, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 
