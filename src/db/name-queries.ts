@@ -78,7 +78,7 @@ export async function namesOf(port: SqlPort, uuids: Iterable<string>): Promise<M
   const fields = FIELDS[port.dialect];
   const asked = port.oneOf('l.uuid', 'text', wanted);
   const found = await port.rows<FoundName>(
-    `select l.uuid, l.slot, ${fields.columns} from (${LATEST_EACH}) l ${fields.join}
+    `select l.uuid, l.slot, ${fields.columns}, l.removed from (${LATEST_EACH}) l ${fields.join}
       where ${asked.sql} order by l.uuid, l.slot`,
     [asked.param],
   );
@@ -108,7 +108,7 @@ export async function findByName(port: SqlPort, text: string, limit = 50): Promi
   const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const fields = FIELDS[port.dialect];
   const found = await port.rows<FoundName>(
-    `select l.uuid, l.slot, ${fields.columns} from (${LATEST_EACH}) l ${fields.join}
+    `select l.uuid, l.slot, ${fields.columns}, l.removed from (${LATEST_EACH}) l ${fields.join}
       where ${fields.like} order by l.uuid, l.slot`,
     [pattern],
   );

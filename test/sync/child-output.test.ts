@@ -61,7 +61,7 @@ async function runChild(format: LogFormat) {
  */
 function argumentsRecord(format: LogFormat): string {
   const start = ['--trigger', 'schedule', '--scheduled-for', '2026-11-22T10:00:00.000Z'];
-  const args = ['sync', '--log-format', format, '--rebind', ...start];
+  const args = ['sync', '--sync-process', '--log-format', format, '--rebind', ...start];
   return JSON.stringify({ level: 30, msg: 'child arguments', args });
 }
 
