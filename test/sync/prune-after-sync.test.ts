@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateCoworkers } from '../../src/simulated-upstream/generate.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
+import { tempDir } from '../helpers/temp-db.js';
 
 // PRUNE_REMOVED_AFTER and PRUNE_OLDER_THAN: the prune `coworker-mirror prune` does, run by each
 // successful sync right after its commit, under the run's own lock.
@@ -12,8 +14,11 @@ const leaving = String(entries[3]?.uuid);
 describe.each(STORE_KINDS)('the prune after a sync, on %s', (kind) => {
   const fresh = storeMaker(kind);
 
-  async function twoRuns(env: Record<string, string>) {
+  async function twoRuns(given: Record<string, string>) {
     const store = await fresh();
+    // Its own media folder: the default one, under the working directory, is any other test's too,
+    // and a prune leaves alone a folder another mirror owns.
+    const env = { MEDIA_DIR: join(tempDir(), 'media'), ...given };
     const upstream = await simulatedUpstream({ entries });
     const first = await sync(store, upstream, env);
     upstream.data.setEntries(
@@ -56,6 +61,7 @@ describe.each(STORE_KINDS)('the prune after a sync, on %s', (kind) => {
     const store = await fresh();
     const upstream = await simulatedUpstream({ entries: entries.slice(0, 9) });
     const env = {
+      MEDIA_DIR: join(tempDir(), 'media'),
       PRUNE_OLDER_THAN: '0s',
       WEBHOOK_URLS: 'http://127.0.0.1:9/hook',
       NOTIFY_URLS: 'slack+http://127.0.0.1:9/services/T0/B0/secret',
