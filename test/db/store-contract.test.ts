@@ -314,6 +314,11 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
     }
     await same(pair, (s) => s.namesOf([...uuids].reverse().concat(['nobody'])));
     for (const text of ['a', 'E', 'zz', '%', '']) await same(pair, (s) => s.findByName(text, 7));
+    // Alike is not enough (both once lost whether a match was removed): each match says what the coworker row says.
+    const removedOf = new Map(coworkers.map((c) => [c.uuid, c.removedAt !== null]));
+    for (const match of await same(pair, (s) => s.findByName('', 1000))) {
+      expect(match.removed, match.uuid).toBe(removedOf.get(match.uuid));
+    }
     await same(pair, (s) => s.coworkerDirectory(), true);
     await same(pair, async (s) => {
       const { runId, entries } = await s.directoryWithRun();
