@@ -37,20 +37,22 @@ interface Measured {
   bytes: number;
 }
 
-/** Runs `argv` under GNU time with stdout to `out`; its wall time, CPU time and peak RSS. */
+/**
+ * Runs `argv` under GNU time with stdout to `out`; its wall time, CPU time and peak RSS. The wall
+ * time is this process's clock around the child, not GNU time's `%e`: that one counts in hundredths
+ * of a second, so a tiny export's shell would take "0.00 s" and every ratio over it be infinite.
+ */
 function timedProcess(argv: string[], out: string, env: NodeJS.ProcessEnv = process.env): Measured {
   const report = `${out}.time`;
-  execFileSync(
-    'bash',
-    ['-c', '/usr/bin/time -f "%e %U %S %M" -o "$0" "${@:2}" > "$1"', report, out, ...argv],
-    {
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
-  const [elapsed, user, system, kb] = readFileSync(report, 'utf8').trim().split(/\s+/).slice(-4).map(Number);
+  const started = performance.now();
+  execFileSync('bash', ['-c', '/usr/bin/time -f "%U %S %M" -o "$0" "${@:2}" > "$1"', report, out, ...argv], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const ms = performance.now() - started;
+  const [user, system, kb] = readFileSync(report, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
   return {
-    ms: (elapsed ?? NaN) * 1000,
+    ms,
     cpuMs: ((user ?? NaN) + (system ?? NaN)) * 1000,
     peakRss: (kb ?? NaN) * 1024,
     bytes: statSync(out).size,
