@@ -1,11 +1,13 @@
-import { canonicalText, changeViewJson } from './history-views.js';
+import { isUtf8 } from 'node:buffer';
+import { changeTimeSql, CHANGE_VERSION_JOIN } from './change-columns.js';
 import type { BatchEnds } from './change-batches.js';
-import type { ChangeKind, ChangeRow } from './schema.js';
+import type { SqlCondition } from './change-filter.js';
+import type { SqlPort } from './sql-port.js';
 
 /**
  * A batch of the JSON Lines export (`changes --json`, `/api/mirror/changes/export.jsonl`): the rows'
- * lines as UTF-8, each as `changeViewJson` writes it and ended by a newline, with how many rows
- * they are and the last (oldest) row's id, where the next keyset batch starts.
+ * lines as UTF-8, each ended by a newline, with how many rows they are and the last (oldest) row's
+ * id, where the next keyset batch starts.
  */
 export interface ChangeLines extends BatchEnds {
   text: Uint8Array;
@@ -14,92 +16,86 @@ export interface ChangeLines extends BatchEnds {
 export const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };
 
 /**
- * The lines of a batch of rows, written here for every reader: each value the sync stored is spliced
- * as it is when it is already the JSON V8 writes (`changeViewJson`), and read and written again
- * when it is not, so a value stored otherwise never reaches a line as it was stored.
+ * The one writer of a change's line: the database joins it, and a batch of lines comes back as one
+ * value, its bytes handed over as they are. Reading each row's cells into JS strings to join them
+ * here cost several times the sqlite3 shell's whole export (each cell decoded, each line encoded).
+ *
+ * It is the line `stringifyJson(changeView(row))` writes, the history API's change, because of what
+ * the sync stores: an entry as `stringifyJson` of its lossless parse (src/upstream/validate.ts), a
+ * field's value as `canonicalValue` of it, both texts that parse and write again as themselves
+ * (test/export/export-lines.test.ts holds this for odd upstream entries on both stores). The texts
+ * are spliced; the database quotes only the head's strings, as V8 does. An added, returned or
+ * removed change's entry is its version's (migration body_once); its time is its run's.
  */
-export function changeLinesOf(rows: readonly ChangeRow[]): ChangeLines {
-  if (rows.length === 0) return NO_LINES;
-  const lines = rows.map(changeViewJson);
-  lines.push(''); // join then ends the last line too, in the one copy it makes
-  return { text: Buffer.from(lines.join('\n')), count: rows.length, lastId: rows.at(-1)?.id };
+function changeLineSql(quote: (text: string) => string): string {
+  const head = `'{"id":' || c.id || ',"run":' || c.run_id || ',"at":' || ${quote(changeTimeSql('c'))} ||
+    ',"uuid":' || ${quote('c.uuid')} || ',"appearance":' || c.slot || ',"kind":' || ${quote('c.kind')}`;
+  return `${head} || case
+      when c.kind in ('changed', 'media_changed')
+        then ',"field":' || ${quote(`coalesce(c.field, '')`)} || ',"old":' || coalesce(c.old_value, 'null')
+          || ',"new":' || coalesce(c.new_value, 'null')
+      when c.kind = 'removed' then ',"old":' || coalesce(c.old_value, v.body, 'null')
+      else ',"new":' || coalesce(c.new_value, v.body, 'null')
+    end || '}'`;
 }
 
 /**
- * A change as its line is read, `CHANGE_ROWS_SQL`'s raw row: id, run, at, uuid, appearance, kind,
- * field, old, new. (Reading SQLite's values as blobs, to splice their bytes, cost SQLite more than
- * the text it saved encoding.)
+ * The lines of the changes `where` matches, newest first, at most `?` of them, as one row: how many,
+ * the last (lowest) id, the lines as bytes. SQLite's blob and PostgreSQL's bytea come to JS as
+ * Buffers, never decoded; each aggregate names its order.
  */
-export type LineRow = [
-  id: number,
-  runId: number,
-  at: string,
-  uuid: string,
-  slot: number,
-  kind: ChangeKind,
-  field: string | null,
-  oldValue: string | null,
-  newValue: string | null,
-];
+const LINES_SQL = {
+  sqlite: (
+    where: string,
+  ) => `select count(*), min(id), cast(group_concat(line || char(10), '' order by id desc) as blob)
+    from (select c.id as id, ${changeLineSql((text) => `json_quote(${text})`)} as line
+          from changes c ${CHANGE_VERSION_JOIN} ${where} order by c.id desc limit ?)`,
+  postgres: (
+    where: string,
+  ) => `select count(*)::int, min(id), convert_to(string_agg(line || E'\\n', '' order by id desc), 'UTF8')
+    from (select c.id as id, ${changeLineSql((text) => `coalesce(to_json((${text})::text)::text, 'null')`)} as line
+          from changes c ${CHANGE_VERSION_JOIN} ${where} order by c.id desc limit ?) lines`,
+};
+
+/** Each database's refusal of a value past its largest (SQLite's billion bytes, PostgreSQL's 1 GB). */
+const TOO_BIG = { sqlite: 'SQLITE_TOOBIG', postgres: '54000' } as const;
 
 /**
- * A stored value as its line holds it when it is already the JSON V8 writes for it (what the sync
- * stores); undefined when it must be read and written again.
+ * The lines of the first `limit` changes `where` matches. A batch the database refuses as too big
+ * for one value is read as two halves, one after the other: a batch is a count of rows, and a few
+ * rows can be whole entries.
  */
-const spliced = (value: string | null): string | undefined =>
-  value === null ? 'null' : canonicalText(value);
-
-/** The output of a batch: UTF-8 written into one buffer, grown as needed (no string joined per batch). */
-class LinesBuffer {
-  #buffer: Buffer;
-  #end = 0;
-  constructor(size: number) {
-    this.#buffer = Buffer.allocUnsafe(size);
+export async function linesOf(port: SqlPort, where: SqlCondition, limit: number): Promise<ChangeLines> {
+  let found: [count: number, lastId: number | null, text: Buffer | null] | undefined;
+  try {
+    [found] = await port.rows<[number, number | null, Buffer | null]>(LINES_SQL[port.dialect](where.sql), [
+      ...where.params,
+      limit,
+    ]);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== TOO_BIG[port.dialect] || limit <= 1) throw error;
+    return halves(port, where, limit);
   }
-  #room(bytes: number): void {
-    if (this.#end + bytes <= this.#buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.#end + bytes));
-    this.#buffer.copy(grown, 0, 0, this.#end);
-    this.#buffer = grown;
-  }
-  write(part: string): void {
-    this.#room(part.length * 3);
-    this.#end += this.#buffer.write(part, this.#end);
-  }
-  get bytes(): Uint8Array {
-    return this.#buffer.subarray(0, this.#end);
-  }
+  const [count, lastId, text] = found ?? [0, null, null];
+  if (count === 0 || lastId === null || text === null) return NO_LINES;
+  // SQLite keeps what it was given: a lone surrogate bound from JS is stored as bytes that are no
+  // UTF-8. They go out as reading them as text gives them (U+FFFD), never as they are.
+  return { text: isUtf8(text) ? text : Buffer.from(text.toString('utf8')), count: Number(count), lastId };
 }
 
-/**
- * `changeLinesOf` of rows read as `LineRow`s, the same bytes: each line's head written here, each
- * stored value spliced as it is when it is canonical JSON (`spliced`), and a line holding any other
- * value written from its row by `changeViewJson`, the careful way.
- */
-export function changeLinesOfRows(rows: readonly LineRow[]): ChangeLines {
-  if (rows.length === 0) return NO_LINES;
-  const out = new LinesBuffer(rows.length * 512);
-  for (const row of rows) {
-    const [id, runId, at, uuid, slot, kind, field, oldValue, newValue] = row;
-    const head = `{"id":${id},"run":${runId},"at":${JSON.stringify(at)},"uuid":${JSON.stringify(uuid)},"appearance":${slot},"kind":${JSON.stringify(kind)}`;
-    const both = kind === 'changed' || kind === 'media_changed';
-    const removed = kind === 'removed';
-    const first = spliced(both || removed ? oldValue : newValue);
-    const second = both ? spliced(newValue) : '';
-    if (first === undefined || second === undefined) {
-      out.write(`${changeViewJson({ id, runId, at, uuid, slot, kind, field, oldValue, newValue })}\n`);
-      continue;
-    }
-    if (both) {
-      out.write(`${head},"field":${JSON.stringify(field ?? '')},"old":`);
-      out.write(first);
-      out.write(',"new":');
-      out.write(second);
-    } else {
-      out.write(`${head},"${removed ? 'old' : 'new'}":`);
-      out.write(first);
-    }
-    out.write('}\n');
-  }
-  return { text: out.bytes, count: rows.length, lastId: rows.at(-1)?.[0] };
+/** `linesOf` read in two halves, the second keyset after the first. */
+async function halves(port: SqlPort, where: SqlCondition, limit: number): Promise<ChangeLines> {
+  const first = await linesOf(port, where, Math.ceil(limit / 2));
+  if (first.count < Math.ceil(limit / 2) || first.lastId === undefined) return first;
+  const rest: SqlCondition = {
+    sql: `${where.sql === '' ? 'where' : `${where.sql} and`} c.id < ?`,
+    params: [...where.params, first.lastId],
+  };
+  const second = await linesOf(port, rest, limit - first.count);
+  if (second.count === 0) return first;
+  return {
+    text: Buffer.concat([first.text, second.text]),
+    count: first.count + second.count,
+    lastId: second.lastId,
+  };
 }

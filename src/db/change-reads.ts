@@ -7,7 +7,7 @@ import {
   oldValueSql,
 } from './change-columns.js';
 import { changeFilterSql } from './change-filter.js';
-import { changeLinesOfRows, NO_LINES, type ChangeLines, type LineRow } from './change-lines.js';
+import { linesOf, NO_LINES, type ChangeLines } from './change-lines.js';
 import {
   keysetBatches,
   rowsEnds,
@@ -50,18 +50,10 @@ export async function changeIdAt(
   return id ?? null;
 }
 
-/**
- * `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it,
- * written from the raw rows (`changeLinesOfRows`) with no `ChangeRow` made per row.
- */
+/** `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it. */
 export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
   const where = await changeFilterSql(port, filter);
-  if (where === null) return NO_LINES;
-  const found = await port.rows<LineRow>(`${CHANGE_ROWS_SQL} ${where.sql} order by c.id desc limit ?`, [
-    ...where.params,
-    filter.limit,
-  ]);
-  return changeLinesOfRows(found);
+  return where === null ? NO_LINES : linesOf(port, where, filter.limit);
 }
 
 /** Each batch's subjects as the store's `changeSubjects` gives them. */

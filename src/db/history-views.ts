@@ -2,7 +2,6 @@ import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
 import { isCanonicalJson } from '../json/canonical-json.js';
 import { parseJson } from '../json/lossless.js';
-import { stringifyJson } from '../json/safe-json.js';
 
 /**
  * The public shapes of runs, changes and versions: one definition for `--json` output and the
@@ -117,24 +116,6 @@ export function canonicalText(text: string | null): string | undefined {
   } catch {
     return undefined; // deeper than V8 recurses, or not JSON: the careful path decides
   }
-}
-
-/**
- * `stringifyJson(changeView(row))`, the JSON Lines row of an export, built from the stored texts
- * when they are already canonical (what the sync writes): parsing each value with the lossless
- * parser to serialise it again was most of an export's time.
- */
-export function changeViewJson(row: ChangeRow): string {
-  const head = `{"id":${row.id},"run":${row.runId},"at":${JSON.stringify(row.at)},"uuid":${JSON.stringify(row.uuid)},"appearance":${row.slot},"kind":${JSON.stringify(row.kind)}`;
-  if (row.kind === 'changed' || row.kind === 'media_changed') {
-    const [oldText, newText] = [canonicalText(row.oldValue), canonicalText(row.newValue)];
-    if (oldText === undefined || newText === undefined) return stringifyJson(changeView(row));
-    return `${head},"field":${JSON.stringify(row.field ?? '')},"old":${oldText},"new":${newText}}`;
-  }
-  const removed = row.kind === 'removed';
-  const text = canonicalText(removed ? row.oldValue : row.newValue);
-  if (text === undefined) return stringifyJson(changeView(row));
-  return `${head},"${removed ? 'old' : 'new'}":${text}}`;
 }
 
 export interface VersionView {

@@ -151,7 +151,7 @@ export interface HistoryOperations {
   changeIdAt(filter: ChangeStreamFilter, offset: number): Promise<number | null>;
   /**
    * The rows `listChanges(filter)` reads as the JSON Lines export writes them (`ChangeLines`),
-   * written from the rows by `changeLinesOf` on every database.
+   * each line `changeView`'s, written by the database (src/db/change-lines.ts).
    */
   changeLines(filter: ChangeFilter): Promise<ChangeLines>;
   changedFields(): Promise<string[]>;
