@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../src/config/load-config.js';
 import { openDatabase } from '../src/db/open.js';
-import { sqliteNotificationOutbox } from '../src/db/sqlite/outbox.js';
+import { PortNotificationOutbox } from '../src/db/notify-outbox.js';
+import { outboxPortOf } from '../src/db/sqlite/sql-port.js';
 import { outboxOver } from '../src/notify/outbox.js';
 import { silentLogger } from '../src/logger.js';
 import { sendMessage } from '../src/notify/send.js';
@@ -77,7 +78,7 @@ await withTempDir(async (dir) => {
   });
   const syncConfig = { ...config, upstream: { ...config.upstream, target: config.upstream.target! } };
   const worker = notifyWorker({
-    outbox: outboxOver(sqliteNotificationOutbox(store)),
+    outbox: outboxOver(new PortNotificationOutbox(outboxPortOf(store.sqlite))),
     targets: keyedTargets(config.notify.urls, store.endpointKeys),
     send: sendMessage,
     timeoutMs: 15_000,

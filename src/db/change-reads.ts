@@ -16,7 +16,8 @@ import {
   type ChangeSubject,
   type SubjectBatch,
 } from './change-batches.js';
-import { asText, DIRECTORY_TEXT_CHARS } from './entry-fields.js';
+import { entryOfChange } from './commit-plans.js';
+import { asText, DIRECTORY_TEXT_CHARS, shownField } from './entry-fields.js';
 import type { ChangeFilter } from './change-filter.js';
 import type { ChangeRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
@@ -120,6 +121,58 @@ async function withSubjects(
     if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
   }
   return { rows, subjects };
+}
+
+/**
+ * For each change, the name and post of its coworker at its run: from the entry it stores (added,
+ * returned, removed), else from the version its run left, read by the row's own values (a row not
+ * stored as given is answered too). Read from the texts in TypeScript, as SQLite's `->>` reads them
+ * (src/db/entry-fields.ts says why): an entry that is not a JSON object names no one.
+ */
+export async function changeSubjects(
+  port: SqlPort,
+  rows: readonly ChangeRow[],
+): Promise<Map<number, ChangeSubject>> {
+  return subjectsOf(rows, await versionBodies(port, rows));
+}
+
+/** The subjects of `rows`, over the version texts `versionBodies` read for them. */
+export function subjectsOf(
+  rows: readonly ChangeRow[],
+  bodies: ReadonlyMap<number, string>,
+): Map<number, ChangeSubject> {
+  const out = new Map<number, ChangeSubject>();
+  for (const row of rows) {
+    const body = entryOfChange(row) ?? bodies.get(row.id) ?? null;
+    out.set(row.id, { name: shownField(body, 'name'), post: shownField(body, 'post') });
+  }
+  return out;
+}
+
+/**
+ * The entry text each field or media change's coworker had at its run (the version valid then), by
+ * change id; the rows that store their entry are not asked. One statement for all of them.
+ */
+export async function versionBodies(port: SqlPort, rows: readonly ChangeRow[]): Promise<Map<number, string>> {
+  const asked = rows.filter((row) => entryOfChange(row) === null);
+  if (asked.length === 0) return new Map();
+  // The asked rows as a table, one JSON parameter: [id, uuid, slot, run id] each.
+  const table =
+    port.dialect === 'postgres'
+      ? `(select (e ->> 0)::bigint as id, e ->> 1 as uuid, (e ->> 2)::int as slot, (e ->> 3)::bigint as run_id
+            from json_array_elements(?::json) e)`
+      : `(select j.value ->> 0 as id, j.value ->> 1 as uuid, j.value ->> 2 as slot, j.value ->> 3 as run_id
+            from json_each(?) j)`;
+  const found = await port.rows<[number, string | null]>(
+    `select a.id, (select v.body from versions v
+                    where v.uuid = a.uuid and v.slot = a.slot and v.valid_from_run <= a.run_id
+                    order by v.valid_from_run desc limit 1)
+       from ${table} a`,
+    [JSON.stringify(asked.map((row) => [row.id, row.uuid, row.slot, row.runId]))],
+  );
+  const out = new Map<number, string>();
+  for (const [id, body] of found) if (body !== null) out.set(id, body);
+  return out;
 }
 
 /**

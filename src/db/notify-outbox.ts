@@ -7,7 +7,7 @@ import {
   type NotificationCompletion,
 } from './outbox-attempts.js';
 import { claimDueNotifications } from './outbox-claim.js';
-import { enqueueDigest, type DigestTransaction } from './outbox-enqueue.js';
+import { enqueueDigest } from './outbox-enqueue.js';
 import type { OutboxPort } from './outbox-port.js';
 import type { DigestPlan } from './run-commit.js';
 import type { DisabledNotifyTarget } from './store.js';
@@ -44,12 +44,10 @@ export interface NotificationRows {
  */
 export class PortNotificationOutbox implements NotificationRows {
   readonly #port: OutboxPort;
-  readonly #digestTransaction: DigestTransaction;
   readonly #token = randomBytes(8).toString('hex');
 
-  constructor(port: OutboxPort, digestTransaction: DigestTransaction) {
+  constructor(port: OutboxPort) {
     this.#port = port;
-    this.#digestTransaction = digestTransaction;
   }
 
   enqueue(): Promise<void> {
@@ -94,7 +92,7 @@ export class PortNotificationOutbox implements NotificationRows {
 
   /** The digest of `plan`'s period for each target that has none yet (enqueueDigest); the deliveries written. */
   enqueueDigest(plan: DigestPlan): Promise<number> {
-    return enqueueDigest(this.#digestTransaction, plan);
+    return enqueueDigest(this.#port, plan);
   }
 }
 

@@ -7,7 +7,8 @@ import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
 import type { PgStore } from './postgres/store.js';
 import type { NotificationRows } from './notify-outbox.js';
-import { sqliteNotificationOutbox } from './sqlite/outbox.js';
+import { PortNotificationOutbox } from './notify-outbox.js';
+import { outboxPortOf } from './sqlite/sql-port.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 
@@ -92,7 +93,7 @@ function maskedError(cause: unknown, label: string): MirrorError {
 
 /** The notification rows of a store's outbox, for the notification worker (`outboxOver`). */
 export function notificationRowsOf(store: Store): NotificationRows | null {
-  if (store instanceof SqliteStore) return sqliteNotificationOutbox(store);
+  if (store instanceof SqliteStore) return new PortNotificationOutbox(outboxPortOf(store.sqlite));
   if (isPgStore(store)) return store.notificationOutbox();
   return null;
 }

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { OutboxChannel } from './enums.js';
 import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
 import { CHANGE_ROWS_SQL, changeRowsOf, changesFinishedWithinSql } from './change-columns.js';
-import type { ChangeSubject } from './change-batches.js';
+import { changeSubjects } from './change-reads.js';
+import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './postgres/advisory-keys.js';
 import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
 import type { DigestPlan, OutboxMessage } from './run-commit.js';
-import type { ChangeRow } from './schema.js';
-import type { InsertColumn, SqlPort } from './sql-port.js';
+import type { InsertColumn, SqlPort, TransactionPort } from './sql-port.js';
 
 // The outbox's rows as a run or a digest writes them, once for both dialects over the port, inside
 // the writer's transaction: a message, its deliveries and their endpoints exist together or not.
@@ -103,18 +103,6 @@ export async function enqueue(
   await insertDeliveries(tx, messageIds, endpointIds, now);
 }
 
-/** The name and post of each change's coworker, read inside the digest's transaction. */
-export type SubjectsReader = (rows: readonly ChangeRow[]) => Promise<ReadonlyMap<number, ChangeSubject>>;
-
-/**
- * A digest writer's transaction: `work` in one write transaction, handed its port and the reader of
- * subjects in it. On PostgreSQL the writers take turns on an advisory lock, so the second sees the
- * first's rows rather than failing on them; SQLite's writers take turns on its write lock.
- */
-export type DigestTransaction = <T>(
-  work: (tx: SqlPort, subjectsOf: SubjectsReader) => Promise<T>,
-) => Promise<T>;
-
 /** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
 const DIGEST_RUNS = changesFinishedWithinSql('c', 'r.finished_at >= ? and r.finished_at < ?');
 
@@ -123,13 +111,19 @@ const digestKey = (targetId: string, to: string) => `digest_${targetId}_${to}`;
 /**
  * Writes the digest of `plan`'s period to each target that has none yet, in one transaction: the
  * key `digest_<targetId>_<period end>` (the message's unique webhook_id) makes a second writer,
- * another instance or a later pass, a no-op. Answers the deliveries written.
+ * another instance or a later pass, a no-op. Answers the deliveries written. SQLite's writers take
+ * turns on its write lock; PostgreSQL's on an advisory lock, so the second sees the first's rows
+ * rather than failing on them.
  */
-export function enqueueDigest(transaction: DigestTransaction, plan: DigestPlan): Promise<number> {
-  return transaction((tx, subjectsOf) => writeDigest(tx, subjectsOf, plan));
+export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<number> {
+  return port.write(async (tx) => {
+    if (tx.dialect === 'postgres')
+      await tx.run('select pg_advisory_xact_lock(?, ?)', [ADVISORY_NAMESPACE, DIGEST_LOCK]);
+    return writeDigest(tx, plan);
+  });
 }
 
-async function writeDigest(tx: SqlPort, subjectsOf: SubjectsReader, plan: DigestPlan): Promise<number> {
+async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   const keys = tx.oneOf(
     'webhook_id',
     'text',
@@ -144,7 +138,7 @@ async function writeDigest(tx: SqlPort, subjectsOf: SubjectsReader, plan: Digest
   const changes = changeRowsOf(
     await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
   );
-  const subjects = await subjectsOf(changes);
+  const subjects = await changeSubjects(tx, changes);
   const message = plan.message({
     changes: () => changes,
     firstListingRun: await firstListingRun(tx),

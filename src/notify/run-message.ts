@@ -58,7 +58,7 @@ export function factsOfChange(
 
 /**
  * The message of a succeeded run from its stored changes (by id order, as the run wrote them) and
- * their subjects (`changeSubjects` of db/page-queries): what the run's transaction enqueues.
+ * their subjects (`changeSubjects` of db/change-reads): what the run's transaction enqueues.
  */
 export function runChangesMessage(
   run: { id: number; finishedAt: string },

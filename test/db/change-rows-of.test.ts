@@ -1,7 +1,6 @@
 import { desc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { changeRowSelection } from '../../src/db/change-columns.js';
-import { changeSubjects } from '../../src/db/page-queries.js';
 import { changes, versions } from '../../src/db/schema.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
@@ -31,7 +30,9 @@ describe('change rows read raw, and their subjects read per batch', () => {
 
     const batched = await db.changeSubjects(raw);
     // A row the database does not hold under its id is read alone, from its own values.
-    const alone = raw.map((row) => changeSubjects(db, [{ ...row, id: -row.id }]).get(-row.id));
+    const alone = await Promise.all(
+      raw.map(async (row) => (await db.changeSubjects([{ ...row, id: -row.id }])).get(-row.id)),
+    );
     expect(raw.map((row) => batched.get(row.id))).toEqual(alone);
     expect(alone.every((s) => s !== undefined && s.name !== '')).toBe(true);
   });

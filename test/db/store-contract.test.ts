@@ -7,7 +7,8 @@ import type { RunRow } from '../../src/db/schema.js';
 import type { Store } from '../../src/db/store.js';
 import { MirrorError, toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
-import { sqliteNotificationOutbox } from '../../src/db/sqlite/outbox.js';
+import { PortNotificationOutbox } from '../../src/db/notify-outbox.js';
+import { outboxPortOf } from '../../src/db/sqlite/sql-port.js';
 import { outboxOver, type NotificationOutbox, type OutboxNotification } from '../../src/notify/outbox.js';
 import { rows } from '../../src/db/postgres/sql.js';
 import {
@@ -504,7 +505,9 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   it('the notification rows are claimed, completed and released alike', async () => {
     vi.setSystemTime(T0 + ++step * 60_000);
     const outboxes = [
-      outboxOver(sqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>)),
+      outboxOver(
+        new PortNotificationOutbox(outboxPortOf((pair.sqlite as ReturnType<typeof openDatabase>).sqlite)),
+      ),
       outboxOver(pair.pg.notificationOutbox()),
     ];
     const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {
@@ -546,7 +549,9 @@ describePostgres('the store contract: SQLite and PostgreSQL answer alike', () =>
   it('a digest is written once per target and period, on both stores and across instances', async () => {
     vi.setSystemTime(T0 + ++step * 60_000);
     const outboxes = [
-      outboxOver(sqliteNotificationOutbox(pair.sqlite as ReturnType<typeof openDatabase>)),
+      outboxOver(
+        new PortNotificationOutbox(outboxPortOf((pair.sqlite as ReturnType<typeof openDatabase>).sqlite)),
+      ),
       outboxOver(pair.pg.notificationOutbox()),
     ] as const;
     const both = async <T>(act: (o: NotificationOutbox) => Promise<T>): Promise<T> => {

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../src/config/load-config.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
-import { writeOutbox } from '../../src/db/sqlite/outbox.js';
 import { transactionPortOf } from '../../src/db/sqlite/sql-port.js';
+import { writeRunOutboxes } from '../../src/db/run-outbox.js';
 import { succeededRunOutbox } from '../../src/webhooks/outbox.js';
 
 // No vitest here: the webhook benchmark records its runs the same way.
@@ -32,7 +32,7 @@ export function recordRunWithChange(store: MirrorDatabase, urls: readonly string
       .prepare(`insert into changes (run_id, uuid, slot, kind, new_value) values (?, ?, 0, 'added', ?)`)
       .run(runId, uuid, JSON.stringify({ uuid, name: `Person ${counter}` }));
     const plan = succeededRunOutbox({ ...webhookDefaults, urls }, store.endpointKeys);
-    if (plan) await writeOutbox(store, tx, runId, plan);
+    await writeRunOutboxes(tx, runId, [plan]);
     return runId;
   });
 }

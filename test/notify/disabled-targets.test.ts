@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
-import { sqliteNotificationOutbox } from '../../src/db/sqlite/outbox.js';
+import { PortNotificationOutbox } from '../../src/db/notify-outbox.js';
+import { outboxPortOf } from '../../src/db/sqlite/sql-port.js';
 import { buildServer } from '../../src/http/server.js';
 import { silentLogger } from '../../src/logger.js';
 import { sendMessage } from '../../src/notify/send.js';
@@ -35,7 +36,7 @@ async function disabledSlack() {
   const upstream = await simulatedUpstream({ seed: 21, count: 3 });
   await sync(store, upstream, { NOTIFY_URLS: entry });
   const worker = notifyWorker({
-    outbox: outboxOver(sqliteNotificationOutbox(store)),
+    outbox: outboxOver(new PortNotificationOutbox(outboxPortOf(store.sqlite))),
     targets: [slack],
     send: sendMessage,
     timeoutMs: 5000,

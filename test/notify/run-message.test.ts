@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { changeSubjects } from '../../src/db/page-queries.js';
 import { plainText, type FirstListing, type NotifyMessage } from '../../src/notify/message.js';
 import { runChangesMessage, runMessages } from '../../src/notify/run-message.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
@@ -21,7 +20,7 @@ describe("a run's message from what the run stored (issue 22)", () => {
     const message = runChangesMessage(
       { id: runId, finishedAt: run?.finishedAt ?? '' },
       changes,
-      changeSubjects(store, changes),
+      await store.changeSubjects(changes),
       ctx,
     );
     expect(message.title).toBe('Team page: 25 joined, 3 changed');

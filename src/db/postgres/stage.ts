@@ -1,8 +1,6 @@
-import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { connectOwnClient } from './run-lock.js';
 import { endClient } from './session-bounds.js';
-import { PG_CHANGE_ROWS_SQL } from '../change-columns.js';
 import {
   openRunStage,
   type RunStage,
@@ -10,18 +8,16 @@ import {
   type StageConnection,
   type StageDialect,
 } from '../run-stage.js';
-import type { ChangeRow } from '../schema.js';
 import { announceCommit } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { writeMediaRows } from '../media-commit.js';
-import { writeOutbox, type RunMemory } from './outbox.js';
+import { writeRunOutboxes } from '../run-outbox.js';
 import { assertStillRunning, markSucceeded } from '../run-ends.js';
 import type { SqlPort } from '../sql-port.js';
 import { assertHeld } from './runs.js';
 import { latestSucceededRun } from '../run-reads.js';
-import * as schema from './schema.js';
 import { pgSqlPort } from './sql-port.js';
-import { one, rows, withinTransaction, type Tx } from './sql.js';
+import { withinTransaction } from './sql.js';
 
 /**
  * A run's stage in TEMP tables of ONE pooled connection held for the whole run: they live in that
@@ -44,7 +40,6 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   // A lost connection rejects the query in flight, which fails the run; unheard, the event would
   // end the process.
   client.on('error', () => undefined);
-  const tx: Tx = { client, db: drizzle({ client, schema }) };
   const conn: StageConnection = {
     ...pgSqlPort(client),
     // As an array, the ids are a list of index seeks: `id in (subquery)` is planned as a hash join
@@ -63,11 +58,8 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
       conn.transaction(async () => {
         assertHeld(ctx, commit.runId);
         await assertStillRunning(conn, commit.runId);
-        // This run's change rows are the ones past the newest id before them (no index on run_id).
-        const changesAfter =
-          (await one<{ id: number }>(client, 'select coalesce(max(id), 0) as id from changes'))?.id ?? 0;
         for (const [sql, params] of statements) await conn.run(sql, params);
-        await finish(tx, conn, commit, entries, changesAfter);
+        await finish(client, conn, commit, entries);
       }, true),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),
@@ -75,28 +67,13 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
 }
 
 /** After the listing: the run's figures, media rows, outbox and notifications, and the announcement. */
-async function finish(
-  tx: Tx,
-  port: SqlPort,
-  commit: StageCommit,
-  entries: number,
-  changesAfter: number,
-): Promise<void> {
+async function finish(client: pg.Client, port: SqlPort, commit: StageCommit, entries: number): Promise<void> {
   await markSucceeded(port, commit, entries);
   // Media rows first, as the SQLite store writes them: a run's messages see its own media.
-  const memory: RunMemory = { changes: [], bodies: new Map() };
   if (commit.media) await writeMediaRows(port, commit.runId, commit.media);
-  if (commit.outbox || commit.notify) {
-    memory.changes = await rows<ChangeRow>(
-      tx.client,
-      `${PG_CHANGE_ROWS_SQL} where c.id > $1 and c.run_id = $2 order by c.id`,
-      [changesAfter, commit.runId],
-    );
-  }
-  if (commit.outbox) await writeOutbox(tx, commit.runId, commit.outbox, memory);
-  if (commit.notify) await writeOutbox(tx, commit.runId, commit.notify, memory);
+  await writeRunOutboxes(port, commit.runId, [commit.outbox, commit.notify]);
   // Delivered to every instance's listener at the commit, never for a rollback.
-  await announceCommit(tx.client, commit.runId);
+  await announceCommit(client, commit.runId);
 }
 
 /**

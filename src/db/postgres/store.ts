@@ -20,9 +20,7 @@ import { endpointKeysOver } from '../endpoint-keying.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import type { NotificationRows } from '../notify-outbox.js';
 import { PortNotificationOutbox } from '../notify-outbox.js';
-import { pgDigestTransaction } from './outbox.js';
 import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
-import * as pages from './pages.js';
 import * as directory from '../directory-reads.js';
 import { pruneHorizonPg, prunePg } from './prune.js';
 import { endRun } from './run-commit.js';
@@ -70,7 +68,7 @@ export class PgStore implements Store {
 
   /** The notification rows of the outbox, for the notification worker. */
   notificationOutbox(): NotificationRows {
-    return new PortNotificationOutbox(pgOutboxPort(this.#ctx.pool), pgDigestTransaction(this.#ctx.pool));
+    return new PortNotificationOutbox(pgOutboxPort(this.#ctx.pool));
   }
 
   /** Frees any run lock still held and closes the pool. */
@@ -177,7 +175,7 @@ export class PgStore implements Store {
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => directory.coworkerDirectory(this.#port));
   directoryWithRun: Op<'directoryWithRun'> = this.#guard(() => directory.directoryWithRun(this.#port));
-  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => pages.changeSubjects(this.#ctx.pool, rows));
+  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => changes.changeSubjects(this.#port, rows));
 
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));

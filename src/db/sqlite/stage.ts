@@ -10,7 +10,7 @@ import {
 } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
 import { writeMediaRows } from '../media-commit.js';
-import { writeOutbox } from './outbox.js';
+import { writeRunOutboxes } from '../run-outbox.js';
 import { assertStillRunning, markSucceeded } from '../run-ends.js';
 import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 
@@ -106,8 +106,7 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
               await markSucceeded(tx, commit, entries);
               // Media rows first: a notification's thumbnails are the media this run holds.
               if (commit.media) await writeMediaRows(tx, commit.runId, commit.media);
-              if (commit.outbox) await writeOutbox(store, tx, commit.runId, commit.outbox);
-              if (commit.notify) await writeOutbox(store, tx, commit.runId, commit.notify);
+              await writeRunOutboxes(tx, commit.runId, [commit.outbox, commit.notify]);
             },
             true,
           ),

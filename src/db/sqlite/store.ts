@@ -2,7 +2,6 @@ import type { EndpointKeys } from '../endpoint-keys.js';
 import { immutableUri } from '../immutable-uri.js';
 import type { SqliteHandle } from './handle.js';
 import * as names from '../name-queries.js';
-import * as pages from '../page-queries.js';
 import * as directory from '../directory-reads.js';
 import * as queries from '../queries.js';
 import * as mediaReads from '../media-reads.js';
@@ -124,7 +123,7 @@ export class SqliteStore implements SqliteHandle, Store {
   // Pages
   coworkerDirectory: Op<'coworkerDirectory'> = () => directory.coworkerDirectory(this.#port);
   directoryWithRun: Op<'directoryWithRun'> = () => directory.directoryWithRun(this.#port);
-  changeSubjects: Op<'changeSubjects'> = (rows) => settle(() => pages.changeSubjects(this, rows));
+  changeSubjects: Op<'changeSubjects'> = (rows) => changes.changeSubjects(this.#port, rows);
 
   // Media
   liveMediaObjects: Op<'liveMediaObjects'> = () => mediaReads.liveMediaObjects(this.#port);
