@@ -177,7 +177,7 @@ export function parseDbArgument(text: string): Parsed<DatabaseTarget> {
 
 /**
  * The database settings' parsers, by setting name: the settings table's schemas wrap them, and a read
- * command's config (load-store-config.ts) parses with them alone, without zod.
+ * command's config (load-settings.ts) parses with them alone, without zod.
  */
 export const databaseSettingParsers = {
   /** DATABASE_PATH (or `--db`): any text but none. */

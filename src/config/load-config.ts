@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { capContradictions } from './caps.js';
 import { listenerContradictions } from './listeners.js';
-import { databaseOf, unknownVariablesIn } from './load-store-config.js';
+import { databaseOf, unknownVariablesIn } from './load-settings.js';
 import {
   rawSettings,
   settingIssues,

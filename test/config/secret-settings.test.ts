@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { loadStoreConfig } from '../../src/config/load-store-config.js';
+import { loadStoreConfig } from '../../src/config/load-settings.js';
 import { settingList } from '../../src/config/setting-table.js';
 import { ConfigError } from '../../src/errors.js';
 import { SECRET_CASES } from '../helpers/secret-settings.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FlagValues } from '../../src/config/raw-settings.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { loadStoreConfig } from '../../src/config/load-store-config.js';
+import { loadStoreConfig } from '../../src/config/load-settings.js';
 import { settingList, settings } from '../../src/config/setting-table.js';
 import { buildConfigSchema, defaultOf } from '../../src/config/settings.js';
 import { ConfigError } from '../../src/errors.js';
