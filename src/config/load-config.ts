@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { capContradictions } from './caps.js';
-import { listenerContradictions } from './listeners.js';
-import { databaseOf, unknownVariablesIn } from './load-settings.js';
+import { derive } from './derive-config.js';
+import { unknownVariablesIn } from './load-settings.js';
 import {
   rawSettings,
   settingIssues,
@@ -12,11 +11,10 @@ import {
   type RawSettings,
 } from './raw-settings.js';
 import { refusedEntryOf } from './refused-value.js';
-import { maskUrlCredentials, parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
+import { maskUrlCredentials, type UpstreamTarget } from './upstream-target.js';
 import { settingList, type SettingKey } from './setting-table.js';
 import { buildConfigSchema, type SettingValues } from './settings.js';
 import { parseDuration } from '../time/duration.js';
-import { mediaFolderOf } from './media-dir.js';
 
 export { maskUrlCredentials, parseDuration };
 export type { WebhookEventType } from './webhook-events.js';
@@ -71,36 +69,6 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, fl
   };
 }
 
-/**
- * What the settings imply together, worked out once so no caller re-derives it: the upstream target
- * (its URL, masked label and auth headers, in place of the URL, token and header it comes from; null
- * when none is named: the demo) and the media folder (MEDIA_DIR, else the database's own: media-dir.ts).
- */
-function derive(
-  values: SettingValues,
-  issues: Issue[],
-  dbFromFlag: boolean,
-  explicit: ReadonlySet<SettingKey>,
-) {
-  const { url, token, header, ...upstream } = values.upstream;
-  const database = databaseOf(values.database, issues, dbFromFlag, explicit);
-  const target = url ? upstreamTarget(url, token, header, issues) : null;
-  issues.push(...capContradictions(values.sync));
-  issues.push(...listenerContradictions(values.server));
-  if (values.demo.enabled && target) {
-    issues.push({
-      name: 'DEMO',
-      problem: 'DEMO=1 runs the built-in simulated upstream, but UPSTREAM_URL is set too: unset one of them',
-    });
-  }
-  return {
-    ...values,
-    upstream: { ...upstream, target },
-    database,
-    media: { ...values.media, ...mediaFolderOf(database.target, values.media.dir) },
-  };
-}
-
 /** The parsed configuration, nested by concern (`config.sync`, `config.server`, …). */
 export type Config = ReturnType<typeof loadConfig>;
 export type UpstreamConfig = Config['upstream'];
@@ -109,39 +77,3 @@ export type MediaConfig = Config['media'];
 export type WebhooksConfig = Config['webhooks'];
 /** The upstream group with a target named: what a run needs (`sync` refuses to start without one). */
 export type NamedUpstream = UpstreamConfig & { target: UpstreamTarget };
-
-/** Gathers the URL's credentials, the token and the header; two sources of Authorization is an error. */
-function upstreamTarget(
-  url: NonNullable<SettingValues['upstream']['url']>,
-  token: string | null,
-  headerText: string | null,
-  issues: Issue[],
-): UpstreamTarget {
-  const headers: Record<string, string> = {};
-  const sources: string[] = [];
-  if (url.basicAuth) {
-    headers.authorization = url.basicAuth;
-    sources.push('the user:password in UPSTREAM_URL');
-  }
-  if (token) {
-    headers.authorization = `Bearer ${token}`;
-    sources.push('UPSTREAM_TOKEN');
-  }
-  const header = headerText ? parseHeaderLine(headerText) : null;
-  if (header) {
-    if (header[0] === 'authorization') sources.push('UPSTREAM_HEADER');
-    headers[header[0]] = header[1];
-  }
-  if (sources.length > 1) {
-    issues.push({
-      name: 'UPSTREAM_TOKEN / UPSTREAM_HEADER',
-      problem: `only one Authorization can be sent, but ${sources.join(' and ')} each set one: keep one`,
-    });
-  }
-  return {
-    url: url.url,
-    label: url.label,
-    headers,
-    ...(url.basicAuth !== null ? { credentialsInUrl: true } : {}),
-  };
-}
