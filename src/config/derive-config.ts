@@ -1,11 +1,38 @@
 import { capContradictions } from './caps.js';
 import { listenerContradictions } from './listeners.js';
-import { databaseOf } from './load-settings.js';
+import { chooseDatabase, type DatabaseTarget } from './database-url.js';
 import type { Issue } from './raw-settings.js';
 import { parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
-import type { SettingKey } from './setting-table.js';
+import { settings, type SettingKey } from './setting-table.js';
 import type { SettingValues } from './settings.js';
 import { mediaFolderOf } from './media-dir.js';
+
+/** The database group's values as the settings table parses them. */
+export type DatabaseValues = SettingValues['database'];
+
+const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
+
+/** The chosen store (`chooseDatabase`): `--db` (a path or a URL), else DATABASE_URL or DATABASE_PATH. */
+export function databaseOf(
+  values: DatabaseValues,
+  issues: Issue[],
+  fromFlag: boolean,
+  explicit: ReadonlySet<SettingKey>,
+) {
+  const choice = chooseDatabase({
+    flag: fromFlag ? values.path : undefined,
+    DATABASE_URL: values.url ?? undefined,
+    DATABASE_PATH: !fromFlag && explicit.has('database.path') ? values.path : undefined,
+    defaultPath: settings.database.path.default,
+  });
+  if (!choice.ok) issues.push(...choice.issues);
+  const target = choice.ok ? choice.target : PLACEHOLDER_TARGET;
+  // `path` stays the SQLite file's path (what SQLite-only features read); with PostgreSQL, its label.
+  return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
+}
+
+/** The chosen store with the database group's values: `Config['database']` of every command. */
+export type DatabaseConfig = ReturnType<typeof databaseOf>;
 
 /**
  * What the settings imply together, worked out once so no caller re-derives it: the upstream target

@@ -1,8 +1,8 @@
 import { ConfigError } from '../errors.js';
-import { chooseDatabase, databaseSettingParsers, type DatabaseTarget } from './database-url.js';
+import { databaseSettingParsers } from './database-url.js';
+import { databaseOf, type DatabaseConfig } from './derive-config.js';
 import { rawSettings, settingIssues, type FlagValues, type Issue } from './raw-settings.js';
-import { settingList, settingOf, settings, type SettingKey } from './setting-table.js';
-import type { SettingValues } from './settings.js';
+import { settingList, settingOf, type SettingKey } from './setting-table.js';
 import type { Parsed } from './text-values.js';
 import { findUnknownVariables, type UnknownVariable } from './unknown-variables.js';
 
@@ -18,33 +18,6 @@ export function unknownVariablesIn(env: Readonly<Record<string, string | undefin
     ),
   });
 }
-
-/** The database group's values as the settings table parses them. */
-export type DatabaseValues = SettingValues['database'];
-
-const PLACEHOLDER_TARGET: DatabaseTarget = { kind: 'sqlite', path: '', label: '' };
-
-/** The chosen store (`chooseDatabase`): `--db` (a path or a URL), else DATABASE_URL or DATABASE_PATH. */
-export function databaseOf(
-  values: DatabaseValues,
-  issues: Issue[],
-  fromFlag: boolean,
-  explicit: ReadonlySet<SettingKey>,
-) {
-  const choice = chooseDatabase({
-    flag: fromFlag ? values.path : undefined,
-    DATABASE_URL: values.url ?? undefined,
-    DATABASE_PATH: !fromFlag && explicit.has('database.path') ? values.path : undefined,
-    defaultPath: settings.database.path.default,
-  });
-  if (!choice.ok) issues.push(...choice.issues);
-  const target = choice.ok ? choice.target : PLACEHOLDER_TARGET;
-  // `path` stays the SQLite file's path (what SQLite-only features read); with PostgreSQL, its label.
-  return { ...values, path: target.kind === 'sqlite' ? target.path : target.label, target };
-}
-
-/** The chosen store with the database group's values: `Config['database']` of every command. */
-export type DatabaseConfig = ReturnType<typeof databaseOf>;
 
 /**
  * What a read command's config holds: the store to read, and what loadConfig tells of the variables
