@@ -58,10 +58,10 @@ async function configFrom(options: Record<string, unknown>): Promise<Config> {
   return config;
 }
 
-/** A read command's config: its database settings alone, without zod (`loadStoreConfig`). */
+/** A read command's config: its database settings alone, by the same loader without zod. */
 async function storeConfigFrom(options: Record<string, unknown>): Promise<StoreConfig> {
-  const { loadStoreConfig } = await import('../config/load-settings.js');
-  const config = loadStoreConfig(process.env, flagValues(options));
+  const { loadSettings } = await import('../config/load-settings.js');
+  const config = loadSettings(process.env, flagValues(options), { only: 'database' });
   warnUnknown(config);
   return config;
 }

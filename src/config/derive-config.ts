@@ -4,7 +4,7 @@ import { chooseDatabase, type DatabaseTarget } from './database-url.js';
 import type { Issue } from './raw-settings.js';
 import { parseHeaderLine, type UpstreamTarget } from './upstream-target.js';
 import { settings, type SettingKey } from './setting-table.js';
-import type { SettingValues } from './settings.js';
+import type { SettingValues } from './setting-values.js';
 import { mediaFolderOf } from './media-dir.js';
 
 /** The database group's values as the settings table parses them. */
