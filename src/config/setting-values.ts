@@ -29,9 +29,10 @@ const built = new Map<SettingKey, TextSchema<unknown>>();
  */
 export function schemaOf(s: ListedSetting, kit: SchemaKit | null): TextSchema<unknown> {
   if (typeof s.schema !== 'function') return s.schema;
+  // Refused without the kit even when built before, so a call that needs zod fails the same in any order.
+  if (!kit) throw new Error(`${s.env} is parsed by a zod schema, but no schema kit was given`);
   const cached = built.get(s.key);
   if (cached) return cached;
-  if (!kit) throw new Error(`${s.env} is parsed by a zod schema, but no schema kit was given`);
   const schema = s.schema(kit);
   built.set(s.key, schema);
   return schema;
