@@ -6,7 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import type { Config } from '../config/load-config.js';
-import type { StoreConfig } from '../config/load-store-config.js';
+import type { StoreConfig } from '../config/load-settings.js';
 import type { FlagValues } from '../config/raw-settings.js';
 import { settingList, settingOf, type SettingKey } from '../config/setting-table.js';
 import { parseDuration } from '../time/duration.js';
@@ -58,10 +58,10 @@ async function configFrom(options: Record<string, unknown>): Promise<Config> {
   return config;
 }
 
-/** A read command's config: its database settings alone, without zod (`loadStoreConfig`). */
+/** A read command's config: its database settings alone, by the same loader without zod. */
 async function storeConfigFrom(options: Record<string, unknown>): Promise<StoreConfig> {
-  const { loadStoreConfig } = await import('../config/load-store-config.js');
-  const config = loadStoreConfig(process.env, flagValues(options));
+  const { loadSettings } = await import('../config/load-settings.js');
+  const config = loadSettings(process.env, flagValues(options), { only: 'database' });
   warnUnknown(config);
   return config;
 }

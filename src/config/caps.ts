@@ -1,4 +1,4 @@
-import { CONTRACT_PAGE_SIZE } from './settings.js';
+import { CONTRACT_PAGE_SIZE } from './setting-table.js';
 
 /**
  * Listing bytes budgeted per entry (page envelope included): the simulated upstream's entries take

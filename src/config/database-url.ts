@@ -176,8 +176,8 @@ export function parseDbArgument(text: string): Parsed<DatabaseTarget> {
 }
 
 /**
- * The database settings' parsers, by setting name: the settings table's schemas wrap them, and a read
- * command's config (load-store-config.ts) parses with them alone, without zod.
+ * The database settings' parsers, by setting name: the settings table's schemas wrap them without zod
+ * (`textSchema`), so a command that only reads the store never loads it.
  */
 export const databaseSettingParsers = {
   /** DATABASE_PATH (or `--db`): any text but none. */

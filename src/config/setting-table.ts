@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { DEFAULT_POOL_MAX } from './database-url.js';
+import { DEFAULT_POOL_MAX, databaseSettingParsers as database } from './database-url.js';
 import { webhookEventTypes } from './webhook-events.js';
 import { notifyEventTypes } from '../notify/event-types.js';
 import { SYNC_HEAP_DEFAULT_MB, SYNC_HEAP_MAX_MB, SYNC_HEAP_MIN_MB } from './sync-heap.js';
 import type { Echo } from './refused-value.js';
 import type { SchemaKit } from './schema-kit.js';
+import { textSchema, type TextSchema } from './text-values.js';
 
 export type { Echo };
 
@@ -14,10 +15,12 @@ export interface Setting {
   flag: string | null;
   default: string | null;
   /**
-   * Builds the zod schema the setting's text is parsed with, from the kit's value parsers. A
-   * function, so the table holds no schema and loads no zod: only settings.ts calls it, once.
+   * What the setting's text is parsed with: a function building its zod schema from the kit's value
+   * parsers, so the table holds no zod schema and loads no zod (the loader calls it once, when a
+   * command first needs the setting); or, for the settings a command that only reads the store needs,
+   * a plain parser's schema (`textSchema`), which needs no zod at all.
    */
-  schema: (v: SchemaKit) => z.ZodType;
+  schema: ((v: SchemaKit) => z.ZodType) | TextSchema<unknown>;
   doc: string;
   echo: Echo;
 }
@@ -116,7 +119,7 @@ export const settings = {
       env: 'DATABASE_PATH',
       flag: '--db',
       default: './data/mirror.db',
-      schema: (v) => v.databasePath,
+      schema: textSchema(database.path),
       doc: 'SQLite database file (created with its folder). `--db` also takes a `postgres://` URL.',
       echo: 'plain',
     },
@@ -124,7 +127,7 @@ export const settings = {
       env: 'DATABASE_URL',
       flag: null,
       default: null,
-      schema: (v) => v.databaseUrlText.nullable(),
+      schema: textSchema(database.url, true),
       doc: 'PostgreSQL database (`postgres://user:password@host:5432/db`, libpq parameters such as `?sslmode=require`): any number of instances share it. Not with DATABASE_PATH.',
       echo: 'url',
     },
@@ -132,7 +135,7 @@ export const settings = {
       env: 'DATABASE_POOL_MAX',
       flag: null,
       default: String(DEFAULT_POOL_MAX),
-      schema: (v) => v.databasePoolMax,
+      schema: textSchema(database.poolMax),
       doc: 'Connections one process opens to PostgreSQL at most.',
       echo: 'plain',
     },
@@ -140,7 +143,7 @@ export const settings = {
       env: 'DATABASE_PROBE_TIMEOUT',
       flag: null,
       default: '2s',
-      schema: (v) => v.databaseTimeout,
+      schema: textSchema(database.timeout),
       doc: "Deadline of the database reads of `/readyz` and `/metrics`: past it `/readyz` answers 503 saying why and `/metrics` the last known figures with `coworker_mirror_database_up 0`. On SQLite the server also waits at most this long for another process's write lock.",
       echo: 'plain',
     },
@@ -148,7 +151,7 @@ export const settings = {
       env: 'DATABASE_READ_TIMEOUT',
       flag: null,
       default: '10s',
-      schema: (v) => v.databaseTimeout,
+      schema: textSchema(database.timeout),
       doc: 'Longest one PostgreSQL statement of the server or of a read command may run, lock waits included; past it a page or API answer is 503 with Retry-After, a command exits 9.',
       echo: 'plain',
     },
@@ -156,7 +159,7 @@ export const settings = {
       env: 'DATABASE_SYNC_LOCK_TIMEOUT',
       flag: null,
       default: '1m',
-      schema: (v) => v.databaseTimeout,
+      schema: textSchema(database.timeout),
       doc: 'Longest a sync waits for a lock another session holds on PostgreSQL; past it the run fails `DATABASE_TIMEOUT` (exit 9) and frees the sync lock.',
       echo: 'plain',
     },
@@ -164,7 +167,7 @@ export const settings = {
       env: 'DATABASE_SYNC_STATEMENT_TIMEOUT',
       flag: null,
       default: '10m',
-      schema: (v) => v.databaseTimeout,
+      schema: textSchema(database.timeout),
       doc: 'Longest one PostgreSQL statement of a sync may take, waiting on a server that stopped answering included; past it the run fails `DATABASE_TIMEOUT` (exit 9) and frees the sync lock.',
       echo: 'plain',
     },

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseHeaderLine, parseUpstreamUrl } from './upstream-target.js';
 import { parseDuration } from '../time/duration.js';
-import { databaseSettingParsers, parsePostgresUrl } from './database-url.js';
+import { parsePostgresUrl } from './database-url.js';
 import { parseWholeNumber, type Parsed } from './text-values.js';
 import { webhookEventTypes, type WebhookEventType } from './webhook-events.js';
 
@@ -28,13 +28,6 @@ export const fromParser = <T>(parse: (text: string) => Parsed<T>) =>
   });
 
 export const int = (min: number, max: number) => fromParser((text) => parseWholeNumber(text, min, max));
-
-/** DATABASE_PATH, DATABASE_URL (kept as its text), DATABASE_POOL_MAX and the deadlines, as the settings table reads them. */
-export const databasePath = fromParser(databaseSettingParsers.path);
-export const databaseUrlText = fromParser(databaseSettingParsers.url);
-export const databasePoolMax = fromParser(databaseSettingParsers.poolMax);
-/** DATABASE_PROBE_TIMEOUT, DATABASE_READ_TIMEOUT and the sync's bounds on PostgreSQL. */
-export const databaseTimeout = fromParser(databaseSettingParsers.timeout);
 
 /** DATABASE_URL parsed to its target. */
 export const databaseUrl = fromParser(parsePostgresUrl);

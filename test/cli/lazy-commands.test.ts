@@ -50,7 +50,13 @@ const WEBHOOKS = [
 const SIMULATED = ['dist/simulated-upstream/', 'dist/demo/start-demo.js'];
 const STORE = ['better-sqlite3', 'drizzle-orm', 'pg'];
 /** The settings' zod schemas and their loader: a command that parses no setting with them loads none. */
-const SCHEMAS = ['zod', 'dist/config/settings.js', 'dist/config/load-config.js', 'dist/config/values.js'];
+const SCHEMAS = [
+  'zod',
+  'dist/config/settings.js',
+  'dist/config/load-config.js',
+  'dist/config/schema-kit.js',
+  'dist/config/values.js',
+];
 
 /** What one run of the built CLI loaded: package names and files under dist/. */
 async function loadedBy(

@@ -6,7 +6,8 @@ import {
   parseDbArgument,
   parsePostgresUrl,
 } from '../../src/config/database-url.js';
-import { databasePoolMax, databaseUrl } from '../../src/config/values.js';
+import { settings } from '../../src/config/setting-table.js';
+import { databaseUrl } from '../../src/config/values.js';
 
 const SECRET = 's3cr3t-Pa55';
 
@@ -233,12 +234,14 @@ describe('choosing the database', () => {
 });
 
 describe('DATABASE_POOL_MAX', () => {
+  const databasePoolMax = settings.database.poolMax.schema;
+
   it.each([
     ['10', 10],
     [' 1 ', 1],
     ['100', 100],
   ])('%s', (text, value) => {
-    expect(databasePoolMax.parse(text)).toBe(value);
+    expect(databasePoolMax.safeParse(text)).toEqual({ success: true, data: value });
   });
 
   it.each([
@@ -246,6 +249,9 @@ describe('DATABASE_POOL_MAX', () => {
     ['101', 'expected at most 100'],
     ['ten', 'expected a whole number from 1 to 100'],
   ])('refuses %s', (text, message) => {
-    expect(databasePoolMax.safeParse(text).error?.issues.map((i) => i.message)).toEqual([message]);
+    expect(databasePoolMax.safeParse(text)).toEqual({
+      success: false,
+      error: { issues: [{ code: 'custom', message }] },
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
-import { loadStoreConfig } from '../../src/config/load-store-config.js';
+import { loadSettings } from '../../src/config/load-settings.js';
 import { settingList } from '../../src/config/setting-table.js';
 import { ConfigError } from '../../src/errors.js';
 import { SECRET_CASES } from '../helpers/secret-settings.js';
@@ -27,7 +27,7 @@ describe('a setting that may hold a secret is refused without it', () => {
       (c) => [c.name, c] as const,
     ),
   )('a read command refuses it alike: %s', (_name, c) => {
-    const error = refusal(() => loadStoreConfig(c.env));
+    const error = refusal(() => loadSettings(c.env, {}, { only: 'database' }));
     expect(error.issues).toEqual(c.issues);
     for (const text of c.secrets) expect(error.message).not.toContain(text);
   });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { FlagValues } from '../../src/config/raw-settings.js';
 import { loadConfig } from '../../src/config/load-config.js';
-import { loadStoreConfig } from '../../src/config/load-store-config.js';
-import { settingList, settings } from '../../src/config/setting-table.js';
-import { buildConfigSchema, defaultOf } from '../../src/config/settings.js';
+import { loadSettings } from '../../src/config/load-settings.js';
+import type { settings } from '../../src/config/setting-table.js';
+import { settingList } from '../../src/config/setting-table.js';
+import { defaultOf } from '../../src/config/settings.js';
 import { ConfigError } from '../../src/errors.js';
 
 type Env = Record<string, string>;
@@ -21,15 +22,6 @@ function outcome<T>(load: () => T): { issues: ConfigError['issues'] } | { value:
 const URL_WITH_SECRET = 'postgres://mirror:s3cret@db.example.com:5433/mirror?sslmode=require';
 
 describe('the settings table and its schemas', () => {
-  it('build one schema per setting, group by group, in the same order', () => {
-    const shape = buildConfigSchema().shape;
-    const schemaKeys = Object.entries(shape).flatMap(([group, leaves]) =>
-      Object.keys(leaves.shape).map((name) => `${group}.${name}`),
-    );
-    expect(schemaKeys).toEqual(settingList.map((s) => s.key));
-    expect(Object.keys(shape)).toEqual(Object.keys(settings));
-  });
-
   it('every default parses under its schema', () => {
     for (const s of settingList) {
       if (s.default === null) continue;
@@ -39,7 +31,7 @@ describe('the settings table and its schemas', () => {
   });
 });
 
-describe('loadStoreConfig: a read command parses its database settings as loadConfig does', () => {
+describe('the one loader, asked for the database settings alone, parses them as it does among them all', () => {
   it.each<[string, Env, FlagValues]>([
     ['nothing set', {}, {}],
     ['DATABASE_PATH', { DATABASE_PATH: '/srv/m.db' }, {}],
@@ -49,7 +41,7 @@ describe('loadStoreConfig: a read command parses its database settings as loadCo
     ['--db with a URL', {}, { 'database.path': URL_WITH_SECRET }],
   ])('%s: the same database, explicit settings and warnings', (_name, env, flags) => {
     const full = loadConfig(env, flags);
-    const store = loadStoreConfig(env, flags);
+    const store = loadSettings(env, flags, { only: 'database' });
     expect(store.database).toEqual(full.database);
     expect([...store.explicit]).toEqual([...full.explicit].filter((k) => k.startsWith('database.')));
     expect(store.unknownVariables).toEqual(full.unknownVariables);
@@ -71,12 +63,12 @@ describe('loadStoreConfig: a read command parses its database settings as loadCo
   ])('%s: the same ConfigError, naming the same settings', (_name, env, flags) => {
     const full = outcome(() => loadConfig(env, flags));
     expect(full).toHaveProperty('issues');
-    expect(outcome(() => loadStoreConfig(env, flags))).toEqual(full);
+    expect(outcome(() => loadSettings(env, flags, { only: 'database' }))).toEqual(full);
   });
 
   it('leaves the settings a read command does not use to the commands that do', () => {
     const env = { SYNC_MAX_PAGES: 'many', DATABASE_PATH: '/srv/m.db' };
     expect(outcome(() => loadConfig(env))).toHaveProperty('issues');
-    expect(loadStoreConfig(env).database.path).toBe('/srv/m.db');
+    expect(loadSettings(env, {}, { only: 'database' }).database.path).toBe('/srv/m.db');
   });
 });

@@ -1,6 +1,6 @@
 import { closest, distance } from 'fastest-levenshtein';
 import { describe, expect, it } from 'vitest';
-import { unknownVariablesIn } from '../../src/config/load-store-config.js';
+import { unknownVariablesIn } from '../../src/config/load-settings.js';
 import { settingList } from '../../src/config/setting-table.js';
 
 const KNOWN = [...settingList.map((s) => s.env), 'NODE_ENV', 'NO_COLOR', 'FORCE_COLOR', 'TZ'];
