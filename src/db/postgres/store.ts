@@ -24,7 +24,8 @@ import { pgDigestTransaction } from './outbox.js';
 import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as pages from './pages.js';
 import * as directory from '../directory-reads.js';
-import { pruneHorizonPg, prunePg } from './prune.js';
+import { prunePg } from './prune.js';
+import { readHorizon } from '../prune.js';
 import { endRun } from './run-commit.js';
 import { removedAppearances } from '../removed-appearances.js';
 import { guardedStage } from '../guarded-stage.js';
@@ -248,7 +249,7 @@ export class PgStore implements Store {
 
   // Prune
   prune: Op<'prune'> = this.#guard((request) => prunePg(this.#ctx, request));
-  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => pruneHorizonPg(this.#ctx.pool));
+  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => readHorizon(this.#port));
 
   // Watch
   /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */

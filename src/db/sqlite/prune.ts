@@ -1,8 +1,8 @@
 import type { SqliteHandle } from './handle.js';
-import { prepared } from '../prepared.js';
-import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
+import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
-import { sqliteSqlPort, withinTransaction } from './sql-port.js';
+import { settle, sqliteSqlPort, withinTransaction } from './sql-port.js';
+import { prepared } from '../prepared.js';
 
 /**
  * The prune on SQLite: one write transaction that first makes sure no sync holds the lock (a
@@ -15,38 +15,39 @@ import { sqliteSqlPort, withinTransaction } from './sql-port.js';
  * another connection still on an older snapshot can keep the checkpoint from finishing:
  * `scrubbed` then says so.
  */
-export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise<PruneOutcome> {
+export function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise<PruneOutcome> {
   const { sqlite } = store;
-  const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
-  sqlite.pragma('secure_delete = on');
-  let work;
-  try {
-    work = await withinTransaction(
-      sqlite,
-      () => {
-        assertUnlocked(store, new Date(request.now));
-        return pruneRows(
-          sqliteSqlPort((sql) => sqlite.prepare(sql)),
-          request,
-        );
+  return prune(
+    {
+      port: sqliteSqlPort((sql) => prepared(sqlite, sql)),
+      hold: async (work) => {
+        const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
+        sqlite.pragma('secure_delete = on');
+        try {
+          return await work();
+        } finally {
+          sqlite.pragma(`secure_delete = ${secureDelete}`);
+        }
       },
-      true,
-    );
-    // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they are
-    // filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
-    if (work.personal && !store.immutable) sqlite.exec('vacuum');
-  } finally {
-    sqlite.pragma(`secure_delete = ${secureDelete}`);
-  }
-  const scrub = work.deleted ? checkpoint(store) : null;
-  return {
-    counts: work.counts,
-    droppedFiles: work.droppedFiles,
-    pendingMessages: work.pendingMessages,
-    horizon: await pruneHorizonSqlite(store),
-    scrubbed: scrub === null,
-    scrubProblem: scrub,
-  };
+      transaction: (work) =>
+        withinTransaction(
+          sqlite,
+          () => {
+            assertUnlocked(store, new Date(request.now));
+            return work(sqliteSqlPort((sql) => sqlite.prepare(sql)));
+          },
+          true,
+        ),
+      scrub: (work) =>
+        settle(() => {
+          // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they
+          // are filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
+          if (work.personal && !store.immutable) sqlite.exec('vacuum');
+          return work.deleted ? checkpoint(store) : null;
+        }),
+    },
+    request,
+  );
 }
 
 /** Empties the WAL into the database file; null when done, else why not. */
@@ -60,8 +61,4 @@ function checkpoint(store: SqliteHandle): string | null {
     'another connection was reading an older state, so the write-ahead log still holds copies of ' +
     'deleted pages until a later checkpoint overwrites them (stop the server and run prune again to be sure)'
   );
-}
-
-export function pruneHorizonSqlite(store: SqliteHandle): Promise<PruneHorizon> {
-  return readHorizon(sqliteSqlPort((sql) => prepared(store.sqlite, sql)));
 }
