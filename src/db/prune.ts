@@ -476,38 +476,22 @@ async function messagesMentioning(
   }
 }
 
-/** What a dialect does around the prune written once (`prune`). */
-export interface PruneDialect {
-  /** The port the horizons are read with once the prune is over. */
-  readonly port: Pick<SqlPort, 'rows'>;
-  /** Runs the whole prune under what the dialect holds throughout it (the run lock, a pragma). */
-  hold<T>(prune: () => Promise<T>): Promise<T>;
-  /**
-   * `work` in one write transaction, refused with SYNC_LOCKED while a sync holds the run lock;
-   * whatever else the dialect keeps of the dropped files goes in it too.
-   */
-  transaction(work: (tx: SqlPort) => Promise<PruneWork>): Promise<PruneWork>;
-  /**
-   * After the commit: makes the deleted bytes unreadable in the database's files; null when done,
-   * else why not (the prune itself is committed).
-   */
-  scrub(work: PruneWork): Promise<string | null>;
-}
-
-/** The prune: its rows in one transaction, the scrub after it, and the horizons it leaves. */
-export function prune(dialect: PruneDialect, request: PruneRequest): Promise<PruneOutcome> {
-  return dialect.hold(async () => {
-    const work = await dialect.transaction((tx) => pruneRows(tx, request));
-    const scrub = await dialect.scrub(work);
-    return {
-      counts: work.counts,
-      droppedFiles: work.droppedFiles,
-      pendingMessages: work.pendingMessages,
-      horizon: await readHorizon(dialect.port),
-      scrubbed: scrub === null,
-      scrubProblem: scrub,
-    };
-  });
+/**
+ * The prune: its rows in the dialect's `transaction` (one, under the run lock), `scrub` after the
+ * commit (null when the deleted bytes are unreadable in the database's files, else why not), and
+ * the horizons it leaves, read with `port`.
+ */
+export async function prune(
+  port: Pick<SqlPort, 'rows'>,
+  request: PruneRequest,
+  transaction: (work: (tx: SqlPort) => Promise<PruneWork>) => Promise<PruneWork>,
+  scrub: (work: PruneWork) => Promise<string | null>,
+): Promise<PruneOutcome> {
+  const work = await transaction((tx) => pruneRows(tx, request));
+  const scrubProblem = await scrub(work);
+  const { counts, droppedFiles, pendingMessages } = work;
+  const horizon = await readHorizon(port);
+  return { counts, droppedFiles, pendingMessages, horizon, scrubbed: scrubProblem === null, scrubProblem };
 }
 
 /** The horizons the recorded prunes leave: the latest of each kind. */

@@ -136,15 +136,13 @@ export type StageStatement = [sql: string, params: readonly unknown[], step?: 'n
 export interface StageDialect {
   conn: StageConnection;
   /**
-   * The commit's ONE write transaction around `listing`, which refuses (RUN_ABORTED) unless the
-   * run is still running, runs the listing's statements, marks the run succeeded and writes its
-   * media rows; the dialect writes the run's outbox and notifications after it, in the same transaction.
+   * ONE write transaction: `listing` (RUN_ABORTED unless the run is still running; the listing, the
+   * run marked succeeded, its media rows), then the dialect's outbox and notifications.
    */
   commit(commit: StageCommit, listing: () => Promise<void>): Promise<void>;
   /**
-   * Inside the commit, before the listing: drops the indexes of the tables a first sync fills, when
-   * the dialect would rather build them once each table is full; answers what builds the indexes
-   * of a table just filled (of every table left, without one). None: the indexes are kept up.
+   * In the commit, before the listing: drops the indexes a first sync's tables would keep up row
+   * by row; answers what builds a filled table's again (every table's left, without one).
    */
   deferIndexes?(): (table?: string) => void;
   /** Gives the connection back, once the stage tables are dropped. */
@@ -581,8 +579,8 @@ async function runListing(
   built?: (table?: string) => void,
 ): Promise<void> {
   for (const [sql, params, step] of statements) {
-    if (step === 'new-version-ids') await assignNewVersionIds(conn, sql, params);
-    else await conn.run(sql, params);
+    const byRank = step === 'new-version-ids' && conn.dialect === 'sqlite';
+    if (!byRank || !(await assignedByRank(conn, params[0]))) await conn.run(sql, params);
     const table = INSERT_INTO.exec(sql)?.[1];
     if (built && table !== undefined) built(table);
   }
@@ -590,23 +588,13 @@ async function runListing(
 }
 
 /**
- * The new versions' ids into their placements (NEW_VERSION_IDS, `lookup`). On SQLite by rank: the
- * versions were inserted by one INSERT … SELECT in listing order, under the write lock, into an
- * AUTOINCREMENT table, so SQLite numbered them one after another up to its sequence; the n-th new
- * placement in listing order holds the n-th id. One pass in listing order, where the lookup seeks
- * the uuid index once per placement in random order (a large part of a big first sync). Both ends
- * are checked against the versions themselves; should they ever disagree, the lookup does it.
+ * The new versions' ids into their placements by rank, on SQLite: the versions were inserted by
+ * one INSERT … SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so
+ * SQLite numbered them one after another up to its sequence; the n-th new placement in listing
+ * order holds the n-th id. One pass in listing order, where NEW_VERSION_IDS seeks the uuid index
+ * once per placement in random order (a large part of a big first sync). Both ends are checked
+ * against the versions themselves; false, should they ever disagree (NEW_VERSION_IDS then does it).
  */
-async function assignNewVersionIds(
-  conn: StageConnection,
-  lookup: string,
-  params: readonly unknown[],
-): Promise<void> {
-  if (conn.dialect === 'sqlite' && (await assignedByRank(conn, params[0]))) return;
-  await conn.run(lookup, params);
-}
-
-/** Whether the ranks gave every new placement its version id (SQLite only: its sequence table). */
 async function assignedByRank(conn: StageConnection, runId: unknown): Promise<boolean> {
   const [[placed, low, high] = [0, null, null]] = await conn.rows<[number, number | null, number | null]>(
     'select count(*), min(pos), max(pos) from stage_places where version_id is null',

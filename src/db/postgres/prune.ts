@@ -27,20 +27,14 @@ const PRUNED_TABLES = [
  * deleted row stays in its table's pages as a dead tuple until VACUUM, which runs after the commit
  * (it cannot run inside a transaction) on every table the prune touched.
  */
-export function prunePg(ctx: PgContext, request: PruneRequest): Promise<PruneOutcome> {
-  return prune(
-    {
-      port: pgSqlPort(ctx.pool),
-      hold: async (work) => {
-        if (request.heldRun !== undefined) assertHeld(ctx, request.heldRun);
-        const lock = request.heldRun === undefined ? await takeLock(ctx) : null;
-        try {
-          return await work();
-        } finally {
-          await lock?.release();
-        }
-      },
-      transaction: (work) =>
+export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<PruneOutcome> {
+  if (request.heldRun !== undefined) assertHeld(ctx, request.heldRun);
+  const lock = request.heldRun === undefined ? await takeLock(ctx) : null;
+  try {
+    return await prune(
+      pgSqlPort(ctx.pool),
+      request,
+      (work) =>
         transaction(ctx.pool, async ({ client }) => {
           const done = await work(pgSqlPort(client));
           if (done.droppedFiles.length > 0) {
@@ -50,14 +44,15 @@ export function prunePg(ctx: PgContext, request: PruneRequest): Promise<PruneOut
           }
           return done;
         }),
-      scrub: async (work) => {
+      async (work) => {
         // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
         if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
         return work.deleted ? await vacuum(ctx.pool) : null;
       },
-    },
-    request,
-  );
+    );
+  } finally {
+    await lock?.release();
+  }
 }
 
 /** VACUUM of the pruned tables; null when it ran, else why not (the prune itself is committed). */

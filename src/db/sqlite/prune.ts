@@ -15,21 +15,15 @@ import { prepared } from '../prepared.js';
  * another connection still on an older snapshot can keep the checkpoint from finishing:
  * `scrubbed` then says so.
  */
-export function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise<PruneOutcome> {
+export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise<PruneOutcome> {
   const { sqlite } = store;
-  return prune(
-    {
-      port: sqliteSqlPort((sql) => prepared(sqlite, sql)),
-      hold: async (work) => {
-        const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
-        sqlite.pragma('secure_delete = on');
-        try {
-          return await work();
-        } finally {
-          sqlite.pragma(`secure_delete = ${secureDelete}`);
-        }
-      },
-      transaction: (work) =>
+  const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
+  sqlite.pragma('secure_delete = on');
+  try {
+    return await prune(
+      sqliteSqlPort((sql) => prepared(sqlite, sql)),
+      request,
+      (work) =>
         withinTransaction(
           sqlite,
           () => {
@@ -38,16 +32,17 @@ export function pruneSqlite(store: SqliteHandle, request: PruneRequest): Promise
           },
           true,
         ),
-      scrub: (work) =>
+      (work) =>
         settle(() => {
           // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they
           // are filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
           if (work.personal && !store.immutable) sqlite.exec('vacuum');
           return work.deleted ? checkpoint(store) : null;
         }),
-    },
-    request,
-  );
+    );
+  } finally {
+    sqlite.pragma(`secure_delete = ${secureDelete}`);
+  }
 }
 
 /** Empties the WAL into the database file; null when done, else why not. */
