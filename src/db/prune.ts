@@ -476,6 +476,24 @@ async function messagesMentioning(
   }
 }
 
+/**
+ * The prune: its rows in the dialect's `transaction` (one, under the run lock), `scrub` after the
+ * commit (null when the deleted bytes are unreadable in the database's files, else why not), and
+ * the horizons it leaves, read with `port`.
+ */
+export async function prune(
+  port: Pick<SqlPort, 'rows'>,
+  request: PruneRequest,
+  transaction: (work: (tx: SqlPort) => Promise<PruneWork>) => Promise<PruneWork>,
+  scrub: (work: PruneWork) => Promise<string | null>,
+): Promise<PruneOutcome> {
+  const work = await transaction((tx) => pruneRows(tx, request));
+  const scrubProblem = await scrub(work);
+  const { counts, droppedFiles, pendingMessages } = work;
+  const horizon = await readHorizon(port);
+  return { counts, droppedFiles, pendingMessages, horizon, scrubbed: scrubProblem === null, scrubProblem };
+}
+
 /** The horizons the recorded prunes leave: the latest of each kind. */
 const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
 

@@ -123,3 +123,19 @@ export interface RunEnd {
   outbox?: OutboxPlan | null;
   notify?: OutboxPlan | null;
 }
+
+/** A succeeded run's commit over its stage: what is not in the stage tables. */
+export interface StageCommit {
+  runId: number;
+  finishedAt: string;
+  counts: RunCounts;
+  pages: number;
+  pageSize: number;
+  /** The upstream's OPTIONS body; null keeps the previous run's. */
+  optionsBody: string | null;
+  unknownFields: readonly { field: string; page: number; index: number }[];
+  media: MediaCommit | null;
+  outbox: OutboxPlan | null;
+  /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
+  notify?: OutboxPlan | null;
+}

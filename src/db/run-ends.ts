@@ -1,6 +1,5 @@
 import { MirrorError } from '../errors.js';
-import type { RunEnd } from './run-commit.js';
-import type { StageCommit } from './run-stage.js';
+import type { RunEnd, StageCommit } from './run-commit.js';
 import type { SqlPort } from './sql-port.js';
 
 // How a run ends, once for both dialects over the port, inside the transaction that ends it.

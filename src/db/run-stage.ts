@@ -1,5 +1,10 @@
-import type { MediaCommit, OutboxPlan, RunCounts } from './run-commit.js';
+import { writeMediaRows } from './media-commit.js';
+import { assertStillRunning, markSucceeded } from './run-ends.js';
+import type { StageCommit } from './run-commit.js';
+import { latestSucceededRun } from './run-reads.js';
 import type { InsertColumn, SqlPort } from './sql-port.js';
+
+export type { StageCommit };
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
@@ -69,22 +74,6 @@ export interface StageOutcome {
   coworkers: [uuid: string, kind: 'new' | 'returned' | 'removed', order: number][];
 }
 
-/** A succeeded run's commit over its stage: what is not in the stage tables. */
-export interface StageCommit {
-  runId: number;
-  finishedAt: string;
-  counts: RunCounts;
-  pages: number;
-  pageSize: number;
-  /** The upstream's OPTIONS body; null keeps the previous run's. */
-  optionsBody: string | null;
-  unknownFields: readonly { field: string; page: number; index: number }[];
-  media: MediaCommit | null;
-  outbox: OutboxPlan | null;
-  /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
-  notify?: OutboxPlan | null;
-}
-
 /** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
 export interface RunStage {
   /** Adds entries; a batch is one transaction. */
@@ -146,13 +135,16 @@ export type StageStatement = [sql: string, params: readonly unknown[], step?: 'n
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
   conn: StageConnection;
-  /** The latest successful run: the last that saw a coworker removed now. */
-  lastSeen(): Promise<{ id: number; finishedAt: string | null } | undefined>;
   /**
-   * ONE transaction: refuses (RUN_ABORTED) unless the run is still running, runs the listing's
-   * `statements`, then marks the run succeeded and writes its media rows, outbox and notifications.
+   * ONE write transaction: `listing` (RUN_ABORTED unless the run is still running; the listing, the
+   * run marked succeeded, its media rows), then the dialect's outbox and notifications.
    */
-  commit(commit: StageCommit, statements: readonly StageStatement[], entries: number): Promise<void>;
+  commit(commit: StageCommit, listing: () => Promise<void>): Promise<void>;
+  /**
+   * In the commit, before the listing: drops the indexes a first sync's tables would keep up row
+   * by row; answers what builds a filled table's again (every table's left, without one).
+   */
+  deferIndexes?(): (table?: string) => void;
   /** Gives the connection back, once the stage tables are dropped. */
   release(): Promise<void>;
 }
@@ -345,10 +337,18 @@ class SqlRunStage implements RunStage {
 
   async commit(commit: StageCommit): Promise<void> {
     await this.#placesInOrder();
+    const conn = this.#conn;
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
-    const lastSeen = await this.#dialect.lastSeen();
-    const statements = listingStatements(commit, lastSeen, this.#firstListing, (q) => this.#conn.byIds(q));
-    await this.#dialect.commit(commit, statements, await this.entryCount());
+    const lastSeen = await latestSucceededRun(conn);
+    const statements = listingStatements(commit, lastSeen, this.#firstListing, (q) => conn.byIds(q));
+    const entries = await this.entryCount();
+    await this.#dialect.commit(commit, async () => {
+      await assertStillRunning(conn, commit.runId);
+      await runListing(conn, statements, this.#dialect.deferIndexes?.());
+      await markSucceeded(conn, commit, entries);
+      // Media rows first: a notification's thumbnails are the media this run holds.
+      if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
+    });
   }
 
   async close(): Promise<void> {
@@ -569,6 +569,63 @@ const EVENT_COLUMNS: StageColumn[] = [
 export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
     where v.uuid = stage_places.uuid and v.valid_from_run = ? and +v.slot = stage_places.slot)
   where version_id is null`;
+
+const INSERT_INTO = /^\s*insert into (\w+)/i;
+
+/** The listing's statements; with `built`, each table's deferred indexes built after its insert. */
+async function runListing(
+  conn: StageConnection,
+  statements: readonly StageStatement[],
+  built?: (table?: string) => void,
+): Promise<void> {
+  for (const [sql, params, step] of statements) {
+    const byRank = step === 'new-version-ids' && conn.dialect === 'sqlite';
+    if (!byRank || !(await assignedByRank(conn, params[0]))) await conn.run(sql, params);
+    const table = INSERT_INTO.exec(sql)?.[1];
+    if (built && table !== undefined) built(table);
+  }
+  built?.();
+}
+
+/**
+ * The new versions' ids into their placements by rank, on SQLite: the versions were inserted by
+ * one INSERT … SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so
+ * SQLite numbered them one after another up to its sequence; the n-th new placement in listing
+ * order holds the n-th id. One pass in listing order, where NEW_VERSION_IDS seeks the uuid index
+ * once per placement in random order (a large part of a big first sync). Both ends are checked
+ * against the versions themselves; false, should they ever disagree (NEW_VERSION_IDS then does it).
+ */
+async function assignedByRank(conn: StageConnection, runId: unknown): Promise<boolean> {
+  const [[placed, low, high] = [0, null, null]] = await conn.rows<[number, number | null, number | null]>(
+    'select count(*), min(pos), max(pos) from stage_places where version_id is null',
+  );
+  if (placed === 0 || low === null || high === null) return true;
+  const [last = 0] = await conn.values<number>(`select seq from sqlite_sequence where name = 'versions'`);
+  if (high - low + 1 === placed) {
+    // Every position from low to high is new (a first sync: all of them): the rank is the position's
+    // offset, no sort needed (a sort fewer in a first sync's commit).
+    await conn.run('update stage_places set version_id = pos - ? + ? where version_id is null', [
+      low,
+      last - placed + 1,
+    ]);
+  } else {
+    await conn.run(
+      `update stage_places set version_id = r.id
+         from (select pos, ? + row_number() over (order by pos) as id from stage_places where version_id is null) r
+        where r.pos = stage_places.pos`,
+      [last - placed],
+    );
+  }
+  const [matching] = await conn.values<number>(
+    `select count(*) from stage_places p join versions v on v.id = p.version_id
+      where p.uuid is not null and p.version_id in (?, ?)
+        and v.uuid = p.uuid and v.slot = p.slot and v.valid_from_run = ?`,
+    [last - placed + 1, last, runId],
+  );
+  if (matching === (placed === 1 ? 1 : 2)) return true;
+  await conn.run('update stage_places set version_id = null where uuid is not null');
+  return false;
+}
 
 /**
  * The listing part of a commit, set-based from the stage: coworkers, versions (new ones inserted in

@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import { run, tuples, type Queryable } from './sql.js';
 
 // Multi-row writes: one statement per chunk of rows, each column passed as one array parameter and
@@ -103,18 +102,5 @@ export async function insertMany(
       `insert into ${table} (${columns.map((c) => c.name).join(', ')}) select * from unnest(${args.join(', ')}) ${suffix}`,
       params,
     );
-  }
-}
-
-/** `update <table> set <column> = <value> where id = any(ids)`, one statement per chunk. */
-export async function setWhereIds(
-  client: pg.ClientBase,
-  table: string,
-  assignment: string,
-  value: unknown,
-  ids: readonly number[],
-): Promise<void> {
-  for (const chunk of chunks(ids)) {
-    await run(client, `update ${table} set ${assignment} = $1 where id = any($2::bigint[])`, [value, chunk]);
   }
 }

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
+import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { announceMediaDropped } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';
-import { run, transaction, type Queryable } from './sql.js';
+import { run, transaction } from './sql.js';
 import { pgSqlPort } from './sql-port.js';
 
 /** Every table a prune deletes from: what VACUUM then goes through. */
@@ -31,26 +31,25 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
   if (request.heldRun !== undefined) assertHeld(ctx, request.heldRun);
   const lock = request.heldRun === undefined ? await takeLock(ctx) : null;
   try {
-    const work = await transaction(ctx.pool, async ({ client }) => {
-      const done = await pruneRows(pgSqlPort(client), request);
-      if (done.droppedFiles.length > 0) {
-        await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
-          done.droppedFiles,
-        ]);
-      }
-      return done;
-    });
-    // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
-    if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
-    const scrub = work.deleted ? await vacuum(ctx.pool) : null;
-    return {
-      counts: work.counts,
-      droppedFiles: work.droppedFiles,
-      pendingMessages: work.pendingMessages,
-      horizon: await pruneHorizonPg(ctx.pool),
-      scrubbed: scrub === null,
-      scrubProblem: scrub,
-    };
+    return await prune(
+      pgSqlPort(ctx.pool),
+      request,
+      (work) =>
+        transaction(ctx.pool, async ({ client }) => {
+          const done = await work(pgSqlPort(client));
+          if (done.droppedFiles.length > 0) {
+            await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
+              done.droppedFiles,
+            ]);
+          }
+          return done;
+        }),
+      async (work) => {
+        // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
+        if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
+        return work.deleted ? await vacuum(ctx.pool) : null;
+      },
+    );
   } finally {
     await lock?.release();
   }
@@ -65,8 +64,4 @@ async function vacuum(pool: pg.Pool): Promise<string | null> {
     const why = error instanceof Error ? error.message : String(error);
     return `VACUUM failed (${why}): the deleted rows stay in the tables' files until autovacuum reaches them`;
   }
-}
-
-export function pruneHorizonPg(db: Queryable): Promise<PruneHorizon> {
-  return readHorizon(pgSqlPort(db));
 }

@@ -22,10 +22,12 @@ import type { NotificationRows } from '../notify-outbox.js';
 import { PortNotificationOutbox } from '../notify-outbox.js';
 import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
 import * as directory from '../directory-reads.js';
-import { pruneHorizonPg, prunePg } from './prune.js';
+import { prunePg } from './prune.js';
+import { readHorizon } from '../prune.js';
 import { endRun } from './run-commit.js';
 import { removedAppearances } from '../removed-appearances.js';
-import { guardedStage, openPgStage } from './stage.js';
+import { guardedStage } from '../guarded-stage.js';
+import { openPgStage } from './stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { one } from './sql.js';
@@ -245,7 +247,7 @@ export class PgStore implements Store {
 
   // Prune
   prune: Op<'prune'> = this.#guard((request) => prunePg(this.#ctx, request));
-  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => pruneHorizonPg(this.#ctx.pool));
+  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => readHorizon(this.#port));
 
   // Watch
   /** LISTEN on a connection of its own; run commits NOTIFY inside their transaction. */

@@ -1,8 +1,8 @@
 import type { SqliteHandle } from './handle.js';
-import { prepared } from '../prepared.js';
-import { pruneRows, readHorizon, type PruneHorizon, type PruneOutcome, type PruneRequest } from '../prune.js';
+import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
-import { sqliteSqlPort, withinTransaction } from './sql-port.js';
+import { settle, sqliteSqlPort, withinTransaction } from './sql-port.js';
+import { prepared } from '../prepared.js';
 
 /**
  * The prune on SQLite: one write transaction that first makes sure no sync holds the lock (a
@@ -19,34 +19,30 @@ export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): P
   const { sqlite } = store;
   const secureDelete = sqlite.pragma('secure_delete', { simple: true }) as number;
   sqlite.pragma('secure_delete = on');
-  let work;
   try {
-    work = await withinTransaction(
-      sqlite,
-      () => {
-        assertUnlocked(store, new Date(request.now));
-        return pruneRows(
-          sqliteSqlPort((sql) => sqlite.prepare(sql)),
-          request,
-        );
-      },
-      true,
+    return await prune(
+      sqliteSqlPort((sql) => prepared(sqlite, sql)),
+      request,
+      (work) =>
+        withinTransaction(
+          sqlite,
+          () => {
+            assertUnlocked(store, new Date(request.now));
+            return work(sqliteSqlPort((sql) => sqlite.prepare(sql)));
+          },
+          true,
+        ),
+      (work) =>
+        settle(() => {
+          // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they
+          // are filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
+          if (work.personal && !store.immutable) sqlite.exec('vacuum');
+          return work.deleted ? checkpoint(store) : null;
+        }),
     );
-    // Still with secure_delete on: VACUUM's new pages inherit it, and are zeroed before they are
-    // filled (without it, a page built in a reused buffer keeps that buffer's old bytes).
-    if (work.personal && !store.immutable) sqlite.exec('vacuum');
   } finally {
     sqlite.pragma(`secure_delete = ${secureDelete}`);
   }
-  const scrub = work.deleted ? checkpoint(store) : null;
-  return {
-    counts: work.counts,
-    droppedFiles: work.droppedFiles,
-    pendingMessages: work.pendingMessages,
-    horizon: await pruneHorizonSqlite(store),
-    scrubbed: scrub === null,
-    scrubProblem: scrub,
-  };
 }
 
 /** Empties the WAL into the database file; null when done, else why not. */
@@ -60,8 +56,4 @@ function checkpoint(store: SqliteHandle): string | null {
     'another connection was reading an older state, so the write-ahead log still holds copies of ' +
     'deleted pages until a later checkpoint overwrites them (stop the server and run prune again to be sure)'
   );
-}
-
-export function pruneHorizonSqlite(store: SqliteHandle): Promise<PruneHorizon> {
-  return readHorizon(sqliteSqlPort((sql) => prepared(store.sqlite, sql)));
 }

@@ -1,17 +1,9 @@
 import type { Statement } from 'better-sqlite3';
 import type { SqliteHandle } from './handle.js';
-import { latestSucceededRun } from '../run-reads.js';
-import {
-  openRunStage,
-  type RunStage,
-  type StageConnection,
-  type StageDialect,
-  type StageStatement,
-} from '../run-stage.js';
+import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
-import { writeMediaRows } from '../media-commit.js';
 import { writeRunOutboxes } from '../run-outbox.js';
-import { assertStillRunning, markSucceeded } from '../run-ends.js';
+import { assertStillRunning } from '../run-ends.js';
 import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 
 /**
@@ -88,124 +80,52 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
   };
   return {
     conn,
-    lastSeen: async () => {
-      const last = await latestSucceededRun(conn);
-      return last && { id: last.id, finishedAt: last.finishedAt };
-    },
-    commit: (commit, statements, entries) =>
+    commit: (commit, listing) =>
       // The connection's write turn: another writer on it waits for the commit, never joins it.
       inWriteTurn(sqlite, () =>
         withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>
           withinTransaction(
             sqlite,
             async () => {
-              const tx = transactionPortOf(sqlite);
-              await assertStillRunning(tx, commit.runId);
-              runListing(sqlite, prepare, statements);
+              await listing();
               checkRunReferences(sqlite, commit.runId);
-              await markSucceeded(tx, commit, entries);
-              // Media rows first: a notification's thumbnails are the media this run holds.
-              if (commit.media) await writeMediaRows(tx, commit.runId, commit.media);
-              await writeRunOutboxes(tx, commit.runId, [commit.outbox, commit.notify]);
+              await writeRunOutboxes(transactionPortOf(sqlite), commit.runId, [commit.outbox, commit.notify]);
             },
             true,
           ),
         ),
       ),
+    deferIndexes: () => deferIndexesOfEmptyStore(sqlite),
     release: () => settle(restorePragmas),
   };
 }
-
-/** The listing's statements; into an empty store, each table's indexes built after its insert. */
-function runListing(
-  sqlite: SqliteHandle['sqlite'],
-  prepare: (sql: string) => Statement,
-  statements: readonly StageStatement[],
-): void {
-  const deferred = dropIndexesOfEmptyStore(sqlite);
-  for (const [sql, params, step] of statements) {
-    if (step === 'new-version-ids') assignNewVersionIds(prepare, sql, params);
-    else prepare(sql).run(...params);
-    const table = INSERT_INTO.exec(sql)?.[1];
-    if (table !== undefined) buildIndexes(sqlite, deferred, table);
-  }
-  for (const table of [...deferred.keys()]) buildIndexes(sqlite, deferred, table);
-}
-
-/**
- * The new versions' ids into their placements by rank: the versions were inserted by one INSERT …
- * SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so SQLite numbered
- * them one after another up to its sequence; the n-th new placement in listing order holds the
- * n-th id. One pass in listing order, where the lookup by (uuid, slot, run) seeks the uuid index
- * once per placement in random order (a large part of a big first sync). Both ends are
- * checked against the versions themselves; should they ever disagree, the lookup does it.
- */
-function assignNewVersionIds(
-  prepare: (sql: string) => Statement,
-  lookup: string,
-  params: readonly unknown[],
-): void {
-  const [runId] = params;
-  const [placed, low, high] = prepare(
-    'select count(*), min(pos), max(pos) from stage_places where version_id is null',
-  )
-    .raw()
-    .get() as [number, number | null, number | null];
-  if (placed === 0 || low === null || high === null) return;
-  const last = prepare(`select seq from sqlite_sequence where name = 'versions'`).pluck().get() as number;
-  if (high - low + 1 === placed) {
-    // Every position from low to high is new (a first sync: all of them): the rank is the position's
-    // offset, no sort needed (a sort fewer in a first sync's commit).
-    prepare('update stage_places set version_id = pos - ? + ? where version_id is null').run(
-      low,
-      last - placed + 1,
-    );
-  } else {
-    prepare(
-      `update stage_places set version_id = r.id
-         from (select pos, ? + row_number() over (order by pos) as id from stage_places where version_id is null) r
-        where r.pos = stage_places.pos`,
-    ).run(last - placed);
-  }
-  const matching = prepare(
-    `select count(*) from stage_places p join versions v on v.id = p.version_id
-      where p.uuid is not null and p.version_id in (?, ?)
-        and v.uuid = p.uuid and v.slot = p.slot and v.valid_from_run = ?`,
-  )
-    .pluck()
-    .get(last - placed + 1, last, runId) as number;
-  if (matching === (placed === 1 ? 1 : 2)) return;
-  prepare('update stage_places set version_id = null where uuid is not null').run();
-  prepare(lookup).run(...params);
-}
-
-const INSERT_INTO = /^\s*insert into (\w+)/i;
 
 /**
  * When the store holds no listing yet (a first sync), the indexes of the tables the commit fills
  * are dropped and each table's are built again right after its insert, with the SQL they were
  * made with: one sort per index instead of a b-tree kept up row by row in random uuid order,
  * faster and packed. All inside the commit's transaction: a failed or killed commit
- * leaves them as they were. Answers the dropped indexes' SQL by table.
+ * leaves them as they were. Answers what builds a table's indexes (every table's left, without one).
  */
-function dropIndexesOfEmptyStore(sqlite: SqliteHandle['sqlite']): Map<string, string[]> {
+function deferIndexesOfEmptyStore(sqlite: SqliteHandle['sqlite']): (table?: string) => void {
   const deferred = new Map<string, string[]>();
-  if (!holdsNoListing(sqlite)) return deferred;
-  const indexes = sqlite
-    .prepare(
-      `select tbl_name, name, sql from sqlite_schema
-        where type = 'index' and sql is not null and tbl_name in (${BULK_TABLES.map(() => '?').join(', ')})`,
-    )
-    .raw()
-    .all(...BULK_TABLES) as [string, string, string][];
-  for (const [table, name, sql] of indexes) {
-    sqlite.exec(`drop index "${name}"`);
-    deferred.set(table, [...(deferred.get(table) ?? []), sql]);
+  if (holdsNoListing(sqlite)) {
+    const indexes = sqlite
+      .prepare(
+        `select tbl_name, name, sql from sqlite_schema
+          where type = 'index' and sql is not null and tbl_name in (${BULK_TABLES.map(() => '?').join(', ')})`,
+      )
+      .raw()
+      .all(...BULK_TABLES) as [string, string, string][];
+    for (const [table, name, sql] of indexes) {
+      sqlite.exec(`drop index "${name}"`);
+      deferred.set(table, [...(deferred.get(table) ?? []), sql]);
+    }
   }
-  return deferred;
-}
-
-function buildIndexes(sqlite: SqliteHandle['sqlite'], deferred: Map<string, string[]>, table: string): void {
-  for (const sql of deferred.get(table) ?? []) sqlite.exec(sql);
-  deferred.delete(table);
+  return (table) => {
+    for (const name of table === undefined ? [...deferred.keys()] : [table]) {
+      for (const sql of deferred.get(name) ?? []) sqlite.exec(sql);
+      deferred.delete(name);
+    }
+  };
 }

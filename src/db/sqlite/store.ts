@@ -22,7 +22,8 @@ import { removedAppearances } from '../removed-appearances.js';
 import { COMMAND_START } from '../tick-claims.js';
 import { beginRun } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
-import { pruneHorizonSqlite, pruneSqlite } from './prune.js';
+import { pruneSqlite } from './prune.js';
+import { readHorizon } from '../prune.js';
 import { outboxPortOf, sqliteSqlPort, transactionPortOf } from './sql-port.js';
 import { prepared } from '../prepared.js';
 import type { SqlPort } from '../sql-port.js';
@@ -172,7 +173,7 @@ export class SqliteStore implements SqliteHandle, Store {
 
   // Prune
   prune: Op<'prune'> = (request) => pruneSqlite(this, request);
-  pruneHorizon: Op<'pruneHorizon'> = () => pruneHorizonSqlite(this);
+  pruneHorizon: Op<'pruneHorizon'> = () => readHorizon(this.#port);
 
   // Watch
   watchCommits: Op<'watchCommits'> = (onCommit, options) => watchSqliteCommits(this, onCommit, options);
