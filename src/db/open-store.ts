@@ -5,11 +5,8 @@ import { MirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { openExistingDatabase } from './open-existing.js';
 import { openDatabase } from './open.js';
-import type { PgStore } from './postgres/store.js';
 import type { NotificationRows } from './notify-outbox.js';
-import { PortNotificationOutbox } from './notify-outbox.js';
-import { outboxPortOf } from './sqlite/sql-port.js';
-import { SqliteStore } from './sqlite/store.js';
+import { PortStore } from './port-store.js';
 import type { Store } from './store.js';
 
 /** A store this process opened: its operations, and the close that ends its connections. */
@@ -93,12 +90,5 @@ function maskedError(cause: unknown, label: string): MirrorError {
 
 /** The notification rows of a store's outbox, for the notification worker (`outboxOver`). */
 export function notificationRowsOf(store: Store): NotificationRows | null {
-  if (store instanceof SqliteStore) return new PortNotificationOutbox(outboxPortOf(store.sqlite));
-  if (isPgStore(store)) return store.notificationOutbox();
-  return null;
-}
-
-/** Told apart without loading the PostgreSQL module: only its store has its own outbox. */
-function isPgStore(store: Store): store is Store & Pick<PgStore, 'notificationOutbox'> {
-  return 'notificationOutbox' in store && typeof store.notificationOutbox === 'function';
+  return store instanceof PortStore ? store.notificationOutbox() : null;
 }

@@ -5,7 +5,7 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { makeFolder } from '../fs/make-folder.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
-import { recoverDeadRuns } from './run-holders.js';
+import { recoverDeadRuns } from './sqlite/run-lock.js';
 import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';

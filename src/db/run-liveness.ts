@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { SqliteHandle } from './sqlite/handle.js';
 import type { RunRow } from './schema.js';
 
 /** What tells this process's runs apart: the database file they are recorded in. */
-type RunFile = Pick<SqliteHandle, 'file'>;
+interface RunFile {
+  readonly file: string;
+}
 
 /**
  * Who holds a `running` run, and whether that holder is provably gone. It lives beside the tables
@@ -80,12 +81,23 @@ export function holderIsDead(store: RunFile, run: RunRow, now = Date.now()): boo
   }
 }
 
-/** The reason recorded on a run whose holder died. */
-export function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
+/**
+ * The reason recorded on a run whose holder died; `lost` says how its death is known (SQLite: a
+ * silent heartbeat, PostgreSQL: the session that held the lock ended).
+ */
+export function deadHolderMessage(
+  run: Pick<RunRow, 'holderPid' | 'holderHost'>,
+  lost = `no heartbeat for ${LEASE_MS / 1000} s`,
+): string {
   return (
     `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress ` +
-    `(crash, kill, or no heartbeat for ${LEASE_MS / 1000} s); nothing it fetched was stored`
+    `(crash, kill, or ${lost}); nothing it fetched was stored`
   );
+}
+
+/** A `running` run as it reads once its holder is known to be gone. */
+export function abortedAs(run: RunRow, message: string): RunRow {
+  return { ...run, status: 'aborted', errorCode: 'RUN_ABORTED', errorMessage: message };
 }
 
 /**
@@ -94,5 +106,5 @@ export function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>)
  */
 export function runAsSeen(store: RunFile, run: RunRow): RunRow {
   if (run.status !== 'running' || !holderIsDead(store, run)) return run;
-  return { ...run, status: 'aborted', errorCode: 'RUN_ABORTED', errorMessage: deadHolderMessage(run) };
+  return abortedAs(run, deadHolderMessage(run));
 }

@@ -1,6 +1,8 @@
+import { MirrorError } from '../errors.js';
 import type { SqlPort } from './sql-port.js';
 import { RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunRow, RunTrigger } from './schema.js';
+import { tickServedError } from './tick-claims.js';
 
 // What is written of a run besides its lock and its commit, once for both dialects over the port.
 
@@ -11,6 +13,38 @@ export const RUN_OF_TICK_SQL = `select ${RUN_COLUMNS} from runs where scheduled_
 export async function runOfTick(port: SqlPort, tick: string): Promise<RunRow | undefined> {
   const [found] = await port.rows(RUN_OF_TICK_SQL, [tick]);
   return found && runRowOf(found);
+}
+
+/** TICK_SERVED naming the run that claimed `tick`, or null when none has (or no tick is named). */
+export async function tickServed(port: SqlPort, tick: string | null): Promise<MirrorError | null> {
+  const served = tick === null ? undefined : await runOfTick(port, tick);
+  return tick === null || served === undefined ? null : tickServedError(tick, served);
+}
+
+/** The runs recorded `running`: held, or left so by a holder that is gone. */
+export const RUNNING_RUNS_SQL = `select ${RUN_COLUMNS} from runs where status = 'running'`;
+
+/** Marks run `?3` aborted at `?1` because its holder is gone, `?2` saying how. */
+export const ABORT_RUN_SQL = `update runs set status = 'aborted', finished_at = ?, error_code = 'RUN_ABORTED',
+  error_message = ? where id = ?`;
+
+/**
+ * SYNC_LOCKED naming the run that holds the lock, its process, and (PostgreSQL) the instance that
+ * began it.
+ */
+export function syncLockedError(holder: RunRow, instance?: string): MirrorError {
+  const by = `pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt}`;
+  return new MirrorError(
+    'SYNC_LOCKED',
+    `another sync holds the lock: run ${holder.id} (${instance === undefined ? by : `${by}, instance ${instance}`})`,
+    {
+      runId: holder.id,
+      pid: holder.holderPid,
+      host: holder.holderHost,
+      startedAt: holder.startedAt,
+      ...(instance === undefined ? {} : { instance }),
+    },
+  );
 }
 
 /** Refreshes a running run's heartbeat; a no-op once the run is no longer running. */

@@ -1,10 +1,10 @@
-import { HEARTBEAT_MS } from '../db/run-holders.js';
+import { HEARTBEAT_MS } from '../db/run-liveness.js';
 import type { RunRow } from '../db/schema.js';
 import type { Store } from '../db/store.js';
 import type { ErrorCode } from '../errors.js';
 import { COMMAND_START, type RunStart } from '../db/tick-claims.js';
 
-export { HEARTBEAT_MS, LEASE_MS, currentHolder, type RunHolder } from '../db/run-holders.js';
+export { HEARTBEAT_MS, LEASE_MS, currentHolder, type RunHolder } from '../db/run-liveness.js';
 
 /** Marks stale runs aborted without starting one (on `serve`/`start` start-up). */
 export async function recoverCrashedRuns(store: Store): Promise<void> {

@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import { currentHolder } from '../db/run-holders.js';
+import { currentHolder } from '../db/run-liveness.js';
 import { tickServedError, type RunStart, type TickServer } from '../db/tick-claims.js';
 import type { Logger } from '../logger.js';
 import { MirrorError } from '../errors.js';

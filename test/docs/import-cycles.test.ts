@@ -79,6 +79,6 @@ describe('imports in src/', () => {
         ]),
       ).map(named),
     ).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']]);
-    expect(importsOf(join(ROOT, 'src/db/sqlite/store.ts'))).toContain(join(ROOT, 'src/db/store.ts'));
+    expect(importsOf(join(ROOT, 'src/db/port-store.ts'))).toContain(join(ROOT, 'src/db/store.ts'));
   });
 });

@@ -1,90 +1,50 @@
 import { hostname } from 'node:os';
-import { eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
+import { runRowOf } from '../run-reads.js';
+import { ABORT_RUN_SQL, RUNNING_RUNS_SQL, syncLockedError, tickServed } from '../run-records.js';
+import { abortedAs, deadHolderMessage } from '../run-liveness.js';
 import type { RunRow } from '../schema.js';
-import { tickServedError, type RunStart, type TickServer } from '../tick-claims.js';
+import type { SqlPort } from '../sql-port.js';
+import type { RunStart } from '../tick-claims.js';
 import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
 import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';
 import { runs } from './schema.js';
-import { one, rows, run, transaction, type Queryable, type Tx } from './sql.js';
+import { one, run, transaction, type Queryable, type Tx } from './sql.js';
+import { pgSqlPort } from './sql-port.js';
 
 // Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
 // freed the instant its holder's session ends; a `running` row is then only a record, and it is
 // dead exactly when nobody holds the lock.
 
-/** The reason recorded on a run whose holder's session ended. */
-function deadHolderMessage(run: Pick<RunRow, 'holderPid' | 'holderHost'>): string {
-  return (
-    `process ${run.holderPid} on ${run.holderHost} ended while the run was in progress ` +
-    '(crash, kill, or lost connection to PostgreSQL); nothing it fetched was stored'
-  );
-}
-
-const asAborted = (run: RunRow): RunRow => ({
-  ...run,
-  status: 'aborted',
-  errorCode: 'RUN_ABORTED',
-  errorMessage: deadHolderMessage(run),
-});
+/** How a PostgreSQL holder's death is known: the session that held the lock ended. */
+const LOST = 'lost connection to PostgreSQL';
 
 /** Marks every `running` row aborted; call only while holding the run lock (its holder is gone). */
-async function abortRunning(db: Queryable, at: string): Promise<number> {
-  const running = await rows<{ id: number; holder_pid: number | null; holder_host: string | null }>(
-    db,
-    `select id, holder_pid, holder_host from runs where status = 'running'`,
-  );
-  for (const r of running) {
-    await run(
-      db,
-      `update runs set status = 'aborted', finished_at = $1, error_code = 'RUN_ABORTED', error_message = $2
-        where id = $3`,
-      [at, deadHolderMessage({ holderPid: r.holder_pid, holderHost: r.holder_host }), r.id],
-    );
-  }
+async function abortRunning(tx: SqlPort, at: string): Promise<number> {
+  const running = (await tx.rows(RUNNING_RUNS_SQL)).map(runRowOf);
+  for (const r of running) await tx.run(ABORT_RUN_SQL, [at, deadHolderMessage(r, LOST), r.id]);
   return running.length;
 }
 
-/** SYNC_LOCKED in the SQLite store's shape, naming the run and the instance that holds the lock. */
-async function lockedError(db: PgContext['db'], refused: MirrorError): Promise<MirrorError> {
-  const holder = (await db.select().from(runs).where(eq(runs.status, 'running')).limit(1))[0];
-  if (holder === undefined) return refused;
-  const instance = holder.holderToken ?? 'unknown instance';
-  return new MirrorError(
-    'SYNC_LOCKED',
-    `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, ` +
-      `started ${holder.startedAt}, instance ${instance})`,
-    {
-      runId: holder.id,
-      pid: holder.holderPid,
-      host: holder.holderHost,
-      startedAt: holder.startedAt,
-      instance,
-    },
-  );
-}
-
-/** TICK_SERVED naming the run that claimed `tick`, or null when none has. */
-async function servedError(db: Queryable, tick: string | null): Promise<MirrorError | null> {
-  if (tick === null) return null;
-  const served = await one<TickServer>(
-    db,
-    `select id, status, started_at as "startedAt", holder_pid as "holderPid", holder_host as "holderHost"
-       from runs where scheduled_for = $1`,
-    [tick],
-  );
-  return served === undefined ? null : tickServedError(tick, served);
+/** SYNC_LOCKED naming the run and the instance that holds the lock, as `port` reads it. */
+async function lockedError(port: SqlPort, refused: MirrorError): Promise<MirrorError> {
+  const [holder] = (await port.rows(`${RUNNING_RUNS_SQL} limit 1`)).map(runRowOf);
+  return holder === undefined ? refused : syncLockedError(holder, holder.holderToken ?? 'unknown instance');
 }
 
 /**
  * The run lock for this instance, or SYNC_LOCKED naming the holder's run as `db` reads it (the
  * pool by default; a transaction's own connection when it begins a run).
  */
-export async function takeLock(ctx: PgContext, db: PgContext['db'] = ctx.db): Promise<HeldRunLock> {
+export async function takeLock(ctx: PgContext, db: Queryable = ctx.pool): Promise<HeldRunLock> {
   try {
     return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {
-    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') throw await lockedError(db, error);
+    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
+      throw await lockedError(pgSqlPort(db), error);
+    }
     throw error;
   }
 }
@@ -119,19 +79,20 @@ export async function beginRun(
   now: Date,
 ): Promise<RunRow> {
   // Asked first, so an instance whose tick was served opens no connection for the lock.
-  const early = await servedError(ctx.pool, start.scheduledFor);
+  const early = await tickServed(pgSqlPort(ctx.pool), start.scheduledFor);
   if (early) throw early;
   // Set inside the transaction; freed here if the transaction does not commit.
   const held: { lock?: HeldRunLock } = {};
   try {
     const row = await transaction(ctx.pool, async (tx) => {
       await oneBeginAtATime(ctx, tx.client);
-      const served = await servedError(tx.client, start.scheduledFor);
+      const port = pgSqlPort(tx.client);
+      const served = await tickServed(port, start.scheduledFor);
       if (served) throw served;
       // The holder is named over this transaction's connection: a pool of one has no other.
-      held.lock = await takeLock(ctx, tx.db);
+      held.lock = await takeLock(ctx, tx.client);
       const startedAt = now.toISOString();
-      await abortRunning(tx.client, startedAt);
+      await abortRunning(port, startedAt);
       return insertRunning(ctx, tx, { upstream, start, startedAt });
     });
     if (held.lock === undefined) throw new Error('the run lock was not taken');
@@ -181,7 +142,7 @@ async function insertRunning(
   const row = inserted[0];
   if (row !== undefined) return row;
   // Only a claimed tick inserts nothing.
-  throw (await servedError(tx.client, tick)) ?? new Error('insert into runs returned no row');
+  throw (await tickServed(pgSqlPort(tx.client), tick)) ?? new Error('insert into runs returned no row');
 }
 
 /** Frees the lock of a run this instance held. */
@@ -218,7 +179,7 @@ export async function recoverDeadRuns(ctx: PgContext): Promise<number> {
       [ADVISORY_NAMESPACE, RUN_LOCK],
     );
     if (free?.taken !== true) return 0;
-    return abortRunning(tx.client, new Date().toISOString());
+    return abortRunning(pgSqlPort(tx.client), new Date().toISOString());
   });
 }
 
@@ -226,5 +187,5 @@ export async function recoverDeadRuns(ctx: PgContext): Promise<number> {
 export async function asSeen(ctx: PgContext, list: RunRow[]): Promise<RunRow[]> {
   if (!list.some((r) => r.status === 'running')) return list;
   if ((await runLockHolder(ctx.pool)) !== null) return list;
-  return list.map((r) => (r.status === 'running' ? asAborted(r) : r));
+  return list.map((r) => (r.status === 'running' ? abortedAs(r, deadHolderMessage(r, LOST)) : r));
 }

@@ -1,9 +1,8 @@
-import { MirrorError } from '../../errors.js';
 import type { SqliteHandle } from './handle.js';
 import { prepared } from '../prepared.js';
-import { RUN_OF_TICK_SQL } from '../run-records.js';
+import { ABORT_RUN_SQL, RUN_OF_TICK_SQL, RUNNING_RUNS_SQL, syncLockedError } from '../run-records.js';
 import { runRowOf } from '../run-reads.js';
-import { abortDeadRuns, currentHolder, markRunActive } from '../run-holders.js';
+import { currentHolder, deadHolderMessage, holderIsDead, markRunActive } from '../run-liveness.js';
 import { runs, type RunRow } from '../schema.js';
 import { tickServedError, type RunStart } from '../tick-claims.js';
 
@@ -51,17 +50,59 @@ export function beginRun(store: SqliteHandle, upstream: string, start: RunStart,
  */
 export function assertUnlocked(store: SqliteHandle, now: Date): void {
   const holder = abortDeadRuns(store, now);
-  if (holder) {
-    throw new MirrorError(
-      'SYNC_LOCKED',
-      `another sync holds the lock: run ${holder.id} (pid ${holder.holderPid} on ${holder.holderHost}, started ${holder.startedAt})`,
-      { runId: holder.id, pid: holder.holderPid, host: holder.holderHost, startedAt: holder.startedAt },
-    );
-  }
+  if (holder) throw syncLockedError(holder);
 }
 
 /** The run that claimed tick `tick`, read inside the lock's own transaction. */
 function claimOf(store: SqliteHandle, tick: string): RunRow | undefined {
   const found = prepared(store.sqlite, RUN_OF_TICK_SQL).raw(true).get(tick) as unknown[] | undefined;
   return found && runRowOf(found);
+}
+
+/**
+ * Marks runs left `running` by a dead holder as aborted and returns the live holder's run, if any.
+ * Call inside a write transaction (the lock's own), so two processes cannot both take over.
+ */
+export function abortDeadRuns(store: SqliteHandle, now = new Date()): RunRow | undefined {
+  let holder: RunRow | undefined;
+  for (const run of runningRuns(store)) {
+    if (!holderIsDead(store, run, now.getTime())) holder = run;
+    else prepared(store.sqlite, ABORT_RUN_SQL).run(now.toISOString(), deadHolderMessage(run), run.id);
+  }
+  return holder;
+}
+
+function runningRuns(store: SqliteHandle): RunRow[] {
+  return (prepared(store.sqlite, RUNNING_RUNS_SQL).raw(true).all() as unknown[][]).map(runRowOf);
+}
+
+const runningChecks = new WeakMap<SqliteHandle, () => boolean>();
+
+function anyRunning(store: SqliteHandle): boolean {
+  let check = runningChecks.get(store);
+  if (!check) {
+    const statement = store.sqlite.prepare("select 1 from runs where status = 'running' limit 1").pluck();
+    runningChecks.set(store, (check = () => statement.get() !== undefined));
+  }
+  return check();
+}
+
+/**
+ * Marks runs whose holder is dead as aborted; returns how many. It reads first (in WAL a read never
+ * waits) and takes the write lock only when a dead holder is found: a server polling this while a
+ * live sync commits must not block its event loop on that sync's write transaction.
+ */
+export function recoverDeadRuns(store: SqliteHandle): number {
+  // The server calls this every SNAPSHOT_POLL: a prepared existence check spares it building the
+  // query on the event loop, far dearer, when, as almost always, nothing runs.
+  if (!anyRunning(store)) return 0;
+  if (!runningRuns(store).some((run) => holderIsDead(store, run))) return 0;
+  return store.sqlite
+    .transaction(() => {
+      const count = store.sqlite.prepare("select count(*) from runs where status = 'running'").pluck();
+      const before = count.get() as number;
+      abortDeadRuns(store);
+      return before - (count.get() as number);
+    })
+    .immediate();
 }
