@@ -62,9 +62,23 @@ export interface StoreDialect
  */
 export class PortStore implements Store {
   readonly #d: StoreDialect;
+  // The dialect's constants as own fields, not getters over `#d`: a Proxy around the store (a test's
+  // switchable store) reads a getter with itself as `this`, which has no `#d`.
+  readonly holdsBlobs: boolean;
+  readonly endpointKeys: EndpointKeys;
+  readonly file: string;
+  readonly integrityTarget: HealthOperations['integrityTarget'];
+  readonly readerTarget: HealthOperations['readerTarget'];
 
   constructor(dialect: StoreDialect) {
     this.#d = dialect;
+    ({
+      holdsBlobs: this.holdsBlobs,
+      endpointKeys: this.endpointKeys,
+      file: this.file,
+      integrityTarget: this.integrityTarget,
+      readerTarget: this.readerTarget,
+    } = dialect);
   }
 
   /** The operation with its failure mapped as the dialect says; a throw becomes a rejection. */
@@ -193,9 +207,6 @@ export class PortStore implements Store {
   identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#port, name, fresh));
 
   // Blobs: where the mirrored files' bytes live is the dialect's (BlobOperations).
-  get holdsBlobs(): boolean {
-    return this.#d.holdsBlobs;
-  }
   putBlob: Op<'putBlob'> = this.#guard((sha256, path) => this.#d.putBlob(sha256, path));
   openBlob: Op<'openBlob'> = this.#guard((sha256, span) => this.#d.openBlob(sha256, span));
   keptBlobsWithoutBytes: Op<'keptBlobsWithoutBytes'> = this.#guard(() => this.#d.keptBlobsWithoutBytes());
@@ -203,9 +214,6 @@ export class PortStore implements Store {
   droppedBlobs: Op<'droppedBlobs'> = this.#guard(() => this.#d.droppedBlobs());
 
   // Deliveries
-  get endpointKeys(): EndpointKeys {
-    return this.#d.endpointKeys;
-  }
   claimDue: Op<'claimDue'> = this.#guard((options) => outbox.claimDue(this.#d.outbox, options));
   recordAttempt: Op<'recordAttempt'> = this.#guard((claim, result, outcome) =>
     outbox.recordAttempt(this.#d.outbox, claim, result, outcome),
@@ -243,15 +251,6 @@ export class PortStore implements Store {
   watchCommits: Op<'watchCommits'> = (onCommit, options) => this.#d.watchCommits(onCommit, options);
 
   // Health
-  get file(): string {
-    return this.#d.file;
-  }
   databaseProblem: Op<'databaseProblem'> = () => this.#d.databaseProblem();
   storageProblem: Op<'storageProblem'> = () => this.#d.storageProblem();
-  get integrityTarget(): HealthOperations['integrityTarget'] {
-    return this.#d.integrityTarget;
-  }
-  get readerTarget(): HealthOperations['readerTarget'] {
-    return this.#d.readerTarget;
-  }
 }
