@@ -50,13 +50,11 @@ export function changeIdBoundSql(side: 'since' | 'until', placeholder: string): 
 /** The join that goes with the value expressions, the version aliased `v`. */
 export const CHANGE_VERSION_JOIN = 'left join versions v on v.id = c.version_id';
 
-/** Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. */
-export const CHANGE_ROWS_SQL = `select c.id, c.run_id as runId, ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
-        ${oldValueSql('c', 'v')} as oldValue, ${newValueSql('c', 'v')} as newValue
-   from changes c ${CHANGE_VERSION_JOIN}`;
-
-/** The same for PostgreSQL's raw queries: its aliases are quoted, as it folds bare names to lower case. */
-export const PG_CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
+/**
+ * Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. The
+ * aliases are quoted so that PostgreSQL keeps their case too (it folds bare names to lower case).
+ */
+export const CHANGE_ROWS_SQL = `select c.id, c.run_id as "runId", ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
         ${oldValueSql('c', 'v')} as "oldValue", ${newValueSql('c', 'v')} as "newValue"
    from changes c ${CHANGE_VERSION_JOIN}`;
 

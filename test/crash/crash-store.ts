@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { CHANGE_ROWS_SQL, PG_CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
 import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
 import { applicationName } from '../../src/db/postgres/open.js';
 import { rows } from '../../src/db/postgres/sql.js';
@@ -21,8 +20,6 @@ export interface CrashStore {
   readonly store: Store & { file: string };
   /** Rows of `sql`, parameters written `?` on both stores. Integers read as numbers. */
   all<T>(sql: string, ...params: unknown[]): Promise<T[]>;
-  /** SELECT of change rows as `ChangeRow` from `changes c` (append where/order on `c.`). */
-  readonly changeRowsSql: string;
   close(): Promise<void>;
 }
 
@@ -43,7 +40,6 @@ export function sqliteCrashStore(store: MirrorDatabase): CrashStore {
     store,
     all: <T>(sql: string, ...params: unknown[]) =>
       Promise.resolve(store.sqlite.prepare(sql).all(...params) as T[]),
-    changeRowsSql: CHANGE_ROWS_SQL,
     close: () => Promise.resolve(store.close()),
   };
 }
@@ -106,7 +102,6 @@ export async function postgresCrashDatabase(server: PostgresServer): Promise<Cra
         kind: 'postgres',
         store,
         all: <T>(sql: string, ...params: unknown[]) => rows<T>(client, numbered(sql), params),
-        changeRowsSql: PG_CHANGE_ROWS_SQL,
         close: async () => {
           await client.end();
           await store.close();

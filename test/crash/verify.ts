@@ -1,3 +1,4 @@
+import { CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
 import { expect } from 'vitest';
 import type { ChangeRow, RunRow } from '../../src/db/schema.js';
 import type { CrashStore } from './crash-store.js';
@@ -80,7 +81,7 @@ export function runsAfter(db: CrashStore, runId: number): Promise<RunRecord[]> {
 
 export function changesAfter(db: CrashStore, runId: number): Promise<ChangeRow[]> {
   // Through the store's one reading of change rows: an added entry's body lives in its version.
-  return db.all<ChangeRow>(`${db.changeRowsSql} where c.run_id > ? order by c.id`, runId);
+  return db.all<ChangeRow>(`${CHANGE_ROWS_SQL} where c.run_id > ? order by c.id`, runId);
 }
 
 interface Appearance {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { PG_CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
+import { CHANGE_ROWS_SQL } from '../../src/db/change-columns.js';
 import { knownMigrations } from '../../src/db/migration-files.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore } from '../../src/db/postgres/store.js';
@@ -172,7 +172,7 @@ describePostgres('a sync stores each whole entry once, on both stores', () => {
     onTestFinished(() => client.end());
     expect((await client.query<{ n: string }>(COPIES)).rows).toStrictEqual([{ n: '0' }]);
     // The raw form PostgreSQL's own queries use reads the same rows (bigint ids arrive as text here).
-    const raw = await client.query<Record<string, unknown>>(`${PG_CHANGE_ROWS_SQL} order by c.id desc`);
+    const raw = await client.query<Record<string, unknown>>(`${CHANGE_ROWS_SQL} order by c.id desc`);
     expect(raw.rows.map((r) => ({ ...r, id: Number(r.id), runId: Number(r.runId) }))).toStrictEqual(onPg);
   });
 });
