@@ -1,5 +1,6 @@
 import { MirrorError } from '../errors.js';
 import type { SqlPort } from './sql-port.js';
+import { storableMessage } from './run-ends.js';
 import { RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunRow, RunTrigger } from './schema.js';
 import { tickServedError } from './tick-claims.js';
@@ -75,7 +76,7 @@ export async function recordFailedRun(
       run.upstream,
       run.trigger,
       run.error.code,
-      run.error.message,
+      storableMessage(run.error.message),
     ],
   );
   if (id === undefined) throw new Error('insert into runs returned no id');

@@ -242,7 +242,19 @@ export function validatePage(
     const uuid = validateEntry(raw, page, index);
     // Schema-valid means a plain object; its own keys beyond the contract are drift to report.
     for (const key of Object.keys(raw as object)) {
-      if (!KNOWN_FIELDS.has(key) && !seen.has(key)) {
+      if (KNOWN_FIELDS.has(key)) continue;
+      // A field's name is stored as text of its own (a change names it), and PostgreSQL's text
+      // holds no U+0000: refused on every store, so both keep the same history.
+      if (key.includes('\u0000')) {
+        throw boundsError(
+          raw,
+          page,
+          index,
+          key,
+          'has U+0000 (NUL) in its name, which no field name may hold',
+        );
+      }
+      if (!seen.has(key)) {
         seen.add(key);
         unknownFields.push({ field: key, page, index });
       }

@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
 import { linesOf } from '../../src/db/change-lines.js';
@@ -10,9 +8,8 @@ import { sqliteSqlPort } from '../../src/db/sqlite/sql-port.js';
 import type { SqlPort } from '../../src/db/sql-port.js';
 import type { Store } from '../../src/db/store.js';
 import { stringifyJson } from '../../src/json/safe-json.js';
-import { LIST_PATH } from '../../src/upstream/list-path.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
-import { untilTestEnds } from '../helpers/scope.js';
+import { rawUpstream } from '../helpers/raw-upstream.js';
 import { sync } from '../helpers/sync.js';
 import { tempDir } from '../helpers/temp-db.js';
 import { storeWithChangeRows } from '../helpers/store-runs.js';
@@ -47,23 +44,6 @@ async function batchesOf(store: Store, filter: ChangeStreamFilter, batchSize: nu
     if (rows.length < batchSize) return found;
     beforeId = rows.at(-1)?.id;
   }
-}
-
-/** A listing of one page whose text is written here as it is, odd as an upstream may write it. */
-async function rawUpstream(): Promise<{ url: string; serve: (entries: readonly string[]) => void }> {
-  let body = '';
-  const server = createServer((request, response) => {
-    if (!request.url?.startsWith(LIST_PATH)) return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  untilTestEnds(() => new Promise((resolve) => server.close(resolve)));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    serve: (entries) => {
-      body = `{ "count" : ${entries.length}, "next": null, "previous": null, "results": [ ${entries.join(' ,\n ')} ] }`;
-    },
-  };
 }
 
 const uuid = (n: number) => `${'c'.repeat(31)}${n}`;
