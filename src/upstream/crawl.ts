@@ -343,6 +343,12 @@ async function fetchOptions(
       signal,
       maxBodyBytes: maxBytes,
     });
+    // JSON escapes U+0000 and PostgreSQL's text cannot hold it: such a body is broken, and refused
+    // on every store alike, as a too large one is.
+    if (text.includes('\u0000')) {
+      log.warn({ url: location.listUrl }, 'OPTIONS body holds U+0000; it will not be replayed');
+      return null;
+    }
     return text;
   } catch (err) {
     // Cancelled because the crawl itself failed: that failure is the one worth reporting.

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MirrorError } from '../../src/errors.js';
-import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
+import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
 import { rawUpstream } from '../helpers/raw-upstream.js';
 import { sync } from '../helpers/sync.js';
 
 // U+0000 is a character JSON may carry (escaped) and PostgreSQL's text may not. Entries and values
 // are stored as JSON text, so only what is stored as text of its own can meet it: a field's name
-// (a change names it) and a run's reason, which may quote the upstream.
+// (a change names it), a run's reason, which may quote the upstream, and the OPTIONS body, kept as
+// received.
 
 const UUID = `${'c'.repeat(31)}1`;
 /** An entry as text: the contract's fields, then `extra` as it is. */
@@ -69,5 +70,22 @@ describe.each(STORE_KINDS)('U+0000 in what the upstream sends, on %s', (kind) =>
     await sync(store, upstream);
     const [change] = await store.listChanges({ kind: 'changed', limit: 1 });
     expect(change).toMatchObject({ field: 'note', oldValue: '"x\\u0000"', newValue: '"y\\u0000"' });
+  });
+
+  it('an OPTIONS body holding a raw U+0000 is not stored; the run succeeds and keeps the one before', async () => {
+    const store = await fresh();
+    const upstream = await rawUpstream();
+    upstream.serve([entry()]);
+    upstream.serveOptions('{"name": "Team"}');
+    await sync(store, upstream);
+    upstream.serveOptions('{"name": "Te\u0000am"}');
+    upstream.serve([entry(',"note":1')]);
+    await sync(store, upstream);
+    expect(await storeRows(store, 'select body from options_bodies')).toEqual([{ body: '{"name": "Team"}' }]);
+    const runs = await storeRows(store, 'select status, options_body_id from runs order by id');
+    expect(runs).toEqual([
+      { status: 'succeeded', options_body_id: 1 },
+      { status: 'succeeded', options_body_id: 1 },
+    ]);
   });
 });
