@@ -2,6 +2,7 @@ import type { Claim } from './outbox-claim.js';
 import type { OutboxPort } from './outbox-port.js';
 import type { WebhookAttemptRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
+import { storableText } from './storable-text.js';
 
 // What happens to an outbox row after a send, written once for both stores and both channels: its
 // next state (delivered, retried at a time, failed, or held while its target is disabled), the
@@ -85,8 +86,8 @@ export function recordAttempt(
         // 1 and 0 are a boolean's input on PostgreSQL too.
         result.ok ? 1 : 0,
         result.errorCode,
-        result.error,
-        result.excerpt,
+        result.error === null ? null : storableText(result.error),
+        result.excerpt === null ? null : storableText(result.excerpt),
       ],
     );
     const now = new Date().toISOString();

@@ -1,6 +1,7 @@
 import { MirrorError } from '../errors.js';
 import type { RunEnd, StageCommit } from './run-commit.js';
 import type { SqlPort } from './sql-port.js';
+import { storableText } from './storable-text.js';
 
 // How a run ends, once for both dialects over the port, inside the transaction that ends it.
 
@@ -80,14 +81,6 @@ export async function assertStillRunning(tx: SqlPort, runId: number): Promise<vo
 }
 
 /**
- * A run's reason as every store can keep it: PostgreSQL's text holds no U+0000, which an upstream's
- * text quoted in a reason may carry, and a reason that cannot be stored would leave its run `running`.
- */
-export function storableMessage(message: string): string {
-  return message.replaceAll('\u0000', '\\u0000');
-}
-
-/**
  * A run's end without data, failed or aborted with its reason, unless it already ended; inside the
  * transaction that also writes the notifications the end calls for.
  */
@@ -99,7 +92,7 @@ export async function recordRunEnd(tx: SqlPort, end: RunEnd): Promise<void> {
       end.status,
       new Date().toISOString(),
       end.error.code,
-      storableMessage(end.error.message),
+      storableText(end.error.message),
       end.stats?.pages ?? null,
       end.stats?.entries ?? null,
       end.runId,

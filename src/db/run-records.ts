@@ -1,8 +1,8 @@
 import { MirrorError } from '../errors.js';
 import type { SqlPort } from './sql-port.js';
-import { storableMessage } from './run-ends.js';
 import { RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunRow, RunTrigger } from './schema.js';
+import { storableText } from './storable-text.js';
 import { tickServedError } from './tick-claims.js';
 
 // What is written of a run besides its lock and its commit, once for both dialects over the port.
@@ -76,7 +76,7 @@ export async function recordFailedRun(
       run.upstream,
       run.trigger,
       run.error.code,
-      storableMessage(run.error.message),
+      storableText(run.error.message),
     ],
   );
   if (id === undefined) throw new Error('insert into runs returned no id');

@@ -166,6 +166,18 @@ describe.each(STORE_KINDS)('delivery on %s: signed, retried, in order', (kind) =
     expect((await getDelivery(store, 1))?.last_attempt?.response_excerpt).toBe('x'.repeat(EXCERPT_BYTES));
   });
 
+  it("logs an answer holding U+0000 with the character escaped (PostgreSQL's text cannot hold it)", async () => {
+    const store = await fresh();
+    const receiver = await webhookReceiver(null);
+    receiver.behave(() => ({ kind: 'status', status: 200, body: 'ok\u0000\nthanks' }));
+    await commitRunWithChange(store, [receiver.url]);
+    expect(await deliveryWorker(store, deliverySettings([receiver.url])).drain(5_000)).toBe(0);
+    expect(await getDelivery(store, 1)).toMatchObject({
+      status: 'succeeded',
+      last_attempt: { ok: true, response_excerpt: 'ok\\u0000\nthanks' },
+    });
+  });
+
   it('does not follow redirects: a 3xx is a failed attempt', async () => {
     const store = await fresh();
     const receiver = await webhookReceiver(null);
