@@ -9,9 +9,14 @@ export { LIST_PATH } from './list-path.js';
 // eslint-disable-next-line no-control-regex -- C0 controls are exactly what the URL parser strips
 const HTTP_SCHEME = /^[\u0000-\u0020]*https?:/i;
 
-const absoluteHttpUrl = z.string().refine((value) => HTTP_SCHEME.test(value) && URL.canParse(value), {
-  message: 'expected an absolute http(s) URL',
-});
+const absoluteHttpUrl = z
+  .string()
+  .refine((value) => HTTP_SCHEME.test(value) && URL.canParse(value), {
+    message: 'expected an absolute http(s) URL',
+  })
+  // The parser would percent-encode it, but a media URL is stored as sent, and PostgreSQL's text
+  // cannot hold U+0000: refused on every store alike.
+  .refine((value) => !value.includes('\u0000'), { message: 'expected a URL without U+0000 (NUL)' });
 
 /**
  * One coworker entry as the contract states it. `looseObject` keeps unknown fields: they are stored

@@ -6,8 +6,8 @@ import { sync } from '../helpers/sync.js';
 
 // U+0000 is a character JSON may carry (escaped) and PostgreSQL's text may not. Entries and values
 // are stored as JSON text, so only what is stored as text of its own can meet it: a field's name
-// (a change names it), a run's reason, which may quote the upstream, and the OPTIONS body, kept as
-// received.
+// (a change names it), a media URL, a run's reason, which may quote the upstream, and the OPTIONS
+// body, kept as received.
 
 const UUID = `${'c'.repeat(31)}1`;
 /** An entry as text: the contract's fields, then `extra` as it is. */
@@ -87,5 +87,19 @@ describe.each(STORE_KINDS)('U+0000 in what the upstream sends, on %s', (kind) =>
       { status: 'succeeded', options_body_id: 1 },
       { status: 'succeeded', options_body_id: 1 },
     ]);
+  });
+
+  it('a media URL holding U+0000 fails the run by page, entry and field', async () => {
+    const store = await fresh();
+    const upstream = await rawUpstream();
+    const url = `${upstream.url}/media/a\\u0000b.png`;
+    upstream.serve([entry().replace('"emoji_file":null', `"emoji_file":"${url}"`)]);
+    const error = await failure(sync(store, upstream, { MEDIA_ORIGINS: upstream.url }));
+    expect(error.code).toBe('UPSTREAM_SCHEMA');
+    expect(error.message).toBe(
+      `page 1, entry 0 (uuid "${UUID}"): field "emoji_file": expected a URL without U+0000 (NUL), ` +
+        `received "${upstream.url}/media/a\\u0000b.png"`,
+    );
+    expect(await storeRows(store, 'select url from media_urls')).toEqual([]);
   });
 });
