@@ -12,6 +12,7 @@ import {
 } from './formats/chat-formats.js';
 import { emailContent } from './formats/email-format.js';
 import type { NotifyMessage } from './message.js';
+import { answerExcerpt } from '../outbox/answer-excerpt.js';
 import { retryAfterMs } from '../outbox/retry-after.js';
 import type { ChatTarget, EmailTarget, NotifyTarget } from './targets.js';
 
@@ -74,22 +75,10 @@ export function classifyStatus(status: number): SendOutcome['status'] {
   return PERMANENT.has(status) ? 'refused' : 'failed';
 }
 
+/** What a service answered, as one line: control characters out. */
 async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      chunks.push(chunk as Buffer);
-      size += (chunk as Buffer).length;
-      if (size >= EXCERPT_BYTES) break;
-    }
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  // The excerpt is for people: control characters out, one line.
   return (
-    new TextDecoder()
-      .decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES))
+    (await answerExcerpt(body, EXCERPT_BYTES))
       // eslint-disable-next-line no-control-regex -- control characters are what is removed
       .replace(/[\u0000-\u001f\u007f]+/g, ' ')
       .trim()

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
 import { eitherSignal } from '../abort.js';
+import { answerExcerpt } from '../outbox/answer-excerpt.js';
 import { retryAfterMs } from '../outbox/retry-after.js';
 import { USER_AGENT } from '../version.js';
 import { withoutUrl } from './mask-url.js';
@@ -62,7 +63,7 @@ export async function sendAttempt(
       signal,
     });
     httpStatus = response.statusCode;
-    const excerpt = await readExcerpt(response.body);
+    const excerpt = await answerExcerpt(response.body, EXCERPT_BYTES);
     const ok = httpStatus >= 200 && httpStatus < 300;
     const error = ok
       ? null
@@ -95,24 +96,6 @@ export async function sendAttempt(
   } finally {
     unfollow();
   }
-}
-
-/** The first EXCERPT_BYTES of a body (or all of a shorter one); the rest is dropped unread. */
-async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const buffer = chunk as Buffer;
-      chunks.push(buffer);
-      size += buffer.length;
-      if (size >= EXCERPT_BYTES) break;
-    }
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
-  // A multi-byte character cut at the limit decodes as U+FFFD: the excerpt is for people.
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES));
 }
 
 function classify(
