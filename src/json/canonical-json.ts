@@ -10,22 +10,20 @@ export function isCanonicalJson(text: string): boolean {
   // A lone surrogate would be encoded as U+FFFD below, which V8 writes as it is: V8 escapes it.
   if (!isWellFormed(text)) return false;
   const bytes = utf8Of(text);
-  return canonicalEnd(bytes, 0, bytes.length) === bytes.length;
+  return canonicalEnd(bytes) === bytes.length;
 }
 
 /**
- * The scan over UTF-8 (the one implementation): where the canonical JSON value starting at `start`
- * ends, when it ends at or before `end` and nothing makes it other than V8 would write it; else -1.
- * `bytes[start, end)` must be valid UTF-8 (`isUtf8`): V8 writes every well-formed character but
- * the few it escapes as it is, so past that check the bytes of a multi-byte character need no look.
- * When the value is an object, `rootKeys` receives where its keys are (each key's opening quote and
- * the index after its closing one, in order).
+ * The scan over UTF-8: where the canonical JSON value at the start of `bytes` ends, or -1 when
+ * something makes it other than V8 would write it. `bytes` must be valid UTF-8: V8 writes every
+ * well-formed character but the few it escapes as it is, so the bytes of a multi-byte character
+ * need no look.
  */
-export function canonicalEnd(bytes: Uint8Array, start: number, end: number, rootKeys: number[] = []): number {
+function canonicalEnd(bytes: Uint8Array): number {
   // Per open container: where the keys seen so far of an object are, null for an array.
   const open: (number[] | null)[] = [];
-  const scan: Scan = { bytes, end, open, rootKeys };
-  let i = start;
+  const scan: Scan = { bytes, end: bytes.length, open };
+  let i = 0;
   for (;;) {
     const depth = open.length;
     i = scanValue(scan, i);
@@ -41,7 +39,6 @@ interface Scan {
   bytes: Uint8Array;
   end: number;
   open: (number[] | null)[];
-  rootKeys: number[];
 }
 
 /** Deeper than this is left to the round trip, which answers it (V8's writer recurses). */
@@ -54,12 +51,12 @@ const COLON = 0x3a;
 /** V8 writes these characters as `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`, and only these so. */
 const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 
-/** The byte at `i`, or -1 past the scan's end (so a value cut there never scans as whole). */
+/** The byte at `i`, or -1 past the end (so a value cut there never scans as whole). */
 function at(scan: Scan, i: number): number {
   return i < scan.end ? (scan.bytes[i] as number) : -1;
 }
 
-/** Whether the ASCII `word` is at `i`, within the scan's end. */
+/** Whether the ASCII `word` is at `i`, within the end. */
 function wordAt(scan: Scan, i: number, word: string): boolean {
   if (i + word.length > scan.end) return false;
   for (let k = 0; k < word.length; k++) if (scan.bytes[i + k] !== word.charCodeAt(k)) return false;
@@ -77,7 +74,7 @@ function scanValue(scan: Scan, i: number): number {
     if (open.length >= MAX_DEPTH) return -1;
     const isObject = c === 0x7b;
     if (at(scan, i + 1) === (isObject ? 0x7d : 0x5d)) return i + 2;
-    const keys = isObject ? (open.length === 0 ? scan.rootKeys : []) : null;
+    const keys = isObject ? [] : null;
     open.push(keys);
     return keys ? scanKey(scan, i + 1, keys) : i + 1;
   }
