@@ -6,9 +6,8 @@ import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';
 import type { ChangeFilter } from './change-filter.js';
-import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
+import type { ChangeStreamFilter, ChangeSubject, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
-import type { ChangeSubject } from './change-batches.js';
 import type { NamedCoworker } from './name-queries.js';
 import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {
