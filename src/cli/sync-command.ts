@@ -5,13 +5,13 @@ import { EXIT, exitCodeFor } from './exit-codes.js';
 import { visibleLines } from './terminal.js';
 import { DEMO_UPSTREAM_LABEL } from '../demo/demo-label.js';
 import { createLogger, type Logger } from '../logger.js';
-import { notificationRowsOf, openStore } from '../db/open-store.js';
+import { openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
-import type { Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 import { countWords } from './prune-command.js';
+import { deliverAfterSync } from './deliver-after-sync.js';
 import { refuseForeignFolder } from '../media/claim-folder.js';
 import type { LogFormat } from '../sync/child-output.js';
 
@@ -101,58 +101,10 @@ export async function runSyncCommand(config: Config, options: SyncProcessOptions
   } finally {
     // Success or failure, what the run put in the outbox goes out now, within a bounded wait;
     // under `start` (an IPC channel to it) its own delivery worker sends them.
-    if (options.forStart !== true) {
-      await webhooksAfterSync(store, config, logger);
-      await notifyAfterSync(store, config, logger);
-    }
+    if (options.forStart !== true) await deliverAfterSync(store, config, logger);
     stopSignals();
     process.off('disconnect', onOrphaned);
     await store.close();
-  }
-}
-
-/** The webhook stack (and its metrics library) loads only when WEBHOOK_URLS names an endpoint. */
-async function webhooksAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
-  if (config.webhooks.urls.length === 0) return;
-  try {
-    const { deliverAfterSync } = await import('../webhooks/service.js');
-    await deliverAfterSync(store, config, logger);
-  } catch (error) {
-    logger.error({ err: error }, 'webhook delivery after the sync failed; deliveries stay pending');
-  }
-}
-
-/**
- * Sends what the outbox holds for NOTIFY_URLS within NOTIFY_SEND_TIMEOUT. The exit code stays the
- * run's: a message not delivered is said on stderr and waits for the next sync or start.
- */
-async function notifyAfterSync(store: Store, config: Config, logger: Logger): Promise<void> {
-  const rows = notificationRowsOf(store);
-  if ((config.notify.urls ?? []).length === 0 || rows === null) return;
-  try {
-    const [
-      { afterSyncLines, deliverNotificationsAfterSync },
-      { digestSettings },
-      { keyedTargets },
-      { outboxOver },
-    ] = await Promise.all([
-      import('../notify/after-sync.js'),
-      import('../notify/digest-outbox.js'),
-      import('../notify/targets.js'),
-      import('../notify/outbox.js'),
-    ]);
-    const report = await deliverNotificationsAfterSync({
-      outbox: outboxOver(rows),
-      targets: keyedTargets(config.notify.urls, store.endpointKeys),
-      logger: logger.child({ module: 'notify' }),
-      timeoutMs: config.notify.timeoutMs,
-      deadlineMs: config.notify.sendTimeoutMs,
-      digest: digestSettings(config, store.endpointKeys, Intl.DateTimeFormat().resolvedOptions().timeZone),
-    });
-    for (const line of afterSyncLines(report)) process.stderr.write(`${line}\n`);
-  } catch (error) {
-    logger.error({ err: error }, 'notification delivery after the sync failed; messages stay in the outbox');
-    process.stderr.write('coworker-mirror: notifications not delivered; they stay in the outbox\n');
   }
 }
 

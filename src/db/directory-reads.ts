@@ -4,20 +4,9 @@ import { entryFieldSql } from './name-queries.js';
 import { latestSucceededRunId } from './run-reads.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
+import type { DirectoryEntry } from './store.js';
 
 // The directory of the people-facing pages, read once for both dialects over the port.
-
-export interface DirectoryEntry {
-  uuid: string;
-  /** Appearance (slot) of the uuid this row describes. */
-  appearance: number;
-  name: string;
-  post: string;
-  /** Null while present. */
-  removedRun: number | null;
-  removedAt: string | null;
-  firstSeenAt: string;
-}
 
 type DirectoryRow = [
   uuid: string,

@@ -2,6 +2,7 @@ import { CHANGE_ROWS_SQL, changeRowsOf, changeTimeSql, newValueSql, oldValueSql 
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
 import type { ChangeRow, CoworkerRow, VersionRow } from './schema.js';
+import type { CoworkerHistory } from './store.js';
 
 // Coworkers and their versions, read once for both dialects over the port.
 
@@ -112,12 +113,6 @@ export async function countCoworkers(port: SqlPort, includeRemoved: boolean): Pr
 /** Every field a change ever named, by name. */
 export async function changedFields(port: SqlPort): Promise<string[]> {
   return port.values<string>('select distinct field from changes where field is not null order by field');
-}
-
-export interface CoworkerHistory {
-  coworker: CoworkerRow;
-  versions: VersionRow[];
-  changes: ChangeRow[];
 }
 
 /** `json_build_object` arguments naming a table's columns as its row type's fields. */

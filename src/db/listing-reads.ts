@@ -1,5 +1,6 @@
 import type { SqlPort } from './sql-port.js';
 import type { RunRow } from './schema.js';
+import type { ListedEntry, StoredListing } from './store.js';
 
 // The listing a run stored, read once for both dialects over the port: what a snapshot is built of.
 
@@ -8,12 +9,6 @@ import type { RunRow } from './schema.js';
  * both the run id), on the alias `lp`. Every read of a run's listing filters with it.
  */
 export const LISTED_AT_RUN = 'lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)';
-
-export interface StoredListing {
-  run: RunRow;
-  entries: string[];
-  optionsBody: string | null;
-}
 
 /** The version ids listed by run `runId`, in listing order: one indexed read of integers. */
 export async function listedVersionIds(port: SqlPort, runId: number): Promise<Int32Array> {
@@ -58,14 +53,6 @@ export async function versionBodies(port: SqlPort, ids: ArrayLike<number>): Prom
   ]);
   const byId = new Map(found);
   return wanted.map((id) => byId.get(id));
-}
-
-/** One entry of a listing page: its position, its coworker and appearance, its stored text. */
-export interface ListedEntry {
-  position: number;
-  uuid: string;
-  appearance: number;
-  body: string;
 }
 
 /**

@@ -1,18 +1,12 @@
 import type { SqlPort, TransactionPort } from './sql-port.js';
 import type { MediaRunRow } from './schema.js';
+import type { HeldMedia, KeptBlob, MediaCounts } from './store.js';
 
 // The media mirror's rows, read once for both dialects over the port.
 
 /** Objects a committed row vouches for: everything else in the media folder is a killed run's leftover. */
 export async function liveMediaObjects(port: SqlPort): Promise<Set<string>> {
   return new Set(await port.values<string>('select sha256 from media_blobs where dropped_at is null'));
-}
-
-export interface HeldMedia {
-  url: string;
-  sha256: string;
-  etag: string | null;
-  lastModified: string | null;
 }
 
 /** Per URL, the bytes held (its latest version whose file is live) and the validators of its last attempt. */
@@ -28,11 +22,6 @@ export async function heldMedia(port: SqlPort): Promise<HeldMedia[]> {
   return found.map(([url, sha256, etag, lastModified]) => ({ url, sha256, etag, lastModified }));
 }
 
-export interface KeptBlob {
-  size: number;
-  contentType: string;
-}
-
 /** One kept (not dropped) media file's row by sha256, for the media route. */
 export async function keptBlob(port: SqlPort, sha256: string): Promise<KeptBlob | undefined> {
   const [found] = await port.rows<[number, string]>(
@@ -40,13 +29,6 @@ export async function keptBlob(port: SqlPort, sha256: string): Promise<KeptBlob 
     [sha256],
   );
   return found && { size: found[0], contentType: found[1] };
-}
-
-export interface MediaCounts {
-  fetched: number;
-  revalidated: number;
-  failed: number;
-  bytes: number;
 }
 
 const NONE: MediaCounts = { fetched: 0, revalidated: 0, failed: 0, bytes: 0 };

@@ -1,33 +1,9 @@
 import type { OutboxPort } from './outbox-port.js';
 import type { DeliveryStatus, WebhookAttemptRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
+import type { DeliveryFilter, DeliveryRow } from './store.js';
 
 // The outbox as the API, the CLI and /metrics read it, written once for both stores.
-
-/** A delivery with its message and endpoint, as the API and the CLI list them. */
-export interface DeliveryRow {
-  id: number;
-  webhookId: string;
-  type: string;
-  runId: number;
-  endpointId: number;
-  url: string;
-  disabledAt: string | null;
-  disabledReason: string | null;
-  status: DeliveryStatus;
-  attempts: number;
-  nextAttemptAt: string;
-  createdAt: string;
-  finishedAt: string | null;
-  lastAttempt: WebhookAttemptRow | null;
-}
-
-export interface DeliveryFilter {
-  status?: DeliveryStatus | undefined;
-  endpoint?: number | undefined;
-  limit: number;
-  offset?: number;
-}
 
 const SELECT = `select d.id, m.webhook_id, m.type, m.run_id, e.id, e.url, e.disabled_at, e.disabled_reason,
          d.status, d.attempts, d.next_attempt_at, d.created_at, d.finished_at

@@ -1,19 +1,13 @@
-import type { DeliveryFilter, DeliveryRow } from './outbox-reads.js';
 import type { AttemptOutcome, AttemptRecord } from './outbox-attempts.js';
 import type { Claim, ClaimResult } from './outbox-claim.js';
 import type { Readable } from 'node:stream';
 import type { EndpointKeys } from './endpoint-keys.js';
-import type { HeldMedia, KeptBlob, MediaCounts } from './media-reads.js';
 import type { RemovedAppearance, RunEnd } from './run-commit.js';
 import type { RunStage } from './run-stage.js';
 import type { RunStart } from './tick-claims.js';
 import type { ChangeFilter } from './change-filter.js';
-import type { CoworkerHistory } from './history-reads.js';
-import type { ListedEntry, StoredListing } from './listing-reads.js';
-import type { ChangeStreamFilter, SubjectBatch } from './change-batches.js';
+import type { ChangeStreamFilter, ChangeSubject, SubjectBatch } from './change-batches.js';
 import type { ChangeLines } from './change-lines.js';
-import type { ChangeSubject } from './change-batches.js';
-import type { DirectoryEntry } from './directory-reads.js';
 import type { NamedCoworker } from './name-queries.js';
 import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {
@@ -26,6 +20,13 @@ import type {
   VersionRow,
   WebhookAttemptRow,
   IdentityName,
+  listingPositions,
+  mediaBlobs,
+  mediaUrls,
+  mediaVersions,
+  webhookDeliveries,
+  webhookEndpoints,
+  webhookMessages,
 } from './schema.js';
 
 /**
@@ -344,4 +345,58 @@ export interface HealthOperations {
 export interface ReaderTarget {
   file: string;
   immutable: boolean;
+}
+
+// What the operations answer, owned here so every reader imports them from the store, not from
+// the module that reads them. Where a field is a column, its type is the column's.
+
+export interface StoredListing {
+  run: RunRow;
+  entries: VersionRow['body'][];
+  optionsBody: string | null;
+}
+
+/** One entry of a listing page: its position, its coworker and appearance, its stored text. */
+export type ListedEntry = Pick<typeof listingPositions.$inferSelect, 'position'> &
+  Pick<VersionRow, 'uuid' | 'body'> & { appearance: VersionRow['slot'] };
+
+export interface CoworkerHistory {
+  coworker: CoworkerRow;
+  versions: VersionRow[];
+  changes: ChangeRow[];
+}
+
+export type DirectoryEntry = Pick<CoworkerRow, 'uuid' | 'firstSeenAt'> & {
+  /** Appearance (slot) of the uuid this row describes. */
+  appearance: VersionRow['slot'];
+  name: string;
+  post: string;
+  /** Null while present. */
+  removedRun: CoworkerRow['removedRun'];
+  removedAt: CoworkerRow['removedAt'];
+};
+
+/** Per URL, the bytes held (its latest version whose file is live) and its last attempt's validators. */
+export type HeldMedia = Pick<typeof mediaVersions.$inferSelect, 'url' | 'sha256'> &
+  Pick<typeof mediaUrls.$inferSelect, 'etag' | 'lastModified'>;
+
+export type KeptBlob = Pick<typeof mediaBlobs.$inferSelect, 'size' | 'contentType'>;
+
+export type MediaCounts = Pick<MediaRunRow, 'fetched' | 'revalidated' | 'failed' | 'bytes'>;
+
+/** A delivery with its message and endpoint, as the API and the CLI list them. */
+export type DeliveryRow = Pick<
+  typeof webhookDeliveries.$inferSelect,
+  'id' | 'endpointId' | 'status' | 'attempts' | 'nextAttemptAt' | 'createdAt' | 'finishedAt'
+> &
+  Pick<typeof webhookMessages.$inferSelect, 'webhookId' | 'type' | 'runId'> &
+  Pick<typeof webhookEndpoints.$inferSelect, 'url' | 'disabledAt' | 'disabledReason'> & {
+    lastAttempt: WebhookAttemptRow | null;
+  };
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus | undefined;
+  endpoint?: number | undefined;
+  limit: number;
+  offset?: number;
 }

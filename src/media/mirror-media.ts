@@ -1,4 +1,4 @@
-import type { HeldMedia } from '../db/media-reads.js';
+import type { HeldMedia, MediaCounts } from '../db/store.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { USER_AGENT } from '../version.js';
@@ -20,13 +20,6 @@ export interface MediaItem {
   /** The sha256 held for this URL before the run (its latest version with a live file), if any. */
   heldSha256: string | null;
   result: FetchOutcome;
-}
-
-export interface MediaCounts {
-  fetched: number;
-  revalidated: number;
-  failed: number;
-  bytes: number;
 }
 
 /** What a run's media phase hands to the commit: every file it names is already durable. */

@@ -1,27 +1,15 @@
 import type { Logger } from 'pino';
-import type { NotificationOutbox } from './outbox.js';
+import type { Config } from '../config/load-config.js';
+import type { NotificationRows } from '../db/notify-outbox.js';
+import type { OutboxChannel } from '../outbox/channel.js';
+import { notifyChannel } from './channel.js';
+import { digestSettings } from './digest-outbox.js';
+import { outboxOver } from './outbox.js';
 import { sendMessage, type SendOutcome } from './send.js';
-import type { KeyedTarget } from './targets.js';
-import { notifyWorker, type NotifyWorkerDeps } from './channel.js';
-import type { DigestSettings } from './digest-outbox.js';
-
-export interface AfterSyncDeps {
-  outbox: NotificationOutbox;
-  /** NOTIFY_URLS' targets with their ids in the store (`keyedTargets`). */
-  targets: readonly KeyedTarget[];
-  logger: Logger;
-  /** NOTIFY_TIMEOUT: one attempt's deadline. */
-  timeoutMs: number;
-  /** NOTIFY_SEND_TIMEOUT: the whole delivery's deadline; what is not sent by then stays in the outbox. */
-  deadlineMs: number;
-  send?: NotifyWorkerDeps['send'];
-  /** Hourly or daily digests: the one due is written first (once, whoever writes it). */
-  digest?: DigestSettings | null;
-  sleep?: NotifyWorkerDeps['sleep'];
-}
+import { keyedTargets, type TargetKeys } from './targets.js';
 
 /** What a sync's delivery came to, for its stderr. */
-export interface AfterSyncReport {
+interface AfterSyncReport {
   delivered: number;
   /** "slack http://127.0.0.1:…/…: answered 503: …", one per attempt that did not deliver. */
   problems: string[];
@@ -29,40 +17,45 @@ export interface AfterSyncReport {
   left: number;
 }
 
+export interface AfterSyncNotifications {
+  channel: OutboxChannel;
+  /** What did not go out, as stderr lines (`afterSyncLines`), read once the pass is over. */
+  lines(): Promise<string[]>;
+}
+
 /**
- * `sync` (cron, no `start` running): delivers what its run and earlier ones left in the
- * notification outbox, within `deadlineMs`. Each attempt's own deadline is cut to what is left of
- * it, so the sync exits on time; the rest keeps its rows for the next process.
+ * The notifications' channel of a plain `sync`'s delivery pass (src/cli/deliver-after-sync.ts):
+ * each attempt's own deadline (NOTIFY_TIMEOUT) cut to what is left before `deadline`, the end of
+ * NOTIFY_SEND_TIMEOUT, so the sync exits on time; its lines warnings and up only, since a delivery
+ * is no news on a sync's stderr, where the report says what did not go out.
  */
-export async function deliverNotificationsAfterSync(deps: AfterSyncDeps): Promise<AfterSyncReport> {
-  const deadline = Date.now() + deps.deadlineMs;
+export function afterSyncNotifications(deps: {
+  rows: NotificationRows;
+  config: Pick<Config, 'notify' | 'server'>;
+  keys: TargetKeys;
+  logger: Logger;
+  deadline: number;
+}): AfterSyncNotifications {
+  const { config, deadline } = deps;
+  const outbox = outboxOver(deps.rows);
   const report: AfterSyncReport = { delivered: 0, problems: [], left: 0 };
-  const send = deps.send ?? sendMessage;
-  const worker = notifyWorker({
-    outbox: deps.outbox,
-    targets: deps.targets,
-    logger: quieter(deps.logger),
-    timeoutMs: deps.timeoutMs,
-    digest: deps.digest ?? null,
-    ...(deps.sleep ? { sleep: deps.sleep } : {}),
+  const channel = notifyChannel({
+    outbox,
+    targets: keyedTargets(config.notify.urls, deps.keys),
+    timeoutMs: config.notify.timeoutMs,
+    digest: digestSettings(config, deps.keys, Intl.DateTimeFormat().resolvedOptions().timeZone),
     send: async (message, target, options) => {
       const timeoutMs = Math.max(1, Math.min(options.timeoutMs, deadline - Date.now()));
-      const outcome: SendOutcome = await send(message, target, { ...options, timeoutMs });
+      const outcome: SendOutcome = await sendMessage(message, target, { ...options, timeoutMs });
       if (outcome.status === 'ok') report.delivered++;
       else report.problems.push(`${target.label}: ${outcome.detail}`);
       return outcome;
     },
   });
-  // The deadline stops the pass between two sends; the send in flight ends by its own cut timeout.
-  const timer = setTimeout(() => void worker.stop(), deps.deadlineMs);
-  try {
-    await worker.poke();
-  } finally {
-    clearTimeout(timer);
-    await worker.stop();
-  }
-  report.left = (await deps.outbox.countPending?.()) ?? 0;
-  return report;
+  return {
+    channel: { ...channel, log: quieter(deps.logger) },
+    lines: async () => afterSyncLines({ ...report, left: (await outbox.countPending?.()) ?? 0 }),
+  };
 }
 
 /** The sync says on stderr what did not go out; a delivery is no news there: warnings and up only. */
@@ -71,7 +64,7 @@ function quieter(logger: Logger): Logger {
 }
 
 /** The report as stderr lines; none when everything went out. */
-export function afterSyncLines(report: AfterSyncReport): string[] {
+function afterSyncLines(report: AfterSyncReport): string[] {
   const lines = report.problems.map((p) => `coworker-mirror: notification not delivered: ${p}`);
   if (report.left > 0) {
     const rows = report.left === 1 ? '1 notification stays' : `${report.left} notifications stay`;

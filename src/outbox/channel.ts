@@ -1,3 +1,5 @@
+import type { Logger } from '../logger.js';
+
 // What the outbox worker asks of a channel (webhooks, chat and mail notifications): the worker owns
 // the loop, the lanes, the retry decisions and the log; a channel knows its rows and its wire.
 
@@ -54,6 +56,8 @@ export interface ClaimOptions {
 export interface OutboxChannel {
   /** The word of the log lines ("webhook delivered", "notification attempt failed; will retry"). */
   noun: string;
+  /** Where the lines of its rows go, when not to the worker's log (a sync's notifications: warnings only). */
+  log?: Logger;
   /** The delays before each retry. */
   retryScheduleMs: readonly number[];
   /**

@@ -61,6 +61,7 @@ export class OutboxWorker {
   #again = false;
   #pass: Promise<void> = Promise.resolve();
   #stopped = false;
+  #stopping: Promise<void> | null = null;
   #claimUntil = Number.POSITIVE_INFINITY;
   #lastClaimErrorAt = Number.NEGATIVE_INFINITY;
   /** Aborts sends in flight at stop(): a shutdown must not wait for a slow receiver. */
@@ -139,10 +140,15 @@ export class OutboxWorker {
 
   /**
    * Stops claiming and aborts the sends in flight; the rows not sent stay pending, their leases
-   * handed back for the next worker (a receiver that got one anyway sees it again, same id).
+   * handed back for the next worker (a receiver that got one anyway sees it again, same id). A
+   * second call waits for the same stop (a deadline's timer and the caller's cleanup may race).
    */
-  async stop(): Promise<void> {
-    if (this.#stopped) return;
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
     this.#stopped = true;
     this.#shutdown.abort();
     this.#unwatch?.();
@@ -254,7 +260,10 @@ export class OutboxWorker {
     try {
       sent = await item.send(this.#shutdown.signal);
     } catch (error) {
-      this.#log.error({ err: error, ...item.fields }, `cannot send a ${channel.noun}; it is sent again`);
+      this.#logOf(channel).error(
+        { err: error, ...item.fields },
+        `cannot send a ${channel.noun}; it is sent again`,
+      );
       await this.#release(channel, item);
       return;
     }
@@ -271,7 +280,7 @@ export class OutboxWorker {
       await sent.record(outcome);
     } catch (error) {
       // Unrecorded, the row stays pending under our lease: it is sent again once the lease ends.
-      this.#log.error({ err: error, ...item.fields }, `cannot record a ${channel.noun} attempt`);
+      this.#logOf(channel).error({ err: error, ...item.fields }, `cannot record a ${channel.noun} attempt`);
       return;
     }
     this.#report(channel, { ...item.fields, ...sent.fields }, outcome);
@@ -281,33 +290,37 @@ export class OutboxWorker {
   async #release(channel: OutboxChannel, item: OutboxItem, message?: string): Promise<void> {
     try {
       await item.release();
-      if (message) this.#log.info(item.fields, message);
+      if (message) this.#logOf(channel).info(item.fields, message);
     } catch (error) {
-      this.#log.error({ err: error, ...item.fields }, `cannot release a ${channel.noun} lease; it expires`);
+      this.#logOf(channel).error(
+        { err: error, ...item.fields },
+        `cannot release a ${channel.noun} lease; it expires`,
+      );
     }
   }
 
   #report(channel: OutboxChannel, fields: Record<string, unknown>, outcome: RowOutcome): void {
     const { noun } = channel;
+    const log = this.#logOf(channel);
     switch (outcome.kind) {
       case 'delivered':
-        this.#log.info(fields, `${noun} delivered`);
+        log.info(fields, `${noun} delivered`);
         break;
       case 'refused':
         // A permanent refusal is a person's to fix (a revoked webhook): said once, where it happens.
-        this.#log.warn(
+        log.warn(
           { ...fields, reason: outcome.reason },
           `${noun} target refused for good: disabled until re-enabled`,
         );
         break;
       case 'retry':
-        this.#log.warn(
+        log.warn(
           { ...fields, nextAttemptAt: outcome.nextAttemptAt.toISOString() },
           `${noun} attempt failed; will retry`,
         );
         break;
       case 'failed':
-        this.#log.error(
+        log.error(
           fields,
           outcome.retriesSpent
             ? `${noun} delivery failed after its last retry`
@@ -315,6 +328,10 @@ export class OutboxWorker {
         );
         break;
     }
+  }
+
+  #logOf(channel: OutboxChannel): Logger {
+    return channel.log ?? this.#log;
   }
 
   /** One line a minute at most: a database away fails every look until it is back. */

@@ -1,7 +1,7 @@
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunStage, StagedEntry } from '../db/run-stage.js';
-import type { Store } from '../db/store.js';
+import type { MediaCounts, Store } from '../db/store.js';
 import type { RunStart } from '../db/tick-claims.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -17,7 +17,7 @@ import { USER_AGENT } from '../version.js';
 import { failedRunOutbox, succeededRunOutbox } from '../webhooks/outbox.js';
 import { notifyOutboxSettings, notifyRunOutbox } from '../notify/run-outbox.js';
 import { mediaCommit } from '../media/commit-media.js';
-import { mirrorMedia, type MediaCounts } from '../media/mirror-media.js';
+import { mirrorMedia } from '../media/mirror-media.js';
 import { applyMediaRetention } from '../media/retention.js';
 import type { MediaSettings } from '../media/settings.js';
 import { settingDuration } from '../time/duration.js';

@@ -1,4 +1,4 @@
-import type { DirectoryEntry } from '../db/directory-reads.js';
+import type { DirectoryEntry } from '../db/store.js';
 import type { Store } from '../db/store.js';
 
 export interface FoldedEntry extends DirectoryEntry {

@@ -1,10 +1,7 @@
-import type { Store } from '../db/store.js';
+import type { DeliveryFilter, DeliveryRow, Store } from '../db/store.js';
 import type { DeliveryStatus, WebhookAttemptRow } from '../db/schema.js';
-import type * as deliveries from '../db/outbox-reads.js';
 import { endpointLabel } from './mask-url.js';
 import { WEBHOOK_ENDPOINT_PREFIX, type EndpointKeys } from '../db/endpoint-keys.js';
-
-export type { DeliveryFilter } from '../db/outbox-reads.js';
 
 /** A delivery as the API and the CLI show it; the endpoint by its origin only (see endpointLabel). */
 export interface DeliveryView {
@@ -41,7 +38,7 @@ function labelsOf(keys: EndpointKeys, configuredUrls: readonly string[]): Map<st
 /** Deliveries, newest first; endpoints named by `configuredUrls` (WEBHOOK_URLS) masked, others by key. */
 export async function listDeliveries(
   store: Store,
-  filter: deliveries.DeliveryFilter,
+  filter: DeliveryFilter,
   configuredUrls: readonly string[] = [],
 ): Promise<DeliveryView[]> {
   const labels = labelsOf(store.endpointKeys, configuredUrls);
@@ -60,7 +57,7 @@ export async function getDelivery(
   return { ...view, attempt_log: found.attempts.map(attemptView) };
 }
 
-function deliveryView(row: deliveries.DeliveryRow, labels: ReadonlyMap<string, string>): DeliveryView {
+function deliveryView(row: DeliveryRow, labels: ReadonlyMap<string, string>): DeliveryView {
   return {
     id: row.id,
     webhook_id: row.webhookId,

@@ -3,7 +3,6 @@ import type { Config } from '../config/load-config.js';
 import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import type { OutboxChannel } from '../outbox/channel.js';
-import { OutboxWorker } from '../outbox/worker.js';
 import { webhookChannel } from './channel.js';
 
 /**
@@ -39,29 +38,4 @@ function attemptLatency(registry: Registry): Histogram<'outcome'> {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
     registers: [registry],
   });
-}
-
-/**
- * `sync`: after its commit, sends what is due within one WEBHOOK_TIMEOUT and leaves the rest
- * (retries, slow endpoints) pending for `start` or the next sync.
- */
-export async function deliverAfterSync(
-  store: Store,
-  config: Pick<Config, 'webhooks'>,
-  logger: Logger,
-): Promise<void> {
-  const settings = config.webhooks;
-  if (settings.urls.length === 0) return;
-  const worker = new OutboxWorker({
-    channels: [webhookChannel({ store, settings })],
-    logger: logger.child({ module: 'webhooks' }),
-  });
-  try {
-    const left = await worker.drain(settings.timeoutMs);
-    if (left > 0) {
-      logger.info({ pending: left }, 'webhook deliveries left pending for the next process');
-    }
-  } finally {
-    await worker.stop();
-  }
 }

@@ -60,7 +60,8 @@ export interface Receiver {
   received: Received[];
   /** Requests by webhook-id that were answered 2xx (what a deduplicating receiver would act on). */
   acknowledged: string[];
-  behave: (fn: (n: number, request: Received) => Behaviour) => void;
+  /** How each request is answered; a promise holds the answer until it settles. */
+  behave: (fn: (n: number, request: Received) => Behaviour | Promise<Behaviour>) => void;
   /** Resolves once `count` requests have arrived. */
   waitForRequests: (count: number) => Promise<void>;
   close: () => Promise<void>;
@@ -72,7 +73,10 @@ export async function webhookReceiver(secret: string | null): Promise<Receiver> 
   const acknowledged: string[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
-  let behaviour: (n: number, request: Received) => Behaviour = () => ({ kind: 'status', status: 204 });
+  let behaviour: (n: number, request: Received) => Behaviour | Promise<Behaviour> = () => ({
+    kind: 'status',
+    status: 204,
+  });
   let waiters: { count: number; resolve: () => void }[] = [];
   const library = secret ? new Webhook(secret) : null;
 
@@ -108,7 +112,10 @@ export async function webhookReceiver(secret: string | null): Promise<Receiver> 
     };
     received.push(request);
     waiters = waiters.filter((w) => (received.length >= w.count ? (w.resolve(), false) : true));
-    const answer = behaviour(request.n, request);
+    void Promise.resolve(behaviour(request.n, request)).then((answer) => respond(req, res, id, answer));
+  };
+
+  const respond = (req: IncomingMessage, res: ServerResponse, id: string, answer: Behaviour) => {
     if (answer.kind === 'hang') return;
     if (answer.kind === 'slow-body') {
       res.writeHead(answer.status, { 'content-type': 'text/plain' });

@@ -1,5 +1,5 @@
 import { appearanceLabel } from '../../notify/describe-change.js';
-import type { DirectoryEntry } from '../../db/directory-reads.js';
+import type { DirectoryEntry } from '../../db/store.js';
 import { NameLink, NumberedPager, Text, Time } from './components.js';
 import { Layout } from './layout.js';
 

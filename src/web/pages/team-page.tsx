@@ -1,4 +1,4 @@
-import type { ListedEntry } from '../../db/listing-reads.js';
+import type { ListedEntry } from '../../db/store.js';
 import type { RunRow } from '../../db/schema.js';
 import { NumberedPager, Time } from './components.js';
 import { Card, entryOf } from './card.js';
