@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { defaultDeadlines, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import { DEFAULT_POOL_MAX, type PostgresTarget } from '../../config/database-url.js';
@@ -8,9 +7,6 @@ import type { Logger } from '../../logger.js';
 import { connectionError } from './errors.js';
 import { migratePostgres, refuseNewerPostgres } from './migrate.js';
 import { endClient, sessionBounds, sessionSettings, type SessionBounds } from './session-bounds.js';
-import * as schema from './schema.js';
-
-export type PostgresDb = NodePgDatabase<typeof schema>;
 
 export interface PostgresOpenOptions {
   target: PostgresTarget;
@@ -28,7 +24,6 @@ export interface PostgresOpenOptions {
 }
 
 export interface PostgresDatabase {
-  readonly db: PostgresDb;
   readonly pool: pg.Pool;
   /** The database as it may be shown: the URL with its password masked. */
   readonly label: string;
@@ -138,7 +133,6 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
   let probe: ReturnType<typeof open> | null = null;
   let closed = false;
   return {
-    db: drizzle({ client: main.pool, schema }),
     pool: main.pool,
     label: target.label,
     instanceId,

@@ -3,8 +3,7 @@ import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { announceMediaDropped } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';
-import { run, transaction } from './sql.js';
-import { pgSqlPort } from './sql-port.js';
+import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 /** Every table a prune deletes from: what VACUUM then goes through. */
 const PRUNED_TABLES = [
@@ -35,12 +34,10 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
       pgSqlPort(ctx.pool),
       request,
       (work) =>
-        transaction(ctx.pool, async ({ client }) => {
-          const done = await work(pgSqlPort(client));
+        pgTransactionPort(ctx.pool).write(async (tx) => {
+          const done = await work(tx);
           if (done.droppedFiles.length > 0) {
-            await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
-              done.droppedFiles,
-            ]);
+            await tx.run('delete from media_blob_chunks where sha256 = any(?::text[])', [done.droppedFiles]);
           }
           return done;
         }),
