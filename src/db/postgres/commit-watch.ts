@@ -1,8 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresTarget } from '../../config/database-url.js';
 import type { CommitWatchOptions } from '../store.js';
 import { connectionError } from './errors.js';
-import { applicationName, poolConfig } from './open.js';
+import { ownClient } from './open.js';
 import type { Queryable } from './sql.js';
 
 // Commits seen across instances: a run's commit sends NOTIFY on this channel inside its own
@@ -17,22 +17,14 @@ export const COMMIT_CHANNEL = 'coworker_mirror_commits';
 const RETRY_FIRST_MS = 250;
 const RETRY_MAX_MS = 5_000;
 
-/** Announces a run's commit; call inside the commit's transaction. */
-export async function announceCommit(client: Queryable, runId: number): Promise<void> {
-  await client.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, String(runId)]);
-}
-
 /**
- * Announces a write to an outbox made outside a run (a redelivery, an endpoint enabled again, a
- * lease handed back): the workers of every instance look again at once. Call after it committed.
+ * Announces to every instance: a run's commit (its id; call inside the commit's transaction), a
+ * write to an outbox made outside a run (`outbox`: a redelivery, an endpoint enabled again, a lease
+ * handed back; the workers look again at once), or files retention dropped (`media`: every
+ * instance deletes its cached copies). Outside a run's commit, call after the write committed.
  */
-export async function announceOutboxChange(db: Queryable): Promise<void> {
-  await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, 'outbox']);
-}
-
-/** Announces that retention dropped files: every instance deletes its cached copies. After the commit. */
-export async function announceMediaDropped(db: Queryable): Promise<void> {
-  await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, 'media']);
+export async function announce(db: Queryable, what: number | 'outbox' | 'media'): Promise<void> {
+  await db.query('select pg_notify($1, $2)', [COMMIT_CHANNEL, String(what)]);
 }
 
 interface Listener {
@@ -70,18 +62,7 @@ export function watchPostgresCommits(
 
   const listen = () => {
     timer = null;
-    const { connectionString, connectionTimeoutMillis } = poolConfig(target, 1, instanceId, null);
-    const own: Listener = {
-      gone: false,
-      client: new pg.Client({
-        connectionString,
-        connectionTimeoutMillis,
-        application_name: applicationName(instanceId),
-        // A listener on a dead link learns it within about a minute rather than the OS's two hours.
-        keepAlive: true,
-        keepAliveInitialDelayMillis: 10_000,
-      }),
-    };
+    const own: Listener = { gone: false, client: ownClient(target, instanceId, null) };
     listener = own;
     own.client.on('notification', () => onCommit());
     own.client.on('error', (error) => lost(own, error));

@@ -6,7 +6,13 @@ import { DEFAULT_POOL_MAX, type PostgresTarget } from '../../config/database-url
 import type { Logger } from '../../logger.js';
 import { connectionError } from './errors.js';
 import { migratePostgres, refuseNewerPostgres } from './migrate.js';
-import { endClient, sessionBounds, sessionSettings, type SessionBounds } from './session-bounds.js';
+import {
+  endClient,
+  endWithin,
+  sessionBounds,
+  sessionSettings,
+  type SessionBounds,
+} from './session-bounds.js';
 
 export interface PostgresOpenOptions {
   target: PostgresTarget;
@@ -59,26 +65,11 @@ export function applicationName(instanceId: string): string {
 }
 
 /**
- * The pool's settings for pg: the connection string (password included), its size and the bounds
- * of its sessions. A connection is waited for no longer than the URL's connect_timeout, nor than
- * the bounds allow (a health check's pool waits no longer than its deadline).
+ * One connection's settings: the connection string (password included), its name and its bounds.
+ * A connection is waited for no longer than the URL's connect_timeout, nor than the bounds allow (a
+ * health check's pool waits no longer than its deadline).
  */
-export function poolConfig(
-  target: PostgresTarget,
-  max: number,
-  instanceId: string,
-  bounds: SessionBounds | null,
-): pg.PoolConfig {
-  return {
-    ...clientConfig(target, instanceId, bounds),
-    max,
-    // A connection the pool keeps idle is closed after this; the next query opens another.
-    idleTimeoutMillis: 30_000,
-  };
-}
-
-/** One connection's settings: the connection string (password included), its name and its bounds. */
-export function clientConfig(
+function clientConfig(
   target: PostgresTarget,
   instanceId: string,
   bounds: SessionBounds | null,
@@ -99,6 +90,23 @@ function connectWithin(target: PostgresTarget, bounds: SessionBounds | null): nu
 }
 
 /**
+ * A connection outside the pool, for a session held from start to end (a run's lock and stage, the
+ * commit listener). An error event on it is the caller's to handle; a query in flight rejects with it.
+ */
+export function ownClient(
+  target: PostgresTarget,
+  instanceId: string,
+  bounds: SessionBounds | null,
+): pg.Client {
+  return new pg.Client({
+    ...clientConfig(target, instanceId, bounds),
+    // A holder on a dead link learns it within about a minute rather than the OS's two hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+}
+
+/**
  * Opens a pool on the mirror's PostgreSQL database, checks it answers, then applies the committed
  * migrations (serialised across instances) or, with `migrate: false`, refuses a newer database.
  * A failure to connect is a DB_ERROR (exit 8) saying what to check, never showing the password.
@@ -109,7 +117,8 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
   const deadlines = options.deadlines ?? defaultDeadlines();
   const bounds = sessionBounds(options.purpose ?? 'read', deadlines);
   const open = (max: number, of: SessionBounds) => {
-    const opened = new pg.Pool(poolConfig(target, max, instanceId, of));
+    // A connection the pool keeps idle is closed after idleTimeoutMillis; the next query opens another.
+    const opened = new pg.Pool({ ...clientConfig(target, instanceId, of), max, idleTimeoutMillis: 30_000 });
     // An idle connection the server drops (restart, idle timeout) is an event, not a crash: the pool
     // discards it and the next query connects again.
     opened.on('error', (err) => {
@@ -145,7 +154,11 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
     migrationsApplied,
     close: async () => {
       closed = true;
-      await Promise.all([main, ...(probe ? [probe] : [])].map((p) => closePool(p.pool, p.clients)));
+      // Past a short wait the sockets are dropped, so a command ends instead of waiting for a
+      // stopped server to come back.
+      await Promise.all(
+        [main, ...(probe ? [probe] : [])].map((p) => endWithin(p.pool.end(), 2000, p.clients)),
+      );
     },
   };
 }
@@ -183,23 +196,4 @@ function trackClients(pool: pg.Pool): Set<pg.Client> {
   pool.on('connect', (client) => clients.add(client as pg.Client));
   pool.on('remove', (client) => clients.delete(client as pg.Client));
   return clients;
-}
-
-/** How long a close waits for the server to see each connection off. */
-const CLOSE_WITHIN_MS = 2000;
-
-/**
- * Ends the pool. A server that does not answer (stopped) never sees a connection off: past a short
- * wait their sockets are dropped, so a command ends instead of waiting for the server to come back.
- */
-async function closePool(pool: pg.Pool, clients: Set<pg.Client>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WITHIN_MS)));
-  try {
-    if ((await Promise.race([pool.end(), late])) === 'late') {
-      for (const client of clients) client.connection.stream.destroy();
-    }
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
-import { announceMediaDropped } from './commit-watch.js';
+import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';
 import { pgSqlPort, pgTransactionPort } from './sql-port.js';
@@ -43,7 +43,7 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
         }),
       async (work) => {
         // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
-        if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
+        if (work.droppedFiles.length > 0) await announce(ctx.pool, 'media');
         return work.deleted ? await vacuum(ctx.pool) : null;
       },
     );

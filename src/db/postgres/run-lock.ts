@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { defaultDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { MirrorError } from '../../errors.js';
 import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
 import { connectionError, timeoutError } from './errors.js';
-import { clientConfig } from './open.js';
+import { ownClient } from './open.js';
 import { endClient, sessionBounds, type SessionBounds } from './session-bounds.js';
 
 // The sync lock across instances sharing one PostgreSQL database. SQLite's lock is a `running` row
@@ -71,21 +71,13 @@ function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
   });
 }
 
-/**
- * A connection outside the pool, for a session a run holds from start to end (its lock, its stage).
- * An error event on it is the caller's to handle; a query in flight rejects with it anyway.
- */
+/** `ownClient`, connected: a failure to connect is a DB_ERROR saying what to check. */
 export async function connectOwnClient(
   target: PostgresTarget,
   instanceId: string,
   bounds: SessionBounds,
 ): Promise<pg.Client> {
-  const client = new pg.Client({
-    ...clientConfig(target, instanceId, bounds),
-    // A holder on a dead link learns it within about a minute rather than the OS's two hours.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-  });
+  const client = ownClient(target, instanceId, bounds);
   try {
     await client.connect();
   } catch (cause) {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
 import { insertMany, insertWithIds } from './bulk.js';
-import { announceOutboxChange } from './commit-watch.js';
+import { announce } from './commit-watch.js';
 import { query, transaction, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
@@ -61,5 +61,5 @@ export function pgTransactionPort(pool: pg.Pool): TransactionPort {
 
 /** The outbox's port over the pool: a change outside a run is announced to every instance's workers. */
 export function pgOutboxPort(pool: pg.Pool): OutboxPort {
-  return { ...pgTransactionPort(pool), announce: () => announceOutboxChange(pool) };
+  return { ...pgTransactionPort(pool), announce: () => announce(pool, 'outbox') };
 }

@@ -8,7 +8,7 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { endpointKeysOver } from '../endpoint-keying.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
-import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
+import { announce, SharedCommitWatch } from './commit-watch.js';
 import { prunePg } from './prune.js';
 import { endRun } from '../run-records.js';
 import { openPgStage } from './stage.js';
@@ -52,7 +52,7 @@ function pgDialect(
     asSeen: (list) => runs.asSeen(ctx, list),
     endRun: (end) => endRun(writes, end),
     openStage: async (runId) => guardedStage(await openPgStage(ctx, runId), mapError),
-    mediaDropped: () => announceMediaDropped(ctx.pool),
+    mediaDropped: () => announce(ctx.pool, 'media'),
     // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
     holdsBlobs: true,
     putBlob: (sha256, path) => blobs.putBlob(ctx, sha256, path),
