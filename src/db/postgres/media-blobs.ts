@@ -46,19 +46,14 @@ export async function putBlob(ctx: PgContext, sha256: string, path: string): Pro
 
 /** A file stream re-cut into exact MEDIA_BLOB_CHUNK_BYTES pieces (the last may be shorter). */
 async function* fileChunks(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  let pending = Buffer.alloc(0);
   for await (const data of file) {
-    pending.push(data);
-    pendingBytes += data.length;
-    while (pendingBytes >= MEDIA_BLOB_CHUNK_BYTES) {
-      const joined = Buffer.concat(pending);
-      yield joined.subarray(0, MEDIA_BLOB_CHUNK_BYTES);
-      pending = [joined.subarray(MEDIA_BLOB_CHUNK_BYTES)];
-      pendingBytes = joined.length - MEDIA_BLOB_CHUNK_BYTES;
+    pending = Buffer.concat([pending, data]);
+    for (; pending.length >= MEDIA_BLOB_CHUNK_BYTES; pending = pending.subarray(MEDIA_BLOB_CHUNK_BYTES)) {
+      yield pending.subarray(0, MEDIA_BLOB_CHUNK_BYTES);
     }
   }
-  if (pendingBytes > 0) yield Buffer.concat(pending);
+  if (pending.length > 0) yield pending;
 }
 
 /**

@@ -74,19 +74,15 @@ function clientConfig(
   instanceId: string,
   bounds: SessionBounds | null,
 ): pg.ClientConfig {
+  // The URL's connect_timeout (0: none), shortened to what the bounds allow.
+  const url = target.connectTimeoutMs;
+  const bound = bounds?.connectTimeoutMs ?? null;
   return {
     connectionString: target.connectionString,
-    connectionTimeoutMillis: connectWithin(target, bounds),
+    connectionTimeoutMillis: bound === null ? url : url === 0 ? bound : Math.min(url, bound),
     application_name: applicationName(instanceId),
     ...(bounds === null ? {} : sessionSettings(bounds)),
   };
-}
-
-/** The URL's connect_timeout (0: none), shortened to what the bounds allow. */
-function connectWithin(target: PostgresTarget, bounds: SessionBounds | null): number {
-  const bound = bounds?.connectTimeoutMs ?? null;
-  if (bound === null) return target.connectTimeoutMs;
-  return target.connectTimeoutMs === 0 ? bound : Math.min(target.connectTimeoutMs, bound);
 }
 
 /**
@@ -127,7 +123,11 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
         'postgres idle connection lost',
       );
     });
-    return { pool: opened, clients: trackClients(opened) };
+    // Its connections as they open and close, so a close can drop those a stopped server keeps.
+    const clients = new Set<pg.Client>();
+    opened.on('connect', (client) => clients.add(client as pg.Client));
+    opened.on('remove', (client) => clients.delete(client as pg.Client));
+    return { pool: opened, clients };
   };
   const main = open(options.poolMax ?? DEFAULT_POOL_MAX, bounds);
   let migrationsApplied = 0;
@@ -175,11 +175,6 @@ async function prepareSchema(options: PostgresOpenOptions, instanceId: string): 
   client.on('error', () => undefined);
   try {
     await client.connect();
-  } catch (cause) {
-    await endClient(client);
-    throw connectionError(cause, target);
-  }
-  try {
     if (options.migrate ?? true) return (await migratePostgres(client, target.label)).applied;
     await refuseNewerPostgres(client, target.label);
     return 0;
@@ -188,12 +183,4 @@ async function prepareSchema(options: PostgresOpenOptions, instanceId: string): 
   } finally {
     await endClient(client);
   }
-}
-
-/** The pool's connections as they open and close, so a close can drop those a stopped server keeps. */
-function trackClients(pool: pg.Pool): Set<pg.Client> {
-  const clients = new Set<pg.Client>();
-  pool.on('connect', (client) => clients.add(client as pg.Client));
-  pool.on('remove', (client) => clients.delete(client as pg.Client));
-  return clients;
 }

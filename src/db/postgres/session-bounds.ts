@@ -83,12 +83,7 @@ export function sessionBounds(purpose: SessionPurpose, deadlines: DatabaseDeadli
  * session of this process that stalls inside a transaction, so the locks it holds cannot outlive
  * the statement bound.
  */
-export function sessionSettings(
-  bounds: SessionBounds,
-): Pick<
-  pg.ClientConfig,
-  'statement_timeout' | 'lock_timeout' | 'idle_in_transaction_session_timeout' | 'query_timeout'
-> {
+export function sessionSettings(bounds: SessionBounds): pg.ClientConfig {
   return {
     statement_timeout: bounds.statementTimeoutMs,
     lock_timeout: bounds.lockTimeoutMs,

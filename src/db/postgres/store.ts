@@ -28,13 +28,7 @@ function pgDialect(
   target: PostgresTarget,
   endpointKeys: EndpointKeys,
 ): StoreDialect {
-  const ctx: PgContext = {
-    pool: database.pool,
-    target,
-    instanceId: database.instanceId,
-    bounds: database.bounds,
-    locks: new Map<number, HeldRunLock>(),
-  };
+  const ctx: PgContext = { ...database, target, locks: new Map<number, HeldRunLock>() };
   const mapError = (error: unknown): unknown => operationError(error, target, database.bounds);
   /** LISTEN on a connection of its own, opened at the first watch; run commits NOTIFY inside their transaction. */
   let commitWatch: SharedCommitWatch | null = null;
