@@ -30,12 +30,6 @@ async function abortRunning(tx: SqlPort, at: string): Promise<number> {
   return running.length;
 }
 
-/** SYNC_LOCKED naming the run and the instance that holds the lock, as `port` reads it. */
-async function lockedError(port: SqlPort, refused: MirrorError): Promise<MirrorError> {
-  const [holder] = (await port.rows(`${RUNNING_RUNS_SQL} limit 1`)).map(runRowOf);
-  return holder === undefined ? refused : syncLockedError(holder, holder.holderToken ?? 'unknown instance');
-}
-
 /**
  * The run lock for this instance, or SYNC_LOCKED naming the holder's run as `port` reads it (the
  * pool by default; a transaction's own connection when it begins a run).
@@ -44,9 +38,10 @@ export async function takeLock(ctx: PgContext, port: SqlPort = pgSqlPort(ctx.poo
   try {
     return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {
-    throw error instanceof MirrorError && error.code === 'SYNC_LOCKED'
-      ? await lockedError(port, error)
-      : error;
+    if (!(error instanceof MirrorError && error.code === 'SYNC_LOCKED')) throw error;
+    // Named by the holder's run and instance; with no run recorded, by the lock's own words.
+    const [holder] = (await port.rows(`${RUNNING_RUNS_SQL} limit 1`)).map(runRowOf);
+    throw holder === undefined ? error : syncLockedError(holder, holder.holderToken ?? 'unknown instance');
   }
 }
 
