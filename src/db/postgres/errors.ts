@@ -8,16 +8,10 @@ import { SOCKET_CODES } from '../socket-codes.js';
 /** Where the mirror was told to connect, as it may be shown: everything but the password. */
 export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
 
-interface ErrorLike {
-  code?: unknown;
-  message?: unknown;
-  errors?: unknown;
-}
-
 /** The code of a pg or socket error; for an AggregateError (every address of a name refused), the first inner one. */
 function errorCode(cause: unknown): string | undefined {
   if (typeof cause !== 'object' || cause === null) return undefined;
-  const { code, errors } = cause as ErrorLike;
+  const { code, errors } = cause as { code?: unknown; errors?: unknown };
   if (typeof code === 'string') return code;
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
 }
@@ -126,9 +120,10 @@ function passedBound(code: string | undefined, message: string): PassedBound | n
 }
 
 /** What a person does about each bound passed: who holds the lock, or whether the server runs. */
-function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: PostgresPlace): string {
+function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: PostgresPlace, ms: number): string {
   const where = `PostgreSQL at ${at.label}`;
   const { who } = bounds;
+  const within = `${describeDuration(ms)} (${bound === 'lock' ? bounds.lockSetting : bounds.statementSetting})`;
   const holder =
     'pg_locks and pg_stat_activity name the session holding it, pg_terminate_backend(pid) ends it';
   // A health check's deadline is the load balancer's business, not a thing to raise for the database.
@@ -136,29 +131,19 @@ function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: Postgres
   const isItUp = `check that the server runs and is neither stopped nor overloaded (pg_isready -h ${at.host} -p ${at.port})`;
   switch (bound) {
     case 'lock':
-      return (
-        `${who} waited more than ${describeDuration(bounds.lockTimeoutMs)} (${bounds.lockSetting}) for a lock ` +
-        `another session holds on ${where}: ${holder}${raise(bounds.lockSetting)}`
-      );
+      return `${who} waited more than ${within} for a lock another session holds on ${where}: ${holder}${raise(bounds.lockSetting)}`;
     case 'statement':
       return (
-        `a statement of ${who} ran past ${describeDuration(bounds.statementTimeoutMs)} ` +
-        `(${bounds.statementSetting}) on ${where}, which cancelled it: another session may hold a lock it ` +
-        `needs (${holder}), or the server is overloaded${raise(bounds.statementSetting)}`
+        `a statement of ${who} ran past ${within} on ${where}, which cancelled it: another session may hold a ` +
+        `lock it needs (${holder}), or the server is overloaded${raise(bounds.statementSetting)}`
       );
     case 'idle':
-      return (
-        `a session of ${who} sat inside a transaction for more than ${describeDuration(bounds.statementTimeoutMs)} ` +
-        `(${bounds.statementSetting}) and ${where} ended it: this process stalled; run again`
-      );
+      return `a session of ${who} sat inside a transaction for more than ${within} and ${where} ended it: this process stalled; run again`;
     case 'answer':
-      return (
-        `${where} did not answer ${who} within ${describeDuration(bounds.answerTimeoutMs)} ` +
-        `(${bounds.statementSetting}): ${isItUp}`
-      );
+      return `${where} did not answer ${who} within ${within}: ${isItUp}`;
     case 'connection':
       return (
-        `${who} got no connection to ${where} within ${describeDuration(bounds.connectTimeoutMs ?? at.connectTimeoutMs)}: ` +
+        `${who} got no connection to ${where} within ${describeDuration(ms)}: ` +
         `every one of the DATABASE_POOL_MAX connections is busy, or the server does not answer; ${isItUp}`
       );
   }
@@ -183,7 +168,7 @@ export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: Session
           : bounds.statementTimeoutMs;
   return new MirrorError(
     'DATABASE_TIMEOUT',
-    timeoutSentence(bound, bounds, at),
+    timeoutSentence(bound, bounds, at, timeoutMs),
     {
       database: at.label,
       waited: bound,
