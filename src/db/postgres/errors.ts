@@ -1,5 +1,4 @@
 import type { PostgresTarget } from '../../config/database-url.js';
-import { DrizzleQueryError } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import { describeDuration } from '../../time/duration.js';
 import type { SessionBounds } from './session-bounds.js';
@@ -14,14 +13,6 @@ function errorCode(cause: unknown): string | undefined {
   const { code, errors } = cause as { code?: unknown; errors?: unknown };
   if (typeof code === 'string') return code;
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
-}
-
-/**
- * The driver's own error: drizzle wraps a failed query's (its SQLSTATE, a lost socket) in one of its
- * own that says only "Failed query", which would pass every failure of a drizzle read for a bug.
- */
-function driverError(cause: unknown): unknown {
-  return cause instanceof DrizzleQueryError && cause.cause !== undefined ? cause.cause : cause;
 }
 
 function messageOf(cause: unknown): string {
@@ -83,12 +74,11 @@ function advice(code: string | undefined, message: string, at: PostgresPlace): s
  * check. The message names the masked URL, never the password; the pg error stays as `cause`.
  */
 export function connectionError(
-  thrown: unknown,
+  cause: unknown,
   at: PostgresPlace,
   failed = `cannot connect to PostgreSQL at ${at.label}`,
 ): MirrorError {
-  if (thrown instanceof MirrorError) return thrown;
-  const cause = driverError(thrown);
+  if (cause instanceof MirrorError) return cause;
   const code = errorCode(cause);
   const message = messageOf(cause);
   const hint = advice(code, message, at);
@@ -153,9 +143,8 @@ function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: Postgres
  * A wait on PostgreSQL that passed its bound, as DATABASE_TIMEOUT (exit 9) with a sentence saying
  * which bound, what held it and what to do; null when `cause` is no such wait.
  */
-export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): MirrorError | null {
-  if (thrown instanceof MirrorError) return thrown.code === 'DATABASE_TIMEOUT' ? thrown : null;
-  const cause = driverError(thrown);
+export function timeoutError(cause: unknown, at: PostgresPlace, bounds: SessionBounds): MirrorError | null {
+  if (cause instanceof MirrorError) return cause.code === 'DATABASE_TIMEOUT' ? cause : null;
   const bound = passedBound(errorCode(cause), messageOf(cause));
   if (bound === null) return null;
   const timeoutMs =
@@ -185,9 +174,8 @@ export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: Session
  * what to check (as at open); another PostgreSQL error is a DB_ERROR naming its SQLSTATE; anything
  * else (a MirrorError, a bug) is handed on as it is. Messages name the masked URL, never the password.
  */
-export function operationError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): unknown {
-  if (thrown instanceof MirrorError) return thrown;
-  const cause = driverError(thrown);
+export function operationError(cause: unknown, at: PostgresPlace, bounds: SessionBounds): unknown {
+  if (cause instanceof MirrorError) return cause;
   const timeout = timeoutError(cause, at, bounds);
   if (timeout !== null) return timeout;
   const code = errorCode(cause);
@@ -198,7 +186,7 @@ export function operationError(thrown: unknown, at: PostgresPlace, bounds: Sessi
     (code !== undefined && SOCKET_CODES.has(code)) ||
     CONNECTION_MESSAGE.test(message);
   if (lost) return connectionError(cause, at, `lost PostgreSQL at ${at.label}`);
-  if (!sqlState) return thrown;
+  if (!sqlState) return cause;
   return new MirrorError(
     'DB_ERROR',
     `database error (${code}) on ${at.label}: ${message}`,
