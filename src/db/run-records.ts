@@ -1,9 +1,13 @@
 import { MirrorError } from '../errors.js';
-import type { SqlPort } from './sql-port.js';
+import type { RunEnd } from './run-commit.js';
+import { recordRunEnd } from './run-ends.js';
+import { writeRunOutboxes } from './run-outbox.js';
+import type { SqlPort, TransactionPort } from './sql-port.js';
 import { RUN_COLUMNS, runRowOf } from './run-reads.js';
+import type { RunHolder } from './run-liveness.js';
 import type { RunRow, RunTrigger } from './schema.js';
 import { storableText } from './storable-text.js';
-import { tickServedError } from './tick-claims.js';
+import { tickServedError, type RunStart } from './tick-claims.js';
 
 // What is written of a run besides its lock and its commit, once for both dialects over the port.
 
@@ -20,6 +24,33 @@ export async function runOfTick(port: SqlPort, tick: string): Promise<RunRow | u
 export async function tickServed(port: SqlPort, tick: string | null): Promise<MirrorError | null> {
   const served = tick === null ? undefined : await runOfTick(port, tick);
   return tick === null || served === undefined ? null : tickServedError(tick, served);
+}
+
+/**
+ * The `running` row of a run `holder` began (`?`s: `runningParams`). A tick another run claimed
+ * makes it insert nothing (runs_scheduled_for_idx), so it answers no row. The SQLite lock runs it
+ * inside its own transaction.
+ */
+export const INSERT_RUNNING_SQL = `insert into runs (status, started_at, upstream, holder_pid, holder_host,
+  holder_token, heartbeat_at, "trigger", scheduled_for) values ('running', ?, ?, ?, ?, ?, ?, ?, ?)
+  on conflict (scheduled_for) where scheduled_for is not null do nothing returning ${RUN_COLUMNS}`;
+
+export function runningParams(holder: RunHolder, upstream: string, start: RunStart, at: string): unknown[] {
+  return [at, upstream, holder.pid, holder.host, holder.token, at, start.trigger, start.scheduledFor];
+}
+
+/** The `running` row claiming `start`'s tick; TICK_SERVED when the key finds the tick claimed. */
+export async function insertRunning(
+  port: SqlPort,
+  holder: RunHolder,
+  upstream: string,
+  start: RunStart,
+  at: string,
+): Promise<RunRow> {
+  const [row] = await port.rows(INSERT_RUNNING_SQL, runningParams(holder, upstream, start, at));
+  if (row !== undefined) return runRowOf(row);
+  // Only a claimed tick inserts nothing.
+  throw (await tickServed(port, start.scheduledFor)) ?? new Error('insert into runs returned no row');
 }
 
 /** The runs recorded `running`: held, or left so by a holder that is gone. */
@@ -81,4 +112,12 @@ export async function recordFailedRun(
   );
   if (id === undefined) throw new Error('insert into runs returned no id');
   return id;
+}
+
+/** Records a run's end without data, and the notification it calls for, in one transaction. */
+export function endRun(writes: TransactionPort, end: RunEnd): Promise<void> {
+  return writes.write(async (tx) => {
+    await recordRunEnd(tx, end);
+    await writeRunOutboxes(tx, end.runId, [end.outbox, end.notify]);
+  });
 }

@@ -1,4 +1,4 @@
-import { run, tuples, type Queryable } from './sql.js';
+import { query, type Queryable } from './sql.js';
 
 // Multi-row writes: one statement per chunk of rows, each column passed as one array parameter and
 // spread by unnest(). A 100,000-entry commit is a few dozen round trips, not 100,000.
@@ -70,14 +70,14 @@ export async function insertWithIds(
 ): Promise<number[]> {
   const ids: number[] = [];
   for (const chunk of chunks(rows)) {
-    const taken = await tuples<[number]>(
+    const taken = await query<{ id: number }>(
       client,
-      `select nextval(pg_get_serial_sequence($1, 'id')) from generate_series(1, $2)`,
+      `select nextval(pg_get_serial_sequence($1, 'id')) as id from generate_series(1, $2)`,
       [table, chunk.length],
     );
-    const chunkIds = taken.map(([id]) => id).sort((a, b) => a - b);
+    const chunkIds = taken.rows.map(({ id }) => id).sort((a, b) => a - b);
     const { params, args } = unnestArguments(columns, chunk, 2);
-    await run(
+    await query(
       client,
       `insert into ${table} (id, ${columns.map((c) => c.name).join(', ')}) select * from unnest($1::bigint[], ${args.join(', ')})`,
       [chunkIds, ...params],
@@ -97,7 +97,7 @@ export async function insertMany(
 ): Promise<void> {
   for (const chunk of chunks(rows)) {
     const { params, args } = unnestArguments(columns, chunk, 1);
-    await run(
+    await query(
       client,
       `insert into ${table} (${columns.map((c) => c.name).join(', ')}) select * from unnest(${args.join(', ')}) ${suffix}`,
       params,

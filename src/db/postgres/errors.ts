@@ -1,5 +1,4 @@
 import type { PostgresTarget } from '../../config/database-url.js';
-import { DrizzleQueryError } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import { describeDuration } from '../../time/duration.js';
 import type { SessionBounds } from './session-bounds.js';
@@ -8,26 +7,12 @@ import { SOCKET_CODES } from '../socket-codes.js';
 /** Where the mirror was told to connect, as it may be shown: everything but the password. */
 export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
 
-interface ErrorLike {
-  code?: unknown;
-  message?: unknown;
-  errors?: unknown;
-}
-
 /** The code of a pg or socket error; for an AggregateError (every address of a name refused), the first inner one. */
 function errorCode(cause: unknown): string | undefined {
   if (typeof cause !== 'object' || cause === null) return undefined;
-  const { code, errors } = cause as ErrorLike;
+  const { code, errors } = cause as { code?: unknown; errors?: unknown };
   if (typeof code === 'string') return code;
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
-}
-
-/**
- * The driver's own error: drizzle wraps a failed query's (its SQLSTATE, a lost socket) in one of its
- * own that says only "Failed query", which would pass every failure of a drizzle read for a bug.
- */
-function driverError(cause: unknown): unknown {
-  return cause instanceof DrizzleQueryError && cause.cause !== undefined ? cause.cause : cause;
 }
 
 function messageOf(cause: unknown): string {
@@ -89,12 +74,11 @@ function advice(code: string | undefined, message: string, at: PostgresPlace): s
  * check. The message names the masked URL, never the password; the pg error stays as `cause`.
  */
 export function connectionError(
-  thrown: unknown,
+  cause: unknown,
   at: PostgresPlace,
   failed = `cannot connect to PostgreSQL at ${at.label}`,
 ): MirrorError {
-  if (thrown instanceof MirrorError) return thrown;
-  const cause = driverError(thrown);
+  if (cause instanceof MirrorError) return cause;
   const code = errorCode(cause);
   const message = messageOf(cause);
   const hint = advice(code, message, at);
@@ -126,9 +110,10 @@ function passedBound(code: string | undefined, message: string): PassedBound | n
 }
 
 /** What a person does about each bound passed: who holds the lock, or whether the server runs. */
-function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: PostgresPlace): string {
+function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: PostgresPlace, ms: number): string {
   const where = `PostgreSQL at ${at.label}`;
   const { who } = bounds;
+  const within = `${describeDuration(ms)} (${bound === 'lock' ? bounds.lockSetting : bounds.statementSetting})`;
   const holder =
     'pg_locks and pg_stat_activity name the session holding it, pg_terminate_backend(pid) ends it';
   // A health check's deadline is the load balancer's business, not a thing to raise for the database.
@@ -136,29 +121,19 @@ function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: Postgres
   const isItUp = `check that the server runs and is neither stopped nor overloaded (pg_isready -h ${at.host} -p ${at.port})`;
   switch (bound) {
     case 'lock':
-      return (
-        `${who} waited more than ${describeDuration(bounds.lockTimeoutMs)} (${bounds.lockSetting}) for a lock ` +
-        `another session holds on ${where}: ${holder}${raise(bounds.lockSetting)}`
-      );
+      return `${who} waited more than ${within} for a lock another session holds on ${where}: ${holder}${raise(bounds.lockSetting)}`;
     case 'statement':
       return (
-        `a statement of ${who} ran past ${describeDuration(bounds.statementTimeoutMs)} ` +
-        `(${bounds.statementSetting}) on ${where}, which cancelled it: another session may hold a lock it ` +
-        `needs (${holder}), or the server is overloaded${raise(bounds.statementSetting)}`
+        `a statement of ${who} ran past ${within} on ${where}, which cancelled it: another session may hold a ` +
+        `lock it needs (${holder}), or the server is overloaded${raise(bounds.statementSetting)}`
       );
     case 'idle':
-      return (
-        `a session of ${who} sat inside a transaction for more than ${describeDuration(bounds.statementTimeoutMs)} ` +
-        `(${bounds.statementSetting}) and ${where} ended it: this process stalled; run again`
-      );
+      return `a session of ${who} sat inside a transaction for more than ${within} and ${where} ended it: this process stalled; run again`;
     case 'answer':
-      return (
-        `${where} did not answer ${who} within ${describeDuration(bounds.answerTimeoutMs)} ` +
-        `(${bounds.statementSetting}): ${isItUp}`
-      );
+      return `${where} did not answer ${who} within ${within}: ${isItUp}`;
     case 'connection':
       return (
-        `${who} got no connection to ${where} within ${describeDuration(bounds.connectTimeoutMs ?? at.connectTimeoutMs)}: ` +
+        `${who} got no connection to ${where} within ${describeDuration(ms)}: ` +
         `every one of the DATABASE_POOL_MAX connections is busy, or the server does not answer; ${isItUp}`
       );
   }
@@ -168,9 +143,8 @@ function timeoutSentence(bound: PassedBound, bounds: SessionBounds, at: Postgres
  * A wait on PostgreSQL that passed its bound, as DATABASE_TIMEOUT (exit 9) with a sentence saying
  * which bound, what held it and what to do; null when `cause` is no such wait.
  */
-export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): MirrorError | null {
-  if (thrown instanceof MirrorError) return thrown.code === 'DATABASE_TIMEOUT' ? thrown : null;
-  const cause = driverError(thrown);
+export function timeoutError(cause: unknown, at: PostgresPlace, bounds: SessionBounds): MirrorError | null {
+  if (cause instanceof MirrorError) return cause.code === 'DATABASE_TIMEOUT' ? cause : null;
   const bound = passedBound(errorCode(cause), messageOf(cause));
   if (bound === null) return null;
   const timeoutMs =
@@ -183,7 +157,7 @@ export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: Session
           : bounds.statementTimeoutMs;
   return new MirrorError(
     'DATABASE_TIMEOUT',
-    timeoutSentence(bound, bounds, at),
+    timeoutSentence(bound, bounds, at, timeoutMs),
     {
       database: at.label,
       waited: bound,
@@ -200,9 +174,8 @@ export function timeoutError(thrown: unknown, at: PostgresPlace, bounds: Session
  * what to check (as at open); another PostgreSQL error is a DB_ERROR naming its SQLSTATE; anything
  * else (a MirrorError, a bug) is handed on as it is. Messages name the masked URL, never the password.
  */
-export function operationError(thrown: unknown, at: PostgresPlace, bounds: SessionBounds): unknown {
-  if (thrown instanceof MirrorError) return thrown;
-  const cause = driverError(thrown);
+export function operationError(cause: unknown, at: PostgresPlace, bounds: SessionBounds): unknown {
+  if (cause instanceof MirrorError) return cause;
   const timeout = timeoutError(cause, at, bounds);
   if (timeout !== null) return timeout;
   const code = errorCode(cause);
@@ -213,7 +186,7 @@ export function operationError(thrown: unknown, at: PostgresPlace, bounds: Sessi
     (code !== undefined && SOCKET_CODES.has(code)) ||
     CONNECTION_MESSAGE.test(message);
   if (lost) return connectionError(cause, at, `lost PostgreSQL at ${at.label}`);
-  if (!sqlState) return thrown;
+  if (!sqlState) return cause;
   return new MirrorError(
     'DB_ERROR',
     `database error (${code}) on ${at.label}: ${message}`,

@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { ByteSpan } from '../store.js';
 import type { PgContext } from './context.js';
-import { one, run, transaction, tuples } from './sql.js';
+import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 // The mirrored files' bytes on PostgreSQL (media_blob_chunks; why chunks, in schema.ts).
 
@@ -13,10 +13,11 @@ const CHUNKS_PER_READ = 8;
 
 /** Whether the chunks of `sha256` are there (written whole in one transaction, so seq 0 says all). */
 async function hasChunks(ctx: PgContext, sha256: string): Promise<boolean> {
-  const found = await one(ctx.pool, 'select 1 from media_blob_chunks where sha256 = $1 and seq = 0', [
-    sha256,
-  ]);
-  return found !== undefined;
+  const found = await pgSqlPort(ctx.pool).rows(
+    'select 1 from media_blob_chunks where sha256 = ? and seq = 0',
+    [sha256],
+  );
+  return found.length > 0;
 }
 
 /**
@@ -26,44 +27,33 @@ async function hasChunks(ctx: PgContext, sha256: string): Promise<boolean> {
  */
 export async function putBlob(ctx: PgContext, sha256: string, path: string): Promise<boolean> {
   if (await hasChunks(ctx, sha256)) return false;
-  return transaction(ctx.pool, async ({ client }) => {
+  return pgTransactionPort(ctx.pool).write(async (tx) => {
+    // ON CONFLICT: another instance's copy of the same bytes committed first; same bytes either way.
+    const insert = (seq: number, bytes: Buffer) =>
+      tx.run('insert into media_blob_chunks (sha256, seq, bytes) values (?, ?, ?) on conflict do nothing', [
+        sha256,
+        seq,
+        bytes,
+      ]);
     let seq = 0;
     const file = createReadStream(path, { highWaterMark: MEDIA_BLOB_CHUNK_BYTES });
-    for await (const piece of fileChunks(file)) {
-      // ON CONFLICT: another instance's copy of the same bytes committed first; same bytes either way.
-      await run(
-        client,
-        'insert into media_blob_chunks (sha256, seq, bytes) values ($1, $2, $3) on conflict do nothing',
-        [sha256, seq++, piece],
-      );
-    }
-    if (seq === 0) {
-      // An empty file is one empty chunk, so "seq 0 exists" still means "the file is here".
-      await run(
-        client,
-        'insert into media_blob_chunks (sha256, seq, bytes) values ($1, 0, $2) on conflict do nothing',
-        [sha256, Buffer.alloc(0)],
-      );
-    }
+    for await (const piece of fileChunks(file)) await insert(seq++, piece);
+    // An empty file is one empty chunk, so "seq 0 exists" still means "the file is here".
+    if (seq === 0) await insert(0, Buffer.alloc(0));
     return true;
   });
 }
 
 /** A file stream re-cut into exact MEDIA_BLOB_CHUNK_BYTES pieces (the last may be shorter). */
 async function* fileChunks(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  let pending = Buffer.alloc(0);
   for await (const data of file) {
-    pending.push(data);
-    pendingBytes += data.length;
-    while (pendingBytes >= MEDIA_BLOB_CHUNK_BYTES) {
-      const joined = Buffer.concat(pending);
-      yield joined.subarray(0, MEDIA_BLOB_CHUNK_BYTES);
-      pending = [joined.subarray(MEDIA_BLOB_CHUNK_BYTES)];
-      pendingBytes = joined.length - MEDIA_BLOB_CHUNK_BYTES;
+    pending = Buffer.concat([pending, data]);
+    for (; pending.length >= MEDIA_BLOB_CHUNK_BYTES; pending = pending.subarray(MEDIA_BLOB_CHUNK_BYTES)) {
+      yield pending.subarray(0, MEDIA_BLOB_CHUNK_BYTES);
     }
   }
-  if (pendingBytes > 0) yield Buffer.concat(pending);
+  if (pending.length > 0) yield pending;
 }
 
 /**
@@ -82,9 +72,8 @@ async function* blobBytes(ctx: PgContext, sha256: string, { start, end }: ByteSp
   const last = Math.floor(end / MEDIA_BLOB_CHUNK_BYTES);
   for (let from = first; from <= last; from += CHUNKS_PER_READ) {
     const to = Math.min(last, from + CHUNKS_PER_READ - 1);
-    const found = await tuples<[number, Buffer]>(
-      ctx.pool,
-      'select seq, bytes from media_blob_chunks where sha256 = $1 and seq between $2 and $3 order by seq',
+    const found = await pgSqlPort(ctx.pool).rows<[number, Buffer]>(
+      'select seq, bytes from media_blob_chunks where sha256 = ? and seq between ? and ? order by seq',
       [sha256, from, to],
     );
     if (found.length !== to - from + 1) {
@@ -102,34 +91,27 @@ async function* blobBytes(ctx: PgContext, sha256: string, { start, end }: ByteSp
  * dropped. Call only while holding the run lock (a run uploads before its rows commit). How many files.
  */
 export async function dropUnreferencedBlobs(ctx: PgContext): Promise<number> {
-  const found = await tuples<[string]>(
-    ctx.pool,
+  const [files] = await pgSqlPort(ctx.pool).values<number>(
     `with gone as (
        delete from media_blob_chunks c
         where not exists (select 1 from media_blobs b where b.sha256 = c.sha256 and b.dropped_at is null)
        returning c.sha256)
-     select distinct sha256 from gone`,
+     select count(distinct sha256) from gone`,
   );
-  return found.length;
+  return files ?? 0;
 }
 
 /** The files retention dropped (their chunks went with them), by sha256. */
-export async function droppedBlobs(ctx: PgContext): Promise<string[]> {
-  const found = await tuples<[string]>(
-    ctx.pool,
-    'select sha256 from media_blobs where dropped_at is not null',
-  );
-  return found.map(([sha]) => sha);
+export function droppedBlobs(ctx: PgContext): Promise<string[]> {
+  return pgSqlPort(ctx.pool).values('select sha256 from media_blobs where dropped_at is not null');
 }
 
 /** The kept files whose chunks are not there (seq 0 says a file's chunks are all there), by sha256. */
-export async function keptBlobsWithoutBytes(ctx: PgContext): Promise<string[]> {
-  const found = await tuples<[string]>(
-    ctx.pool,
+export function keptBlobsWithoutBytes(ctx: PgContext): Promise<string[]> {
+  return pgSqlPort(ctx.pool).values(
     `select b.sha256 from media_blobs b
       where b.dropped_at is null
         and not exists (select 1 from media_blob_chunks c where c.sha256 = b.sha256 and c.seq = 0)
       order by b.sha256`,
   );
-  return found.map(([sha]) => sha);
 }

@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { defaultDeadlines, type DatabaseDeadlines } from '../../config/database-deadlines.js';
 import { DEFAULT_POOL_MAX, type PostgresTarget } from '../../config/database-url.js';
 import type { Logger } from '../../logger.js';
 import { connectionError } from './errors.js';
 import { migratePostgres, refuseNewerPostgres } from './migrate.js';
-import { endClient, sessionBounds, sessionSettings, type SessionBounds } from './session-bounds.js';
-import * as schema from './schema.js';
-
-export type PostgresDb = NodePgDatabase<typeof schema>;
+import {
+  endClient,
+  endWithin,
+  sessionBounds,
+  sessionSettings,
+  type SessionBounds,
+} from './session-bounds.js';
 
 export interface PostgresOpenOptions {
   target: PostgresTarget;
@@ -28,7 +30,6 @@ export interface PostgresOpenOptions {
 }
 
 export interface PostgresDatabase {
-  readonly db: PostgresDb;
   readonly pool: pg.Pool;
   /** The database as it may be shown: the URL with its password masked. */
   readonly label: string;
@@ -64,43 +65,41 @@ export function applicationName(instanceId: string): string {
 }
 
 /**
- * The pool's settings for pg: the connection string (password included), its size and the bounds
- * of its sessions. A connection is waited for no longer than the URL's connect_timeout, nor than
- * the bounds allow (a health check's pool waits no longer than its deadline).
+ * One connection's settings: the connection string (password included), its name and its bounds.
+ * A connection is waited for no longer than the URL's connect_timeout, nor than the bounds allow (a
+ * health check's pool waits no longer than its deadline).
  */
-export function poolConfig(
-  target: PostgresTarget,
-  max: number,
-  instanceId: string,
-  bounds: SessionBounds | null,
-): pg.PoolConfig {
-  return {
-    ...clientConfig(target, instanceId, bounds),
-    max,
-    // A connection the pool keeps idle is closed after this; the next query opens another.
-    idleTimeoutMillis: 30_000,
-  };
-}
-
-/** One connection's settings: the connection string (password included), its name and its bounds. */
-export function clientConfig(
+function clientConfig(
   target: PostgresTarget,
   instanceId: string,
   bounds: SessionBounds | null,
 ): pg.ClientConfig {
+  // The URL's connect_timeout (0: none), shortened to what the bounds allow.
+  const url = target.connectTimeoutMs;
+  const bound = bounds?.connectTimeoutMs ?? null;
   return {
     connectionString: target.connectionString,
-    connectionTimeoutMillis: connectWithin(target, bounds),
+    connectionTimeoutMillis: bound === null ? url : url === 0 ? bound : Math.min(url, bound),
     application_name: applicationName(instanceId),
     ...(bounds === null ? {} : sessionSettings(bounds)),
   };
 }
 
-/** The URL's connect_timeout (0: none), shortened to what the bounds allow. */
-function connectWithin(target: PostgresTarget, bounds: SessionBounds | null): number {
-  const bound = bounds?.connectTimeoutMs ?? null;
-  if (bound === null) return target.connectTimeoutMs;
-  return target.connectTimeoutMs === 0 ? bound : Math.min(target.connectTimeoutMs, bound);
+/**
+ * A connection outside the pool, for a session held from start to end (a run's lock and stage, the
+ * commit listener). An error event on it is the caller's to handle; a query in flight rejects with it.
+ */
+export function ownClient(
+  target: PostgresTarget,
+  instanceId: string,
+  bounds: SessionBounds | null,
+): pg.Client {
+  return new pg.Client({
+    ...clientConfig(target, instanceId, bounds),
+    // A holder on a dead link learns it within about a minute rather than the OS's two hours.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
 }
 
 /**
@@ -114,7 +113,8 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
   const deadlines = options.deadlines ?? defaultDeadlines();
   const bounds = sessionBounds(options.purpose ?? 'read', deadlines);
   const open = (max: number, of: SessionBounds) => {
-    const opened = new pg.Pool(poolConfig(target, max, instanceId, of));
+    // A connection the pool keeps idle is closed after idleTimeoutMillis; the next query opens another.
+    const opened = new pg.Pool({ ...clientConfig(target, instanceId, of), max, idleTimeoutMillis: 30_000 });
     // An idle connection the server drops (restart, idle timeout) is an event, not a crash: the pool
     // discards it and the next query connects again.
     opened.on('error', (err) => {
@@ -123,7 +123,11 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
         'postgres idle connection lost',
       );
     });
-    return { pool: opened, clients: trackClients(opened) };
+    // Its connections as they open and close, so a close can drop those a stopped server keeps.
+    const clients = new Set<pg.Client>();
+    opened.on('connect', (client) => clients.add(client as pg.Client));
+    opened.on('remove', (client) => clients.delete(client as pg.Client));
+    return { pool: opened, clients };
   };
   const main = open(options.poolMax ?? DEFAULT_POOL_MAX, bounds);
   let migrationsApplied = 0;
@@ -138,7 +142,6 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
   let probe: ReturnType<typeof open> | null = null;
   let closed = false;
   return {
-    db: drizzle({ client: main.pool, schema }),
     pool: main.pool,
     label: target.label,
     instanceId,
@@ -151,7 +154,11 @@ export async function openPostgres(options: PostgresOpenOptions): Promise<Postgr
     migrationsApplied,
     close: async () => {
       closed = true;
-      await Promise.all([main, ...(probe ? [probe] : [])].map((p) => closePool(p.pool, p.clients)));
+      // Past a short wait the sockets are dropped, so a command ends instead of waiting for a
+      // stopped server to come back.
+      await Promise.all(
+        [main, ...(probe ? [probe] : [])].map((p) => endWithin(p.pool.end(), 2000, p.clients)),
+      );
     },
   };
 }
@@ -168,11 +175,6 @@ async function prepareSchema(options: PostgresOpenOptions, instanceId: string): 
   client.on('error', () => undefined);
   try {
     await client.connect();
-  } catch (cause) {
-    await endClient(client);
-    throw connectionError(cause, target);
-  }
-  try {
     if (options.migrate ?? true) return (await migratePostgres(client, target.label)).applied;
     await refuseNewerPostgres(client, target.label);
     return 0;
@@ -180,32 +182,5 @@ async function prepareSchema(options: PostgresOpenOptions, instanceId: string): 
     throw connectionError(cause, target);
   } finally {
     await endClient(client);
-  }
-}
-
-/** The pool's connections as they open and close, so a close can drop those a stopped server keeps. */
-function trackClients(pool: pg.Pool): Set<pg.Client> {
-  const clients = new Set<pg.Client>();
-  pool.on('connect', (client) => clients.add(client as pg.Client));
-  pool.on('remove', (client) => clients.delete(client as pg.Client));
-  return clients;
-}
-
-/** How long a close waits for the server to see each connection off. */
-const CLOSE_WITHIN_MS = 2000;
-
-/**
- * Ends the pool. A server that does not answer (stopped) never sees a connection off: past a short
- * wait their sockets are dropped, so a command ends instead of waiting for the server to come back.
- */
-async function closePool(pool: pg.Pool, clients: Set<pg.Client>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), CLOSE_WITHIN_MS)));
-  try {
-    if ((await Promise.race([pool.end(), late])) === 'late') {
-      for (const client of clients) client.connection.stream.destroy();
-    }
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,10 +1,9 @@
 import type pg from 'pg';
 import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
-import { announceMediaDropped } from './commit-watch.js';
+import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';
-import { run, transaction } from './sql.js';
-import { pgSqlPort } from './sql-port.js';
+import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 /** Every table a prune deletes from: what VACUUM then goes through. */
 const PRUNED_TABLES = [
@@ -35,18 +34,16 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
       pgSqlPort(ctx.pool),
       request,
       (work) =>
-        transaction(ctx.pool, async ({ client }) => {
-          const done = await work(pgSqlPort(client));
+        pgTransactionPort(ctx.pool).write(async (tx) => {
+          const done = await work(tx);
           if (done.droppedFiles.length > 0) {
-            await run(client, 'delete from media_blob_chunks where sha256 = any($1::text[])', [
-              done.droppedFiles,
-            ]);
+            await tx.run('delete from media_blob_chunks where sha256 = any(?::text[])', [done.droppedFiles]);
           }
           return done;
         }),
       async (work) => {
         // Every instance deletes its cached copies of the dropped files (src/media/blob-cache.ts).
-        if (work.droppedFiles.length > 0) await announceMediaDropped(ctx.pool);
+        if (work.droppedFiles.length > 0) await announce(ctx.pool, 'media');
         return work.deleted ? await vacuum(ctx.pool) : null;
       },
     );

@@ -1,11 +1,13 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { defaultDeadlines } from '../../config/database-deadlines.js';
 import type { PostgresTarget } from '../../config/database-url.js';
 import { MirrorError } from '../../errors.js';
 import { ADVISORY_NAMESPACE, RUN_LOCK } from './advisory-keys.js';
 import { connectionError, timeoutError } from './errors.js';
-import { clientConfig } from './open.js';
+import { ownClient } from './open.js';
 import { endClient, sessionBounds, type SessionBounds } from './session-bounds.js';
+import type { Queryable } from './sql.js';
+import { pgSqlPort } from './sql-port.js';
 
 // The sync lock across instances sharing one PostgreSQL database. SQLite's lock is a `running` row
 // whose holder's pid and heartbeat tell whether it is alive (src/sync/run-lock.ts); here the server
@@ -37,26 +39,15 @@ const HOLDER_QUERY = `
   from pg_locks l join pg_stat_activity a on a.pid = l.pid
   where l.locktype = 'advisory' and l.granted
     and l.database = (select oid from pg_database where datname = current_database())
-    and l.classid = $1::bigint::oid and l.objid = $2::bigint::oid and l.objsubid = 2`;
-
-interface HolderRow {
-  application_name: string | null;
-  pid: number;
-  client_addr: string | null;
-  backend_start: Date | null;
-}
+    and l.classid = ?::bigint::oid and l.objid = ?::bigint::oid and l.objsubid = 2`;
 
 /** Who holds the run lock on this database, or null when nobody does. */
-export async function runLockHolder(client: pg.ClientBase | pg.Pool): Promise<RunLockHolder | null> {
-  const { rows } = await client.query<HolderRow>(HOLDER_QUERY, [ADVISORY_NAMESPACE, RUN_LOCK]);
-  const row = rows[0];
+export async function runLockHolder(db: Queryable): Promise<RunLockHolder | null> {
+  type Row = [string | null, number, string | null, Date | null];
+  const [row] = await pgSqlPort(db).rows<Row>(HOLDER_QUERY, [ADVISORY_NAMESPACE, RUN_LOCK]);
   if (row === undefined) return null;
-  return {
-    applicationName: row.application_name ?? '',
-    backendPid: row.pid,
-    clientAddress: row.client_addr,
-    since: row.backend_start?.toISOString() ?? '',
-  };
+  const [name, backendPid, clientAddress, since] = row;
+  return { applicationName: name ?? '', backendPid, clientAddress, since: since?.toISOString() ?? '' };
 }
 
 function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
@@ -71,21 +62,13 @@ function lockedError(holder: RunLockHolder | null, label: string): MirrorError {
   });
 }
 
-/**
- * A connection outside the pool, for a session a run holds from start to end (its lock, its stage).
- * An error event on it is the caller's to handle; a query in flight rejects with it anyway.
- */
+/** `ownClient`, connected: a failure to connect is a DB_ERROR saying what to check. */
 export async function connectOwnClient(
   target: PostgresTarget,
   instanceId: string,
   bounds: SessionBounds,
 ): Promise<pg.Client> {
-  const client = new pg.Client({
-    ...clientConfig(target, instanceId, bounds),
-    // A holder on a dead link learns it within about a minute rather than the OS's two hours.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-  });
+  const client = ownClient(target, instanceId, bounds);
   try {
     await client.connect();
   } catch (cause) {
@@ -115,11 +98,11 @@ export async function takeRunLock(
   client.on('error', onLost);
   client.on('end', () => onLost());
   try {
-    const { rows } = await client.query<{ taken: boolean }>('select pg_try_advisory_lock($1, $2) as taken', [
+    const [taken] = await pgSqlPort(client).values('select pg_try_advisory_lock(?, ?)', [
       ADVISORY_NAMESPACE,
       RUN_LOCK,
     ]);
-    if (rows[0]?.taken !== true) throw lockedError(await runLockHolder(client), target.label);
+    if (taken !== true) throw lockedError(await runLockHolder(client), target.label);
   } catch (cause) {
     released = true;
     await endClient(client);

@@ -1,18 +1,20 @@
-import { hostname } from 'node:os';
-import { sql } from 'drizzle-orm';
 import { MirrorError } from '../../errors.js';
 import { runRowOf } from '../run-reads.js';
-import { ABORT_RUN_SQL, RUNNING_RUNS_SQL, syncLockedError, tickServed } from '../run-records.js';
-import { abortedAs, deadHolderMessage } from '../run-liveness.js';
+import {
+  ABORT_RUN_SQL,
+  insertRunning,
+  RUNNING_RUNS_SQL,
+  syncLockedError,
+  tickServed,
+} from '../run-records.js';
+import { abortedAs, currentHolder, deadHolderMessage } from '../run-liveness.js';
 import type { RunRow } from '../schema.js';
 import type { SqlPort } from '../sql-port.js';
 import type { RunStart } from '../tick-claims.js';
 import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
 import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';
-import { runs } from './schema.js';
-import { one, run, transaction, type Queryable, type Tx } from './sql.js';
-import { pgSqlPort } from './sql-port.js';
+import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 // Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
 // freed the instant its holder's session ends; a `running` row is then only a record, and it is
@@ -28,39 +30,23 @@ async function abortRunning(tx: SqlPort, at: string): Promise<number> {
   return running.length;
 }
 
-/** SYNC_LOCKED naming the run and the instance that holds the lock, as `port` reads it. */
-async function lockedError(port: SqlPort, refused: MirrorError): Promise<MirrorError> {
-  const [holder] = (await port.rows(`${RUNNING_RUNS_SQL} limit 1`)).map(runRowOf);
-  return holder === undefined ? refused : syncLockedError(holder, holder.holderToken ?? 'unknown instance');
-}
-
 /**
- * The run lock for this instance, or SYNC_LOCKED naming the holder's run as `db` reads it (the
+ * The run lock for this instance, or SYNC_LOCKED naming the holder's run as `port` reads it (the
  * pool by default; a transaction's own connection when it begins a run).
  */
-export async function takeLock(ctx: PgContext, db: Queryable = ctx.pool): Promise<HeldRunLock> {
+export async function takeLock(ctx: PgContext, port: SqlPort = pgSqlPort(ctx.pool)): Promise<HeldRunLock> {
   try {
     return await takeRunLock(ctx.target, ctx.instanceId, ctx.bounds);
   } catch (error) {
-    if (error instanceof MirrorError && error.code === 'SYNC_LOCKED') {
-      throw await lockedError(pgSqlPort(db), error);
-    }
-    throw error;
+    if (!(error instanceof MirrorError && error.code === 'SYNC_LOCKED')) throw error;
+    // Named by the holder's run and instance; with no run recorded, by the lock's own words.
+    const [holder] = (await port.rows(`${RUNNING_RUNS_SQL} limit 1`)).map(runRowOf);
+    throw holder === undefined ? error : syncLockedError(holder, holder.holderToken ?? 'unknown instance');
   }
 }
 
 /** How long an instance waits for another to finish beginning its run (a few queries and a connect). */
 const BEGIN_WAIT = '30s';
-
-/** SYNC_LOCKED when the wait for another instance beginning its run ran out. */
-function beginWaitError(ctx: PgContext, cause: unknown): MirrorError {
-  return new MirrorError(
-    'SYNC_LOCKED',
-    `another instance has been beginning a run on ${ctx.target.label} for ${BEGIN_WAIT}; try again`,
-    { database: ctx.target.label },
-    { cause },
-  );
-}
 
 /**
  * Takes the run lock and records a `running` run started as `start` says, after marking aborted
@@ -84,16 +70,15 @@ export async function beginRun(
   // Set inside the transaction; freed here if the transaction does not commit.
   const held: { lock?: HeldRunLock } = {};
   try {
-    const row = await transaction(ctx.pool, async (tx) => {
-      await oneBeginAtATime(ctx, tx.client);
-      const port = pgSqlPort(tx.client);
-      const served = await tickServed(port, start.scheduledFor);
+    const row = await pgTransactionPort(ctx.pool).write(async (tx) => {
+      await oneBeginAtATime(ctx, tx);
+      const served = await tickServed(tx, start.scheduledFor);
       if (served) throw served;
       // The holder is named over this transaction's connection: a pool of one has no other.
-      held.lock = await takeLock(ctx, tx.client);
+      held.lock = await takeLock(ctx, tx);
       const startedAt = now.toISOString();
-      await abortRunning(port, startedAt);
-      return insertRunning(ctx, tx, { upstream, start, startedAt });
+      await abortRunning(tx, startedAt);
+      return insertRunning(tx, { ...currentHolder(), token: ctx.instanceId }, upstream, start, startedAt);
     });
     if (held.lock === undefined) throw new Error('the run lock was not taken');
     ctx.locks.set(row.id, held.lock);
@@ -105,44 +90,23 @@ export async function beginRun(
 }
 
 /** Waits, within BEGIN_WAIT, for the instance beginning a run to commit its row or give up. */
-async function oneBeginAtATime(ctx: PgContext, client: Queryable): Promise<void> {
-  await run(client, `set local lock_timeout = '${BEGIN_WAIT}'`);
+async function oneBeginAtATime(ctx: PgContext, tx: SqlPort): Promise<void> {
+  await tx.run(`set local lock_timeout = '${BEGIN_WAIT}'`);
   try {
-    await run(client, 'select pg_advisory_xact_lock($1, $2)', [ADVISORY_NAMESPACE, BEGIN_RUN_LOCK]);
-  } catch (error) {
-    throw (error as { code?: unknown }).code === '55P03' ? beginWaitError(ctx, error) : error;
+    await tx.run('select pg_advisory_xact_lock(?, ?)', [ADVISORY_NAMESPACE, BEGIN_RUN_LOCK]);
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code !== '55P03') throw cause;
+    const label = ctx.target.label;
+    throw new MirrorError(
+      'SYNC_LOCKED',
+      `another instance has been beginning a run on ${label} for ${BEGIN_WAIT}; try again`,
+      { database: label },
+      { cause },
+    );
   }
   // Back to the session's own bound for the rest of the transaction: a lock on `runs` held by
   // another session is the sync's lock wait (DATABASE_SYNC_LOCK_TIMEOUT), not another instance's begin.
-  await run(client, `set local lock_timeout = ${ctx.bounds.lockTimeoutMs}`);
-}
-
-/** The `running` row claiming `start`'s tick; TICK_SERVED when the key finds the tick claimed. */
-async function insertRunning(
-  ctx: PgContext,
-  tx: Tx,
-  values: { upstream: string; start: RunStart; startedAt: string },
-): Promise<RunRow> {
-  const tick = values.start.scheduledFor;
-  const inserted = await tx.db
-    .insert(runs)
-    .values({
-      status: 'running',
-      startedAt: values.startedAt,
-      upstream: values.upstream,
-      holderPid: process.pid,
-      holderHost: hostname(),
-      holderToken: ctx.instanceId,
-      heartbeatAt: values.startedAt,
-      trigger: values.start.trigger,
-      scheduledFor: tick,
-    })
-    .onConflictDoNothing({ target: runs.scheduledFor, where: sql`scheduled_for is not null` })
-    .returning();
-  const row = inserted[0];
-  if (row !== undefined) return row;
-  // Only a claimed tick inserts nothing.
-  throw (await tickServed(pgSqlPort(tx.client), tick)) ?? new Error('insert into runs returned no row');
+  await tx.run(`set local lock_timeout = ${ctx.bounds.lockTimeoutMs}`);
 }
 
 /** Frees the lock of a run this instance held. */
@@ -170,16 +134,11 @@ export function assertHeld(ctx: PgContext, runId: number): void {
  * the same lock makes it race-free: while it is held no instance can begin a run.
  */
 export async function recoverDeadRuns(ctx: PgContext): Promise<number> {
-  const running = await one<{ id: number }>(ctx.pool, `select id from runs where status = 'running' limit 1`);
+  const [running] = await pgSqlPort(ctx.pool).values(`select id from runs where status = 'running' limit 1`);
   if (running === undefined) return 0;
-  return transaction(ctx.pool, async (tx) => {
-    const free = await one<{ taken: boolean }>(
-      tx.client,
-      'select pg_try_advisory_xact_lock($1, $2) as taken',
-      [ADVISORY_NAMESPACE, RUN_LOCK],
-    );
-    if (free?.taken !== true) return 0;
-    return abortRunning(pgSqlPort(tx.client), new Date().toISOString());
+  return pgTransactionPort(ctx.pool).write(async (tx) => {
+    const [free] = await tx.values('select pg_try_advisory_xact_lock(?, ?)', [ADVISORY_NAMESPACE, RUN_LOCK]);
+    return free === true ? abortRunning(tx, new Date().toISOString()) : 0;
   });
 }
 

@@ -83,12 +83,7 @@ export function sessionBounds(purpose: SessionPurpose, deadlines: DatabaseDeadli
  * session of this process that stalls inside a transaction, so the locks it holds cannot outlive
  * the statement bound.
  */
-export function sessionSettings(
-  bounds: SessionBounds,
-): Pick<
-  pg.ClientConfig,
-  'statement_timeout' | 'lock_timeout' | 'idle_in_transaction_session_timeout' | 'query_timeout'
-> {
+export function sessionSettings(bounds: SessionBounds): pg.ClientConfig {
   return {
     statement_timeout: bounds.statementTimeoutMs,
     lock_timeout: bounds.lockTimeoutMs,
@@ -97,24 +92,31 @@ export function sessionSettings(
   };
 }
 
-/** How long a goodbye may take before the socket is dropped: closing needs nothing of the server. */
-const END_WITHIN_MS = 1000;
-
 /**
- * Ends a connection, dropping its socket when the server does not see it off in time (a stopped
- * server never does). The server ends the session, and frees its locks, when it sees the socket gone.
+ * Waits for `ending` (a client's or a pool's end) no longer than `ms`, then drops the sockets of
+ * `clients`: a server that does not answer (stopped) never sees a connection off, and ends the
+ * session, and frees its locks, only when it sees the socket gone.
  */
-export async function endClient(client: pg.Client): Promise<void> {
+export async function endWithin(
+  ending: Promise<unknown>,
+  ms: number,
+  clients: Iterable<pg.Client>,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const dropped = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      client.connection.stream.destroy();
-      resolve();
-    }, END_WITHIN_MS);
-  });
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
   try {
-    await Promise.race([client.end().catch(() => undefined), dropped]);
+    if ((await Promise.race([ending, late])) === 'late') {
+      for (const client of clients) client.connection.stream.destroy();
+    }
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** Ends a connection; a goodbye needs nothing of the server, so a second is plenty. */
+export const endClient = (client: pg.Client): Promise<void> =>
+  endWithin(
+    client.end().catch(() => undefined),
+    1000,
+    [client],
+  );

@@ -2,8 +2,8 @@ import type pg from 'pg';
 import type { OutboxPort } from '../outbox-port.js';
 import type { SqlPort, TransactionPort } from '../sql-port.js';
 import { insertMany, insertWithIds } from './bulk.js';
-import { announceOutboxChange } from './commit-watch.js';
-import { preparedRows, run, transaction, tuples, type Queryable } from './sql.js';
+import { announce } from './commit-watch.js';
+import { query, transaction, type Queryable } from './sql.js';
 
 /** `?` placeholders as PostgreSQL's `$n`. */
 function numbered(sql: string): string {
@@ -33,19 +33,17 @@ function statementName(text: string): string | undefined {
  * store's reads, per request); the stage and the prune, whose statements run once, leave it off.
  */
 export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): SqlPort {
-  const rows = <T extends unknown[]>(sql: string, params: readonly unknown[] = []): Promise<T[]> => {
+  const rows = async <T extends unknown[]>(sql: string, params: readonly unknown[] = []): Promise<T[]> => {
     const text = numbered(sql);
     const name = options.prepare === true ? statementName(text) : undefined;
-    return name === undefined
-      ? tuples<T>(db, text, [...params])
-      : preparedRows<T>(db, name, text, [...params], 'array');
+    return (await query<T>(db, text, [...params], { array: true, name })).rows;
   };
   return {
     dialect: 'postgres',
     rows,
     values: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await rows<[T]>(sql, params)).map(([value]) => value),
-    run: (sql, params = []) => run(db, numbered(sql), [...params]),
+    run: async (sql, params = []) => (await query(db, numbered(sql), [...params])).rowCount ?? 0,
     insert: (table, columns, values, onConflict) => insertMany(db, table, columns, values, onConflict),
     insertWithIds: (table, columns, values) => insertWithIds(db, table, columns, values),
     list: (type, values) => ({ sql: `(select unnest(?::${type}[]))`, param: values }),
@@ -57,11 +55,11 @@ export function pgSqlPort(db: Queryable, options: { prepare?: boolean } = {}): S
 export function pgTransactionPort(pool: pg.Pool): TransactionPort {
   return {
     ...pgSqlPort(pool),
-    write: (work) => transaction(pool, ({ client }) => work(pgSqlPort(client))),
+    write: (work) => transaction(pool, (client) => work(pgSqlPort(client))),
   };
 }
 
 /** The outbox's port over the pool: a change outside a run is announced to every instance's workers. */
 export function pgOutboxPort(pool: pg.Pool): OutboxPort {
-  return { ...pgTransactionPort(pool), announce: () => announceOutboxChange(pool) };
+  return { ...pgTransactionPort(pool), announce: () => announce(pool, 'outbox') };
 }

@@ -1,10 +1,7 @@
-import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import * as schema from './schema.js';
-import type { PostgresDb } from './open.js';
 
-// The few ways the PostgreSQL store speaks to the server: a typed query on the pool or on a
-// transaction's client, and one transaction per write operation.
+// The few ways the PostgreSQL store speaks to the server, under its port (sql-port.ts): one query
+// on the pool or on a transaction's client, and one transaction per write operation.
 
 /** A pool (each query on any free connection) or the one client of a transaction. */
 export type Queryable = pg.Pool | pg.ClientBase;
@@ -20,63 +17,43 @@ const types: pg.CustomTypesConfig = {
     id === INT8 ? int8AsNumber : pg.types.getTypeParser(id, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/**
+ * One parameterised query. `array`: rows as arrays of column values (no object per row, for the
+ * large reads). `name`: a named prepared statement, parsed and planned once per connection, not per
+ * call (the plan of a short read can cost more than running it); only for SQL built from constants.
+ */
+export function query<T>(
+  db: Queryable,
+  text: string,
+  values: unknown[] = [],
+  options: { array?: boolean; name?: string | undefined } = {},
+): Promise<pg.QueryResult<T & pg.QueryResultRow>> {
+  const { array = false, name } = options;
+  return db.query<T & pg.QueryResultRow>({
+    text,
+    values,
+    types,
+    ...(array ? { rowMode: 'array' } : {}),
+    ...(name === undefined ? {} : { name }),
+  });
+}
+
 /** Rows of a parameterised query, as objects. */
 export async function rows<T>(db: Queryable, text: string, values: unknown[] = []): Promise<T[]> {
-  return (await db.query<T & pg.QueryResultRow>({ text, values, types })).rows;
-}
-
-/**
- * Rows of a named prepared statement: parsed and planned once per connection, not per call (the
- * plan of a short read can cost more than running it). Only for SQL built from constants.
- */
-export async function preparedRows<T>(
-  db: Queryable,
-  name: string,
-  text: string,
-  values: unknown[] = [],
-  rowMode?: 'array',
-): Promise<T[]> {
-  const query = { name, text, values, types, ...(rowMode === undefined ? {} : { rowMode }) };
-  return (await db.query<T & pg.QueryResultRow>(query)).rows;
-}
-
-/** The first row of a query, or undefined. */
-export async function one<T>(db: Queryable, text: string, values: unknown[] = []): Promise<T | undefined> {
-  return (await rows<T>(db, text, values))[0];
-}
-
-/** Rows as arrays of column values (no per-row object): for the large reads. */
-export async function tuples<T extends unknown[]>(
-  db: Queryable,
-  text: string,
-  values: unknown[] = [],
-): Promise<T[]> {
-  return (await db.query<T>({ text, values, types, rowMode: 'array' })).rows;
-}
-
-/** How many rows a statement touched. */
-export async function run(db: Queryable, text: string, values: unknown[] = []): Promise<number> {
-  return (await db.query({ text, values, types })).rowCount ?? 0;
-}
-
-/** A transaction's client and a drizzle handle over that same client. */
-export interface Tx {
-  /** A pooled client, or a connection of the run's own (its stage). */
-  client: pg.ClientBase;
-  db: PostgresDb;
+  return (await query<T>(db, text, values)).rows;
 }
 
 /**
  * Runs `work` in one transaction on one pooled connection: committed when it resolves, rolled
  * back when it throws. A client whose rollback failed (a lost connection) is destroyed, not reused.
  */
-export async function transaction<T>(pool: pg.Pool, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function transaction<T>(pool: pg.Pool, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   try {
     return await withinTransaction(
       client,
-      () => work({ client, db: drizzle({ client, schema }) }),
+      () => work(client),
       () => (broken = true),
     );
   } finally {

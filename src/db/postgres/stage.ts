@@ -3,7 +3,7 @@ import { connectOwnClient } from './run-lock.js';
 import { endClient } from './session-bounds.js';
 import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { writeRunOutboxes } from '../run-outbox.js';
-import { announceCommit } from './commit-watch.js';
+import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld } from './runs.js';
 import { pgSqlPort } from './sql-port.js';
@@ -46,7 +46,7 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
         await listing();
         await writeRunOutboxes(conn, commit.runId, [commit.outbox, commit.notify]);
         // Delivered to every instance's listener at the commit, never for a rollback.
-        await announceCommit(client, commit.runId);
+        await announce(client, commit.runId);
       }, true),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),

@@ -8,14 +8,14 @@ import { newInstanceId, openPostgres, type PostgresDatabase } from './open.js';
 import { endpointKeysOver } from '../endpoint-keying.js';
 import type { EndpointKeys } from '../endpoint-keys.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
-import { announceMediaDropped, SharedCommitWatch } from './commit-watch.js';
+import { announce, SharedCommitWatch } from './commit-watch.js';
 import { prunePg } from './prune.js';
-import { endRun } from './run-commit.js';
+import { endRun } from '../run-records.js';
 import { openPgStage } from './stage.js';
 import { guardedStage } from '../guarded-stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
-import { one } from './sql.js';
+import { query } from './sql.js';
 import { pgOutboxPort, pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 /**
@@ -28,21 +28,15 @@ function pgDialect(
   target: PostgresTarget,
   endpointKeys: EndpointKeys,
 ): StoreDialect {
-  const ctx: PgContext = {
-    pool: database.pool,
-    db: database.db,
-    target,
-    instanceId: database.instanceId,
-    bounds: database.bounds,
-    locks: new Map<number, HeldRunLock>(),
-  };
+  const ctx: PgContext = { ...database, target, locks: new Map<number, HeldRunLock>() };
   const mapError = (error: unknown): unknown => operationError(error, target, database.bounds);
   /** LISTEN on a connection of its own, opened at the first watch; run commits NOTIFY inside their transaction. */
   let commitWatch: SharedCommitWatch | null = null;
+  const writes = pgTransactionPort(database.pool);
   return {
     // Statements prepared: the reads run again and again.
     port: pgSqlPort(database.pool, { prepare: true }),
-    writes: pgTransactionPort(database.pool),
+    writes,
     outbox: pgOutboxPort(database.pool),
     endpointKeys,
     mapError,
@@ -50,9 +44,9 @@ function pgDialect(
     releaseRun: (runId) => runs.releaseRun(ctx, runId),
     recoverDeadRuns: () => runs.recoverDeadRuns(ctx),
     asSeen: (list) => runs.asSeen(ctx, list),
-    endRun: (end) => endRun(ctx, end),
+    endRun: (end) => endRun(writes, end),
     openStage: async (runId) => guardedStage(await openPgStage(ctx, runId), mapError),
-    mediaDropped: () => announceMediaDropped(ctx.pool),
+    mediaDropped: () => announce(ctx.pool, 'media'),
     // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
     holdsBlobs: true,
     putBlob: (sha256, path) => blobs.putBlob(ctx, sha256, path),
@@ -88,7 +82,7 @@ function pgDialect(
  */
 async function databaseProblem(database: PostgresDatabase, target: PostgresTarget): Promise<string | null> {
   try {
-    await one(database.probePool(), 'select 1 from runs limit 1');
+    await query(database.probePool(), 'select 1 from runs limit 1');
     return null;
   } catch (error) {
     return (timeoutError(error, target, database.probeBounds) ?? connectionError(error, target)).message;
