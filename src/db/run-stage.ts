@@ -2,6 +2,7 @@ import { writeMediaRows } from './media-commit.js';
 import { assertStillRunning, markSucceeded } from './run-ends.js';
 import type { StageCommit } from './run-commit.js';
 import { latestSucceededRun } from './run-reads.js';
+import { columns, walk } from './port-shapes.js';
 import type { InsertColumn, SqlPort } from './sql-port.js';
 
 export type { StageCommit };
@@ -112,9 +113,6 @@ export interface RunStage {
   close(): Promise<void>;
 }
 
-/** A stage table's column, as the port inserts it. */
-export type StageColumn = InsertColumn;
-
 /** What the stage needs of a connection besides the port's reads and writes. */
 export interface StageConnection extends SqlPort {
   /**
@@ -126,11 +124,8 @@ export interface StageConnection extends SqlPort {
   transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
 }
 
-/**
- * One statement of a commit, `?` placeholders. A statement with a `step` name is one a dialect may
- * do its own faster way, with the same outcome (see NEW_VERSION_IDS).
- */
-export type StageStatement = [sql: string, params: readonly unknown[], step?: 'new-version-ids'];
+/** One statement of a commit, `?` placeholders, and the table it fills, if it inserts. */
+type StageStatement = [sql: string, params: readonly unknown[], fills?: string];
 
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
@@ -149,18 +144,6 @@ export interface StageDialect {
   release(): Promise<void>;
 }
 
-const TABLES = [
-  'stage_entries',
-  'stage_current',
-  'stage_placed',
-  'stage_places',
-  'stage_slots',
-  'stage_copies',
-  'stage_closed',
-  'stage_events',
-  'stage_coworkers',
-];
-
 // At a million entries (docs/benchmarks.md): a b-tree kept up row by row in
 // random order (a uuid index filled in listing order, a position key filled in uuid order) costs
 // a page read and write per row once it outgrows the page cache, and dominated the first sync.
@@ -168,31 +151,26 @@ const TABLES = [
 // stage_entries' and stage_current's uuid indexes when the crawl is over (`holdCurrent`), and the
 // diff's placements, which come in uuid order, land in stage_placed and are copied into
 // stage_places in listing order once (`placesInOrder`).
-const SCHEMA = [
-  `create temp table stage_entries (pos integer primary key, page integer not null, idx integer not null,
-     uuid text not null, body text not null, hash text not null)`,
-  'create index stage_entries_page on stage_entries (page, idx)',
-  `create temp table stage_current (pos integer primary key, position_id bigint not null, version_id bigint not null,
-     uuid text not null, slot integer not null, hash text)`,
-  `create temp table stage_placed (pos integer not null, version_id bigint, uuid text, slot integer)`,
-  `create temp table stage_places (pos integer primary key, version_id bigint, uuid text, slot integer)`,
-  'create temp table stage_slots (pos integer primary key, slot integer not null)',
-  'create temp table stage_copies (hash text primary key, uuid text not null, placed integer not null)',
-  'create temp table stage_closed (version_id bigint primary key)',
-  `create temp table stage_events (k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
-     slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
-     ref_version bigint)`,
-  'create temp table stage_coworkers (uuid text primary key, kind text not null, ord integer not null)',
-];
+const TABLES = {
+  stage_entries: `pos integer primary key, page integer not null, idx integer not null, uuid text not null,
+    body text not null, hash text not null`,
+  stage_current: `pos integer primary key, position_id bigint not null, version_id bigint not null,
+    uuid text not null, slot integer not null, hash text`,
+  stage_placed: 'pos integer not null, version_id bigint, uuid text, slot integer',
+  stage_places: 'pos integer primary key, version_id bigint, uuid text, slot integer',
+  stage_slots: 'pos integer primary key, slot integer not null',
+  stage_copies: 'hash text primary key, uuid text not null, placed integer not null',
+  stage_closed: 'version_id bigint primary key',
+  stage_events: `k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
+    slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
+    ref_version bigint`,
+  stage_coworkers: 'uuid text primary key, kind text not null, ord integer not null',
+};
 
-const ENTRY_COLUMNS: StageColumn[] = [
-  { name: 'pos', type: 'int' },
-  { name: 'page', type: 'int' },
-  { name: 'idx', type: 'int' },
-  { name: 'uuid', type: 'text' },
-  { name: 'body', type: 'text' },
-  { name: 'hash', type: 'text' },
-];
+/** Each stage table's columns, as the port inserts its rows. */
+const COLUMNS = Object.fromEntries(
+  Object.entries(TABLES).map(([table, definition]) => [table, columns(definition)]),
+) as Record<keyof typeof TABLES, InsertColumn[]>;
 
 /** Rows read at once where the stage walks a table. */
 const READ_BATCH = 1_000;
@@ -201,12 +179,15 @@ const READ_BATCH = 1_000;
 export async function openRunStage(dialect: StageDialect): Promise<RunStage> {
   const { conn } = dialect;
   await dropTables(conn);
-  for (const statement of SCHEMA) await conn.run(statement);
+  for (const [table, definition] of Object.entries(TABLES)) {
+    await conn.run(`create temp table ${table} (${definition})`);
+  }
+  await conn.run('create index stage_entries_page on stage_entries (page, idx)');
   return new SqlRunStage(dialect);
 }
 
 async function dropTables(conn: StageConnection): Promise<void> {
-  for (const table of TABLES) await conn.run(`drop table if exists ${table}`);
+  for (const table of Object.keys(TABLES)) await conn.run(`drop table if exists ${table}`);
 }
 
 class SqlRunStage implements RunStage {
@@ -226,15 +207,18 @@ class SqlRunStage implements RunStage {
   append(entries: readonly StagedEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     const rows = entries.map((e) => [e.position, e.page, e.index, e.uuid, e.body, e.hash]);
-    return this.#conn.transaction(() => this.#conn.insert('stage_entries', ENTRY_COLUMNS, rows), false);
+    return this.#conn.transaction(
+      () => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows),
+      false,
+    );
   }
 
   async reset(): Promise<void> {
     await this.#conn.run('delete from stage_entries');
   }
 
-  async entryCount(): Promise<number> {
-    return Number((await this.#conn.rows<[number]>('select count(*) from stage_entries'))[0]?.[0] ?? 0);
+  entryCount(): Promise<number> {
+    return count(this.#conn, 'select count(*) from stage_entries');
   }
 
   holdCurrent(hashOf: (body: string) => string): Promise<number> {
@@ -265,10 +249,8 @@ class SqlRunStage implements RunStage {
 
   async recordFirstListing(): Promise<number | null> {
     // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
-    const [held] = await this.#conn.rows<[number]>(
-      'select count(*) from (select 1 from coworkers limit 1) c',
-    );
-    if (Number(held?.[0] ?? 0) > 0) return null;
+    if ((await count(this.#conn, 'select count(*) from (select 1 from coworkers limit 1) c')) > 0)
+      return null;
     const added = await this.#conn.transaction(() => recordFirstListing(this.#conn), false);
     this.#firstListing = true;
     return added;
@@ -322,17 +304,8 @@ class SqlRunStage implements RunStage {
   }
 
   async *texts(): AsyncIterable<string> {
-    let after = -1;
-    for (;;) {
-      const batch = await this.#conn.rows<[number, string]>(
-        `select pos, body from stage_entries where pos > ? order by pos limit ${READ_BATCH}`,
-        [after],
-      );
-      for (const [, body] of batch) yield body;
-      const last = batch[batch.length - 1];
-      if (last === undefined || batch.length < READ_BATCH) return;
-      after = last[0];
-    }
+    const sql = 'select pos, body from stage_entries where pos > ? order by pos';
+    for await (const [, body] of walk<[number, string]>(this.#conn, sql, [], READ_BATCH)) yield body;
   }
 
   async commit(commit: StageCommit): Promise<void> {
@@ -340,7 +313,7 @@ class SqlRunStage implements RunStage {
     const conn = this.#conn;
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
-    const statements = listingStatements(commit, lastSeen, this.#firstListing, (q) => conn.byIds(q));
+    const statements = listingStatements(commit.runId, lastSeen, this.#firstListing, (q) => conn.byIds(q));
     const entries = await this.entryCount();
     await this.#dialect.commit(commit, async () => {
       await assertStillRunning(conn, commit.runId);
@@ -383,13 +356,12 @@ async function findCopies(conn: StageConnection): Promise<number> {
       where exists (select 1 from stage_entries n join stage_places p on p.pos = n.pos
                      where n.uuid = stage_copies.uuid and n.hash = stage_copies.hash and p.version_id is null)`,
   );
-  const [count] = await conn.rows<[number]>('select count(*) from stage_copies where placed = 1');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_copies where placed = 1');
 }
 
 /**
  * The current listing into stage_current, set-based: no row passes through the process. Called
- * once the crawl is over, it also builds the uuid indexes the diff walks (see SCHEMA).
+ * once the crawl is over, it also builds the uuid indexes the diff walks (see TABLES).
  */
 async function holdCurrent(conn: StageConnection, hashOf: (body: string) => string): Promise<number> {
   // Covering: the diff's chunks read a group's positions and hashes from the index alone.
@@ -418,8 +390,7 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
   }, false);
   await conn.run('analyze stage_current');
   await conn.run('analyze stage_entries');
-  const [count] = await conn.rows<[number]>('select count(*) from stage_current');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_current');
 }
 
 /**
@@ -499,30 +470,21 @@ async function recordFirstListing(conn: StageConnection): Promise<number> {
        from stage_entries e left join stage_slots s on s.pos = e.pos
       order by e.pos`,
   );
-  const [count] = await conn.rows<[number]>('select count(*) from stage_places');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_places');
 }
 
 async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {
-  await conn.insert(
-    'stage_placed',
-    [
-      { name: 'pos', type: 'int' },
-      { name: 'version_id', type: 'bigint' },
-      { name: 'uuid', type: 'text' },
-      { name: 'slot', type: 'int' },
-    ],
-    outcome.places,
-  );
+  await conn.insert('stage_placed', COLUMNS.stage_placed, outcome.places);
   await conn.insert(
     'stage_closed',
-    [{ name: 'version_id', type: 'bigint' }],
+    COLUMNS.stage_closed,
     outcome.closed.map((id) => [id]),
   );
+  const { events } = outcome;
   await conn.insert(
     'stage_events',
-    EVENT_COLUMNS,
-    outcome.events.map((e) => [
+    COLUMNS.stage_events,
+    events.map((e) => [
       ...e.order,
       e.uuid,
       e.slot,
@@ -534,43 +496,25 @@ async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Prom
       e.refVersion,
     ]),
   );
-  await conn.insert(
-    'stage_coworkers',
-    [
-      { name: 'uuid', type: 'text' },
-      { name: 'kind', type: 'text' },
-      { name: 'ord', type: 'int' },
-    ],
-    outcome.coworkers,
-  );
+  await conn.insert('stage_coworkers', COLUMNS.stage_coworkers, outcome.coworkers);
 }
 
-const EVENT_COLUMNS: StageColumn[] = [
-  { name: 'k1', type: 'int' },
-  { name: 'k2', type: 'int' },
-  { name: 'k3', type: 'int' },
-  { name: 'uuid', type: 'text' },
-  { name: 'slot', type: 'int' },
-  { name: 'kind', type: 'text' },
-  { name: 'field', type: 'text' },
-  { name: 'old_value', type: 'text' },
-  { name: 'new_value', type: 'text' },
-  { name: 'ref_pos', type: 'int' },
-  { name: 'ref_version', type: 'bigint' },
-];
+/** The one number a `select count(*) …` answers. */
+async function count(conn: SqlPort, sql: string): Promise<number> {
+  const [n] = await conn.values<number>(sql);
+  return Number(n ?? 0);
+}
 
 /**
  * The ids of the versions the commit just opened, into their placements. A run opens one version
- * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order. A
- * dialect that numbers an insert's rows in its order may assign them by rank instead. The seek is
+ * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order.
+ * SQLite assigns them by rank instead where it can (`assignedByRank`). The seek is
  * on (uuid, run), versions_uuid_idx: `+v.slot` keeps either planner off versions_slot_idx, whose
  * (uuid, slot) would read every version the slot has had.
  */
-export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
+const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
     where v.uuid = stage_places.uuid and v.valid_from_run = ? and +v.slot = stage_places.slot)
   where version_id is null`;
-
-const INSERT_INTO = /^\s*insert into (\w+)/i;
 
 /** The listing's statements; with `built`, each table's deferred indexes built after its insert. */
 async function runListing(
@@ -578,11 +522,10 @@ async function runListing(
   statements: readonly StageStatement[],
   built?: (table?: string) => void,
 ): Promise<void> {
-  for (const [sql, params, step] of statements) {
-    const byRank = step === 'new-version-ids' && conn.dialect === 'sqlite';
+  for (const [sql, params, fills] of statements) {
+    const byRank = sql === NEW_VERSION_IDS && conn.dialect === 'sqlite';
     if (!byRank || !(await assignedByRank(conn, params[0]))) await conn.run(sql, params);
-    const table = INSERT_INTO.exec(sql)?.[1];
-    if (built && table !== undefined) built(table);
+    if (fills !== undefined) built?.(fills);
   }
   built?.();
 }
@@ -634,15 +577,15 @@ async function assignedByRank(conn: StageConnection, runId: unknown): Promise<bo
  * holding its entry (migration body_once) and stores no text. `lastSeen` is the last run that
  * still saw the coworkers removed now.
  */
-export function listingStatements(
-  { runId }: Pick<StageCommit, 'runId'>,
+function listingStatements(
+  runId: number,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
   byIds: StageConnection['byIds'],
 ): StageStatement[] {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
   return [
-    [from.newCoworkers, [runId]],
+    [from.newCoworkers, [runId], 'coworkers'],
     [
       `update coworkers set removed_run = null, returned_count = returned_count + 1,
               last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
@@ -661,8 +604,9 @@ export function listingStatements(
         where p.version_id is null
         order by p.pos`,
       [runId],
+      'versions',
     ],
-    [NEW_VERSION_IDS, [runId], 'new-version-ids'],
+    [NEW_VERSION_IDS, [runId]],
     // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
     [
       `update listing_positions set valid_to_run = ?
@@ -677,8 +621,9 @@ export function listingStatements(
         where c.pos is null or c.version_id <> p.version_id
         order by p.pos`,
       [runId],
+      'listing_positions',
     ],
-    [from.changes, [runId]],
+    [from.changes, [runId], 'changes'],
   ];
 }
 
