@@ -52,10 +52,8 @@ const OPTIONS_BODY_ID = {
 } as const;
 
 async function upsertOptionsBody(tx: SqlPort, body: string): Promise<number> {
-  const [existing] =
-    tx.dialect === 'postgres'
-      ? await tx.values<number>(OPTIONS_BODY_ID.postgres, [body, body])
-      : await tx.values<number>(OPTIONS_BODY_ID.sqlite, [body]);
+  const params = tx.dialect === 'postgres' ? [body, body] : [body];
+  const [existing] = await tx.values<number>(OPTIONS_BODY_ID[tx.dialect], params);
   if (existing !== undefined) return existing;
   const [id] = await tx.values<number>('insert into options_bodies (body) values (?) returning id', [body]);
   if (id === undefined) throw new Error('insert into options_bodies returned no id');
