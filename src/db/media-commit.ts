@@ -10,14 +10,9 @@ import type { SqlPort } from './sql-port.js';
  */
 export async function writeMediaRows(tx: SqlPort, runId: number, media: MediaCommit): Promise<void> {
   await writeBlobs(tx, runId, media);
-  const open = new Map(
-    (
-      await tx.rows<[string, number, string]>(
-        'select url, id, sha256 from media_versions where valid_to_run is null order by id',
-      )
-    ).map(([url, id, sha256]) => [url, { id, sha256 }]),
-  );
-  const writes = mediaVersionWrites(open, media);
+  const sql = 'select url, id, sha256 from media_versions where valid_to_run is null order by id';
+  const open = await tx.rows<[string, number, string]>(sql);
+  const writes = mediaVersionWrites(new Map(open.map(([url, id, sha256]) => [url, { id, sha256 }])), media);
   if (writes.close.length > 0) {
     const ids = tx.oneOf('id', 'bigint', writes.close);
     await tx.run(`update media_versions set valid_to_run = ? where ${ids.sql}`, [runId, ids.param]);
@@ -99,19 +94,11 @@ async function writeMediaChanges(
   refsOf: MediaCommit['refsOf'],
 ): Promise<void> {
   if (changed.length === 0) return;
-  const entries = await entriesNaming(
-    tx,
-    changed.map((c) => c.url),
-  );
+  const urls = changed.map((c) => c.url);
+  const rows = mediaChangeRows(await entriesNaming(tx, urls), changed, refsOf);
   await tx.insert(
     'changes',
     columns('run_id bigint, uuid text, slot int, kind text, field text, old_value text, new_value text'),
-    mediaChangeRows(entries, changed, refsOf).map(([uuid, slot, ...rest]) => [
-      runId,
-      uuid,
-      slot,
-      'media_changed',
-      ...rest,
-    ]),
+    rows.map(([uuid, slot, ...values]) => [runId, uuid, slot, 'media_changed', ...values]),
   );
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { OutboxChannel } from './enums.js';
 import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
 import { CHANGE_ROWS_SQL, changeRowsOf, changesFinishedWithinSql } from './change-columns.js';
-import { changeSubjects } from './change-reads.js';
+import { subjectsOf, versionBodies } from './change-reads.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './postgres/advisory-keys.js';
 import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
 import type { DigestPlan, OutboxMessage } from './run-commit.js';
@@ -102,11 +102,8 @@ export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<
 }
 
 async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
-  const keys = tx.oneOf(
-    'webhook_id',
-    'text',
-    plan.targetIds.map((id) => digestKey(id, plan.to)),
-  );
+  const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
+  const keys = tx.oneOf('webhook_id', 'text', wanted);
   const have = new Set(
     await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
   );
@@ -116,17 +113,11 @@ async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   const changes = changeRowsOf(
     await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
   );
-  const subjects = await changeSubjects(tx, changes);
+  const bodies = await versionBodies(tx, changes);
   const message = plan.message({
     changes: () => changes,
     firstListingRun: await firstListingRun(tx),
-    subjectsOf: (asked) =>
-      new Map(
-        asked.flatMap((row) => {
-          const subject = subjects.get(row.id);
-          return subject === undefined ? [] : [[row.id, subject] as const];
-        }),
-      ),
+    subjectsOf: (rows) => subjectsOf(rows, bodies),
   });
   if (message === null) return 0;
   let runId: number | null = null;

@@ -59,21 +59,21 @@ export function listingHorizon(horizon: PruneHorizon): string | null {
  * pruned"); null when nothing was pruned.
  */
 export function prunedWords(horizon: PruneHorizon): string | null {
-  const parts = [
-    ...(horizon.historyBefore === null ? [] : [`history before ${horizon.historyBefore} was pruned`]),
-    ...(horizon.removedBefore === null ? [] : [`coworkers removed by ${horizon.removedBefore} were pruned`]),
-  ];
-  if (parts.length === 0) return null;
-  const text = parts.join(' and ');
-  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+  const text = prunedClause(horizon);
+  return text === '' ? null : `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
+function prunedClause({ historyBefore, removedBefore }: PruneHorizon): string {
+  return [
+    ...(historyBefore === null ? [] : [`history before ${historyBefore} was pruned`]),
+    ...(removedBefore === null ? [] : [`coworkers removed by ${removedBefore} were pruned`]),
+  ].join(' and ');
 }
 
 /** Why the listing as of `at` (before the horizon) is refused, and what to ask for instead. */
 export function prunedListingDetail(at: string, horizon: PruneHorizon): string {
-  const words = (prunedWords(horizon) ?? '').replace(/\.$/, '');
-  const why = `${words.charAt(0).toLowerCase()}${words.slice(1)}`;
   return (
-    `The listing as of ${at} is no longer kept: ${why} (coworker-mirror prune). ` +
+    `The listing as of ${at} is no longer kept: ${prunedClause(horizon)} (coworker-mirror prune). ` +
     `Ask for as_of ${listingHorizon(horizon) ?? at} or later.`
   );
 }
@@ -112,10 +112,7 @@ export interface PruneOutcome {
 }
 
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
-export interface PruneWork {
-  counts: PruneCounts;
-  droppedFiles: string[];
-  pendingMessages: number;
+export interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
   /** Whether anything was deleted (a prune that deleted nothing records nothing). */
   deleted: boolean;
   /**
@@ -441,9 +438,9 @@ export async function prune(
 }
 
 /** The horizons the recorded prunes leave: the latest of each kind. */
-const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
-
 export async function readHorizon(conn: Pick<SqlPort, 'rows'>): Promise<PruneHorizon> {
-  const [row] = await conn.rows<[string | null, string | null]>(PRUNE_HORIZON_SQL);
+  const [row] = await conn.rows<[string | null, string | null]>(
+    'select max(removed_before), max(history_before) from prunes',
+  );
   return { removedBefore: row?.[0] ?? null, historyBefore: row?.[1] ?? null };
 }

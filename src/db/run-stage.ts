@@ -221,13 +221,8 @@ class SqlRunStage implements RunStage {
     return count(this.#conn, 'select count(*) from stage_entries');
   }
 
-  holdCurrent(hashOf: (body: string) => string): Promise<number> {
-    return holdCurrent(this.#conn, hashOf);
-  }
-
-  chunk(after: string, rows: number): Promise<StageChunk> {
-    return readChunk(this.#conn, after, rows);
-  }
+  holdCurrent = (hashOf: (body: string) => string): Promise<number> => holdCurrent(this.#conn, hashOf);
+  chunk = (after: string, rows: number): Promise<StageChunk> => readChunk(this.#conn, after, rows);
 
   async entryTexts(positions: readonly number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
@@ -260,10 +255,7 @@ class SqlRunStage implements RunStage {
   async #placesInOrder(): Promise<void> {
     if (!this.#unordered) return;
     await this.#conn.transaction(async () => {
-      await this.#conn.run(
-        `insert into stage_places (pos, version_id, uuid, slot)
-         select pos, version_id, uuid, slot from stage_placed order by pos`,
-      );
+      await this.#conn.run('insert into stage_places select * from stage_placed order by pos');
       await this.#conn.run('delete from stage_placed');
     }, false);
     this.#unordered = false;
@@ -398,17 +390,10 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
  * ends at the smaller of the two sides' bounds, so it holds about `rows` rows of each, and whole
  * groups (a uuid listed 20,000 times comes in one chunk, the walk stays linear).
  */
-async function boundOf(
-  conn: StageConnection,
-  table: string,
-  after: string,
-  rows: number,
-): Promise<string | null> {
-  const [row] = await conn.rows<[string]>(
-    `select uuid from ${table} where uuid > ? order by uuid limit 1 offset ${Math.trunc(rows)}`,
-    [after],
-  );
-  return row?.[0] ?? null;
+async function boundOf(conn: SqlPort, table: string, after: string, rows: number): Promise<string | null> {
+  const sql = `select uuid from ${table} where uuid > ? order by uuid limit 1 offset ${Math.trunc(rows)}`;
+  const [uuid = null] = await conn.values<string>(sql, [after]);
+  return uuid;
 }
 
 async function readChunk(conn: StageConnection, after: string, rows: number): Promise<StageChunk> {
@@ -442,15 +427,11 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
 }
 
 /**
- * What `diffGroup` decides for a uuid never stored, for every uuid at once: no stored appearance to
- * pair or return, so each appearance is added in the next slot (listing order), its change keyed
- * (LISTED, position, 0) and referring to its own entry, and the coworker is new at its first
- * position. Only the placements are written, in listing order, as `#placesInOrder` would leave
- * stage_places: the changes and the new coworkers follow from them and from the entries, and the
- * commit reads them there (FIRST_LISTING) rather than from a copy in stage_events and
- * stage_coworkers. On a large first sync the groups' walk, its records and their reordering cost
- * several times this (docs/benchmarks.md). test/sync/first-listing.test.ts holds
- * both ways to the same rows.
+ * What `diffGroup` decides for a uuid never stored, for every uuid at once. Only the placements are
+ * written, in listing order, as `#placesInOrder` would leave stage_places: the commit derives the
+ * changes and new coworkers from them (FIRST_LISTING). On a large first sync the groups' walk, its
+ * records and their reordering cost several times this (docs/benchmarks.md);
+ * test/sync/first-listing.test.ts holds both ways to the same rows.
  */
 async function recordFirstListing(conn: StageConnection): Promise<number> {
   // A uuid listed once takes slot 0; only the repeated ones' appearances are numbered (a window
@@ -475,11 +456,8 @@ async function recordFirstListing(conn: StageConnection): Promise<number> {
 
 async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {
   await conn.insert('stage_placed', COLUMNS.stage_placed, outcome.places);
-  await conn.insert(
-    'stage_closed',
-    COLUMNS.stage_closed,
-    outcome.closed.map((id) => [id]),
-  );
+  const closed = outcome.closed.map((id) => [id]);
+  await conn.insert('stage_closed', COLUMNS.stage_closed, closed);
   const { events } = outcome;
   await conn.insert(
     'stage_events',
@@ -627,12 +605,14 @@ function listingStatements(
   ];
 }
 
+const NEW_COWORKERS = 'insert into coworkers (uuid, first_seen_run) select uuid, cast(? as bigint) from';
+const NEW_CHANGES = `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+     select cast(? as bigint),`;
+
 /** The new coworkers and the run's changes, as the groups' diff records them (`record`). */
 const BY_GROUPS = {
-  newCoworkers: `insert into coworkers (uuid, first_seen_run)
-     select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
-  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
-     select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+  newCoworkers: `${NEW_COWORKERS} stage_coworkers where kind = 'new' order by uuid`,
+  changes: `${NEW_CHANGES} e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
             coalesce(e.ref_version, p.version_id)
        from stage_events e left join stage_places p on p.pos = e.ref_pos
       order by e.k1, e.k2, e.k3`,
@@ -645,10 +625,6 @@ const BY_GROUPS = {
  * stage_events first cost a copy of each in the stage and the commit (bench/stage-steps.ts).
  */
 const FIRST_LISTING = {
-  newCoworkers: `insert into coworkers (uuid, first_seen_run)
-     select uuid, cast(? as bigint) from stage_entries group by uuid order by uuid`,
-  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
-     select cast(? as bigint), p.uuid, p.slot, 'added', null, null, null, p.version_id
-       from stage_places p
-      order by p.pos`,
+  newCoworkers: `${NEW_COWORKERS} stage_entries group by uuid order by uuid`,
+  changes: `${NEW_CHANGES} p.uuid, p.slot, 'added', null, null, null, p.version_id from stage_places p order by p.pos`,
 };
