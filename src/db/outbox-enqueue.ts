@@ -125,12 +125,8 @@ async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   const now = new Date().toISOString();
   for (const targetId of missing) {
     const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
-    await insertMessages(
-      tx,
-      [[digestKey(targetId, plan.to), message.type, runId, now, message.body]],
-      [endpoint],
-      now,
-    );
+    const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
+    await insertMessages(tx, [row], [endpoint], now);
   }
   return missing.length;
 }

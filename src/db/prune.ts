@@ -208,13 +208,10 @@ async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWor
 /** Forgets every coworker removed by `cutoff`; the removal horizon, or null when none was. */
 async function forgetRemoved(pass: Pass, cutoff: string): Promise<string | null> {
   const { conn, counts } = pass;
-  const [horizon = null] = await conn.values<string | null>(`select max(r.finished_at) ${FORGOTTEN_RUNS}`, [
-    cutoff,
-  ]);
+  const latest = `select max(r.finished_at) ${FORGOTTEN_RUNS}`;
+  const [horizon = null] = await conn.values<string | null>(latest, [cutoff]);
   if (horizon === null) return null;
-  for (const person of (await forgottenPeople(pass, cutoff)).values()) {
-    pass.needles.push(...pass.request.mentions(person));
-  }
+  await readForgotten(pass, cutoff);
   const pruned = `(select v.id from versions v where v.uuid in (${FORGOTTEN}))`;
   counts.changes += await conn.run(`delete from changes where uuid in (${FORGOTTEN})`, [cutoff]);
   counts.positions += await conn.run(`delete from listing_positions where version_id in ${pruned}`, [cutoff]);
@@ -223,8 +220,11 @@ async function forgetRemoved(pass: Pass, cutoff: string): Promise<string | null>
   return horizon;
 }
 
-/** The coworkers to forget with their names, read from their versions, and the media URLs those name. */
-async function forgottenPeople(pass: Pass, cutoff: string): Promise<Map<string, ForgottenPerson>> {
+/**
+ * The texts that tell of the coworkers to forget (their names read from their versions) into
+ * `needles`, and the media URLs those versions name into `urls`.
+ */
+async function readForgotten(pass: Pass, cutoff: string): Promise<void> {
   const people = new Map<string, ForgottenPerson>();
   const versions = `select v.id, v.uuid, v.body from versions v where v.uuid in (${FORGOTTEN}) and v.id > ? order by v.id`;
   for await (const [, uuid, body] of walk<[number, string, string]>(pass.conn, versions, [cutoff], BATCH)) {
@@ -239,7 +239,7 @@ async function forgottenPeople(pass: Pass, cutoff: string): Promise<Map<string, 
   for (const uuid of await pass.conn.values<string>(FORGOTTEN, [cutoff])) {
     if (!people.has(uuid)) people.set(uuid, { uuid, names: [] });
   }
-  return people;
+  for (const person of people.values()) pass.needles.push(...pass.request.mentions(person));
 }
 
 /**

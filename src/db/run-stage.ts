@@ -124,9 +124,6 @@ export interface StageConnection extends SqlPort {
   transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
 }
 
-/** One statement of a commit, `?` placeholders, and the table it fills, if it inserts. */
-type StageStatement = [sql: string, params: readonly unknown[], fills?: string];
-
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
   conn: StageConnection;
@@ -280,19 +277,15 @@ class SqlRunStage implements RunStage {
     if (count === 0) return { copies: 0, pages: [] };
     // A copy's appearances, found by its uuid: a few seeks of the uuid index, not a scan by hash
     // (CROSS JOIN keeps SQLite's order; PostgreSQL plans it as an inner join).
-    const pages = await this.#conn.rows<[number]>(
+    const pages = await this.#conn.values<number>(
       `select distinct e.page from stage_copies c cross join stage_entries e
         where e.uuid = c.uuid and e.hash = c.hash and c.placed = 1 order by e.page`,
     );
-    return { copies: count, pages: pages.map(([page]) => page) };
+    return { copies: count, pages };
   }
 
-  async pageTexts(page: number): Promise<string[]> {
-    const found = await this.#conn.rows<[string]>(
-      'select body from stage_entries where page = ? order by idx',
-      [page],
-    );
-    return found.map(([body]) => body);
+  pageTexts(page: number): Promise<string[]> {
+    return this.#conn.values<string>('select body from stage_entries where page = ? order by idx', [page]);
   }
 
   async *texts(): AsyncIterable<string> {
@@ -305,11 +298,10 @@ class SqlRunStage implements RunStage {
     const conn = this.#conn;
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
-    const statements = listingStatements(commit.runId, lastSeen, this.#firstListing, (q) => conn.byIds(q));
     const entries = await this.entryCount();
     await this.#dialect.commit(commit, async () => {
       await assertStillRunning(conn, commit.runId);
-      await runListing(conn, statements, this.#dialect.deferIndexes?.());
+      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, this.#dialect.deferIndexes?.());
       await markSucceeded(conn, commit, entries);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
@@ -368,15 +360,10 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
         where lp.valid_to_run is null`,
     );
     // Rows written before body_hash existed are hashed here, a batch at a time.
-    for (;;) {
-      const missing = await conn.rows<[number, string]>(
-        `select c.pos, v.body from stage_current c join versions v on v.id = c.version_id
-          where c.hash is null order by c.pos limit ${READ_BATCH}`,
-      );
-      if (missing.length === 0) break;
-      for (const [position, body] of missing) {
-        await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
-      }
+    const missing = `select c.pos, v.body from stage_current c join versions v on v.id = c.version_id
+      where c.hash is null and c.pos > ? order by c.pos`;
+    for await (const [position, body] of walk<[number, string]>(conn, missing, [], READ_BATCH)) {
+      await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
     }
     await conn.run('create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)');
   }, false);
@@ -401,9 +388,8 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
     await boundOf(conn, 'stage_entries', after, rows),
     await boundOf(conn, 'stage_current', after, rows),
   ];
-  const found = bounds.filter((b): b is string => b !== null);
-  // Both sides end before their bound: this chunk takes the rest.
-  const last = found.length === 2 ? (found[0]! < found[1]! ? found[0]! : found[1]!) : (found[0] ?? null);
+  // The smaller bound; none when both sides end before theirs: this chunk takes the rest.
+  const [last = null] = bounds.filter((b): b is string => b !== null).sort();
   const upper = last === null ? '' : ' and uuid <= ?';
   const params = last === null ? [after] : [after, last];
   const news = await conn.rows<[number, string, string]>(
@@ -494,20 +480,6 @@ const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from 
     where v.uuid = stage_places.uuid and v.valid_from_run = ? and +v.slot = stage_places.slot)
   where version_id is null`;
 
-/** The listing's statements; with `built`, each table's deferred indexes built after its insert. */
-async function runListing(
-  conn: StageConnection,
-  statements: readonly StageStatement[],
-  built?: (table?: string) => void,
-): Promise<void> {
-  for (const [sql, params, fills] of statements) {
-    const byRank = sql === NEW_VERSION_IDS && conn.dialect === 'sqlite';
-    if (!byRank || !(await assignedByRank(conn, params[0]))) await conn.run(sql, params);
-    if (fills !== undefined) built?.(fills);
-  }
-  built?.();
-}
-
 /**
  * The new versions' ids into their placements by rank, on SQLite: the versions were inserted by
  * one INSERT … SELECT in listing order, under the write lock, into an AUTOINCREMENT table, so
@@ -516,7 +488,7 @@ async function runListing(
  * once per placement in random order (a large part of a big first sync). Both ends are checked
  * against the versions themselves; false, should they ever disagree (NEW_VERSION_IDS then does it).
  */
-async function assignedByRank(conn: StageConnection, runId: unknown): Promise<boolean> {
+async function assignedByRank(conn: StageConnection, runId: number): Promise<boolean> {
   const [[placed, low, high] = [0, null, null]] = await conn.rows<[number, number | null, number | null]>(
     'select count(*), min(pos), max(pos) from stage_places where version_id is null',
   );
@@ -555,54 +527,62 @@ async function assignedByRank(conn: StageConnection, runId: unknown): Promise<bo
  * holding its entry (migration body_once) and stores no text. `lastSeen` is the last run that
  * still saw the coworkers removed now.
  */
-function listingStatements(
+async function writeListing(
+  conn: StageConnection,
   runId: number,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
-  byIds: StageConnection['byIds'],
-): StageStatement[] {
+  built?: (table?: string) => void,
+): Promise<void> {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
-  return [
-    [from.newCoworkers, [runId], 'coworkers'],
-    [
-      `update coworkers set removed_run = null, returned_count = returned_count + 1,
-              last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
-      [runId],
-    ],
-    [
-      `update coworkers set removed_run = ?, last_seen_run = ?
-        where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
-      [runId, lastSeen?.id ?? null],
-    ],
-    [`update versions set valid_to_run = ? where ${byIds('select version_id from stage_closed')}`, [runId]],
-    [
-      `insert into versions (uuid, slot, body, body_hash, valid_from_run)
-       select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
-         from stage_places p join stage_entries e on e.pos = p.pos
-        where p.version_id is null
-        order by p.pos`,
-      [runId],
-      'versions',
-    ],
-    [NEW_VERSION_IDS, [runId]],
-    // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
-    [
-      `update listing_positions set valid_to_run = ?
-        where ${byIds(`select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
-                        where p.pos is null or p.version_id <> c.version_id`)}`,
-      [runId],
-    ],
-    [
-      `insert into listing_positions (position, version_id, valid_from_run)
-       select p.pos, p.version_id, cast(? as bigint)
-         from stage_places p left join stage_current c on c.pos = p.pos
-        where c.pos is null or c.version_id <> p.version_id
-        order by p.pos`,
-      [runId],
-      'listing_positions',
-    ],
-    [from.changes, [runId], 'changes'],
-  ];
+  // With `built`, a filled table's deferred indexes are built right after its insert.
+  const run = async (sql: string, params: readonly unknown[], fills?: string) => {
+    await conn.run(sql, params);
+    if (fills !== undefined) built?.(fills);
+  };
+  await run(from.newCoworkers, [runId], 'coworkers');
+  await run(
+    `update coworkers set removed_run = null, returned_count = returned_count + 1,
+            last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
+    [runId],
+  );
+  await run(
+    `update coworkers set removed_run = ?, last_seen_run = ?
+      where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
+    [runId, lastSeen?.id ?? null],
+  );
+  await run(
+    `update versions set valid_to_run = ? where ${conn.byIds('select version_id from stage_closed')}`,
+    [runId],
+  );
+  await run(
+    `insert into versions (uuid, slot, body, body_hash, valid_from_run)
+     select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
+       from stage_places p join stage_entries e on e.pos = p.pos
+      where p.version_id is null
+      order by p.pos`,
+    [runId],
+    'versions',
+  );
+  if (conn.dialect !== 'sqlite' || !(await assignedByRank(conn, runId))) await run(NEW_VERSION_IDS, [runId]);
+  // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
+  await run(
+    `update listing_positions set valid_to_run = ?
+      where ${conn.byIds(`select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
+                           where p.pos is null or p.version_id <> c.version_id`)}`,
+    [runId],
+  );
+  await run(
+    `insert into listing_positions (position, version_id, valid_from_run)
+     select p.pos, p.version_id, cast(? as bigint)
+       from stage_places p left join stage_current c on c.pos = p.pos
+      where c.pos is null or c.version_id <> p.version_id
+      order by p.pos`,
+    [runId],
+    'listing_positions',
+  );
+  await run(from.changes, [runId], 'changes');
+  built?.();
 }
 
 const NEW_COWORKERS = 'insert into coworkers (uuid, first_seen_run) select uuid, cast(? as bigint) from';
