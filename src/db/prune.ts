@@ -79,20 +79,33 @@ export function prunedListingDetail(at: string, horizon: PruneHorizon): string {
 }
 
 /** What one prune deleted, table by table. */
-export interface PruneCounts {
-  coworkers: number;
-  versions: number;
-  positions: number;
-  changes: number;
-  mediaVersions: number;
-  mediaUrls: number;
+export type PruneCounts = { [K in keyof typeof NONE]: number };
+
+const NONE = {
+  coworkers: 0,
+  versions: 0,
+  positions: 0,
+  changes: 0,
+  mediaVersions: 0,
+  mediaUrls: 0,
   /** Media files no kept row needed any more, marked dropped (their bytes deleted). */
-  files: number;
+  files: 0,
   /** Outbox messages (webhooks, notifications) that told of what was pruned, all delivered or given up. */
-  messages: number;
-  deliveries: number;
-  attempts: number;
-}
+  messages: 0,
+  deliveries: 0,
+  attempts: 0,
+};
+
+/** The counts a prune records, in the order of the prunes table's columns. */
+const RECORDED = [
+  'coworkers',
+  'versions',
+  'positions',
+  'changes',
+  'mediaVersions',
+  'files',
+  'messages',
+] as const;
 
 export interface PruneOutcome {
   counts: PruneCounts;
@@ -121,19 +134,6 @@ export interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' 
    */
   personal: boolean;
 }
-
-const NONE: PruneCounts = {
-  coworkers: 0,
-  versions: 0,
-  positions: 0,
-  changes: 0,
-  mediaVersions: 0,
-  mediaUrls: 0,
-  files: 0,
-  messages: 0,
-  deliveries: 0,
-  attempts: 0,
-};
 
 /** Rows read per statement when a prune walks a table. */
 const BATCH = 1000;
@@ -165,7 +165,7 @@ interface Pass {
  * history, drops media and messages only they needed, and records the horizons it moved.
  */
 async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
-  const counts = { ...NONE };
+  const counts: PruneCounts = { ...NONE };
   const pass: Pass = {
     conn,
     request,
@@ -187,18 +187,7 @@ async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWor
     await conn.run(
       `insert into prunes (at, removed_before, history_before, coworkers, versions, positions, changes,
          media_versions, files, messages) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        request.now,
-        removedBefore,
-        historyBefore,
-        counts.coworkers,
-        counts.versions,
-        counts.positions,
-        counts.changes,
-        counts.mediaVersions,
-        counts.files,
-        counts.messages,
-      ],
+      [request.now, removedBefore, historyBefore, ...RECORDED.map((name) => counts[name])],
     );
   }
   const personal = pass.personal || counts.coworkers > 0;
