@@ -2,8 +2,7 @@ import { mirrorMediaPath } from './media-queries.js';
 import type { MediaCommit } from './run-commit.js';
 import type { ChangeRow } from './schema.js';
 
-// The parts of a run's commit and of a delivery claim that are decisions over rows already read,
-// not SQL: one implementation that every dialect's store writes out with its own statements.
+// The parts of a run's commit and of a delivery claim that are decisions over rows already read, not SQL.
 
 export interface MediaChange {
   url: string;
