@@ -2,8 +2,7 @@ import { mirrorMediaPath } from './media-queries.js';
 import type { MediaCommit } from './run-commit.js';
 import type { ChangeRow } from './schema.js';
 
-// The parts of a run's commit and of a delivery claim that are decisions over rows already read,
-// not SQL: one implementation that every dialect's store writes out with its own statements.
+// The parts of a run's commit and of a delivery claim that are decisions over rows already read, not SQL.
 
 export interface MediaChange {
   url: string;
@@ -48,11 +47,8 @@ export function mediaVersionWrites(
 /** A `media_changed` change as written: [uuid, slot, field, oldValue, newValue]. */
 export type MediaChangeRow = [uuid: string, slot: number, field: string, oldValue: string, newValue: string];
 
-/** Whether an entry text may name one of these URLs (a cheap test before parsing it). */
-export function mayNameUrl(body: string, urls: Iterable<string>): boolean {
-  for (const url of urls) if (body.includes(JSON.stringify(url).slice(1, -1))) return true;
-  return false;
-}
+/** A URL as it stands inside an entry's JSON text (a cheap test before parsing the entry). */
+export const jsonSpelling = (url: string): string => JSON.stringify(url).slice(1, -1);
 
 /**
  * One `media_changed` change per appearance and field that names a URL whose bytes changed,
@@ -64,9 +60,10 @@ export function mediaChangeRows(
   refsOf: MediaCommit['refsOf'],
 ): MediaChangeRow[] {
   const byUrl = new Map(changed.map((c) => [c.url, c]));
+  const spellings = changed.map((c) => jsonSpelling(c.url));
   const out: MediaChangeRow[] = [];
   for (const [uuid, slot, body] of entries) {
-    if (!mayNameUrl(body, byUrl.keys())) continue;
+    if (!spellings.some((spelling) => body.includes(spelling))) continue;
     const seen = new Set<string>();
     for (const ref of refsOf(JSON.parse(body))) {
       const change = byUrl.get(ref.url);
@@ -83,19 +80,6 @@ export function mediaChangeRows(
     }
   }
   return out;
-}
-
-/**
- * Failed runs in a row, newest first over the statuses of failed and succeeded runs. Aborted runs
- * (a shutdown, a crash) neither extend nor break a streak: they say nothing about the upstream.
- */
-export function failedStreakOf(statuses: Iterable<string>): number {
-  let streak = 0;
-  for (const status of statuses) {
-    if (status !== 'failed') break;
-    streak++;
-  }
-  return streak;
 }
 
 /**

@@ -6,37 +6,29 @@ import type { RunStage } from './run-stage.js';
  * mid-diff fails with the code a lost database has everywhere else.
  */
 export function guardedStage(stage: RunStage, mapError: (error: unknown) => unknown): RunStage {
-  const guard =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> =>
-      call(...args).catch((error: unknown) => {
-        throw mapError(error);
-      });
-  return {
-    append: guard((entries) => stage.append(entries)),
-    reset: guard(() => stage.reset()),
-    entryCount: guard(() => stage.entryCount()),
-    holdCurrent: guard((hashOf) => stage.holdCurrent(hashOf)),
-    chunk: guard((after, rows) => stage.chunk(after, rows)),
-    entryTexts: guard((positions) => stage.entryTexts(positions)),
-    record: guard((outcome) => stage.record(outcome)),
-    recordFirstListing: guard(() => stage.recordFirstListing()),
-    repeatedUuids: guard((limit) => stage.repeatedUuids(limit)),
-    exactCopies: guard(() => stage.exactCopies()),
-    pageTexts: guard((page) => stage.pageTexts(page)),
-    texts: () => guardedTexts(stage.texts(), mapError),
-    commit: guard((commit) => stage.commit(commit)),
-    close: guard(() => stage.close()),
-  };
-}
-
-async function* guardedTexts(
-  texts: AsyncIterable<string>,
-  mapError: (error: unknown) => unknown,
-): AsyncIterable<string> {
-  try {
-    yield* texts;
-  } catch (error) {
+  const fail = (error: unknown): never => {
     throw mapError(error);
-  }
+  };
+  return {
+    append: (entries) => stage.append(entries).catch(fail),
+    reset: () => stage.reset().catch(fail),
+    entryCount: () => stage.entryCount().catch(fail),
+    holdCurrent: (hashOf) => stage.holdCurrent(hashOf).catch(fail),
+    chunk: (after, rows) => stage.chunk(after, rows).catch(fail),
+    entryTexts: (positions) => stage.entryTexts(positions).catch(fail),
+    record: (outcome) => stage.record(outcome).catch(fail),
+    recordFirstListing: () => stage.recordFirstListing().catch(fail),
+    repeatedUuids: (limit) => stage.repeatedUuids(limit).catch(fail),
+    exactCopies: () => stage.exactCopies().catch(fail),
+    pageTexts: (page) => stage.pageTexts(page).catch(fail),
+    async *texts() {
+      try {
+        yield* stage.texts();
+      } catch (error) {
+        fail(error);
+      }
+    },
+    commit: (commit) => stage.commit(commit).catch(fail),
+    close: () => stage.close().catch(fail),
+  };
 }

@@ -1,4 +1,5 @@
-import { mediaChangeRows, mediaVersionWrites, type MediaChange } from './commit-plans.js';
+import { jsonSpelling, mediaChangeRows, mediaVersionWrites, type MediaChange } from './commit-plans.js';
+import { columns } from './port-shapes.js';
 import type { MediaCommit } from './run-commit.js';
 import type { SqlPort } from './sql-port.js';
 
@@ -9,27 +10,15 @@ import type { SqlPort } from './sql-port.js';
  */
 export async function writeMediaRows(tx: SqlPort, runId: number, media: MediaCommit): Promise<void> {
   await writeBlobs(tx, runId, media);
-  const open = new Map(
-    (
-      await tx.rows<[string, number, string]>(
-        'select url, id, sha256 from media_versions where valid_to_run is null order by id',
-      )
-    ).map(([url, id, sha256]) => [url, { id, sha256 }]),
-  );
-  const writes = mediaVersionWrites(open, media);
+  const sql = 'select url, id, sha256 from media_versions where valid_to_run is null order by id';
+  const open = await tx.rows<[string, number, string]>(sql);
+  const writes = mediaVersionWrites(new Map(open.map(([url, id, sha256]) => [url, { id, sha256 }])), media);
   if (writes.close.length > 0) {
     const ids = tx.oneOf('id', 'bigint', writes.close);
     await tx.run(`update media_versions set valid_to_run = ? where ${ids.sql}`, [runId, ids.param]);
   }
-  await tx.insert(
-    'media_versions',
-    [
-      { name: 'url', type: 'text' },
-      { name: 'sha256', type: 'text' },
-      { name: 'valid_from_run', type: 'bigint' },
-    ],
-    writes.open.map(([url, sha256]) => [url, sha256, runId]),
-  );
+  const opened = writes.open.map(([url, sha256]) => [url, sha256, runId]);
+  await tx.insert('media_versions', columns('url text, sha256 text, valid_from_run bigint'), opened);
   await writeUrlStates(tx, runId, media);
   await writeMediaChanges(tx, runId, writes.changed, media.refsOf);
   await tx.run(
@@ -49,12 +38,7 @@ async function writeBlobs(tx: SqlPort, runId: number, { items }: MediaCommit): P
   // A file retention dropped and a later run fetched again is live once more.
   await tx.insert(
     'media_blobs',
-    [
-      { name: 'sha256', type: 'text' },
-      { name: 'size', type: 'bigint' },
-      { name: 'content_type', type: 'text' },
-      { name: 'created_run', type: 'bigint' },
-    ],
+    columns('sha256 text, size bigint, content_type text, created_run bigint'),
     [...blobs.values()],
     'on conflict (sha256) do update set dropped_at = null where media_blobs.dropped_at is not null',
   );
@@ -63,38 +47,28 @@ async function writeBlobs(tx: SqlPort, runId: number, { items }: MediaCommit): P
 async function writeUrlStates(tx: SqlPort, runId: number, { items }: MediaCommit): Promise<void> {
   // The last attempt of a URL counts (one row per URL: ON CONFLICT may not touch one row twice).
   const last = new Map(items.map((item) => [item.url, item.result]));
-  const ok: unknown[][] = [];
-  const failed: unknown[][] = [];
-  for (const [url, result] of last) {
-    if (result.kind === 'failed') failed.push([url, runId, result.code, result.message]);
-    else ok.push([url, result.etag, result.lastModified, runId]);
-  }
-  await tx.insert(
-    'media_urls',
-    [
-      { name: 'url', type: 'text' },
-      { name: 'etag', type: 'text' },
-      { name: 'last_modified', type: 'text' },
-      { name: 'checked_run', type: 'bigint' },
-    ],
-    ok,
-    `on conflict (url) do update set etag = excluded.etag, last_modified = excluded.last_modified,
-       checked_run = excluded.checked_run, failure_code = null, failure_message = null`,
+  const rows = [...last].map(([url, result]) =>
+    result.kind === 'failed'
+      ? [url, null, null, runId, result.code, result.message]
+      : [url, result.etag, result.lastModified, runId, null, null],
   );
-  // The validators of the last good bytes are kept: they still describe what is served.
+  // A failure keeps the validators of the last good bytes: they still describe what is served.
   await tx.insert(
     'media_urls',
-    [
-      { name: 'url', type: 'text' },
-      { name: 'checked_run', type: 'bigint' },
-      { name: 'failure_code', type: 'text' },
-      { name: 'failure_message', type: 'text' },
-    ],
-    failed,
-    `on conflict (url) do update set checked_run = excluded.checked_run,
-       failure_code = excluded.failure_code, failure_message = excluded.failure_message`,
+    URL_COLUMNS,
+    rows,
+    `on conflict (url) do update set
+       etag = case when excluded.failure_code is null then excluded.etag else media_urls.etag end,
+       last_modified = case when excluded.failure_code is null then excluded.last_modified
+                            else media_urls.last_modified end,
+       checked_run = excluded.checked_run, failure_code = excluded.failure_code,
+       failure_message = excluded.failure_message`,
   );
 }
+
+const URL_COLUMNS = columns(
+  'url text, etag text, last_modified text, checked_run bigint, failure_code text, failure_message text',
+);
 
 /** LIKE's wildcards and escape taken literally. */
 const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -108,7 +82,7 @@ async function entriesNaming(tx: SqlPort, urls: readonly string[]): Promise<[str
   const sql = `select v.uuid, v.slot, v.body from listing_positions lp join versions v on v.id = lp.version_id
       where lp.valid_to_run is null`;
   if (tx.dialect === 'sqlite') return tx.rows(`${sql} order by lp.position`);
-  const patterns = urls.map((url) => `%${likeLiteral(JSON.stringify(url).slice(1, -1))}%`);
+  const patterns = urls.map((url) => `%${likeLiteral(jsonSpelling(url))}%`);
   return tx.rows(`${sql} and v.body like any(?::text[]) order by lp.position`, [patterns]);
 }
 
@@ -120,29 +94,11 @@ async function writeMediaChanges(
   refsOf: MediaCommit['refsOf'],
 ): Promise<void> {
   if (changed.length === 0) return;
-  const entries = await entriesNaming(
-    tx,
-    changed.map((c) => c.url),
-  );
+  const urls = changed.map((c) => c.url);
+  const rows = mediaChangeRows(await entriesNaming(tx, urls), changed, refsOf);
   await tx.insert(
     'changes',
-    [
-      { name: 'run_id', type: 'bigint' },
-      { name: 'uuid', type: 'text' },
-      { name: 'slot', type: 'int' },
-      { name: 'kind', type: 'text' },
-      { name: 'field', type: 'text' },
-      { name: 'old_value', type: 'text' },
-      { name: 'new_value', type: 'text' },
-    ],
-    mediaChangeRows(entries, changed, refsOf).map(([uuid, slot, field, oldValue, newValue]) => [
-      runId,
-      uuid,
-      slot,
-      'media_changed',
-      field,
-      oldValue,
-      newValue,
-    ]),
+    columns('run_id bigint, uuid text, slot int, kind text, field text, old_value text, new_value text'),
+    rows.map(([uuid, slot, ...values]) => [runId, uuid, slot, 'media_changed', ...values]),
   );
 }

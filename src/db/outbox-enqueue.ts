@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { OutboxChannel } from './enums.js';
 import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
 import { CHANGE_ROWS_SQL, changeRowsOf, changesFinishedWithinSql } from './change-columns.js';
-import { changeSubjects } from './change-reads.js';
+import { subjectsOf, versionBodies } from './change-reads.js';
 import { ADVISORY_NAMESPACE, DIGEST_LOCK } from './postgres/advisory-keys.js';
 import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
 import type { DigestPlan, OutboxMessage } from './run-commit.js';
-import type { InsertColumn, SqlPort, TransactionPort } from './sql-port.js';
+import { columns } from './port-shapes.js';
+import type { SqlPort, TransactionPort } from './sql-port.js';
 
 // The outbox's rows as a run or a digest writes them, once for both dialects over the port, inside
 // the writer's transaction: a message, its deliveries and their endpoints exist together or not.
 
 /** A fresh `webhook-id`: random, so two mirrors of one upstream never collide at a receiver. */
-export function newWebhookId(): string {
+function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
@@ -29,12 +30,7 @@ export async function firstListingRun(tx: SqlPort): Promise<number | null> {
  * run's commit racing to create one target's row on PostgreSQL: the loser's insert waits for the
  * winner's commit, does nothing, and reads the winner's row.
  */
-export async function endpointId(
-  tx: SqlPort,
-  url: string,
-  channel: OutboxChannel,
-  now: string,
-): Promise<number> {
+async function endpointId(tx: SqlPort, url: string, channel: OutboxChannel, now: string): Promise<number> {
   await tx.run(
     'insert into webhook_endpoints (url, channel, created_at) values (?, ?, ?) on conflict (url) do nothing',
     [url, channel, now],
@@ -44,41 +40,26 @@ export async function endpointId(
   return id as number;
 }
 
-const MESSAGE_COLUMNS: readonly InsertColumn[] = [
-  { name: 'webhook_id', type: 'text' },
-  { name: 'type', type: 'text' },
-  { name: 'run_id', type: 'bigint' },
-  { name: 'created_at', type: 'text' },
-  { name: 'body', type: 'text' },
-];
+const MESSAGE_COLUMNS = columns('webhook_id text, type text, run_id bigint, created_at text, body text');
+const DELIVERY_COLUMNS = columns(
+  'message_id bigint, endpoint_id bigint, status text, next_attempt_at text, created_at text',
+);
 
-/** Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]); their ids, in order. */
-export function newMessageIds(tx: SqlPort, messageRows: readonly (readonly unknown[])[]): Promise<number[]> {
-  return tx.insertWithIds('webhook_messages', MESSAGE_COLUMNS, messageRows);
-}
-
-const DELIVERY_COLUMNS: readonly InsertColumn[] = [
-  { name: 'message_id', type: 'bigint' },
-  { name: 'endpoint_id', type: 'bigint' },
-  { name: 'status', type: 'text' },
-  { name: 'next_attempt_at', type: 'text' },
-  { name: 'created_at', type: 'text' },
-];
-
-/** One pending delivery of each message to each endpoint, due at `now`, message by message. */
-export async function insertDeliveries(
+/**
+ * Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]) and one pending
+ * delivery of each to each endpoint, due at `now`, message by message.
+ */
+async function insertMessages(
   tx: SqlPort,
-  messageIds: readonly number[],
+  messageRows: readonly (readonly unknown[])[],
   endpointIds: readonly number[],
   now: string,
 ): Promise<void> {
-  await tx.insert(
-    'webhook_deliveries',
-    DELIVERY_COLUMNS,
-    messageIds.flatMap((messageId) =>
-      endpointIds.map((endpoint) => [messageId, endpoint, 'pending', now, now]),
-    ),
+  const messageIds = await tx.insertWithIds('webhook_messages', MESSAGE_COLUMNS, messageRows);
+  const deliveries = messageIds.flatMap((id) =>
+    endpointIds.map((endpoint) => [id, endpoint, 'pending', now, now]),
   );
+  await tx.insert('webhook_deliveries', DELIVERY_COLUMNS, deliveries);
 }
 
 /**
@@ -96,11 +77,8 @@ export async function enqueue(
   const now = new Date().toISOString();
   const endpointIds: number[] = [];
   for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
-  const messageIds = await newMessageIds(
-    tx,
-    messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]),
-  );
-  await insertDeliveries(tx, messageIds, endpointIds, now);
+  const rows = messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]);
+  await insertMessages(tx, rows, endpointIds, now);
 }
 
 /** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
@@ -124,11 +102,8 @@ export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<
 }
 
 async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
-  const keys = tx.oneOf(
-    'webhook_id',
-    'text',
-    plan.targetIds.map((id) => digestKey(id, plan.to)),
-  );
+  const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
+  const keys = tx.oneOf('webhook_id', 'text', wanted);
   const have = new Set(
     await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
   );
@@ -138,17 +113,11 @@ async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   const changes = changeRowsOf(
     await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
   );
-  const subjects = await changeSubjects(tx, changes);
+  const bodies = await versionBodies(tx, changes);
   const message = plan.message({
     changes: () => changes,
     firstListingRun: await firstListingRun(tx),
-    subjectsOf: (asked) =>
-      new Map(
-        asked.flatMap((row) => {
-          const subject = subjects.get(row.id);
-          return subject === undefined ? [] : [[row.id, subject] as const];
-        }),
-      ),
+    subjectsOf: (rows) => subjectsOf(rows, bodies),
   });
   if (message === null) return 0;
   let runId: number | null = null;
@@ -156,10 +125,8 @@ async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   const now = new Date().toISOString();
   for (const targetId of missing) {
     const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
-    const messageIds = await newMessageIds(tx, [
-      [digestKey(targetId, plan.to), message.type, runId, now, message.body],
-    ]);
-    await insertDeliveries(tx, messageIds, [endpoint], now);
+    const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
+    await insertMessages(tx, [row], [endpoint], now);
   }
   return missing.length;
 }

@@ -1,4 +1,5 @@
 import { entryField } from './entry-fields.js';
+import { walk } from './port-shapes.js';
 import type { SqlPort } from './sql-port.js';
 
 // Forgetting: every row of coworkers removed long enough ago (`removedBefore`), and everyone's
@@ -58,40 +59,53 @@ export function listingHorizon(horizon: PruneHorizon): string | null {
  * pruned"); null when nothing was pruned.
  */
 export function prunedWords(horizon: PruneHorizon): string | null {
-  const parts = [
-    ...(horizon.historyBefore === null ? [] : [`history before ${horizon.historyBefore} was pruned`]),
-    ...(horizon.removedBefore === null ? [] : [`coworkers removed by ${horizon.removedBefore} were pruned`]),
-  ];
-  if (parts.length === 0) return null;
-  const text = parts.join(' and ');
-  return `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+  const text = prunedClause(horizon);
+  return text === '' ? null : `${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
+function prunedClause({ historyBefore, removedBefore }: PruneHorizon): string {
+  return [
+    ...(historyBefore === null ? [] : [`history before ${historyBefore} was pruned`]),
+    ...(removedBefore === null ? [] : [`coworkers removed by ${removedBefore} were pruned`]),
+  ].join(' and ');
 }
 
 /** Why the listing as of `at` (before the horizon) is refused, and what to ask for instead. */
 export function prunedListingDetail(at: string, horizon: PruneHorizon): string {
-  const words = (prunedWords(horizon) ?? '').replace(/\.$/, '');
-  const why = `${words.charAt(0).toLowerCase()}${words.slice(1)}`;
   return (
-    `The listing as of ${at} is no longer kept: ${why} (coworker-mirror prune). ` +
+    `The listing as of ${at} is no longer kept: ${prunedClause(horizon)} (coworker-mirror prune). ` +
     `Ask for as_of ${listingHorizon(horizon) ?? at} or later.`
   );
 }
 
 /** What one prune deleted, table by table. */
-export interface PruneCounts {
-  coworkers: number;
-  versions: number;
-  positions: number;
-  changes: number;
-  mediaVersions: number;
-  mediaUrls: number;
+export type PruneCounts = { [K in keyof typeof NONE]: number };
+
+const NONE = {
+  coworkers: 0,
+  versions: 0,
+  positions: 0,
+  changes: 0,
+  mediaVersions: 0,
+  mediaUrls: 0,
   /** Media files no kept row needed any more, marked dropped (their bytes deleted). */
-  files: number;
+  files: 0,
   /** Outbox messages (webhooks, notifications) that told of what was pruned, all delivered or given up. */
-  messages: number;
-  deliveries: number;
-  attempts: number;
-}
+  messages: 0,
+  deliveries: 0,
+  attempts: 0,
+};
+
+/** The counts a prune records, in the order of the prunes table's columns. */
+const RECORDED = [
+  'coworkers',
+  'versions',
+  'positions',
+  'changes',
+  'mediaVersions',
+  'files',
+  'messages',
+] as const;
 
 export interface PruneOutcome {
   counts: PruneCounts;
@@ -111,10 +125,7 @@ export interface PruneOutcome {
 }
 
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
-export interface PruneWork {
-  counts: PruneCounts;
-  droppedFiles: string[];
-  pendingMessages: number;
+export interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
   /** Whether anything was deleted (a prune that deleted nothing records nothing). */
   deleted: boolean;
   /**
@@ -124,67 +135,19 @@ export interface PruneWork {
   personal: boolean;
 }
 
-const NONE: PruneCounts = {
-  coworkers: 0,
-  versions: 0,
-  positions: 0,
-  changes: 0,
-  mediaVersions: 0,
-  mediaUrls: 0,
-  files: 0,
-  messages: 0,
-  deliveries: 0,
-  attempts: 0,
-};
-
 /** Rows read per statement when a prune walks a table. */
 const BATCH = 1000;
 
 /** The coworkers to forget: removed, by a run that finished at or before `?`. */
-const FORGOTTEN = `select c.uuid from coworkers c join runs r on r.id = c.removed_run
+const FORGOTTEN_RUNS = `from coworkers c join runs r on r.id = c.removed_run
    where c.removed_run is not null and r.finished_at <= ?`;
+const FORGOTTEN = `select c.uuid ${FORGOTTEN_RUNS}`;
 
-/**
- * The prune itself, inside the dialect's transaction: forgets the coworkers, prunes the old
- * history, drops media and messages only they needed, and records the horizons it moved.
- */
-export async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
-  const counts = { ...NONE };
-  const facts: Facts = { urls: new Set(), shas: new Set(), needles: [], olderRun: null, personal: false };
-  const removedBefore =
-    request.removedBefore === null
-      ? null
-      : await forgetRemoved(conn, request, request.removedBefore, counts, facts);
-  const historyBefore =
-    request.olderThan === null ? null : await pruneOlder(conn, request.olderThan, counts, facts);
-  await dropMediaUrls(conn, request.mediaUrlsOf, counts, facts);
-  const droppedFiles = await dropUnusedFiles(conn, request.now, counts, facts);
-  const pendingMessages = await forgetMessages(conn, request.now, counts, facts);
-  const deleted = Object.values(counts).some((n) => n > 0);
-  if (deleted && (removedBefore !== null || historyBefore !== null)) {
-    await conn.run(
-      `insert into prunes (at, removed_before, history_before, coworkers, versions, positions, changes,
-         media_versions, files, messages) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        request.now,
-        removedBefore,
-        historyBefore,
-        counts.coworkers,
-        counts.versions,
-        counts.positions,
-        counts.changes,
-        counts.mediaVersions,
-        counts.files,
-        counts.messages,
-      ],
-    );
-  }
-  const personal = facts.personal || counts.coworkers > 0;
-  return { counts, droppedFiles, pendingMessages, deleted, personal };
-}
-
-/** What the steps of one prune hand each other. */
-interface Facts {
+/** One prune's connection and request, and what its steps count and hand each other. */
+interface Pass {
+  conn: SqlPort;
+  request: PruneRequest;
+  counts: PruneCounts;
   /** Media URLs a forgotten coworker's versions named. */
   urls: Set<string>;
   /** Files whose media versions were deleted: dropped unless another version still names them. */
@@ -197,23 +160,47 @@ interface Facts {
   personal: boolean;
 }
 
-/** Forgets every coworker removed by `request.removedBefore`; the removal horizon, or null when none was. */
-async function forgetRemoved(
-  conn: SqlPort,
-  request: PruneRequest,
-  cutoff: string,
-  counts: PruneCounts,
-  facts: Facts,
-): Promise<string | null> {
-  const [latest] = await conn.rows<[string | null]>(
-    `select max(r.finished_at) from coworkers c join runs r on r.id = c.removed_run
-      where c.removed_run is not null and r.finished_at <= ?`,
-    [cutoff],
-  );
-  const horizon = latest?.[0] ?? null;
+/**
+ * The prune itself, inside the dialect's transaction: forgets the coworkers, prunes the old
+ * history, drops media and messages only they needed, and records the horizons it moved.
+ */
+async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
+  const counts: PruneCounts = { ...NONE };
+  const pass: Pass = {
+    conn,
+    request,
+    counts,
+    urls: new Set(),
+    shas: new Set(),
+    needles: [],
+    olderRun: null,
+    personal: false,
+  };
+  const removedBefore =
+    request.removedBefore === null ? null : await forgetRemoved(pass, request.removedBefore);
+  const historyBefore = request.olderThan === null ? null : await pruneOlder(pass, request.olderThan);
+  await dropMediaUrls(pass);
+  const droppedFiles = await dropUnusedFiles(pass);
+  const pendingMessages = await forgetMessages(pass);
+  const deleted = Object.values(counts).some((n) => n > 0);
+  if (deleted && (removedBefore !== null || historyBefore !== null)) {
+    await conn.run(
+      `insert into prunes (at, removed_before, history_before, coworkers, versions, positions, changes,
+         media_versions, files, messages) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [request.now, removedBefore, historyBefore, ...RECORDED.map((name) => counts[name])],
+    );
+  }
+  const personal = pass.personal || counts.coworkers > 0;
+  return { counts, droppedFiles, pendingMessages, deleted, personal };
+}
+
+/** Forgets every coworker removed by `cutoff`; the removal horizon, or null when none was. */
+async function forgetRemoved(pass: Pass, cutoff: string): Promise<string | null> {
+  const { conn, counts } = pass;
+  const latest = `select max(r.finished_at) ${FORGOTTEN_RUNS}`;
+  const [horizon = null] = await conn.values<string | null>(latest, [cutoff]);
   if (horizon === null) return null;
-  const people = await forgottenPeople(conn, cutoff, request.mediaUrlsOf, facts.urls);
-  for (const person of people.values()) facts.needles.push(...request.mentions(person));
+  await readForgotten(pass, cutoff);
   const pruned = `(select v.id from versions v where v.uuid in (${FORGOTTEN}))`;
   counts.changes += await conn.run(`delete from changes where uuid in (${FORGOTTEN})`, [cutoff]);
   counts.positions += await conn.run(`delete from listing_positions where version_id in ${pruned}`, [cutoff]);
@@ -222,37 +209,26 @@ async function forgetRemoved(
   return horizon;
 }
 
-/** The coworkers to forget with their names, read from their versions, and the media URLs those name. */
-async function forgottenPeople(
-  conn: SqlPort,
-  cutoff: string,
-  mediaUrlsOf: (body: string) => string[],
-  urls: Set<string>,
-): Promise<Map<string, ForgottenPerson>> {
+/**
+ * The texts that tell of the coworkers to forget (their names read from their versions) into
+ * `needles`, and the media URLs those versions name into `urls`.
+ */
+async function readForgotten(pass: Pass, cutoff: string): Promise<void> {
   const people = new Map<string, ForgottenPerson>();
-  let after = 0;
-  for (;;) {
-    const batch = await conn.rows<[number, string, string]>(
-      `select v.id, v.uuid, v.body from versions v where v.uuid in (${FORGOTTEN}) and v.id > ?
-        order by v.id limit ${BATCH}`,
-      [cutoff, after],
-    );
-    for (const [id, uuid, body] of batch) {
-      after = id;
-      const person = people.get(uuid) ?? { uuid, names: [] };
-      const name = entryField(body, 'name');
-      if (typeof name === 'string' && name.trim() !== '' && !person.names.includes(name))
-        person.names.push(name);
-      people.set(uuid, person);
-      for (const url of mediaUrlsOf(body)) urls.add(url);
-    }
-    if (batch.length < BATCH) break;
+  const versions = `select v.id, v.uuid, v.body from versions v where v.uuid in (${FORGOTTEN}) and v.id > ? order by v.id`;
+  for await (const [, uuid, body] of walk<[number, string, string]>(pass.conn, versions, [cutoff], BATCH)) {
+    const person = people.get(uuid) ?? { uuid, names: [] };
+    const name = entryField(body, 'name');
+    if (typeof name === 'string' && name.trim() !== '' && !person.names.includes(name))
+      person.names.push(name);
+    people.set(uuid, person);
+    for (const url of pass.request.mediaUrlsOf(body)) pass.urls.add(url);
   }
   // A coworker without any version left (none is written so, but a row is a row) is forgotten too.
-  for (const [uuid] of await conn.rows<[string]>(FORGOTTEN, [cutoff])) {
+  for (const uuid of await pass.conn.values<string>(FORGOTTEN, [cutoff])) {
     if (!people.has(uuid)) people.set(uuid, { uuid, names: [] });
   }
-  return people;
+  for (const person of people.values()) pass.needles.push(...pass.request.mentions(person));
 }
 
 /**
@@ -261,12 +237,8 @@ async function forgottenPeople(
  * of each appearance (a removed one's last entry included), and Rh's own changes. The history
  * horizon (Rh's finish), or null when there was nothing before it.
  */
-async function pruneOlder(
-  conn: SqlPort,
-  olderThan: string,
-  counts: PruneCounts,
-  facts: Facts,
-): Promise<string | null> {
+async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null> {
+  const { conn, counts } = pass;
   const [kept] = await conn.rows<[number, string]>(
     `select id, finished_at from runs where status = 'succeeded' and finished_at <= ?
       order by finished_at desc, id desc limit 1`,
@@ -274,7 +246,7 @@ async function pruneOlder(
   );
   if (kept === undefined) return null;
   const [rh, finishedAt] = kept;
-  facts.olderRun = rh;
+  pass.olderRun = rh;
   // A run's changes come from its diff against the run before: Rh's say how its listing came to be.
   const changes = await conn.run('delete from changes where run_id < ?', [rh]);
   // Succeeded runs commit one at a time, in id order: a span closed by Rh or earlier ends before Rh.
@@ -293,11 +265,9 @@ async function pruneOlder(
         and id not in (select version_id from changes where run_id = ? and version_id is not null)`,
     [rh, rh],
   );
-  await collectShas(conn, 'valid_to_run is not null and valid_to_run <= ?', [rh], facts);
-  const media = await conn.run(
-    'delete from media_versions where valid_to_run is not null and valid_to_run <= ?',
-    [rh],
-  );
+  const closed = 'from media_versions where valid_to_run is not null and valid_to_run <= ?';
+  await collectShas(pass, closed, [rh]);
+  const media = await conn.run(`delete ${closed}`, [rh]);
   counts.changes += changes;
   counts.positions += positions;
   counts.versions += versions;
@@ -305,55 +275,36 @@ async function pruneOlder(
   return changes + positions + versions + media > 0 ? finishedAt : null;
 }
 
-/** Adds the files of the media versions `where` selects to those to drop if nothing else names them. */
-async function collectShas(
-  conn: SqlPort,
-  where: string,
-  params: readonly unknown[],
-  facts: Facts,
-): Promise<void> {
-  const found = await conn.rows<[string]>(
-    `select distinct sha256 from media_versions where ${where}`,
-    params,
-  );
-  for (const [sha] of found) facts.shas.add(sha);
+/** Adds the files of the media versions `from` selects to those to drop if nothing else names them. */
+async function collectShas(pass: Pass, from: string, params: readonly unknown[]): Promise<void> {
+  for (const sha of await pass.conn.values<string>(`select distinct sha256 ${from}`, params))
+    pass.shas.add(sha);
 }
 
 /**
  * Deletes the media versions and validators of the URLs only forgotten coworkers named: a URL that
  * a kept version's entry still names keeps its rows (another coworker's picture, the same file).
  */
-async function dropMediaUrls(
-  conn: SqlPort,
-  mediaUrlsOf: (body: string) => string[],
-  counts: PruneCounts,
-  facts: Facts,
-): Promise<void> {
-  if (facts.urls.size === 0) return;
-  const named = conn.list('text', [...facts.urls]);
-  const held = await conn.rows<[string]>(
+async function dropMediaUrls(pass: Pass): Promise<void> {
+  const { conn, counts } = pass;
+  if (pass.urls.size === 0) return;
+  const named = conn.list('text', [...pass.urls]);
+  const held = await conn.values<string>(
     `select url from media_versions where url in ${named.sql}
       union select url from media_urls where url in ${named.sql}`,
     [named.param, named.param],
   );
-  const candidates = new Set(held.map(([url]) => url));
+  const candidates = new Set(held);
   if (candidates.size === 0) return;
   // Every kept entry, read once: a media URL is named by a field, never found by a text search.
-  let after = 0;
-  for (;;) {
-    const batch = await conn.rows<[number, string]>(
-      `select id, body from versions where id > ? order by id limit ${BATCH}`,
-      [after],
-    );
-    for (const [id, body] of batch) {
-      after = id;
-      for (const url of mediaUrlsOf(body)) candidates.delete(url);
-    }
-    if (batch.length < BATCH || candidates.size === 0) break;
+  const versions = 'select id, body from versions where id > ? order by id';
+  for await (const [, body] of walk<[number, string]>(conn, versions, [], BATCH)) {
+    if (candidates.size === 0) break;
+    for (const url of pass.request.mediaUrlsOf(body)) candidates.delete(url);
   }
   if (candidates.size === 0) return;
   const gone = conn.list('text', [...candidates]);
-  await collectShas(conn, `url in ${gone.sql}`, [gone.param], facts);
+  await collectShas(pass, `from media_versions where url in ${gone.sql}`, [gone.param]);
   counts.mediaVersions += await conn.run(`delete from media_versions where url in ${gone.sql}`, [gone.param]);
   counts.mediaUrls += await conn.run(`delete from media_urls where url in ${gone.sql}`, [gone.param]);
 }
@@ -362,25 +313,20 @@ async function dropMediaUrls(
  * Marks dropped the files whose media versions went and that no other version names, as
  * MEDIA_RETENTION drops files (the row stays, saying a file was there); their sha256s, sorted.
  */
-async function dropUnusedFiles(
-  conn: SqlPort,
-  now: string,
-  counts: PruneCounts,
-  facts: Facts,
-): Promise<string[]> {
-  if (facts.shas.size === 0) return [];
-  const shas = conn.list('text', [...facts.shas]);
-  const unused = await conn.rows<[string]>(
+async function dropUnusedFiles({ conn, request, counts, shas }: Pass): Promise<string[]> {
+  if (shas.size === 0) return [];
+  const named = conn.list('text', [...shas]);
+  const unused = await conn.values<string>(
     `select b.sha256 from media_blobs b
-      where b.dropped_at is null and b.sha256 in ${shas.sql}
+      where b.dropped_at is null and b.sha256 in ${named.sql}
         and not exists (select 1 from media_versions mv where mv.sha256 = b.sha256)`,
-    [shas.param],
+    [named.param],
   );
-  const dropped = unused.map(([sha]) => sha).sort();
+  const dropped = unused.sort();
   if (dropped.length === 0) return [];
   const list = conn.list('text', dropped);
   counts.files += await conn.run(`update media_blobs set dropped_at = ? where sha256 in ${list.sql}`, [
-    now,
+    request.now,
     list.param,
   ]);
   return dropped;
@@ -400,22 +346,17 @@ const WAITING = `case when exists (select 1 from webhook_deliveries d
  * forgotten coworker's uuid or name tells of them. One still owed to a receiver is marked, and the
  * first prune after its deliveries end forgets it. Answers how many such messages are still pending.
  */
-async function forgetMessages(
-  conn: SqlPort,
-  now: string,
-  counts: PruneCounts,
-  facts: Facts,
-): Promise<number> {
+async function forgetMessages(pass: Pass): Promise<number> {
+  const { conn, counts } = pass;
   const told = new Map<number, boolean>();
-  if (facts.olderRun !== null) {
+  if (pass.olderRun !== null) {
     const old = await conn.rows<[number, number]>(
       `select m.id, ${WAITING} from webhook_messages m where m.run_id < ?`,
-      [facts.olderRun],
+      [pass.olderRun],
     );
     for (const [id, waiting] of old) told.set(id, waiting === 1);
   }
-  const personal = new Map<number, boolean>();
-  if (facts.needles.length > 0) await messagesMentioning(conn, facts.needles, personal);
+  const personal = await messagesMentioning(pass);
   // What earlier prunes found still owed: its people are forgotten already, but not the message.
   const owed = await conn.rows<[number, number]>(
     `select m.id, ${WAITING} from webhook_messages m where m.pruned_at is not null and m.body <> ''`,
@@ -423,7 +364,7 @@ async function forgetMessages(
   for (const [id, waiting] of owed) personal.set(id, waiting === 1);
   for (const [id, waiting] of personal) {
     told.set(id, waiting);
-    if (!waiting) facts.personal = true;
+    if (!waiting) pass.personal = true;
   }
   const done = [...told].filter(([, waiting]) => !waiting).map(([id]) => id);
   const waiting = [...told].filter(([, w]) => w).map(([id]) => id);
@@ -431,7 +372,7 @@ async function forgetMessages(
     const marked = conn.list('bigint', waiting);
     await conn.run(
       `update webhook_messages set pruned_at = ? where id in ${marked.sql} and pruned_at is null`,
-      [now, marked.param],
+      [pass.request.now, marked.param],
     );
   }
   if (done.length === 0) return waiting.length;
@@ -456,24 +397,15 @@ async function forgetMessages(
   return waiting.length;
 }
 
-/** Adds the messages whose text holds any of `needles`, with whether a delivery of each is still pending. */
-async function messagesMentioning(
-  conn: SqlPort,
-  needles: readonly string[],
-  found: Map<number, boolean>,
-): Promise<void> {
-  let after = 0;
-  for (;;) {
-    const batch = await conn.rows<[number, string, number]>(
-      `select m.id, m.body, ${WAITING} from webhook_messages m where m.id > ? order by m.id limit ${BATCH}`,
-      [after],
-    );
-    for (const [id, body, waiting] of batch) {
-      after = id;
-      if (needles.some((needle) => body.includes(needle))) found.set(id, waiting === 1);
-    }
-    if (batch.length < BATCH) break;
+/** The messages whose text holds a forgotten coworker's needle, with whether a delivery of each is still pending. */
+async function messagesMentioning({ conn, needles }: Pass): Promise<Map<number, boolean>> {
+  const found = new Map<number, boolean>();
+  if (needles.length === 0) return found;
+  const messages = `select m.id, m.body, ${WAITING} from webhook_messages m where m.id > ? order by m.id`;
+  for await (const [id, body, waiting] of walk<[number, string, number]>(conn, messages, [], BATCH)) {
+    if (needles.some((needle) => body.includes(needle))) found.set(id, waiting === 1);
   }
+  return found;
 }
 
 /**
@@ -495,9 +427,9 @@ export async function prune(
 }
 
 /** The horizons the recorded prunes leave: the latest of each kind. */
-const PRUNE_HORIZON_SQL = 'select max(removed_before), max(history_before) from prunes';
-
 export async function readHorizon(conn: Pick<SqlPort, 'rows'>): Promise<PruneHorizon> {
-  const [row] = await conn.rows<[string | null, string | null]>(PRUNE_HORIZON_SQL);
+  const [row] = await conn.rows<[string | null, string | null]>(
+    'select max(removed_before), max(history_before) from prunes',
+  );
   return { removedBefore: row?.[0] ?? null, historyBefore: row?.[1] ?? null };
 }

@@ -52,14 +52,11 @@ export async function removedAppearances(
 ): Promise<RemovedAppearance[]> {
   if (uuids.length === 0) return [];
   const unique = [...new Set(uuids)];
+  const ofOne = (uuid: string) => port.rows<Found>(REMOVED_APPEARANCES_SQL.sqlite, [uuid, uuid, uuid]);
   const found =
     port.dialect === 'postgres'
       ? await port.rows<Found>(REMOVED_APPEARANCES_SQL.postgres, [unique])
-      : (
-          await Promise.all(
-            unique.map((uuid) => port.rows<Found>(REMOVED_APPEARANCES_SQL.sqlite, [uuid, uuid, uuid])),
-          )
-        ).flat();
+      : (await Promise.all(unique.map(ofOne))).flat();
   const byUuid = new Map<string, RemovedAppearance[]>();
   for (const [versionId, uuid, slot, hash, body] of found) {
     const list = byUuid.get(uuid) ?? [];

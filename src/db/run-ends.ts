@@ -10,7 +10,7 @@ export async function markSucceeded(tx: SqlPort, input: StageCommit, entries: nu
   // An OPTIONS request that failed this time keeps the body the upstream gave before.
   const optionsBodyId =
     input.optionsBody === null
-      ? await previousOptionsBodyId(tx)
+      ? ((await tx.values<number>(PREVIOUS_OPTIONS_BODY))[0] ?? null)
       : await upsertOptionsBody(tx, input.optionsBody);
   const c = input.counts;
   await tx.run(
@@ -35,13 +35,8 @@ export async function markSucceeded(tx: SqlPort, input: StageCommit, entries: nu
   );
 }
 
-async function previousOptionsBodyId(tx: SqlPort): Promise<number | null> {
-  const [id] = await tx.values<number>(
-    `select options_body_id from runs where status = 'succeeded' and options_body_id is not null
-      order by id desc limit 1`,
-  );
-  return id ?? null;
-}
+const PREVIOUS_OPTIONS_BODY = `select options_body_id from runs where status = 'succeeded' and options_body_id is not null
+  order by id desc limit 1`;
 
 /**
  * The body's row, inserted when new. PostgreSQL's unique index is on md5(body) (a long body does
@@ -53,10 +48,8 @@ const OPTIONS_BODY_ID = {
 } as const;
 
 async function upsertOptionsBody(tx: SqlPort, body: string): Promise<number> {
-  const [existing] =
-    tx.dialect === 'postgres'
-      ? await tx.values<number>(OPTIONS_BODY_ID.postgres, [body, body])
-      : await tx.values<number>(OPTIONS_BODY_ID.sqlite, [body]);
+  const params = tx.dialect === 'postgres' ? [body, body] : [body];
+  const [existing] = await tx.values<number>(OPTIONS_BODY_ID[tx.dialect], params);
   if (existing !== undefined) return existing;
   const [id] = await tx.values<number>('insert into options_bodies (body) values (?) returning id', [body]);
   if (id === undefined) throw new Error('insert into options_bodies returned no id');

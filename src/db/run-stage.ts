@@ -2,6 +2,7 @@ import { writeMediaRows } from './media-commit.js';
 import { assertStillRunning, markSucceeded } from './run-ends.js';
 import type { StageCommit } from './run-commit.js';
 import { latestSucceededRun } from './run-reads.js';
+import { columns, walk } from './port-shapes.js';
 import type { InsertColumn, SqlPort } from './sql-port.js';
 
 export type { StageCommit };
@@ -112,9 +113,6 @@ export interface RunStage {
   close(): Promise<void>;
 }
 
-/** A stage table's column, as the port inserts it. */
-export type StageColumn = InsertColumn;
-
 /** What the stage needs of a connection besides the port's reads and writes. */
 export interface StageConnection extends SqlPort {
   /**
@@ -125,12 +123,6 @@ export interface StageConnection extends SqlPort {
   /** Runs `work` in one transaction on this connection (`write`: one that writes the database's tables). */
   transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
 }
-
-/**
- * One statement of a commit, `?` placeholders. A statement with a `step` name is one a dialect may
- * do its own faster way, with the same outcome (see NEW_VERSION_IDS).
- */
-export type StageStatement = [sql: string, params: readonly unknown[], step?: 'new-version-ids'];
 
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
@@ -149,18 +141,6 @@ export interface StageDialect {
   release(): Promise<void>;
 }
 
-const TABLES = [
-  'stage_entries',
-  'stage_current',
-  'stage_placed',
-  'stage_places',
-  'stage_slots',
-  'stage_copies',
-  'stage_closed',
-  'stage_events',
-  'stage_coworkers',
-];
-
 // At a million entries (docs/benchmarks.md): a b-tree kept up row by row in
 // random order (a uuid index filled in listing order, a position key filled in uuid order) costs
 // a page read and write per row once it outgrows the page cache, and dominated the first sync.
@@ -168,31 +148,26 @@ const TABLES = [
 // stage_entries' and stage_current's uuid indexes when the crawl is over (`holdCurrent`), and the
 // diff's placements, which come in uuid order, land in stage_placed and are copied into
 // stage_places in listing order once (`placesInOrder`).
-const SCHEMA = [
-  `create temp table stage_entries (pos integer primary key, page integer not null, idx integer not null,
-     uuid text not null, body text not null, hash text not null)`,
-  'create index stage_entries_page on stage_entries (page, idx)',
-  `create temp table stage_current (pos integer primary key, position_id bigint not null, version_id bigint not null,
-     uuid text not null, slot integer not null, hash text)`,
-  `create temp table stage_placed (pos integer not null, version_id bigint, uuid text, slot integer)`,
-  `create temp table stage_places (pos integer primary key, version_id bigint, uuid text, slot integer)`,
-  'create temp table stage_slots (pos integer primary key, slot integer not null)',
-  'create temp table stage_copies (hash text primary key, uuid text not null, placed integer not null)',
-  'create temp table stage_closed (version_id bigint primary key)',
-  `create temp table stage_events (k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
-     slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
-     ref_version bigint)`,
-  'create temp table stage_coworkers (uuid text primary key, kind text not null, ord integer not null)',
-];
+const TABLES = {
+  stage_entries: `pos integer primary key, page integer not null, idx integer not null, uuid text not null,
+    body text not null, hash text not null`,
+  stage_current: `pos integer primary key, position_id bigint not null, version_id bigint not null,
+    uuid text not null, slot integer not null, hash text`,
+  stage_placed: 'pos integer not null, version_id bigint, uuid text, slot integer',
+  stage_places: 'pos integer primary key, version_id bigint, uuid text, slot integer',
+  stage_slots: 'pos integer primary key, slot integer not null',
+  stage_copies: 'hash text primary key, uuid text not null, placed integer not null',
+  stage_closed: 'version_id bigint primary key',
+  stage_events: `k1 integer not null, k2 integer not null, k3 integer not null, uuid text not null,
+    slot integer not null, kind text not null, field text, old_value text, new_value text, ref_pos integer,
+    ref_version bigint`,
+  stage_coworkers: 'uuid text primary key, kind text not null, ord integer not null',
+};
 
-const ENTRY_COLUMNS: StageColumn[] = [
-  { name: 'pos', type: 'int' },
-  { name: 'page', type: 'int' },
-  { name: 'idx', type: 'int' },
-  { name: 'uuid', type: 'text' },
-  { name: 'body', type: 'text' },
-  { name: 'hash', type: 'text' },
-];
+/** Each stage table's columns, as the port inserts its rows. */
+const COLUMNS = Object.fromEntries(
+  Object.entries(TABLES).map(([table, definition]) => [table, columns(definition)]),
+) as Record<keyof typeof TABLES, InsertColumn[]>;
 
 /** Rows read at once where the stage walks a table. */
 const READ_BATCH = 1_000;
@@ -201,12 +176,15 @@ const READ_BATCH = 1_000;
 export async function openRunStage(dialect: StageDialect): Promise<RunStage> {
   const { conn } = dialect;
   await dropTables(conn);
-  for (const statement of SCHEMA) await conn.run(statement);
+  for (const [table, definition] of Object.entries(TABLES)) {
+    await conn.run(`create temp table ${table} (${definition})`);
+  }
+  await conn.run('create index stage_entries_page on stage_entries (page, idx)');
   return new SqlRunStage(dialect);
 }
 
 async function dropTables(conn: StageConnection): Promise<void> {
-  for (const table of TABLES) await conn.run(`drop table if exists ${table}`);
+  for (const table of Object.keys(TABLES)) await conn.run(`drop table if exists ${table}`);
 }
 
 class SqlRunStage implements RunStage {
@@ -226,24 +204,22 @@ class SqlRunStage implements RunStage {
   append(entries: readonly StagedEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     const rows = entries.map((e) => [e.position, e.page, e.index, e.uuid, e.body, e.hash]);
-    return this.#conn.transaction(() => this.#conn.insert('stage_entries', ENTRY_COLUMNS, rows), false);
+    return this.#conn.transaction(
+      () => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows),
+      false,
+    );
   }
 
   async reset(): Promise<void> {
     await this.#conn.run('delete from stage_entries');
   }
 
-  async entryCount(): Promise<number> {
-    return Number((await this.#conn.rows<[number]>('select count(*) from stage_entries'))[0]?.[0] ?? 0);
+  entryCount(): Promise<number> {
+    return count(this.#conn, 'select count(*) from stage_entries');
   }
 
-  holdCurrent(hashOf: (body: string) => string): Promise<number> {
-    return holdCurrent(this.#conn, hashOf);
-  }
-
-  chunk(after: string, rows: number): Promise<StageChunk> {
-    return readChunk(this.#conn, after, rows);
-  }
+  holdCurrent = (hashOf: (body: string) => string): Promise<number> => holdCurrent(this.#conn, hashOf);
+  chunk = (after: string, rows: number): Promise<StageChunk> => readChunk(this.#conn, after, rows);
 
   async entryTexts(positions: readonly number[]): Promise<Map<number, string>> {
     const out = new Map<number, string>();
@@ -265,10 +241,8 @@ class SqlRunStage implements RunStage {
 
   async recordFirstListing(): Promise<number | null> {
     // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
-    const [held] = await this.#conn.rows<[number]>(
-      'select count(*) from (select 1 from coworkers limit 1) c',
-    );
-    if (Number(held?.[0] ?? 0) > 0) return null;
+    if ((await count(this.#conn, 'select count(*) from (select 1 from coworkers limit 1) c')) > 0)
+      return null;
     const added = await this.#conn.transaction(() => recordFirstListing(this.#conn), false);
     this.#firstListing = true;
     return added;
@@ -278,10 +252,7 @@ class SqlRunStage implements RunStage {
   async #placesInOrder(): Promise<void> {
     if (!this.#unordered) return;
     await this.#conn.transaction(async () => {
-      await this.#conn.run(
-        `insert into stage_places (pos, version_id, uuid, slot)
-         select pos, version_id, uuid, slot from stage_placed order by pos`,
-      );
+      await this.#conn.run('insert into stage_places select * from stage_placed order by pos');
       await this.#conn.run('delete from stage_placed');
     }, false);
     this.#unordered = false;
@@ -306,33 +277,20 @@ class SqlRunStage implements RunStage {
     if (count === 0) return { copies: 0, pages: [] };
     // A copy's appearances, found by its uuid: a few seeks of the uuid index, not a scan by hash
     // (CROSS JOIN keeps SQLite's order; PostgreSQL plans it as an inner join).
-    const pages = await this.#conn.rows<[number]>(
+    const pages = await this.#conn.values<number>(
       `select distinct e.page from stage_copies c cross join stage_entries e
         where e.uuid = c.uuid and e.hash = c.hash and c.placed = 1 order by e.page`,
     );
-    return { copies: count, pages: pages.map(([page]) => page) };
+    return { copies: count, pages };
   }
 
-  async pageTexts(page: number): Promise<string[]> {
-    const found = await this.#conn.rows<[string]>(
-      'select body from stage_entries where page = ? order by idx',
-      [page],
-    );
-    return found.map(([body]) => body);
+  pageTexts(page: number): Promise<string[]> {
+    return this.#conn.values<string>('select body from stage_entries where page = ? order by idx', [page]);
   }
 
   async *texts(): AsyncIterable<string> {
-    let after = -1;
-    for (;;) {
-      const batch = await this.#conn.rows<[number, string]>(
-        `select pos, body from stage_entries where pos > ? order by pos limit ${READ_BATCH}`,
-        [after],
-      );
-      for (const [, body] of batch) yield body;
-      const last = batch[batch.length - 1];
-      if (last === undefined || batch.length < READ_BATCH) return;
-      after = last[0];
-    }
+    const sql = 'select pos, body from stage_entries where pos > ? order by pos';
+    for await (const [, body] of walk<[number, string]>(this.#conn, sql, [], READ_BATCH)) yield body;
   }
 
   async commit(commit: StageCommit): Promise<void> {
@@ -340,11 +298,10 @@ class SqlRunStage implements RunStage {
     const conn = this.#conn;
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
-    const statements = listingStatements(commit, lastSeen, this.#firstListing, (q) => conn.byIds(q));
     const entries = await this.entryCount();
     await this.#dialect.commit(commit, async () => {
       await assertStillRunning(conn, commit.runId);
-      await runListing(conn, statements, this.#dialect.deferIndexes?.());
+      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, this.#dialect.deferIndexes?.());
       await markSucceeded(conn, commit, entries);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
@@ -383,13 +340,12 @@ async function findCopies(conn: StageConnection): Promise<number> {
       where exists (select 1 from stage_entries n join stage_places p on p.pos = n.pos
                      where n.uuid = stage_copies.uuid and n.hash = stage_copies.hash and p.version_id is null)`,
   );
-  const [count] = await conn.rows<[number]>('select count(*) from stage_copies where placed = 1');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_copies where placed = 1');
 }
 
 /**
  * The current listing into stage_current, set-based: no row passes through the process. Called
- * once the crawl is over, it also builds the uuid indexes the diff walks (see SCHEMA).
+ * once the crawl is over, it also builds the uuid indexes the diff walks (see TABLES).
  */
 async function holdCurrent(conn: StageConnection, hashOf: (body: string) => string): Promise<number> {
   // Covering: the diff's chunks read a group's positions and hashes from the index alone.
@@ -404,22 +360,16 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
         where lp.valid_to_run is null`,
     );
     // Rows written before body_hash existed are hashed here, a batch at a time.
-    for (;;) {
-      const missing = await conn.rows<[number, string]>(
-        `select c.pos, v.body from stage_current c join versions v on v.id = c.version_id
-          where c.hash is null order by c.pos limit ${READ_BATCH}`,
-      );
-      if (missing.length === 0) break;
-      for (const [position, body] of missing) {
-        await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
-      }
+    const missing = `select c.pos, v.body from stage_current c join versions v on v.id = c.version_id
+      where c.hash is null and c.pos > ? order by c.pos`;
+    for await (const [position, body] of walk<[number, string]>(conn, missing, [], READ_BATCH)) {
+      await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
     }
     await conn.run('create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)');
   }, false);
   await conn.run('analyze stage_current');
   await conn.run('analyze stage_entries');
-  const [count] = await conn.rows<[number]>('select count(*) from stage_current');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_current');
 }
 
 /**
@@ -427,17 +377,10 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
  * ends at the smaller of the two sides' bounds, so it holds about `rows` rows of each, and whole
  * groups (a uuid listed 20,000 times comes in one chunk, the walk stays linear).
  */
-async function boundOf(
-  conn: StageConnection,
-  table: string,
-  after: string,
-  rows: number,
-): Promise<string | null> {
-  const [row] = await conn.rows<[string]>(
-    `select uuid from ${table} where uuid > ? order by uuid limit 1 offset ${Math.trunc(rows)}`,
-    [after],
-  );
-  return row?.[0] ?? null;
+async function boundOf(conn: SqlPort, table: string, after: string, rows: number): Promise<string | null> {
+  const sql = `select uuid from ${table} where uuid > ? order by uuid limit 1 offset ${Math.trunc(rows)}`;
+  const [uuid = null] = await conn.values<string>(sql, [after]);
+  return uuid;
 }
 
 async function readChunk(conn: StageConnection, after: string, rows: number): Promise<StageChunk> {
@@ -445,9 +388,8 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
     await boundOf(conn, 'stage_entries', after, rows),
     await boundOf(conn, 'stage_current', after, rows),
   ];
-  const found = bounds.filter((b): b is string => b !== null);
-  // Both sides end before their bound: this chunk takes the rest.
-  const last = found.length === 2 ? (found[0]! < found[1]! ? found[0]! : found[1]!) : (found[0] ?? null);
+  // The smaller bound; none when both sides end before theirs: this chunk takes the rest.
+  const [last = null] = bounds.filter((b): b is string => b !== null).sort();
   const upper = last === null ? '' : ' and uuid <= ?';
   const params = last === null ? [after] : [after, last];
   const news = await conn.rows<[number, string, string]>(
@@ -471,15 +413,11 @@ async function readChunk(conn: StageConnection, after: string, rows: number): Pr
 }
 
 /**
- * What `diffGroup` decides for a uuid never stored, for every uuid at once: no stored appearance to
- * pair or return, so each appearance is added in the next slot (listing order), its change keyed
- * (LISTED, position, 0) and referring to its own entry, and the coworker is new at its first
- * position. Only the placements are written, in listing order, as `#placesInOrder` would leave
- * stage_places: the changes and the new coworkers follow from them and from the entries, and the
- * commit reads them there (FIRST_LISTING) rather than from a copy in stage_events and
- * stage_coworkers. On a large first sync the groups' walk, its records and their reordering cost
- * several times this (docs/benchmarks.md). test/sync/first-listing.test.ts holds
- * both ways to the same rows.
+ * What `diffGroup` decides for a uuid never stored, for every uuid at once. Only the placements are
+ * written, in listing order, as `#placesInOrder` would leave stage_places: the commit derives the
+ * changes and new coworkers from them (FIRST_LISTING). On a large first sync the groups' walk, its
+ * records and their reordering cost several times this (docs/benchmarks.md);
+ * test/sync/first-listing.test.ts holds both ways to the same rows.
  */
 async function recordFirstListing(conn: StageConnection): Promise<number> {
   // A uuid listed once takes slot 0; only the repeated ones' appearances are numbered (a window
@@ -499,30 +437,18 @@ async function recordFirstListing(conn: StageConnection): Promise<number> {
        from stage_entries e left join stage_slots s on s.pos = e.pos
       order by e.pos`,
   );
-  const [count] = await conn.rows<[number]>('select count(*) from stage_places');
-  return Number(count?.[0] ?? 0);
+  return count(conn, 'select count(*) from stage_places');
 }
 
 async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Promise<void> {
-  await conn.insert(
-    'stage_placed',
-    [
-      { name: 'pos', type: 'int' },
-      { name: 'version_id', type: 'bigint' },
-      { name: 'uuid', type: 'text' },
-      { name: 'slot', type: 'int' },
-    ],
-    outcome.places,
-  );
-  await conn.insert(
-    'stage_closed',
-    [{ name: 'version_id', type: 'bigint' }],
-    outcome.closed.map((id) => [id]),
-  );
+  await conn.insert('stage_placed', COLUMNS.stage_placed, outcome.places);
+  const closed = outcome.closed.map((id) => [id]);
+  await conn.insert('stage_closed', COLUMNS.stage_closed, closed);
+  const { events } = outcome;
   await conn.insert(
     'stage_events',
-    EVENT_COLUMNS,
-    outcome.events.map((e) => [
+    COLUMNS.stage_events,
+    events.map((e) => [
       ...e.order,
       e.uuid,
       e.slot,
@@ -534,58 +460,25 @@ async function recordOutcome(conn: StageConnection, outcome: StageOutcome): Prom
       e.refVersion,
     ]),
   );
-  await conn.insert(
-    'stage_coworkers',
-    [
-      { name: 'uuid', type: 'text' },
-      { name: 'kind', type: 'text' },
-      { name: 'ord', type: 'int' },
-    ],
-    outcome.coworkers,
-  );
+  await conn.insert('stage_coworkers', COLUMNS.stage_coworkers, outcome.coworkers);
 }
 
-const EVENT_COLUMNS: StageColumn[] = [
-  { name: 'k1', type: 'int' },
-  { name: 'k2', type: 'int' },
-  { name: 'k3', type: 'int' },
-  { name: 'uuid', type: 'text' },
-  { name: 'slot', type: 'int' },
-  { name: 'kind', type: 'text' },
-  { name: 'field', type: 'text' },
-  { name: 'old_value', type: 'text' },
-  { name: 'new_value', type: 'text' },
-  { name: 'ref_pos', type: 'int' },
-  { name: 'ref_version', type: 'bigint' },
-];
+/** The one number a `select count(*) …` answers. */
+async function count(conn: SqlPort, sql: string): Promise<number> {
+  const [n] = await conn.values<number>(sql);
+  return Number(n ?? 0);
+}
 
 /**
  * The ids of the versions the commit just opened, into their placements. A run opens one version
- * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order. A
- * dialect that numbers an insert's rows in its order may assign them by rank instead. The seek is
+ * per (uuid, slot) at most: that triple finds each new id, a seek per placement in uuid order.
+ * SQLite assigns them by rank instead where it can (`assignedByRank`). The seek is
  * on (uuid, run), versions_uuid_idx: `+v.slot` keeps either planner off versions_slot_idx, whose
  * (uuid, slot) would read every version the slot has had.
  */
-export const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
+const NEW_VERSION_IDS = `update stage_places set version_id = (select v.id from versions v
     where v.uuid = stage_places.uuid and v.valid_from_run = ? and +v.slot = stage_places.slot)
   where version_id is null`;
-
-const INSERT_INTO = /^\s*insert into (\w+)/i;
-
-/** The listing's statements; with `built`, each table's deferred indexes built after its insert. */
-async function runListing(
-  conn: StageConnection,
-  statements: readonly StageStatement[],
-  built?: (table?: string) => void,
-): Promise<void> {
-  for (const [sql, params, step] of statements) {
-    const byRank = step === 'new-version-ids' && conn.dialect === 'sqlite';
-    if (!byRank || !(await assignedByRank(conn, params[0]))) await conn.run(sql, params);
-    const table = INSERT_INTO.exec(sql)?.[1];
-    if (built && table !== undefined) built(table);
-  }
-  built?.();
-}
 
 /**
  * The new versions' ids into their placements by rank, on SQLite: the versions were inserted by
@@ -595,7 +488,7 @@ async function runListing(
  * once per placement in random order (a large part of a big first sync). Both ends are checked
  * against the versions themselves; false, should they ever disagree (NEW_VERSION_IDS then does it).
  */
-async function assignedByRank(conn: StageConnection, runId: unknown): Promise<boolean> {
+async function assignedByRank(conn: StageConnection, runId: number): Promise<boolean> {
   const [[placed, low, high] = [0, null, null]] = await conn.rows<[number, number | null, number | null]>(
     'select count(*), min(pos), max(pos) from stage_places where version_id is null',
   );
@@ -634,60 +527,72 @@ async function assignedByRank(conn: StageConnection, runId: unknown): Promise<bo
  * holding its entry (migration body_once) and stores no text. `lastSeen` is the last run that
  * still saw the coworkers removed now.
  */
-export function listingStatements(
-  { runId }: Pick<StageCommit, 'runId'>,
+async function writeListing(
+  conn: StageConnection,
+  runId: number,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
-  byIds: StageConnection['byIds'],
-): StageStatement[] {
+  built?: (table?: string) => void,
+): Promise<void> {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
-  return [
-    [from.newCoworkers, [runId]],
-    [
-      `update coworkers set removed_run = null, returned_count = returned_count + 1,
-              last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
-      [runId],
-    ],
-    [
-      `update coworkers set removed_run = ?, last_seen_run = ?
-        where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
-      [runId, lastSeen?.id ?? null],
-    ],
-    [`update versions set valid_to_run = ? where ${byIds('select version_id from stage_closed')}`, [runId]],
-    [
-      `insert into versions (uuid, slot, body, body_hash, valid_from_run)
-       select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
-         from stage_places p join stage_entries e on e.pos = p.pos
-        where p.version_id is null
-        order by p.pos`,
-      [runId],
-    ],
-    [NEW_VERSION_IDS, [runId], 'new-version-ids'],
-    // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
-    [
-      `update listing_positions set valid_to_run = ?
-        where ${byIds(`select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
-                        where p.pos is null or p.version_id <> c.version_id`)}`,
-      [runId],
-    ],
-    [
-      `insert into listing_positions (position, version_id, valid_from_run)
-       select p.pos, p.version_id, cast(? as bigint)
-         from stage_places p left join stage_current c on c.pos = p.pos
-        where c.pos is null or c.version_id <> p.version_id
-        order by p.pos`,
-      [runId],
-    ],
-    [from.changes, [runId]],
-  ];
+  // With `built`, a filled table's deferred indexes are built right after its insert.
+  const run = async (sql: string, params: readonly unknown[], fills?: string) => {
+    await conn.run(sql, params);
+    if (fills !== undefined) built?.(fills);
+  };
+  await run(from.newCoworkers, [runId], 'coworkers');
+  await run(
+    `update coworkers set removed_run = null, returned_count = returned_count + 1,
+            last_returned_run = ? where uuid in (select uuid from stage_coworkers where kind = 'returned')`,
+    [runId],
+  );
+  await run(
+    `update coworkers set removed_run = ?, last_seen_run = ?
+      where uuid in (select uuid from stage_coworkers where kind = 'removed')`,
+    [runId, lastSeen?.id ?? null],
+  );
+  await run(
+    `update versions set valid_to_run = ? where ${conn.byIds('select version_id from stage_closed')}`,
+    [runId],
+  );
+  await run(
+    `insert into versions (uuid, slot, body, body_hash, valid_from_run)
+     select p.uuid, p.slot, e.body, e.hash, cast(? as bigint)
+       from stage_places p join stage_entries e on e.pos = p.pos
+      where p.version_id is null
+      order by p.pos`,
+    [runId],
+    'versions',
+  );
+  if (conn.dialect !== 'sqlite' || !(await assignedByRank(conn, runId))) await run(NEW_VERSION_IDS, [runId]);
+  // Only the positions whose version changed are rewritten: an unchanged run writes nothing here.
+  await run(
+    `update listing_positions set valid_to_run = ?
+      where ${conn.byIds(`select c.position_id from stage_current c left join stage_places p on p.pos = c.pos
+                           where p.pos is null or p.version_id <> c.version_id`)}`,
+    [runId],
+  );
+  await run(
+    `insert into listing_positions (position, version_id, valid_from_run)
+     select p.pos, p.version_id, cast(? as bigint)
+       from stage_places p left join stage_current c on c.pos = p.pos
+      where c.pos is null or c.version_id <> p.version_id
+      order by p.pos`,
+    [runId],
+    'listing_positions',
+  );
+  await run(from.changes, [runId], 'changes');
+  built?.();
 }
+
+const NEW_COWORKERS = 'insert into coworkers (uuid, first_seen_run) select uuid, cast(? as bigint) from';
+const NEW_CHANGES = `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
+     select cast(? as bigint),`;
 
 /** The new coworkers and the run's changes, as the groups' diff records them (`record`). */
 const BY_GROUPS = {
-  newCoworkers: `insert into coworkers (uuid, first_seen_run)
-     select uuid, cast(? as bigint) from stage_coworkers where kind = 'new' order by uuid`,
-  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
-     select cast(? as bigint), e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
+  newCoworkers: `${NEW_COWORKERS} stage_coworkers where kind = 'new' order by uuid`,
+  changes: `${NEW_CHANGES} e.uuid, e.slot, e.kind, e.field, e.old_value, e.new_value,
             coalesce(e.ref_version, p.version_id)
        from stage_events e left join stage_places p on p.pos = e.ref_pos
       order by e.k1, e.k2, e.k3`,
@@ -700,10 +605,6 @@ const BY_GROUPS = {
  * stage_events first cost a copy of each in the stage and the commit (bench/stage-steps.ts).
  */
 const FIRST_LISTING = {
-  newCoworkers: `insert into coworkers (uuid, first_seen_run)
-     select uuid, cast(? as bigint) from stage_entries group by uuid order by uuid`,
-  changes: `insert into changes (run_id, uuid, slot, kind, field, old_value, new_value, version_id)
-     select cast(? as bigint), p.uuid, p.slot, 'added', null, null, null, p.version_id
-       from stage_places p
-      order by p.pos`,
+  newCoworkers: `${NEW_COWORKERS} stage_entries group by uuid order by uuid`,
+  changes: `${NEW_CHANGES} p.uuid, p.slot, 'added', null, null, null, p.version_id from stage_places p order by p.pos`,
 };
