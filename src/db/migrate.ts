@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { MirrorError } from '../errors.js';
 import { knownMigrations, migrationsFolder } from './migration-files.js';
-import { schemaStanding } from './sqlite/schema-standing.js';
+import { schemaStanding } from './sqlite/connection.js';
 
 export type { SchemaStanding } from './migration-files.js';
 export { schemaStanding };

@@ -12,7 +12,7 @@ import type { Store } from './store.js';
 import type { SqliteHandle } from './sqlite/handle.js';
 import { sqliteEndpointKeys } from './sqlite/endpoint-keys.js';
 import { immutableUri } from './immutable-uri.js';
-import { newConnection } from './sqlite/new-connection.js';
+import { mayWrite, newConnection, readOnlyOnDisk, schemaStanding } from './sqlite/connection.js';
 
 /** An open SQLite mirror database: the store's operations over one connection. */
 export interface MirrorDatabase extends SqliteHandle, Store {}
@@ -163,4 +163,37 @@ function fileProblem(file: string, opened: FileIdentity | null): string | null {
     return `database file ${file} was replaced while open (inode ${opened.ino} → ${now.ino}); restart to read the new file`;
   }
   return null;
+}
+
+/**
+ * Opens the database of a read command (`runs`, `history`, `changes`, `serve`): it must exist (a
+ * mistyped --db must not create an empty one that then answers "no runs yet"), and a read-only file
+ * or folder is opened read-only instead of failing on the first write.
+ */
+export function openExistingDatabase(
+  file: string,
+  options: Pick<OpenOptions, 'busyTimeoutMs'> = {},
+): MirrorDatabase {
+  if (!existsSync(file)) {
+    throw new MirrorError(
+      'DB_NOT_FOUND',
+      `no database at ${file}; nothing was created. Check --db (or DATABASE_PATH), or run a sync first`,
+      { file },
+    );
+  }
+  if (!readOnlyOnDisk(file)) return openDatabase(file, options);
+  // A WAL database is read through its -shm file; where that is missing and the folder cannot be
+  // written (a read-only mount), SQLite can only read the file as immutable.
+  const immutable = !mayWrite(dirname(file)) && !existsSync(`${file}-shm`);
+  const store = openDatabase(file, { ...options, readonly: true, migrate: false, immutable });
+  if (schemaStanding(store.sqlite).pending > 0) {
+    store.close();
+    throw new MirrorError(
+      'DB_ERROR',
+      `database ${file} is read-only and was written by an older version: it needs an upgrade this ` +
+        'process cannot write. Open it once with write access (any command migrates it)',
+      { file },
+    );
+  }
+  return store;
 }

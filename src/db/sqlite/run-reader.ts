@@ -1,13 +1,11 @@
 import type Database from 'better-sqlite3';
-import { newConnection } from './new-connection.js';
+import { newConnection, schemaStanding, writableOnDisk } from './connection.js';
 import { mediaRunsByIds } from '../media-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
-import { writableOnDisk } from './on-disk.js';
 import { prepared } from '../prepared.js';
 import { runRows } from '../run-reads.js';
 import { sqliteSqlPort } from './sql-port.js';
-import { schemaStanding } from './schema-standing.js';
 
 /** What `runs` reads: the store's own operations, and the close that ends the connection. */
 export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
