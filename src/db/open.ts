@@ -94,7 +94,7 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
     const migrated = options.migrate ?? !readonly;
-    if (migrated) migrate(db);
+    if (migrated) migrate(sqlite);
     const identity = fileIdentity(file);
     // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
     // gets it, and the ids written before it are re-keyed (not by an open that leaves it unmigrated).
