@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -34,8 +34,6 @@ export interface OpenOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-export { immutableUri };
 
 /**
  * Opens (creating if needed) the mirror database with the pragmas every process must agree on,
@@ -73,12 +71,7 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
       ? newConnection(immutableUri(file), { readonly: true })
       : newConnection(file, { readonly: options.readonly ?? false });
   } catch (cause) {
-    throw new MirrorError(
-      'DB_ERROR',
-      `cannot open database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
-      { file },
-      { cause },
-    );
+    throw dbError('open', file, cause, { file });
   }
   try {
     // A sync's write transaction can take a moment on a large listing; readers and a second
@@ -91,38 +84,34 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     if (!readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
-    const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
     const migrated = options.migrate ?? !readonly;
     if (migrated) migrate(sqlite);
     const identity = fileIdentity(file);
+    const handle = {
+      db: drizzle(sqlite, { schema }),
+      sqlite,
+      file,
+      immutable: options.immutable === true,
+      fileProblem: () => fileProblem(file, identity),
+      close: () => sqlite.close(),
+    };
     // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
     // gets it, and the ids written before it are re-keyed (not by an open that leaves it unmigrated).
-    const endpointKeys = sqliteEndpointKeys(sqlite, !readonly && migrated);
-    const store: MirrorDatabase = new SqliteStore(
-      {
-        db,
-        sqlite,
-        file,
-        immutable: options.immutable === true,
-        fileProblem: () => fileProblem(file, identity),
-        close: () => sqlite.close(),
-      },
-      endpointKeys,
-    );
+    const store: MirrorDatabase = new SqliteStore(handle, sqliteEndpointKeys(sqlite, !readonly && migrated));
     // Any process that opens the database tells the truth about runs whose holder died.
     if (!readonly) recoverDeadRuns(store);
     return store;
   } catch (cause) {
     sqlite.close();
     if (cause instanceof MirrorError) throw cause;
-    throw new MirrorError(
-      'DB_ERROR',
-      `cannot prepare database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
-      { file, advice: dbAdvice(cause) },
-      { cause },
-    );
+    throw dbError('prepare', file, cause, { file, advice: dbAdvice(cause) });
   }
+}
+
+function dbError(verb: string, file: string, cause: unknown, details: Record<string, unknown>): MirrorError {
+  const message = `cannot ${verb} database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`;
+  return new MirrorError('DB_ERROR', message, details, { cause });
 }
 
 function dbAdvice(cause: unknown): string {
@@ -140,22 +129,16 @@ function createPrivately(file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
 }
 
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-function fileIdentity(file: string): FileIdentity | null {
-  if (file === ':memory:') return null;
+/** The device and inode the path names now, or null (none, or `:memory:`). */
+function fileIdentity(file: string): Pick<Stats, 'dev' | 'ino'> | null {
   try {
-    const { dev, ino } = statSync(file);
-    return { dev, ino };
+    return file === ':memory:' ? null : statSync(file);
   } catch {
     return null;
   }
 }
 
-function fileProblem(file: string, opened: FileIdentity | null): string | null {
+function fileProblem(file: string, opened: Pick<Stats, 'dev' | 'ino'> | null): string | null {
   if (opened === null) return null;
   const now = fileIdentity(file);
   if (now === null) return `database file ${file} was deleted while open; restart to use a new one`;
