@@ -26,36 +26,23 @@ function statementCache(sqlite: SqliteHandle['sqlite']): (sql: string) => Statem
   };
 }
 
-/**
- * The page cache while a stage is open, in KiB (SQLite's negative form), instead of the 16 MiB
- * better-sqlite3 builds SQLite with. Each sort (every index built once a table is full, each ORDER
- * BY of the commit) may hold that much again, and the allocator keeps it: with 16 MiB a
- * million-entry first sync went over its memory goal, with 4 MiB it keeps within it in the same
- * time (docs/benchmarks.md). A larger cache bought no time: the
- * stage reads and writes its tables in key order (run-stage.ts).
- */
-const STAGE_CACHE_SIZE = -4000;
-
-/**
- * Rows `analyze` reads of each index of a stage table (SQLite's `analysis_limit`): the planner
- * needs the tables' rough shape, not an exact count. A full `analyze` reads every index of a large
- * stage whole, for statistics hardly different from these.
- */
-const STAGE_ANALYSIS_LIMIT = 1000;
-
-/**
- * Helper threads SQLite's sorter may start (`threads`): the stage's index builds, windows and the
- * commit's index builds are sorts of up to a million rows, run once the crawl is over, when the
- * upstream no longer keeps the other core busy. One helper builds a large index sooner than none
- * (sqlite3 shell); two were no sooner than one.
- */
-const STAGE_SORT_THREADS = 1;
-
-/** The stage's own pragmas (see above), set while it is open. */
+/** The stage's own pragmas, set while it is open. */
 const STAGE_PRAGMAS = {
-  cache_size: STAGE_CACHE_SIZE,
-  analysis_limit: STAGE_ANALYSIS_LIMIT,
-  threads: STAGE_SORT_THREADS,
+  // The page cache in KiB (SQLite's negative form), instead of the 16 MiB better-sqlite3 builds
+  // SQLite with. Each sort (every index built once a table is full, each ORDER BY of the commit) may
+  // hold that much again, and the allocator keeps it: with 16 MiB a million-entry first sync went
+  // over its memory goal, with 4 MiB it keeps within it in the same time (docs/benchmarks.md). A
+  // larger cache bought no time: the stage reads and writes its tables in key order (run-stage.ts).
+  cache_size: -4000,
+  // Rows `analyze` reads of each index of a stage table: the planner needs the tables' rough shape,
+  // not an exact count. A full `analyze` reads every index of a large stage whole, for statistics
+  // hardly different from these.
+  analysis_limit: 1000,
+  // Helper threads SQLite's sorter may start: the stage's index builds, windows and the commit's
+  // index builds are sorts of up to a million rows, run once the crawl is over, when the upstream
+  // no longer keeps the other core busy. One helper builds a large index sooner than none (sqlite3
+  // shell); two were no sooner than one.
+  threads: 1,
 } as const;
 
 /** Sets the stage's pragmas; answers what puts the connection's own back. */
