@@ -30,12 +30,15 @@ export function migrate(sqlite: Database.Database): void {
   }
 }
 
+// As every earlier version created it: SQLite keeps this text, spaces and all, in its schema.
+const BOOKKEEPING_TABLE = `CREATE TABLE IF NOT EXISTS __drizzle_migrations (
+          id SERIAL PRIMARY KEY,
+          hash text NOT NULL,
+          created_at numeric
+        )`;
+
 function applyMigrations(sqlite: Database.Database): void {
-  sqlite.exec(`CREATE TABLE IF NOT EXISTS __drizzle_migrations (
-    id SERIAL PRIMARY KEY,
-    hash text NOT NULL,
-    created_at numeric
-  )`);
+  sqlite.exec(BOOKKEEPING_TABLE);
   const lastApplied = Number(
     sqlite.prepare('select max(created_at) from __drizzle_migrations').pluck().get() ?? 0,
   );
