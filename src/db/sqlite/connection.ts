@@ -19,12 +19,8 @@ export function newConnection(file: string, options: Database.Options): Database
 
 /** True when the file or its folder cannot (or, by its mode, should not) be written; the file must exist. */
 export function readOnlyOnDisk(file: string): boolean {
-  for (const path of [file, dirname(file)]) {
-    // The mode bits count too: root may write anything, yet a file chmod'ed 0444 means "leave it".
-    if ((statSync(path).mode & 0o222) === 0) return true;
-    if (!mayWrite(path)) return true;
-  }
-  return false;
+  // The mode bits count too: root may write anything, yet a file chmod'ed 0444 means "leave it".
+  return [file, dirname(file)].some((path) => (statSync(path).mode & 0o222) === 0 || !mayWrite(path));
 }
 
 /** Whether this process may write `path`, a folder or a file. */

@@ -16,16 +16,6 @@ export async function openSqliteStage(store: SqliteHandle, runId: number): Promi
   return openRunStage(sqliteStageDialect(store));
 }
 
-/** Statements prepared once per stage: a statement over a temp table must not outlive the table. */
-function statementCache(sqlite: SqliteHandle['sqlite']): (sql: string) => Statement {
-  const statements = new Map<string, Statement>();
-  return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)));
-    return statement;
-  };
-}
-
 /** The stage's own pragmas, set while it is open. */
 const STAGE_PRAGMAS = {
   // The page cache in KiB (SQLite's negative form), instead of the 16 MiB better-sqlite3 builds
@@ -47,21 +37,25 @@ const STAGE_PRAGMAS = {
 
 /** Sets the stage's pragmas; answers what puts the connection's own back. */
 function stagePragmas(sqlite: SqliteHandle['sqlite']): () => void {
-  const names = Object.keys(STAGE_PRAGMAS) as (keyof typeof STAGE_PRAGMAS)[];
-  const own = names.map((name) => [name, sqlite.pragma(name, { simple: true }) as number] as const);
-  for (const name of names) sqlite.pragma(`${name} = ${STAGE_PRAGMAS[name]}`);
-  return () => {
-    for (const [name, value] of own) sqlite.pragma(`${name} = ${value}`);
-  };
+  const own = Object.keys(STAGE_PRAGMAS).map(
+    (name) => `${name} = ${sqlite.pragma(name, { simple: true }) as number}`,
+  );
+  for (const [name, value] of Object.entries(STAGE_PRAGMAS)) sqlite.pragma(`${name} = ${value}`);
+  return () => own.forEach((pragma) => sqlite.pragma(pragma));
 }
 
 function sqliteStageDialect(store: SqliteHandle): StageDialect {
   const { sqlite } = store;
   sqlite.pragma('temp_store = file');
   const restorePragmas = stagePragmas(sqlite);
-  const prepare = statementCache(sqlite);
+  // Statements prepared once per stage: a statement over a temp table must not outlive the table.
+  const statements = new Map<string, Statement>();
   const conn: StageConnection = {
-    ...sqliteSqlPort(prepare),
+    ...sqliteSqlPort((sql) => {
+      const statement = statements.get(sql) ?? sqlite.prepare(sql);
+      statements.set(sql, statement);
+      return statement;
+    }),
     byIds: (subquery) => `id in (${subquery})`,
     transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
@@ -70,7 +64,7 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
     commit: (commit, listing) =>
       // The connection's write turn: another writer on it waits for the commit, never joins it.
       inWriteTurn(sqlite, () =>
-        withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>
+        withBulkForeignKeys(sqlite, () =>
           withinTransaction(
             sqlite,
             async () => {
