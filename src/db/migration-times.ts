@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * The committed migrations of one dialect. src/db/ and dist/db/ sit at the same depth, so this
+ * resolves to the repository's migrations/<dialect>/ in both.
+ */
+export function migrationsFolder(dialect: Dialect): string {
+  return fileURLToPath(new URL(`../../migrations/${dialect}`, import.meta.url));
+}
 
 const times = new Map<Dialect, number[]>();
 
@@ -9,18 +18,13 @@ const times = new Map<Dialect, number[]>();
  * When each migration of this build was generated: drizzle's `folderMillis`, which its migrators
  * take from the journal's `when`. Read from the journal alone, so asking whether a database is
  * current costs neither the ORM's migrator nor the SQL files (`runs` asks it at every call).
- * src/db/ and dist/db/ sit at the same depth, as in migration-files.ts.
  */
 export function knownMigrationTimes(dialect: Dialect): number[] {
   let list = times.get(dialect);
-  if (!list) {
-    const journal = new URL(`../../migrations/${dialect}/meta/_journal.json`, import.meta.url);
-    const parsed = JSON.parse(readFileSync(fileURLToPath(journal), 'utf8')) as {
-      entries: { when: number }[];
-    };
-    list = parsed.entries.map((entry) => entry.when);
-    times.set(dialect, list);
-  }
+  if (list) return list;
+  const journal = join(migrationsFolder(dialect), 'meta', '_journal.json');
+  const { entries } = JSON.parse(readFileSync(journal, 'utf8')) as { entries: { when: number }[] };
+  times.set(dialect, (list = entries.map((entry) => entry.when)));
   return list;
 }
 

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
@@ -12,7 +12,7 @@ import type { Store } from './store.js';
 import type { SqliteHandle } from './sqlite/handle.js';
 import { sqliteEndpointKeys } from './sqlite/endpoint-keys.js';
 import { immutableUri } from './immutable-uri.js';
-import { newConnection } from './sqlite/new-connection.js';
+import { mayWrite, newConnection, readOnlyOnDisk, schemaStanding } from './sqlite/connection.js';
 
 /** An open SQLite mirror database: the store's operations over one connection. */
 export interface MirrorDatabase extends SqliteHandle, Store {}
@@ -34,8 +34,6 @@ export interface OpenOptions {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-
-export { immutableUri };
 
 /**
  * Opens (creating if needed) the mirror database with the pragmas every process must agree on,
@@ -73,12 +71,7 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
       ? newConnection(immutableUri(file), { readonly: true })
       : newConnection(file, { readonly: options.readonly ?? false });
   } catch (cause) {
-    throw new MirrorError(
-      'DB_ERROR',
-      `cannot open database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
-      { file },
-      { cause },
-    );
+    throw dbError('open', file, cause, { file });
   }
   try {
     // A sync's write transaction can take a moment on a large listing; readers and a second
@@ -91,38 +84,34 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     if (!readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
-    const db = drizzle(sqlite, { schema });
     refuseNewerSchema(sqlite, file);
     const migrated = options.migrate ?? !readonly;
-    if (migrated) migrate(db);
+    if (migrated) migrate(sqlite);
     const identity = fileIdentity(file);
+    const handle = {
+      db: drizzle(sqlite, { schema }),
+      sqlite,
+      file,
+      immutable: options.immutable === true,
+      fileProblem: () => fileProblem(file, identity),
+      close: () => sqlite.close(),
+    };
     // The outbox's endpoint ids are keyed under the database's own key; a database without one yet
     // gets it, and the ids written before it are re-keyed (not by an open that leaves it unmigrated).
-    const endpointKeys = sqliteEndpointKeys(sqlite, !readonly && migrated);
-    const store: MirrorDatabase = new SqliteStore(
-      {
-        db,
-        sqlite,
-        file,
-        immutable: options.immutable === true,
-        fileProblem: () => fileProblem(file, identity),
-        close: () => sqlite.close(),
-      },
-      endpointKeys,
-    );
+    const store: MirrorDatabase = new SqliteStore(handle, sqliteEndpointKeys(sqlite, !readonly && migrated));
     // Any process that opens the database tells the truth about runs whose holder died.
     if (!readonly) recoverDeadRuns(store);
     return store;
   } catch (cause) {
     sqlite.close();
     if (cause instanceof MirrorError) throw cause;
-    throw new MirrorError(
-      'DB_ERROR',
-      `cannot prepare database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`,
-      { file, advice: dbAdvice(cause) },
-      { cause },
-    );
+    throw dbError('prepare', file, cause, { file, advice: dbAdvice(cause) });
   }
+}
+
+function dbError(verb: string, file: string, cause: unknown, details: Record<string, unknown>): MirrorError {
+  const message = `cannot ${verb} database ${file}: ${(cause as Error).message}; ${dbAdvice(cause)}`;
+  return new MirrorError('DB_ERROR', message, details, { cause });
 }
 
 function dbAdvice(cause: unknown): string {
@@ -140,22 +129,16 @@ function createPrivately(file: string): void {
   if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
 }
 
-interface FileIdentity {
-  dev: number;
-  ino: number;
-}
-
-function fileIdentity(file: string): FileIdentity | null {
-  if (file === ':memory:') return null;
+/** The device and inode the path names now, or null (none, or `:memory:`). */
+function fileIdentity(file: string): Pick<Stats, 'dev' | 'ino'> | null {
   try {
-    const { dev, ino } = statSync(file);
-    return { dev, ino };
+    return file === ':memory:' ? null : statSync(file);
   } catch {
     return null;
   }
 }
 
-function fileProblem(file: string, opened: FileIdentity | null): string | null {
+function fileProblem(file: string, opened: Pick<Stats, 'dev' | 'ino'> | null): string | null {
   if (opened === null) return null;
   const now = fileIdentity(file);
   if (now === null) return `database file ${file} was deleted while open; restart to use a new one`;
@@ -163,4 +146,37 @@ function fileProblem(file: string, opened: FileIdentity | null): string | null {
     return `database file ${file} was replaced while open (inode ${opened.ino} → ${now.ino}); restart to read the new file`;
   }
   return null;
+}
+
+/**
+ * Opens the database of a read command (`runs`, `history`, `changes`, `serve`): it must exist (a
+ * mistyped --db must not create an empty one that then answers "no runs yet"), and a read-only file
+ * or folder is opened read-only instead of failing on the first write.
+ */
+export function openExistingDatabase(
+  file: string,
+  options: Pick<OpenOptions, 'busyTimeoutMs'> = {},
+): MirrorDatabase {
+  if (!existsSync(file)) {
+    throw new MirrorError(
+      'DB_NOT_FOUND',
+      `no database at ${file}; nothing was created. Check --db (or DATABASE_PATH), or run a sync first`,
+      { file },
+    );
+  }
+  if (!readOnlyOnDisk(file)) return openDatabase(file, options);
+  // A WAL database is read through its -shm file; where that is missing and the folder cannot be
+  // written (a read-only mount), SQLite can only read the file as immutable.
+  const immutable = !mayWrite(dirname(file)) && !existsSync(`${file}-shm`);
+  const store = openDatabase(file, { ...options, readonly: true, migrate: false, immutable });
+  if (schemaStanding(store.sqlite).pending > 0) {
+    store.close();
+    throw new MirrorError(
+      'DB_ERROR',
+      `database ${file} is read-only and was written by an older version: it needs an upgrade this ` +
+        'process cannot write. Open it once with write access (any command migrates it)',
+      { file },
+    );
+  }
+  return store;
 }

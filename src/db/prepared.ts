@@ -18,10 +18,8 @@ export function prepared(sqlite: Database.Database, sql: string): Database.State
   let statement = statements.get(sql);
   if (!statement) {
     statement = sqlite.prepare(sql);
-    if (statements.size >= MAX_STATEMENTS) {
-      const oldest = statements.keys().next();
-      if (oldest.done !== true) statements.delete(oldest.value);
-    }
+    // A Map iterates in insertion order: its first key is the oldest.
+    if (statements.size >= MAX_STATEMENTS) statements.delete(statements.keys().next().value as string);
     statements.set(sql, statement);
   }
   return statement;

@@ -14,7 +14,7 @@ export function holdsNoListing(sqlite: Sqlite): boolean {
 }
 
 /**
- * A first sync's commit runs with `foreign_keys` off, and the commit checks the same references
+ * A first sync's commit (the store holds no listing yet) runs with `foreign_keys` off, and the commit checks the same references
  * itself, set-based, before it ends (`checkRunReferences`). Row by row, SQLite looks up each new
  * version's coworker in the listing's order, a random uuid order: on a large first sync that made
  * the versions insert several times slower, and the whole commit much slower (docs/benchmarks.md).
@@ -22,13 +22,8 @@ export function holdsNoListing(sqlite: Sqlite): boolean {
  * Set while another transaction of the connection is open it does nothing, and the commit then
  * runs with the foreign keys on: slower, as correct.
  */
-export async function withBulkForeignKeys<T>(
-  sqlite: Sqlite,
-  bulk: boolean,
-  work: () => Promise<T>,
-): Promise<T> {
-  const enforced = sqlite.pragma('foreign_keys', { simple: true }) === 1;
-  if (!bulk || !enforced) return work();
+export async function withBulkForeignKeys<T>(sqlite: Sqlite, work: () => Promise<T>): Promise<T> {
+  if (!holdsNoListing(sqlite) || sqlite.pragma('foreign_keys', { simple: true }) !== 1) return work();
   sqlite.pragma('foreign_keys = OFF');
   try {
     return await work();

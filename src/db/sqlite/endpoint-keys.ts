@@ -17,14 +17,10 @@ export function sqliteEndpointKeys(sqlite: Database.Database, writable: boolean)
     return new EndpointKeys(known);
   return sqlite
     .transaction(() =>
-      answeredNow(rekeying('sqlite'), ({ kind, sql, params }) =>
-        kind === 'rows'
-          ? sqlite
-              .prepare(sql)
-              .raw(true)
-              .all(...params)
-          : sqlite.prepare(sql).run(...params).changes,
-      ),
+      answeredNow(rekeying('sqlite'), ({ kind, sql, params }) => {
+        const statement = sqlite.prepare(sql);
+        return kind === 'rows' ? statement.raw(true).all(...params) : statement.run(...params).changes;
+      }),
     )
     .immediate();
 }

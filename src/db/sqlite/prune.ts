@@ -1,8 +1,7 @@
 import type { SqliteHandle } from './handle.js';
 import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
-import { settle, sqliteSqlPort, withinTransaction } from './sql-port.js';
-import { prepared } from '../prepared.js';
+import { settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 
 /**
  * The prune on SQLite: one write transaction that first makes sure no sync holds the lock (a
@@ -21,7 +20,7 @@ export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): P
   sqlite.pragma('secure_delete = on');
   try {
     return await prune(
-      sqliteSqlPort((sql) => prepared(sqlite, sql)),
+      transactionPortOf(sqlite),
       request,
       (work) =>
         withinTransaction(
@@ -47,9 +46,7 @@ export async function pruneSqlite(store: SqliteHandle, request: PruneRequest): P
 
 /** Empties the WAL into the database file; null when done, else why not. */
 function checkpoint(store: SqliteHandle): string | null {
-  if (store.immutable) return null;
-  const mode = String(store.sqlite.pragma('journal_mode', { simple: true }));
-  if (mode !== 'wal') return null;
+  if (store.immutable || store.sqlite.pragma('journal_mode', { simple: true }) !== 'wal') return null;
   const [result] = store.sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number }[];
   if (result === undefined || result.busy === 0) return null;
   return (

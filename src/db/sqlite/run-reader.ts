@@ -1,13 +1,11 @@
 import type Database from 'better-sqlite3';
-import { newConnection } from './new-connection.js';
+import { newConnection, schemaStanding, writableOnDisk } from './connection.js';
 import { mediaRunsByIds } from '../media-reads.js';
 import { runAsSeen } from '../run-liveness.js';
 import type { Store } from '../store.js';
-import { writableOnDisk } from './on-disk.js';
 import { prepared } from '../prepared.js';
 import { runRows } from '../run-reads.js';
 import { sqliteSqlPort } from './sql-port.js';
-import { schemaStanding } from './schema-standing.js';
 
 /** What `runs` reads: the store's own operations, and the close that ends the connection. */
 export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): void };
@@ -23,22 +21,15 @@ export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): 
 export function openRunReader(file: string): RunReader | null {
   // A file the full open would open read-only (a 0444 file, even for root) is left to it.
   if (!writableOnDisk(file)) return null;
-  let sqlite: Database.Database;
+  let sqlite: Database.Database | undefined;
   try {
     sqlite = newConnection(file, { fileMustExist: true });
-  } catch {
-    return null;
-  }
-  try {
     sqlite.pragma('busy_timeout = 5000');
     const standing = schemaStanding(sqlite);
-    if (standing.pending > 0 || standing.newer) {
-      sqlite.close();
-      return null;
-    }
+    if (standing.pending > 0 || standing.newer) throw new Error('not current');
   } catch {
-    // Not a database, or not ours: the full open says what is wrong with it.
-    sqlite.close();
+    // Not a database, not ours, or not current: the full open says what to do with it.
+    sqlite?.close();
     return null;
   }
   const handle = { sqlite, file };

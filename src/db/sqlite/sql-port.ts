@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { prepared } from '../prepared.js';
 import type { OutboxPort } from '../outbox-port.js';
-import type { SqlPort, TransactionPort } from '../sql-port.js';
+import type { InsertColumn, SqlPort, TransactionPort } from '../sql-port.js';
 
 export const settle = <T>(work: () => T): Promise<T> => new Promise<T>((resolve) => resolve(work()));
 
@@ -26,18 +26,12 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
     run: (sql, params = []) => settle(() => prepare(sql).run(...params).changes),
     insert: (table, columns, rows, onConflict = '') =>
       settle(() => {
-        const names = columns.map((c) => c.name);
-        const insert = prepare(
-          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')}) ${onConflict}`,
-        );
+        const insert = prepare(insertSql(table, columns, onConflict));
         for (const row of rows) insert.run(...row);
       }),
     insertWithIds: (table, columns, rows) =>
       settle(() => {
-        const names = columns.map((c) => c.name);
-        const insert = prepare(
-          `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')})`,
-        );
+        const insert = prepare(insertSql(table, columns, ''));
         return rows.map((row) => Number(insert.run(...row).lastInsertRowid));
       }),
     list: (_type, values) => ({ sql: '(select value from json_each(?))', param: JSON.stringify(values) }),
@@ -46,6 +40,11 @@ export function sqliteSqlPort(prepare: (sql: string) => Database.Statement): Sql
       param: JSON.stringify(values),
     }),
   };
+}
+
+function insertSql(table: string, columns: readonly InsertColumn[], onConflict: string): string {
+  const names = columns.map((c) => c.name);
+  return `insert into ${table} (${names.join(', ')}) values (${names.map(() => '?').join(', ')}) ${onConflict}`;
 }
 
 /** `work` in one transaction of `sqlite` (`write`: taking the write lock at once). */
@@ -65,6 +64,7 @@ export async function withinTransaction<T>(
   }
 }
 
+const noop = () => undefined;
 const turns = new WeakMap<Database.Database, Promise<unknown>>();
 
 /**
@@ -74,46 +74,32 @@ const turns = new WeakMap<Database.Database, Promise<unknown>>();
  */
 export function inWriteTurn<T>(sqlite: Database.Database, work: () => Promise<T>): Promise<T> {
   const mine = (turns.get(sqlite) ?? Promise.resolve()).then(work);
-  turns.set(
-    sqlite,
-    mine.catch(() => undefined),
-  );
+  turns.set(sqlite, mine.catch(noop));
   return mine;
 }
 
+const ports = new WeakMap<Database.Database, OutboxPort>();
+
 /**
- * The port over `sqlite` with write transactions, each in the connection's write turn. One asked
- * for inside a transaction that is not the port's (a better-sqlite3 `transaction()`) joins it.
+ * The one port of a connection with write transactions, each in the connection's write turn (one
+ * asked for inside a transaction that is not the port's, a better-sqlite3 `transaction()`, joins
+ * it), and the outbox's: its workers share the process, so there is nothing to announce.
  */
-function sqliteTransactionPort(
-  sqlite: Database.Database,
-  prepare: (sql: string) => Database.Statement,
-): TransactionPort {
-  const port = sqliteSqlPort(prepare);
-  return {
-    ...port,
+export function outboxPortOf(sqlite: Database.Database): OutboxPort {
+  let port = ports.get(sqlite);
+  if (port) return port;
+  const plain = sqliteSqlPort((sql) => prepared(sqlite, sql));
+  port = {
+    ...plain,
     write: <T>(work: (tx: SqlPort) => Promise<T>): Promise<T> =>
       inWriteTurn(sqlite, () =>
-        sqlite.inTransaction ? work(port) : withinTransaction(sqlite, () => work(port), true),
+        sqlite.inTransaction ? work(plain) : withinTransaction(sqlite, () => work(plain), true),
       ),
+    announce: () => Promise.resolve(),
   };
-}
-
-const ports = new WeakMap<Database.Database, TransactionPort>();
-
-/** The one transaction port of a connection: every caller's transactions on it take turns. */
-export function transactionPortOf(sqlite: Database.Database): TransactionPort {
-  let port = ports.get(sqlite);
-  if (!port) ports.set(sqlite, (port = sqliteTransactionPort(sqlite, (sql) => prepared(sqlite, sql))));
+  ports.set(sqlite, port);
   return port;
 }
 
-const outboxPorts = new WeakMap<Database.Database, OutboxPort>();
-
-/** The outbox's port over a connection: its workers share the process, so there is nothing to announce. */
-export function outboxPortOf(sqlite: Database.Database): OutboxPort {
-  let port = outboxPorts.get(sqlite);
-  if (!port)
-    outboxPorts.set(sqlite, (port = { ...transactionPortOf(sqlite), announce: () => Promise.resolve() }));
-  return port;
-}
+/** The connection's one transaction port: every caller's transactions on it take turns. */
+export const transactionPortOf: (sqlite: Database.Database) => TransactionPort = outboxPortOf;

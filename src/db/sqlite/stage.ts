@@ -16,65 +16,46 @@ export async function openSqliteStage(store: SqliteHandle, runId: number): Promi
   return openRunStage(sqliteStageDialect(store));
 }
 
-/** Statements prepared once per stage: a statement over a temp table must not outlive the table. */
-function statementCache(sqlite: SqliteHandle['sqlite']): (sql: string) => Statement {
-  const statements = new Map<string, Statement>();
-  return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) statements.set(sql, (statement = sqlite.prepare(sql)));
-    return statement;
-  };
-}
-
-/**
- * The page cache while a stage is open, in KiB (SQLite's negative form), instead of the 16 MiB
- * better-sqlite3 builds SQLite with. Each sort (every index built once a table is full, each ORDER
- * BY of the commit) may hold that much again, and the allocator keeps it: with 16 MiB a
- * million-entry first sync went over its memory goal, with 4 MiB it keeps within it in the same
- * time (docs/benchmarks.md). A larger cache bought no time: the
- * stage reads and writes its tables in key order (run-stage.ts).
- */
-const STAGE_CACHE_SIZE = -4000;
-
-/**
- * Rows `analyze` reads of each index of a stage table (SQLite's `analysis_limit`): the planner
- * needs the tables' rough shape, not an exact count. A full `analyze` reads every index of a large
- * stage whole, for statistics hardly different from these.
- */
-const STAGE_ANALYSIS_LIMIT = 1000;
-
-/**
- * Helper threads SQLite's sorter may start (`threads`): the stage's index builds, windows and the
- * commit's index builds are sorts of up to a million rows, run once the crawl is over, when the
- * upstream no longer keeps the other core busy. One helper builds a large index sooner than none
- * (sqlite3 shell); two were no sooner than one.
- */
-const STAGE_SORT_THREADS = 1;
-
-/** The stage's own pragmas (see above), set while it is open. */
+/** The stage's own pragmas, set while it is open. */
 const STAGE_PRAGMAS = {
-  cache_size: STAGE_CACHE_SIZE,
-  analysis_limit: STAGE_ANALYSIS_LIMIT,
-  threads: STAGE_SORT_THREADS,
+  // The page cache in KiB (SQLite's negative form), instead of the 16 MiB better-sqlite3 builds
+  // SQLite with. Each sort (every index built once a table is full, each ORDER BY of the commit) may
+  // hold that much again, and the allocator keeps it: with 16 MiB a million-entry first sync went
+  // over its memory goal, with 4 MiB it keeps within it in the same time (docs/benchmarks.md). A
+  // larger cache bought no time: the stage reads and writes its tables in key order (run-stage.ts).
+  cache_size: -4000,
+  // Rows `analyze` reads of each index of a stage table: the planner needs the tables' rough shape,
+  // not an exact count. A full `analyze` reads every index of a large stage whole, for statistics
+  // hardly different from these.
+  analysis_limit: 1000,
+  // Helper threads SQLite's sorter may start: the stage's index builds, windows and the commit's
+  // index builds are sorts of up to a million rows, run once the crawl is over, when the upstream
+  // no longer keeps the other core busy. One helper builds a large index sooner than none (sqlite3
+  // shell); two were no sooner than one.
+  threads: 1,
 } as const;
 
 /** Sets the stage's pragmas; answers what puts the connection's own back. */
 function stagePragmas(sqlite: SqliteHandle['sqlite']): () => void {
-  const names = Object.keys(STAGE_PRAGMAS) as (keyof typeof STAGE_PRAGMAS)[];
-  const own = names.map((name) => [name, sqlite.pragma(name, { simple: true }) as number] as const);
-  for (const name of names) sqlite.pragma(`${name} = ${STAGE_PRAGMAS[name]}`);
-  return () => {
-    for (const [name, value] of own) sqlite.pragma(`${name} = ${value}`);
-  };
+  const own = Object.keys(STAGE_PRAGMAS).map(
+    (name) => `${name} = ${sqlite.pragma(name, { simple: true }) as number}`,
+  );
+  for (const [name, value] of Object.entries(STAGE_PRAGMAS)) sqlite.pragma(`${name} = ${value}`);
+  return () => own.forEach((pragma) => sqlite.pragma(pragma));
 }
 
 function sqliteStageDialect(store: SqliteHandle): StageDialect {
   const { sqlite } = store;
   sqlite.pragma('temp_store = file');
   const restorePragmas = stagePragmas(sqlite);
-  const prepare = statementCache(sqlite);
+  // Statements prepared once per stage: a statement over a temp table must not outlive the table.
+  const statements = new Map<string, Statement>();
   const conn: StageConnection = {
-    ...sqliteSqlPort(prepare),
+    ...sqliteSqlPort((sql) => {
+      const statement = statements.get(sql) ?? sqlite.prepare(sql);
+      statements.set(sql, statement);
+      return statement;
+    }),
     byIds: (subquery) => `id in (${subquery})`,
     transaction: (work, write) => withinTransaction(sqlite, work, write),
   };
@@ -83,7 +64,7 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
     commit: (commit, listing) =>
       // The connection's write turn: another writer on it waits for the commit, never joins it.
       inWriteTurn(sqlite, () =>
-        withBulkForeignKeys(sqlite, holdsNoListing(sqlite), () =>
+        withBulkForeignKeys(sqlite, () =>
           withinTransaction(
             sqlite,
             async () => {

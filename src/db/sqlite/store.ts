@@ -5,12 +5,12 @@ import * as queries from '../queries.js';
 import { markRunInactive, runAsSeen } from '../run-liveness.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
 import { watchSqliteCommits } from './commit-watch.js';
-import { endRun } from './run-commit.js';
+import { recordRunEnd } from '../run-ends.js';
+import { writeRunOutboxes } from '../run-outbox.js';
 import { beginRun, recoverDeadRuns } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneSqlite } from './prune.js';
-import { outboxPortOf, settle, sqliteSqlPort, transactionPortOf } from './sql-port.js';
-import { prepared } from '../prepared.js';
+import { outboxPortOf, settle } from './sql-port.js';
 
 /**
  * SQLite under the one store: the lock is a `running` row taken in a write transaction, the media
@@ -19,10 +19,11 @@ import { prepared } from '../prepared.js';
  * callers are written once for every database.
  */
 function sqliteDialect(handle: SqliteHandle, endpointKeys: EndpointKeys): StoreDialect {
+  const port = outboxPortOf(handle.sqlite);
   return {
-    port: sqliteSqlPort((sql) => prepared(handle.sqlite, sql)),
-    writes: transactionPortOf(handle.sqlite),
-    outbox: outboxPortOf(handle.sqlite),
+    port,
+    writes: port,
+    outbox: port,
     endpointKeys,
     mapError: null,
     beginRun: (upstream, start, now) => settle(() => beginRun(handle, upstream, start, now)),
@@ -30,7 +31,11 @@ function sqliteDialect(handle: SqliteHandle, endpointKeys: EndpointKeys): StoreD
     recoverDeadRuns: () => settle(() => recoverDeadRuns(handle)),
     /** Read-only connections cannot record a dead holder's end: they only read it as aborted. */
     asSeen: (list) => Promise.resolve(list.map((run) => runAsSeen(handle, run))),
-    endRun: (end) => endRun(handle, end),
+    endRun: (end) =>
+      port.write(async (tx) => {
+        await recordRunEnd(tx, end);
+        await writeRunOutboxes(tx, end.runId, [end.outbox, end.notify]);
+      }),
     openStage: (runId) => openSqliteStage(handle, runId),
     mediaDropped: () => Promise.resolve(),
     // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
