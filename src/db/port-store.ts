@@ -33,10 +33,7 @@ export interface StoreDialect
   extends
     BlobOperations,
     HealthOperations,
-    Pick<
-      Store,
-      'endRun' | 'openStage' | 'releaseRun' | 'recoverDeadRuns' | 'prune' | 'watchCommits' | 'endpointKeys'
-    > {
+    Pick<Store, 'openStage' | 'releaseRun' | 'recoverDeadRuns' | 'prune' | 'watchCommits' | 'endpointKeys'> {
   /** The port every operation written once reads and writes through. */
   readonly port: SqlPort;
   /** The same connection(s) with write transactions, for a write that must be atomic. */
@@ -114,7 +111,7 @@ export class PortStore implements Store {
   runOfTick: Op<'runOfTick'> = this.#guard((tick) => records.runOfTick(this.#port, tick));
   latestRunStart: Op<'latestRunStart'> = this.#guard(() => runs.latestRunStart(this.#port));
   heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => records.heartbeat(this.#port, runId, at));
-  endRun: Op<'endRun'> = this.#guard((end) => this.#d.endRun(end));
+  endRun: Op<'endRun'> = this.#guard((end) => records.endRun(this.#d.writes, end));
   openStage: Op<'openStage'> = this.#guard((runId) => this.#d.openStage(runId));
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => this.#d.releaseRun(runId));
   recordRebind: Op<'recordRebind'> = this.#guard((runId, from) =>

@@ -10,7 +10,6 @@ import type { EndpointKeys } from '../endpoint-keys.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
 import { announce, SharedCommitWatch } from './commit-watch.js';
 import { prunePg } from './prune.js';
-import { endRun } from '../run-records.js';
 import { openPgStage } from './stage.js';
 import { guardedStage } from '../guarded-stage.js';
 import * as runs from './runs.js';
@@ -44,7 +43,6 @@ function pgDialect(
     releaseRun: (runId) => runs.releaseRun(ctx, runId),
     recoverDeadRuns: () => runs.recoverDeadRuns(ctx),
     asSeen: (list) => runs.asSeen(ctx, list),
-    endRun: (end) => endRun(writes, end),
     openStage: async (runId) => guardedStage(await openPgStage(ctx, runId), mapError),
     mediaDropped: () => announce(ctx.pool, 'media'),
     // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).

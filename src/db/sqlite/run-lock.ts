@@ -1,14 +1,17 @@
 import type { SqliteHandle } from './handle.js';
 import { prepared } from '../prepared.js';
-import { ABORT_RUN_SQL, RUN_OF_TICK_SQL, RUNNING_RUNS_SQL, syncLockedError } from '../run-records.js';
-import { RUN_COLUMNS, runRowOf } from '../run-reads.js';
+import {
+  ABORT_RUN_SQL,
+  INSERT_RUNNING_SQL,
+  RUN_OF_TICK_SQL,
+  RUNNING_RUNS_SQL,
+  runningParams,
+  syncLockedError,
+} from '../run-records.js';
+import { runRowOf } from '../run-reads.js';
 import { currentHolder, deadHolderMessage, holderIsDead, markRunActive } from '../run-liveness.js';
 import type { RunRow } from '../schema.js';
 import { tickServedError, type RunStart } from '../tick-claims.js';
-
-const INSERT_RUNNING_SQL = `insert into runs (status, started_at, upstream, holder_pid, holder_host,
-  holder_token, heartbeat_at, "trigger", scheduled_for) values ('running', ?, ?, ?, ?, ?, ?, ?, ?)
-  returning ${RUN_COLUMNS}`;
 
 /**
  * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one),
@@ -27,9 +30,8 @@ export function beginRun(store: SqliteHandle, upstream: string, start: RunStart,
       const served = tick === null ? undefined : prepared(store.sqlite, RUN_OF_TICK_SQL).raw(true).get(tick);
       if (tick !== null && served) throw tickServedError(tick, runRowOf(served as unknown[]));
       assertUnlocked(store, now);
-      const values = [startedAt, upstream, self.pid, self.host, self.token, startedAt, start.trigger, tick];
       const insert = prepared(store.sqlite, INSERT_RUNNING_SQL).raw(true);
-      const run = runRowOf(insert.get(...values) as unknown[]);
+      const run = runRowOf(insert.get(...runningParams(self, upstream, start, startedAt)) as unknown[]);
       markRunActive(store, run.id);
       return run;
     })

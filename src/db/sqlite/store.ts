@@ -5,8 +5,6 @@ import * as queries from '../queries.js';
 import { markRunInactive, runAsSeen } from '../run-liveness.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
 import { watchSqliteCommits } from './commit-watch.js';
-import { recordRunEnd } from '../run-ends.js';
-import { writeRunOutboxes } from '../run-outbox.js';
 import { beginRun, recoverDeadRuns } from './run-lock.js';
 import { openSqliteStage } from './stage.js';
 import { pruneSqlite } from './prune.js';
@@ -31,11 +29,6 @@ function sqliteDialect(handle: SqliteHandle, endpointKeys: EndpointKeys): StoreD
     recoverDeadRuns: () => settle(() => recoverDeadRuns(handle)),
     /** Read-only connections cannot record a dead holder's end: they only read it as aborted. */
     asSeen: (list) => Promise.resolve(list.map((run) => runAsSeen(handle, run))),
-    endRun: (end) =>
-      port.write(async (tx) => {
-        await recordRunEnd(tx, end);
-        await writeRunOutboxes(tx, end.runId, [end.outbox, end.notify]);
-      }),
     openStage: (runId) => openSqliteStage(handle, runId),
     mediaDropped: () => Promise.resolve(),
     // Blobs: the media folder beside the database holds the files (src/media/media-store.ts).
