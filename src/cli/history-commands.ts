@@ -5,7 +5,7 @@ import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { EXIT } from './exit-codes.js';
-import { changeView, coworkerView, versionView, type ChangeView } from '../db/history-views.js';
+import { changeView, coworkerView, versionView, type ChangeView } from '../views/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';
 import { renderChanges, renderFound, renderHistory } from './human-output.js';
 import { withExistingStoreAsync } from './with-store.js';

@@ -1,4 +1,4 @@
-import type { ChangeView, CoworkerView, RunView, VersionView } from '../db/history-views.js';
+import type { ChangeView, CoworkerView, RunView, VersionView } from '../views/history-views.js';
 import type { DeliveryView } from '../webhooks/delivery-queries.js';
 import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../config/load-config.js';
-import { runView } from '../db/history-views.js';
+import { runView } from '../views/history-views.js';
 import type { RunReader } from '../db/sqlite/run-reader.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { EXIT } from './exit-codes.js';

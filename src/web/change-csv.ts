@@ -1,5 +1,5 @@
 import type { ChangeSubject } from '../db/change-batches.js';
-import { canonicalText } from '../db/history-views.js';
+import { canonicalText } from '../views/history-views.js';
 import type { ChangeRow } from '../db/schema.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { changeSentence } from './change-text.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import type { z } from 'zod';
 import type { Store } from '../db/store.js';
-import { runView } from '../db/history-views.js';
+import { runView } from '../views/history-views.js';
 import { listingHorizon, prunedListingDetail } from '../db/prune.js';
 import { DirectoryCache } from './directory-cache.js';
 import {

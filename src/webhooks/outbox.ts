@@ -2,7 +2,7 @@ import type { WebhookEventType } from '../config/load-config.js';
 import type { EndpointKeys } from '../db/endpoint-keys.js';
 import type { OutboxFacts, OutboxMessage, OutboxPlan } from '../db/run-commit.js';
 import type { ChangeRow, RunRow } from '../db/schema.js';
-import { changeView } from '../db/history-views.js';
+import { changeView } from '../views/history-views.js';
 import { maskUrlCredentials } from '../config/upstream-target.js';
 import type { OutboxSettings } from './settings.js';
 import { stringifyJson } from '../json/safe-json.js';

@@ -8,7 +8,7 @@ import {
   renderRuns,
 } from '../../src/cli/human-output.js';
 import { styleFor, type Style } from '../../src/cli/terminal.js';
-import type { ChangeView, RunView } from '../../src/db/history-views.js';
+import type { ChangeView, RunView } from '../../src/views/history-views.js';
 
 // Local times print in the process's zone; the expectations are written for UTC.
 const savedTz = process.env.TZ;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
 import { linesOf } from '../../src/db/change-lines.js';
-import { changeView } from '../../src/db/history-views.js';
+import { changeView } from '../../src/views/history-views.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import type { ChangeRow } from '../../src/db/schema.js';
 import { sqliteSqlPort } from '../../src/db/sqlite/sql-port.js';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runChangesCommand, type ChangesOptions } from '../../src/cli/history-commands.js';
-import { changeView } from '../../src/db/history-views.js';
+import { changeView } from '../../src/views/history-views.js';
 import { openDatabase, type MirrorDatabase } from '../../src/db/open.js';
 import { stringifyJson } from '../../src/json/safe-json.js';
 import { changesCsv } from '../../src/web/change-csv.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runView } from '../../src/db/history-views.js';
+import { runView } from '../../src/views/history-views.js';
 import type { RunRow } from '../../src/db/schema.js';
 
 describe('regression: runs stored with a password in their upstream (before masking at the source)', () => {

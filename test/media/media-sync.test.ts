@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { changeView } from '../../src/db/history-views.js';
+import { changeView } from '../../src/views/history-views.js';
 import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 import {
   tempLeftovers,

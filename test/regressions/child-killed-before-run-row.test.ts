@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { MirrorError } from '../../src/errors.js';
-import { runView } from '../../src/db/history-views.js';
+import { runView } from '../../src/views/history-views.js';
 import { silentLogger } from '../../src/logger.js';
 import { runIsolatedSync, type IsolatedSyncOptions } from '../../src/sync/isolated-sync.js';
 import { tempDir } from '../helpers/temp-db.js';

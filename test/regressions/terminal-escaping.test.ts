@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderChanges, renderFound, renderHistory, renderRuns } from '../../src/cli/human-output.js';
 import { errorReport } from '../../src/cli/report.js';
 import { visible, type Style } from '../../src/cli/terminal.js';
-import type { ChangeView, RunView } from '../../src/db/history-views.js';
+import type { ChangeView, RunView } from '../../src/views/history-views.js';
 import { MirrorError } from '../../src/errors.js';
 
 // Regression: `changes` and `history` wrote a hostile post's escape sequences raw: clear screen,

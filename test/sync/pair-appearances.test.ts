@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeView } from '../../src/db/history-views.js';
+import { changeView } from '../../src/views/history-views.js';
 import { changedFieldCount, pairByFewestChanges, type FieldMap } from '../../src/sync/pair-appearances.js';
 import { STORE_KINDS, storeMaker } from '../helpers/postgres.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeView } from '../../src/db/history-views.js';
+import { changeView } from '../../src/views/history-views.js';
 import { MAX_PAYLOAD_BYTES } from '../../src/webhooks/outbox.js';
 import { simulatedUpstream, storedState, sync } from '../helpers/sync.js';
 import { tableRows, tempDatabase } from '../helpers/temp-db.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Store } from '../../db/store.js';
 import { listingHorizon } from '../../db/prune.js';
-import { changeView, coworkerView, runView, versionView } from '../../db/history-views.js';
+import { changeView, coworkerView, runView, versionView } from '../../views/history-views.js';
 import {
   changesQuery,
   pageQuery,

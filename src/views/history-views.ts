@@ -1,5 +1,5 @@
 import { maskUrlCredentials } from '../config/upstream-target.js';
-import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from './schema.js';
+import type { ChangeRow, CoworkerRow, MediaRunRow, RunRow, VersionRow } from '../db/schema.js';
 import { isCanonicalJson } from '../json/canonical-json.js';
 import { parseJson } from '../json/lossless.js';
 
