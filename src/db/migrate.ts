@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MirrorError } from '../errors.js';
 import { knownMigrations, migrationsFolder } from './migration-files.js';
+import { newerSchemaError } from './migration-times.js';
 import { schemaStanding } from './sqlite/connection.js';
 
 /**
@@ -61,11 +62,5 @@ function applyMigrations(sqlite: Database.Database): void {
 
 /** Refuses, before anything is written, a database that a newer version of coworker-mirror migrated. */
 export function refuseNewerSchema(sqlite: Database.Database, file: string): void {
-  if (!schemaStanding(sqlite).newer) return;
-  throw new MirrorError(
-    'DB_TOO_NEW',
-    `database ${file} was written by a newer version of coworker-mirror (it holds a migration this build ` +
-      'does not know); nothing was changed. Run the newer version, or point --db at another database',
-    { file },
-  );
+  if (schemaStanding(sqlite).newer) throw newerSchemaError(file, '--db', { file });
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MirrorError } from '../errors.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -46,4 +47,18 @@ export function standingOf(dialect: Dialect, lastApplied: number): SchemaStandin
     pending: whens.filter((when) => when > lastApplied).length,
     newer: whens.every((when) => lastApplied > when),
   };
+}
+
+/** Refuses a database a newer version migrated; `setting` is what points at it (`--db`, `DATABASE_URL`). */
+export function newerSchemaError(
+  database: string,
+  setting: string,
+  details: Record<string, unknown>,
+): MirrorError {
+  return new MirrorError(
+    'DB_TOO_NEW',
+    `database ${database} was written by a newer version of coworker-mirror (it holds a migration this build ` +
+      `does not know); nothing was changed. Run the newer version, or point ${setting} at another database`,
+    details,
+  );
 }

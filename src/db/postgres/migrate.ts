@@ -3,6 +3,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate as drizzleMigrate } from 'drizzle-orm/node-postgres/migrator';
 import { MirrorError } from '../../errors.js';
 import { migrationsFolder, standingOf, type SchemaStanding } from '../migration-files.js';
+import { newerSchemaError } from '../migration-times.js';
 import { ADVISORY_NAMESPACE, MIGRATION_LOCK } from './advisory-keys.js';
 
 /** How long an instance waits for another one's migration before it gives up. */
@@ -24,15 +25,6 @@ export async function postgresSchemaStanding(client: Session): Promise<SchemaSta
     `select max(created_at)::text as last from ${BOOKKEEPING}`,
   );
   return standingOf('postgres', Number(rows[0]?.last ?? 0));
-}
-
-function tooNew(label: string): MirrorError {
-  return new MirrorError(
-    'DB_TOO_NEW',
-    `database ${label} was written by a newer version of coworker-mirror (it holds a migration this build ` +
-      'does not know); nothing was changed. Run the newer version, or point DATABASE_URL at another database',
-    { database: label },
-  );
 }
 
 async function takeMigrationLock(client: Session, label: string, waitMs: number): Promise<void> {
@@ -68,7 +60,7 @@ export async function migratePostgres(
   await takeMigrationLock(client, label, waitMs);
   try {
     const standing = await postgresSchemaStanding(client);
-    if (standing.newer) throw tooNew(label);
+    if (standing.newer) throw newerSchemaError(label, 'DATABASE_URL', { database: label });
     if (standing.pending > 0) {
       await drizzleMigrate(drizzle({ client }), { migrationsFolder: migrationsFolder('postgres') });
     }
@@ -93,6 +85,6 @@ export async function migratePostgres(
 /** Refuses a database a newer version migrated, without migrating (read-only commands). */
 export async function refuseNewerPostgres(client: Session, label: string): Promise<SchemaStanding> {
   const standing = await postgresSchemaStanding(client);
-  if (standing.newer) throw tooNew(label);
+  if (standing.newer) throw newerSchemaError(label, 'DATABASE_URL', { database: label });
   return standing;
 }
