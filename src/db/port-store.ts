@@ -91,6 +91,20 @@ export class PortStore implements Store {
     };
   }
 
+  /** An operation written over the port, `(port, ...args)`, bound to this store's and guarded. */
+  #read<A extends unknown[], R>(
+    operation: (port: SqlPort, ...args: A) => Promise<R>,
+  ): (...args: A) => Promise<R> {
+    return this.#guard((...args: A) => operation(this.#d.port, ...args));
+  }
+
+  /** An operation written over the outbox's port, bound to this store's and guarded. */
+  #outbox<A extends unknown[], R>(
+    operation: (port: OutboxPort, ...args: A) => Promise<R>,
+  ): (...args: A) => Promise<R> {
+    return this.#guard((...args: A) => operation(this.#d.outbox, ...args));
+  }
+
   get #port(): SqlPort {
     return this.#d.port;
   }
@@ -108,100 +122,78 @@ export class PortStore implements Store {
     (upstream: string, start: RunStart = COMMAND_START, now: Date = new Date()) =>
       this.#d.beginRun(upstream, start, now),
   );
-  runOfTick: Op<'runOfTick'> = this.#guard((tick) => records.runOfTick(this.#port, tick));
-  latestRunStart: Op<'latestRunStart'> = this.#guard(() => runs.latestRunStart(this.#port));
-  heartbeat: Op<'heartbeat'> = this.#guard((runId, at) => records.heartbeat(this.#port, runId, at));
+  runOfTick: Op<'runOfTick'> = this.#read(records.runOfTick);
+  latestRunStart: Op<'latestRunStart'> = this.#read(runs.latestRunStart);
+  heartbeat: Op<'heartbeat'> = this.#read(records.heartbeat);
   endRun: Op<'endRun'> = this.#guard((end) => records.endRun(this.#d.writes, end));
   openStage: Op<'openStage'> = this.#guard((runId) => this.#d.openStage(runId));
   releaseRun: Op<'releaseRun'> = this.#guard((runId) => this.#d.releaseRun(runId));
-  recordRebind: Op<'recordRebind'> = this.#guard((runId, from) =>
-    records.recordRebind(this.#port, runId, from),
-  );
-  recordFailedRun: Op<'recordFailedRun'> = this.#guard((run) => records.recordFailedRun(this.#port, run));
+  recordRebind: Op<'recordRebind'> = this.#read(records.recordRebind);
+  recordFailedRun: Op<'recordFailedRun'> = this.#read(records.recordFailedRun);
   recoverDeadRuns: Op<'recoverDeadRuns'> = this.#guard(() => this.#d.recoverDeadRuns());
   listRuns: Op<'listRuns'> = this.#guard(async (options) =>
     this.#d.asSeen(await runs.runRows(this.#port, options)),
   );
-  countRuns: Op<'countRuns'> = this.#guard(() => runs.countRuns(this.#port));
-  runCounts: Op<'runCounts'> = this.#guard(() => runs.runCounts(this.#port));
+  countRuns: Op<'countRuns'> = this.#read(runs.countRuns);
+  runCounts: Op<'runCounts'> = this.#read(runs.runCounts);
   getRun: Op<'getRun'> = this.#guard(async (id) => {
     const run = await runs.runById(this.#port, id);
     return run && (await this.#d.asSeen([run]))[0];
   });
-  latestSucceededRun: Op<'latestSucceededRun'> = this.#guard((asOf) =>
-    runs.latestSucceededRun(this.#port, asOf),
-  );
-  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#guard(() => runs.latestSucceededRunId(this.#port));
-  previousRun: Op<'previousRun'> = this.#guard((runId) => runs.previousRun(this.#port, runId));
-  refusalStreakStart: Op<'refusalStreakStart'> = this.#guard((runId, code, entries) =>
-    refusalStreakStart(this.#port, runId, code, entries),
-  );
-  succeededRunTimes: Op<'succeededRunTimes'> = this.#guard((limit) =>
-    runs.succeededRunTimes(this.#port, limit),
-  );
-  runFinishTimes: Op<'runFinishTimes'> = this.#guard((ids) => runs.runFinishTimes(this.#port, ids));
+  latestSucceededRun: Op<'latestSucceededRun'> = this.#read(runs.latestSucceededRun);
+  latestSucceededRunId: Op<'latestSucceededRunId'> = this.#read(runs.latestSucceededRunId);
+  previousRun: Op<'previousRun'> = this.#read(runs.previousRun);
+  refusalStreakStart: Op<'refusalStreakStart'> = this.#read(refusalStreakStart);
+  succeededRunTimes: Op<'succeededRunTimes'> = this.#read(runs.succeededRunTimes);
+  runFinishTimes: Op<'runFinishTimes'> = this.#read(runs.runFinishTimes);
 
   // Listing
-  removedAppearances: Op<'removedAppearances'> = this.#guard((uuids, hashOf) =>
-    removedAppearances(this.#port, uuids, hashOf),
-  );
-  listingAt: Op<'listingAt'> = this.#guard((run) => listing.listingAt(this.#port, run));
-  listedVersionIds: Op<'listedVersionIds'> = this.#guard((runId) =>
-    listing.listedVersionIds(this.#port, runId),
-  );
-  versionBodies: Op<'versionBodies'> = this.#guard((ids) => listing.versionBodies(this.#port, ids));
-  optionsBody: Op<'optionsBody'> = this.#guard((id) => listing.optionsBody(this.#port, id));
-  listingPage: Op<'listingPage'> = this.#guard((runId, offset, limit) =>
-    listing.listingPage(this.#port, runId, offset, limit),
-  );
+  removedAppearances: Op<'removedAppearances'> = this.#read(removedAppearances);
+  listingAt: Op<'listingAt'> = this.#read(listing.listingAt);
+  listedVersionIds: Op<'listedVersionIds'> = this.#read(listing.listedVersionIds);
+  versionBodies: Op<'versionBodies'> = this.#read(listing.versionBodies);
+  optionsBody: Op<'optionsBody'> = this.#read(listing.optionsBody);
+  listingPage: Op<'listingPage'> = this.#read(listing.listingPage);
 
   // History
-  listChanges: Op<'listChanges'> = this.#guard((filter) => changes.listChanges(this.#port, filter));
+  listChanges: Op<'listChanges'> = this.#read(changes.listChanges);
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
     changeBatches(this.listChanges, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
-  changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>
-    changes.changeIdAt(this.#port, filter, offset),
-  );
-  changeLines: Op<'changeLines'> = this.#guard((filter) => changes.changeLines(this.#port, filter));
-  changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#port));
-  getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#port, uuid));
-  coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#port, uuid));
-  currentVersions: Op<'currentVersions'> = this.#guard((uuid) => history.currentVersions(this.#port, uuid));
-  listCoworkers: Op<'listCoworkers'> = this.#guard((options) => history.listCoworkers(this.#port, options));
-  countCoworkers: Op<'countCoworkers'> = this.#guard((includeRemoved) =>
-    history.countCoworkers(this.#port, includeRemoved),
-  );
-  namesOf: Op<'namesOf'> = this.#guard((uuids) => names.namesOf(this.#port, uuids));
-  findByName: Op<'findByName'> = this.#guard((text, limit) => names.findByName(this.#port, text, limit));
+  changeIdAt: Op<'changeIdAt'> = this.#read(changes.changeIdAt);
+  changeLines: Op<'changeLines'> = this.#read(changes.changeLines);
+  changedFields: Op<'changedFields'> = this.#read(history.changedFields);
+  getCoworker: Op<'getCoworker'> = this.#read(history.getCoworker);
+  coworkerHistory: Op<'coworkerHistory'> = this.#read(history.coworkerHistory);
+  currentVersions: Op<'currentVersions'> = this.#read(history.currentVersions);
+  listCoworkers: Op<'listCoworkers'> = this.#read(history.listCoworkers);
+  countCoworkers: Op<'countCoworkers'> = this.#read(history.countCoworkers);
+  namesOf: Op<'namesOf'> = this.#read(names.namesOf);
+  findByName: Op<'findByName'> = this.#read(names.findByName);
 
   // Pages
-  coworkerDirectory: Op<'coworkerDirectory'> = this.#guard(() => directory.coworkerDirectory(this.#port));
-  directoryWithRun: Op<'directoryWithRun'> = this.#guard(() => directory.directoryWithRun(this.#port));
-  changeSubjects: Op<'changeSubjects'> = this.#guard((rows) => changes.changeSubjects(this.#port, rows));
+  coworkerDirectory: Op<'coworkerDirectory'> = this.#read(directory.coworkerDirectory);
+  directoryWithRun: Op<'directoryWithRun'> = this.#read(directory.directoryWithRun);
+  changeSubjects: Op<'changeSubjects'> = this.#read(changes.changeSubjects);
 
   // Media
-  liveMediaObjects: Op<'liveMediaObjects'> = this.#guard(() => mediaReads.liveMediaObjects(this.#port));
-  heldMedia: Op<'heldMedia'> = this.#guard(() => mediaReads.heldMedia(this.#port));
+  liveMediaObjects: Op<'liveMediaObjects'> = this.#read(mediaReads.liveMediaObjects);
+  heldMedia: Op<'heldMedia'> = this.#read(mediaReads.heldMedia);
   dropMediaUnusedSince: Op<'dropMediaUnusedSince'> = this.#guard(async (cutoff) => {
     const dropped = await mediaReads.dropMediaUnusedSince(this.#d.writes, cutoff);
     if (dropped.length > 0) await this.#d.mediaDropped();
     return dropped;
   });
-  mediaShasAt: Op<'mediaShasAt'> = this.#guard((runId) => mediaReads.mediaShasAt(this.#port, runId));
-  hasStoredMedia: Op<'hasStoredMedia'> = this.#guard(() => mediaReads.hasStoredMedia(this.#port));
-  keptBlob: Op<'keptBlob'> = this.#guard((sha256) => mediaReads.keptBlob(this.#port, sha256));
-  mediaFigures: Op<'mediaFigures'> = this.#guard(() => mediaReads.mediaFigures(this.#port));
-  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#guard((runIds) =>
-    mediaReads.mediaRunsByIds(this.#port, runIds),
-  );
-  mediaFailuresOf: Op<'mediaFailuresOf'> = this.#guard((runId, limit) =>
-    mediaFailuresOf(this.#port, runId, limit),
-  );
+  mediaShasAt: Op<'mediaShasAt'> = this.#read(mediaReads.mediaShasAt);
+  hasStoredMedia: Op<'hasStoredMedia'> = this.#read(mediaReads.hasStoredMedia);
+  keptBlob: Op<'keptBlob'> = this.#read(mediaReads.keptBlob);
+  mediaFigures: Op<'mediaFigures'> = this.#read(mediaReads.mediaFigures);
+  mediaRunsByIds: Op<'mediaRunsByIds'> = this.#read(mediaReads.mediaRunsByIds);
+  mediaFailuresOf: Op<'mediaFailuresOf'> = this.#read(mediaFailuresOf);
 
   // Identity
-  identityValue: Op<'identityValue'> = this.#guard((name, fresh) => identityValue(this.#port, name, fresh));
+  identityValue: Op<'identityValue'> = this.#read(identityValue);
 
   // Blobs: where the mirrored files' bytes live is the dialect's (BlobOperations).
   putBlob: Op<'putBlob'> = this.#guard((sha256, path) => this.#d.putBlob(sha256, path));
@@ -211,38 +203,22 @@ export class PortStore implements Store {
   droppedBlobs: Op<'droppedBlobs'> = this.#guard(() => this.#d.droppedBlobs());
 
   // Deliveries
-  claimDue: Op<'claimDue'> = this.#guard((options) => outbox.claimDue(this.#d.outbox, options));
-  recordAttempt: Op<'recordAttempt'> = this.#guard((claim, result, outcome) =>
-    outbox.recordAttempt(this.#d.outbox, claim, result, outcome),
-  );
-  releaseLease: Op<'releaseLease'> = this.#guard((claim, token) =>
-    outbox.releaseLease(this.#d.outbox, claim, token),
-  );
-  redeliver: Op<'redeliver'> = this.#guard((id) => outbox.redeliver(this.#d.outbox, id));
-  enableEndpoint: Op<'enableEndpoint'> = this.#guard((endpointId) =>
-    outbox.enableEndpoint(this.#d.outbox, endpointId),
-  );
-  pendingDeliveries: Op<'pendingDeliveries'> = this.#guard((urls) =>
-    outbox.pendingDeliveries(this.#d.outbox, urls),
-  );
-  listDeliveries: Op<'listDeliveries'> = this.#guard((filter) =>
-    outbox.listDeliveries(this.#d.outbox, filter),
-  );
-  countDeliveries: Op<'countDeliveries'> = this.#guard((filter) =>
-    outbox.countDeliveries(this.#d.outbox, filter),
-  );
-  getDelivery: Op<'getDelivery'> = this.#guard((id) => outbox.getDelivery(this.#d.outbox, id));
-  deliveryFigures: Op<'deliveryFigures'> = this.#guard(() => outbox.deliveryFigures(this.#d.outbox));
-  disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#guard(() =>
-    outbox.disabledNotifyTargets(this.#d.outbox),
-  );
-  enableNotifyTargets: Op<'enableNotifyTargets'> = this.#guard((targetId) =>
-    outbox.enableNotifyTargets(this.#d.outbox, targetId),
-  );
+  claimDue: Op<'claimDue'> = this.#outbox(outbox.claimDue);
+  recordAttempt: Op<'recordAttempt'> = this.#outbox(outbox.recordAttempt);
+  releaseLease: Op<'releaseLease'> = this.#outbox(outbox.releaseLease);
+  redeliver: Op<'redeliver'> = this.#outbox(outbox.redeliver);
+  enableEndpoint: Op<'enableEndpoint'> = this.#outbox(outbox.enableEndpoint);
+  pendingDeliveries: Op<'pendingDeliveries'> = this.#outbox(outbox.pendingDeliveries);
+  listDeliveries: Op<'listDeliveries'> = this.#outbox(outbox.listDeliveries);
+  countDeliveries: Op<'countDeliveries'> = this.#outbox(outbox.countDeliveries);
+  getDelivery: Op<'getDelivery'> = this.#outbox(outbox.getDelivery);
+  deliveryFigures: Op<'deliveryFigures'> = this.#outbox(outbox.deliveryFigures);
+  disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#outbox(outbox.disabledNotifyTargets);
+  enableNotifyTargets: Op<'enableNotifyTargets'> = this.#outbox(outbox.enableNotifyTargets);
 
   // Prune
   prune: Op<'prune'> = this.#guard((request) => this.#d.prune(request));
-  pruneHorizon: Op<'pruneHorizon'> = this.#guard(() => readHorizon(this.#port));
+  pruneHorizon: Op<'pruneHorizon'> = this.#read(readHorizon);
 
   // Watch
   watchCommits: Op<'watchCommits'> = (onCommit, options) => this.#d.watchCommits(onCommit, options);
