@@ -1,12 +1,10 @@
 import { closeSync, existsSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
-import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { MirrorError, toMirrorError } from '../errors.js';
 import { makeFolder } from '../fs/make-folder.js';
 import { migrate, refuseNewerSchema } from './migrate.js';
 import { recoverDeadRuns } from './sqlite/run-lock.js';
-import * as schema from './schema.js';
 import { SqliteStore } from './sqlite/store.js';
 import type { Store } from './store.js';
 import type { SqliteHandle } from './sqlite/handle.js';
@@ -89,7 +87,6 @@ function openOnce(file: string, options: OpenOptions): MirrorDatabase {
     if (migrated) migrate(sqlite);
     const identity = fileIdentity(file);
     const handle = {
-      db: drizzle(sqlite, { schema }),
       sqlite,
       file,
       immutable: options.immutable === true,

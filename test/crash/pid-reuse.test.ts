@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/open.js';
 import { runs } from '../../src/db/schema.js';
@@ -11,7 +12,7 @@ import { canRunAsPid1, spawnCliSyncAsPid1 } from './sync-child.js';
 function runRows(dbFile: string) {
   const store = openDatabase(dbFile);
   try {
-    return store.db
+    return drizzle(store.sqlite)
       .select({
         id: runs.id,
         status: runs.status,

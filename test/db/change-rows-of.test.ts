@@ -1,4 +1,5 @@
 import { desc, eq } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { changeRowSelection } from '../../src/db/change-columns.js';
 import { changes, versions } from '../../src/db/schema.js';
@@ -15,7 +16,7 @@ describe('change rows read raw, and their subjects read per batch', () => {
       for (let n = 0; n < 5; n++) upstream.data.mutateRandomly();
       await sync(db, upstream);
     }
-    const orm = db.db
+    const orm = drizzle(db.sqlite)
       .select(changeRowSelection)
       .from(changes)
       .leftJoin(versions, eq(versions.id, changes.versionId))

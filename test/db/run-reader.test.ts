@@ -1,5 +1,6 @@
 import { chmodSync } from 'node:fs';
 import { desc } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { runs } from '../../src/db/schema.js';
 import { openRunReader } from '../../src/db/sqlite/run-reader.js';
@@ -11,7 +12,7 @@ import type { MirrorDatabase } from '../../src/db/open.js';
 
 /** Runs in every shape a row takes: finished with figures, failed, rebound, and left running by a dead holder. */
 function seedRuns(store: MirrorDatabase): void {
-  store.db
+  drizzle(store.sqlite)
     .insert(runs)
     .values([
       {
@@ -51,7 +52,7 @@ describe('runs read without the ORM (issue 21: `runs` at 2× a bare node)', () =
   it('runRows gives the ORM’s rows, every column under its name and in its order', async () => {
     const store = tempDatabase();
     seedRuns(store);
-    const orm = store.db.select().from(runs).orderBy(desc(runs.id)).all();
+    const orm = drizzle(store.sqlite).select().from(runs).orderBy(desc(runs.id)).all();
     const port = sqliteSqlPort((sql) => prepared(store.sqlite, sql));
     const raw = await runRows(port, { limit: 10 });
     expect(raw).toEqual(orm);

@@ -1,10 +1,7 @@
 import type Database from 'better-sqlite3';
-import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type * as schema from '../schema.js';
 
 /** The SQLite connection behind the store; only src/db/ reaches past the operations to it. */
 export interface SqliteHandle {
-  readonly db: BetterSQLite3Database<typeof schema>;
   /** The raw handle, for pragmas, the backup API and hot-path prepared statements. */
   readonly sqlite: Database.Database;
   readonly file: string;

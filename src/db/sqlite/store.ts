@@ -52,7 +52,6 @@ function sqliteDialect(handle: SqliteHandle, endpointKeys: EndpointKeys): StoreD
 
 /** The one store over a SQLite connection, with the connection beside it for src/db/'s own use. */
 export class SqliteStore extends PortStore implements SqliteHandle {
-  readonly db: SqliteHandle['db'];
   readonly sqlite: SqliteHandle['sqlite'];
   readonly immutable: boolean;
   readonly fileProblem: () => string | null;
@@ -60,7 +59,6 @@ export class SqliteStore extends PortStore implements SqliteHandle {
 
   constructor(handle: SqliteHandle, endpointKeys: EndpointKeys) {
     super(sqliteDialect(handle, endpointKeys));
-    this.db = handle.db;
     this.sqlite = handle.sqlite;
     this.immutable = handle.immutable;
     this.fileProblem = handle.fileProblem;
