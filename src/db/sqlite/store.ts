@@ -1,7 +1,8 @@
 import type { EndpointKeys } from '../endpoint-keys.js';
 import { immutableUri } from '../immutable-uri.js';
 import type { SqliteHandle } from './handle.js';
-import * as queries from '../queries.js';
+import { toMirrorError } from '../../errors.js';
+import { prepared } from '../prepared.js';
 import { markRunInactive, runAsSeen } from '../run-liveness.js';
 import { PortStore, type StoreDialect } from '../port-store.js';
 import { watchSqliteCommits } from './commit-watch.js';
@@ -42,12 +43,39 @@ function sqliteDialect(handle: SqliteHandle, endpointKeys: EndpointKeys): StoreD
     prune: (request) => pruneSqlite(handle, request),
     watchCommits: (onCommit, options) => watchSqliteCommits(handle, onCommit, options),
     file: handle.file,
-    databaseProblem: () => settle(() => queries.databaseProblem(handle)),
+    databaseProblem: () => settle(() => databaseProblem(handle)),
     storageProblem: () => handle.fileProblem(),
     integrityTarget: handle.immutable ? immutableUri(handle.file) : handle.file,
     readerTarget: { file: handle.file, immutable: handle.immutable },
     close: () => handle.close(),
   };
+}
+
+/** Each table with its key (coworkers has no rowid: migration coworkers_without_rowid). */
+const PROBED_TABLES = [
+  ['runs', 'rowid'],
+  ['coworkers', 'uuid'],
+  ['versions', 'rowid'],
+  ['listing_positions', 'rowid'],
+  ['changes', 'rowid'],
+  ['options_bodies', 'rowid'],
+] as const;
+
+/**
+ * A readiness probe of the database: the newest row of every table (one b-tree descent each, so
+ * cheap at any size, and the pages a truncated file loses first) and whether the path still names
+ * the file opened. Returns what is wrong, or null.
+ */
+export function databaseProblem(store: SqliteHandle): string | null {
+  const moved = store.fileProblem();
+  if (moved !== null) return moved;
+  try {
+    for (const [table, key] of PROBED_TABLES)
+      prepared(store.sqlite, `select max(${key}) from ${table}`).get();
+    return null;
+  } catch (error) {
+    return toMirrorError(error).message;
+  }
 }
 
 /** The one store over a SQLite connection, with the connection beside it for src/db/'s own use. */
