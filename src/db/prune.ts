@@ -339,6 +339,9 @@ const DIGEST_KEY = "substr(webhook_id, 1, 7) = 'digest_'";
 const WAITING = `case when exists (select 1 from webhook_deliveries d
                                    where d.message_id = m.id and d.status = 'pending') then 1 else 0 end`;
 
+/** A message an earlier prune found still owed: its people are forgotten already, but not the message. */
+const OWED = "m.pruned_at is not null and m.body <> ''";
+
 /**
  * Forgets the outbox messages that told of what was pruned and that no receiver is still owed:
  * their deliveries and delivery log go, the message too (a digest keeps its key, emptied). A
@@ -348,26 +351,19 @@ const WAITING = `case when exists (select 1 from webhook_deliveries d
  */
 async function forgetMessages(pass: Pass): Promise<number> {
   const { conn, counts } = pass;
-  const told = new Map<number, boolean>();
-  if (pass.olderRun !== null) {
-    const old = await conn.rows<[number, number]>(
-      `select m.id, ${WAITING} from webhook_messages m where m.run_id < ?`,
-      [pass.olderRun],
-    );
-    for (const [id, waiting] of old) told.set(id, waiting === 1);
-  }
-  const personal = await messagesMentioning(pass);
-  // What earlier prunes found still owed: its people are forgotten already, but not the message.
-  const owed = await conn.rows<[number, number]>(
-    `select m.id, ${WAITING} from webhook_messages m where m.pruned_at is not null and m.body <> ''`,
+  // The third column: whether the message tells of a forgotten coworker.
+  const told = await conn.rows<[number, number, number]>(
+    `select m.id, ${WAITING}, case when ${OWED} then 1 else 0 end from webhook_messages m
+      where m.run_id < ? or ${OWED}`,
+    [pass.olderRun],
   );
-  for (const [id, waiting] of owed) personal.set(id, waiting === 1);
-  for (const [id, waiting] of personal) {
-    told.set(id, waiting);
-    if (!waiting) pass.personal = true;
+  const waitingOf = new Map<number, boolean>();
+  for (const [id, waiting, personal] of [...told, ...(await messagesMentioning(pass))]) {
+    waitingOf.set(id, waiting === 1);
+    if (personal === 1 && waiting === 0) pass.personal = true;
   }
-  const done = [...told].filter(([, waiting]) => !waiting).map(([id]) => id);
-  const waiting = [...told].filter(([, w]) => w).map(([id]) => id);
+  const done = [...waitingOf].filter(([, waiting]) => !waiting).map(([id]) => id);
+  const waiting = [...waitingOf].filter(([, w]) => w).map(([id]) => id);
   if (waiting.length > 0) {
     const marked = conn.list('bigint', waiting);
     await conn.run(
@@ -397,13 +393,13 @@ async function forgetMessages(pass: Pass): Promise<number> {
   return waiting.length;
 }
 
-/** The messages whose text holds a forgotten coworker's needle, with whether a delivery of each is still pending. */
-async function messagesMentioning({ conn, needles }: Pass): Promise<Map<number, boolean>> {
-  const found = new Map<number, boolean>();
+/** The messages whose text holds a forgotten coworker's needle, as `forgetMessages` reads them. */
+async function messagesMentioning({ conn, needles }: Pass): Promise<[number, number, number][]> {
+  const found: [number, number, number][] = [];
   if (needles.length === 0) return found;
   const messages = `select m.id, m.body, ${WAITING} from webhook_messages m where m.id > ? order by m.id`;
   for await (const [id, body, waiting] of walk<[number, string, number]>(conn, messages, [], BATCH)) {
-    if (needles.some((needle) => body.includes(needle))) found.set(id, waiting === 1);
+    if (needles.some((needle) => body.includes(needle))) found.push([id, waiting, 1]);
   }
   return found;
 }

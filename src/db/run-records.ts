@@ -3,7 +3,7 @@ import type { RunEnd } from './run-commit.js';
 import { recordRunEnd } from './run-ends.js';
 import { writeRunOutboxes } from './run-outbox.js';
 import type { SqlPort, TransactionPort } from './sql-port.js';
-import { RUN_COLUMNS, runRowOf } from './run-reads.js';
+import { oneRun, RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunHolder } from './run-liveness.js';
 import type { RunRow, RunTrigger } from './schema.js';
 import { storableText } from './storable-text.js';
@@ -15,9 +15,8 @@ import { tickServedError, type RunStart } from './tick-claims.js';
 export const RUN_OF_TICK_SQL = `select ${RUN_COLUMNS} from runs where scheduled_for = ? limit 1`;
 
 /** The run that claimed tick `tick` (its ISO time), whatever its status. */
-export async function runOfTick(port: SqlPort, tick: string): Promise<RunRow | undefined> {
-  const [found] = await port.rows(RUN_OF_TICK_SQL, [tick]);
-  return found && runRowOf(found);
+export function runOfTick(port: SqlPort, tick: string): Promise<RunRow | undefined> {
+  return oneRun(port, RUN_OF_TICK_SQL, [tick]);
 }
 
 /** TICK_SERVED naming the run that claimed `tick`, or null when none has (or no tick is named). */
