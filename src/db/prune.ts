@@ -1,13 +1,11 @@
 import { entryField } from './entry-fields.js';
 import { walk } from './port-shapes.js';
+import { latestSucceededSql } from './run-reads.js';
 import type { SqlPort } from './sql-port.js';
 
-// Forgetting: every row of coworkers removed long enough ago (`removedBefore`), and everyone's
-// changes and closed versions older than a horizon (`olderThan`), with the media rows, files and
-// outbox messages that only they needed. One implementation for both dialects over
-// `SqlPort`: the SQL below is what SQLite and PostgreSQL both speak. The dialect runs it in
-// one transaction under the run lock, then makes the deleted bytes unreadable its own way (SQLite:
-// secure_delete and a WAL checkpoint; PostgreSQL: VACUUM).
+// Forgetting, written once for both dialects over `SqlPort`: every row of coworkers removed long
+// enough ago, and everyone's changes and closed versions older than a horizon, with the media rows,
+// files and outbox messages that only they needed.
 
 /** What to forget. Instants are ISO texts (a duration back from `now`, worked out by the caller). */
 export interface PruneRequest {
@@ -47,10 +45,8 @@ export interface PruneHorizon {
 }
 
 /** The later of the two horizons: before it, a listing or the change feed is not what it was. */
-export function listingHorizon(horizon: PruneHorizon): string | null {
-  const { removedBefore, historyBefore } = horizon;
-  if (removedBefore === null) return historyBefore;
-  if (historyBefore === null) return removedBefore;
+export function listingHorizon({ removedBefore, historyBefore }: PruneHorizon): string | null {
+  if (removedBefore === null || historyBefore === null) return removedBefore ?? historyBefore;
   return removedBefore > historyBefore ? removedBefore : historyBefore;
 }
 
@@ -165,11 +161,10 @@ interface Pass {
  * history, drops media and messages only they needed, and records the horizons it moved.
  */
 async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
-  const counts: PruneCounts = { ...NONE };
   const pass: Pass = {
     conn,
     request,
-    counts,
+    counts: { ...NONE },
     urls: new Set(),
     shas: new Set(),
     needles: [],
@@ -182,6 +177,7 @@ async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWor
   await dropMediaUrls(pass);
   const droppedFiles = await dropUnusedFiles(pass);
   const pendingMessages = await forgetMessages(pass);
+  const { counts } = pass;
   const deleted = Object.values(counts).some((n) => n > 0);
   if (deleted && (removedBefore !== null || historyBefore !== null)) {
     await conn.run(
@@ -239,25 +235,23 @@ async function readForgotten(pass: Pass, cutoff: string): Promise<void> {
  */
 async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null> {
   const { conn, counts } = pass;
-  const [kept] = await conn.rows<[number, string]>(
-    `select id, finished_at from runs where status = 'succeeded' and finished_at <= ?
-      order by finished_at desc, id desc limit 1`,
-    [olderThan],
-  );
+  const [kept] = await conn.rows<[number, string]>(latestSucceededSql('id, finished_at', true), [olderThan]);
   if (kept === undefined) return null;
+  const older = () => counts.changes + counts.positions + counts.versions + counts.mediaVersions;
+  const before = older();
   const [rh, finishedAt] = kept;
   pass.olderRun = rh;
   // A run's changes come from its diff against the run before: Rh's say how its listing came to be.
-  const changes = await conn.run('delete from changes where run_id < ?', [rh]);
+  counts.changes += await conn.run('delete from changes where run_id < ?', [rh]);
   // Succeeded runs commit one at a time, in id order: a span closed by Rh or earlier ends before Rh.
-  const positions = await conn.run(
+  counts.positions += await conn.run(
     'delete from listing_positions where valid_to_run is not null and valid_to_run <= ?',
     [rh],
   );
   // A version closed by Rh or earlier is no listing's from Rh on (its positions closed with it);
   // the latest of its appearance stays (a removed coworker's last entry), and so does one that a
   // change of Rh still names (a removal at Rh).
-  const versions = await conn.run(
+  counts.versions += await conn.run(
     `delete from versions
       where valid_to_run is not null and valid_to_run <= ?
         and exists (select 1 from versions w
@@ -267,12 +261,8 @@ async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null>
   );
   const closed = 'from media_versions where valid_to_run is not null and valid_to_run <= ?';
   await collectShas(pass, closed, [rh]);
-  const media = await conn.run(`delete ${closed}`, [rh]);
-  counts.changes += changes;
-  counts.positions += positions;
-  counts.versions += versions;
-  counts.mediaVersions += media;
-  return changes + positions + versions + media > 0 ? finishedAt : null;
+  counts.mediaVersions += await conn.run(`delete ${closed}`, [rh]);
+  return older() > before ? finishedAt : null;
 }
 
 /** Adds the files of the media versions `from` selects to those to drop if nothing else names them. */

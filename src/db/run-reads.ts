@@ -38,7 +38,7 @@ export async function oneRun(
  * The one definition of "the latest successful run": the newest finish, the newest id among equal
  * finishes, read off runs_status_finished_idx; `asOf` adds a `?` bound on the finish (an ISO time).
  */
-function latestSucceededSql(columns: string, asOf: boolean): string {
+export function latestSucceededSql(columns: string, asOf: boolean): string {
   const bound = asOf ? ' and finished_at <= ?' : '';
   return `select ${columns} from runs where status = 'succeeded'${bound}
    order by finished_at desc, id desc limit 1`;
