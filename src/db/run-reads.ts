@@ -4,7 +4,7 @@ import type { RunRow } from './schema.js';
 
 type RunStatus = RunRow['status'];
 
-// Runs read once for both dialects over the port.
+// Runs read once for both dialects over the port; the operations' contracts are the Store's (store.ts).
 
 /** Every column of `runs`, in the table's order (the API serialises rows as read), as `runRowOf` reads them. */
 export const RUN_COLUMNS = `id, status, started_at, finished_at, upstream, holder_pid, holder_host, holder_token,
@@ -13,10 +13,7 @@ export const RUN_COLUMNS = `id, status, started_at, finished_at, upstream, holde
 
 /** The field of `RunRow` each column is read into: the column's name in camelCase, as the schema names it. */
 const RUN_FIELDS = RUN_COLUMNS.split(',').map((column) =>
-  column
-    .trim()
-    .replaceAll('"', '')
-    .replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()),
+  column.replace(/[\s"]/g, '').replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()),
 );
 
 /** A row of RUN_COLUMNS as `RunRow`. */
@@ -44,12 +41,10 @@ export function latestSucceededSql(columns: string, asOf: boolean): string {
    order by finished_at desc, id desc limit 1`;
 }
 
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
 export function latestSucceededRun(port: SqlPort, asOf?: string): Promise<RunRow | undefined> {
   return oneRun(port, latestSucceededSql(RUN_COLUMNS, asOf !== undefined), asOf === undefined ? [] : [asOf]);
 }
 
-/** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
 export async function latestSucceededRunId(port: SqlPort): Promise<number | null> {
   const [id] = await port.values<number>(latestSucceededSql('id', false));
   return id ?? null;
@@ -64,17 +59,14 @@ export async function runRows(port: SqlPort, options: { limit: number; offset?: 
   return found.map(runRowOf);
 }
 
-/** One run as stored, or undefined. */
 export function runById(port: SqlPort, id: number): Promise<RunRow | undefined> {
   return oneRun(port, `select ${RUN_COLUMNS} from runs where id = ?`, [id]);
 }
 
-/** The run recorded just before run `runId`, whatever its status. */
 export function previousRun(port: SqlPort, runId: number): Promise<RunRow | undefined> {
   return oneRun(port, `select ${RUN_COLUMNS} from runs where id < ? order by id desc limit 1`, [runId]);
 }
 
-/** When the newest run started, whatever started it; null when none was ever recorded. */
 export async function latestRunStart(port: SqlPort): Promise<string | null> {
   const [at] = await port.values<string | null>('select max(started_at) from runs');
   return at ?? null;
@@ -92,7 +84,6 @@ export async function runCounts(port: SqlPort): Promise<Map<RunStatus, number>> 
   return new Map(runStatuses.map((status) => [status, counts.get(status) ?? 0]));
 }
 
-/** Succeeded runs for the team page's run picker, newest first. */
 export async function succeededRunTimes(
   port: SqlPort,
   limit: number,
