@@ -306,20 +306,15 @@ async function dropMediaUrls(pass: Pass): Promise<void> {
 async function dropUnusedFiles({ conn, request, counts, shas }: Pass): Promise<string[]> {
   if (shas.size === 0) return [];
   const named = conn.list('text', [...shas]);
-  const unused = await conn.values<string>(
-    `select b.sha256 from media_blobs b
-      where b.dropped_at is null and b.sha256 in ${named.sql}
-        and not exists (select 1 from media_versions mv where mv.sha256 = b.sha256)`,
-    [named.param],
+  const dropped = await conn.values<string>(
+    `update media_blobs set dropped_at = ?
+      where dropped_at is null and sha256 in ${named.sql}
+        and not exists (select 1 from media_versions mv where mv.sha256 = media_blobs.sha256)
+      returning sha256`,
+    [request.now, named.param],
   );
-  const dropped = unused.sort();
-  if (dropped.length === 0) return [];
-  const list = conn.list('text', dropped);
-  counts.files += await conn.run(`update media_blobs set dropped_at = ? where sha256 in ${list.sql}`, [
-    request.now,
-    list.param,
-  ]);
-  return dropped;
+  counts.files += dropped.length;
+  return dropped.sort();
 }
 
 /** A digest's period is its key: the row is kept, emptied, so the period is not written again. */
