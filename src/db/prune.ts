@@ -121,7 +121,7 @@ export interface PruneOutcome {
 }
 
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
-export interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
+interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
   /** Whether anything was deleted (a prune that deleted nothing records nothing). */
   deleted: boolean;
   /**
@@ -259,16 +259,16 @@ async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null>
         and id not in (select version_id from changes where run_id = ? and version_id is not null)`,
     [rh, rh],
   );
-  const closed = 'from media_versions where valid_to_run is not null and valid_to_run <= ?';
-  await collectShas(pass, closed, [rh]);
-  counts.mediaVersions += await conn.run(`delete ${closed}`, [rh]);
+  await deleteMediaVersions(pass, 'valid_to_run is not null and valid_to_run <= ?', [rh]);
   return older() > before ? finishedAt : null;
 }
 
-/** Adds the files of the media versions `from` selects to those to drop if nothing else names them. */
-async function collectShas(pass: Pass, from: string, params: readonly unknown[]): Promise<void> {
-  for (const sha of await pass.conn.values<string>(`select distinct sha256 ${from}`, params))
-    pass.shas.add(sha);
+/** Deletes the media versions `where` selects; their files are dropped if nothing else names them. */
+async function deleteMediaVersions(pass: Pass, where: string, params: readonly unknown[]): Promise<void> {
+  const deleted = `delete from media_versions where ${where} returning sha256`;
+  const shas = await pass.conn.values<string>(deleted, params);
+  for (const sha of shas) pass.shas.add(sha);
+  pass.counts.mediaVersions += shas.length;
 }
 
 /**
@@ -294,8 +294,7 @@ async function dropMediaUrls(pass: Pass): Promise<void> {
   }
   if (candidates.size === 0) return;
   const gone = conn.list('text', [...candidates]);
-  await collectShas(pass, `from media_versions where url in ${gone.sql}`, [gone.param]);
-  counts.mediaVersions += await conn.run(`delete from media_versions where url in ${gone.sql}`, [gone.param]);
+  await deleteMediaVersions(pass, `url in ${gone.sql}`, [gone.param]);
   counts.mediaUrls += await conn.run(`delete from media_urls where url in ${gone.sql}`, [gone.param]);
 }
 

@@ -80,8 +80,7 @@ export function connectionError(
 ): MirrorError {
   if (cause instanceof MirrorError) return cause;
   const code = errorCode(cause);
-  const message = messageOf(cause);
-  const hint = advice(code, message, at);
+  const hint = advice(code, messageOf(cause), at);
   return new MirrorError(
     'DB_ERROR',
     `${failed}: ${hint}`,
