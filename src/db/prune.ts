@@ -140,20 +140,23 @@ const FORGOTTEN_RUNS = `from coworkers c join runs r on r.id = c.removed_run
 const FORGOTTEN = `select c.uuid ${FORGOTTEN_RUNS}`;
 
 /** One prune's connection and request, and what its steps count and hand each other. */
-interface Pass {
-  conn: SqlPort;
-  request: PruneRequest;
-  counts: PruneCounts;
+class Pass {
+  readonly counts: PruneCounts = { ...NONE };
   /** Media URLs a forgotten coworker's versions named. */
-  urls: Set<string>;
+  readonly urls = new Set<string>();
   /** Files whose media versions were deleted: dropped unless another version still names them. */
-  shas: Set<string>;
+  readonly shas = new Set<string>();
   /** The texts by which a message tells of a forgotten coworker. */
-  needles: string[];
+  readonly needles: string[] = [];
   /** Messages of runs before this one are old history (`olderThan`). */
-  olderRun: number | null;
+  olderRun: number | null = null;
   /** Whether the prune deleted anything that named a forgotten coworker. */
-  personal: boolean;
+  personal = false;
+
+  constructor(
+    readonly conn: SqlPort,
+    readonly request: PruneRequest,
+  ) {}
 }
 
 /**
@@ -161,16 +164,7 @@ interface Pass {
  * history, drops media and messages only they needed, and records the horizons it moved.
  */
 async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
-  const pass: Pass = {
-    conn,
-    request,
-    counts: { ...NONE },
-    urls: new Set(),
-    shas: new Set(),
-    needles: [],
-    olderRun: null,
-    personal: false,
-  };
+  const pass = new Pass(conn, request);
   const removedBefore =
     request.removedBefore === null ? null : await forgetRemoved(pass, request.removedBefore);
   const historyBefore = request.olderThan === null ? null : await pruneOlder(pass, request.olderThan);
