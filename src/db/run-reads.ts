@@ -52,11 +52,8 @@ export async function latestSucceededRunId(port: SqlPort): Promise<number | null
 
 /** Runs newest first, as stored (a dead holder's run still reads `running`: each store says how it is seen). */
 export async function runRows(port: SqlPort, options: { limit: number; offset?: number }): Promise<RunRow[]> {
-  const found = await port.rows(`select ${RUN_COLUMNS} from runs order by id desc limit ? offset ?`, [
-    options.limit,
-    options.offset ?? 0,
-  ]);
-  return found.map(runRowOf);
+  const newestFirst = `select ${RUN_COLUMNS} from runs order by id desc limit ? offset ?`;
+  return (await port.rows(newestFirst, [options.limit, options.offset ?? 0])).map(runRowOf);
 }
 
 export function runById(port: SqlPort, id: number): Promise<RunRow | undefined> {
