@@ -1,7 +1,23 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { maskPassword } from '../config/database-url.js';
-import { SOCKET_CODES } from './socket-codes.js';
+
+/**
+ * The socket errors of a connection that failed or ended, as Node names them: the session is gone,
+ * whatever statement it ran. PostgreSQL's error mapping reads them here too, so the two never
+ * disagree about what a lost connection is.
+ */
+export const SOCKET_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /**
  * The failures of an open that pass by themselves: nothing accepts connections (PostgreSQL down,
@@ -35,7 +51,7 @@ export function awayCause(error: unknown): string {
   return maskPassword(error instanceof Error ? error.message : String(error));
 }
 
-export interface ReconnectOptions {
+interface ReconnectOptions {
   /** The first wait between attempts; doubled after each failure up to `maxDelayMs`. */
   firstDelayMs: number;
   maxDelayMs: number;
@@ -57,7 +73,8 @@ export async function reconnect<T>(open: () => Promise<T>, options: ReconnectOpt
   let said: string | null = null;
   let attempts = 0;
   while (!signal.aborted) {
-    await pause(delayMs, signal);
+    // An abort ends the wait early, as the next check says.
+    await sleep(delayMs, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) return null;
     attempts += 1;
     try {
@@ -79,16 +96,4 @@ export async function reconnect<T>(open: () => Promise<T>, options: ReconnectOpt
     }
   }
   return null;
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,13 +1,11 @@
 import { entryField } from './entry-fields.js';
 import { walk } from './port-shapes.js';
+import { latestSucceededSql } from './run-reads.js';
 import type { SqlPort } from './sql-port.js';
 
-// Forgetting: every row of coworkers removed long enough ago (`removedBefore`), and everyone's
-// changes and closed versions older than a horizon (`olderThan`), with the media rows, files and
-// outbox messages that only they needed. One implementation for both dialects over
-// `SqlPort`: the SQL below is what SQLite and PostgreSQL both speak. The dialect runs it in
-// one transaction under the run lock, then makes the deleted bytes unreadable its own way (SQLite:
-// secure_delete and a WAL checkpoint; PostgreSQL: VACUUM).
+// Forgetting, written once for both dialects over `SqlPort`: every row of coworkers removed long
+// enough ago, and everyone's changes and closed versions older than a horizon, with the media rows,
+// files and outbox messages that only they needed.
 
 /** What to forget. Instants are ISO texts (a duration back from `now`, worked out by the caller). */
 export interface PruneRequest {
@@ -47,10 +45,8 @@ export interface PruneHorizon {
 }
 
 /** The later of the two horizons: before it, a listing or the change feed is not what it was. */
-export function listingHorizon(horizon: PruneHorizon): string | null {
-  const { removedBefore, historyBefore } = horizon;
-  if (removedBefore === null) return historyBefore;
-  if (historyBefore === null) return removedBefore;
+export function listingHorizon({ removedBefore, historyBefore }: PruneHorizon): string | null {
+  if (removedBefore === null || historyBefore === null) return removedBefore ?? historyBefore;
   return removedBefore > historyBefore ? removedBefore : historyBefore;
 }
 
@@ -125,7 +121,7 @@ export interface PruneOutcome {
 }
 
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
-export interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
+interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {
   /** Whether anything was deleted (a prune that deleted nothing records nothing). */
   deleted: boolean;
   /**
@@ -144,20 +140,23 @@ const FORGOTTEN_RUNS = `from coworkers c join runs r on r.id = c.removed_run
 const FORGOTTEN = `select c.uuid ${FORGOTTEN_RUNS}`;
 
 /** One prune's connection and request, and what its steps count and hand each other. */
-interface Pass {
-  conn: SqlPort;
-  request: PruneRequest;
-  counts: PruneCounts;
+class Pass {
+  readonly counts: PruneCounts = { ...NONE };
   /** Media URLs a forgotten coworker's versions named. */
-  urls: Set<string>;
+  readonly urls = new Set<string>();
   /** Files whose media versions were deleted: dropped unless another version still names them. */
-  shas: Set<string>;
+  readonly shas = new Set<string>();
   /** The texts by which a message tells of a forgotten coworker. */
-  needles: string[];
+  readonly needles: string[] = [];
   /** Messages of runs before this one are old history (`olderThan`). */
-  olderRun: number | null;
+  olderRun: number | null = null;
   /** Whether the prune deleted anything that named a forgotten coworker. */
-  personal: boolean;
+  personal = false;
+
+  constructor(
+    readonly conn: SqlPort,
+    readonly request: PruneRequest,
+  ) {}
 }
 
 /**
@@ -165,23 +164,14 @@ interface Pass {
  * history, drops media and messages only they needed, and records the horizons it moved.
  */
 async function pruneRows(conn: SqlPort, request: PruneRequest): Promise<PruneWork> {
-  const counts: PruneCounts = { ...NONE };
-  const pass: Pass = {
-    conn,
-    request,
-    counts,
-    urls: new Set(),
-    shas: new Set(),
-    needles: [],
-    olderRun: null,
-    personal: false,
-  };
+  const pass = new Pass(conn, request);
   const removedBefore =
     request.removedBefore === null ? null : await forgetRemoved(pass, request.removedBefore);
   const historyBefore = request.olderThan === null ? null : await pruneOlder(pass, request.olderThan);
   await dropMediaUrls(pass);
   const droppedFiles = await dropUnusedFiles(pass);
   const pendingMessages = await forgetMessages(pass);
+  const { counts } = pass;
   const deleted = Object.values(counts).some((n) => n > 0);
   if (deleted && (removedBefore !== null || historyBefore !== null)) {
     await conn.run(
@@ -239,25 +229,23 @@ async function readForgotten(pass: Pass, cutoff: string): Promise<void> {
  */
 async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null> {
   const { conn, counts } = pass;
-  const [kept] = await conn.rows<[number, string]>(
-    `select id, finished_at from runs where status = 'succeeded' and finished_at <= ?
-      order by finished_at desc, id desc limit 1`,
-    [olderThan],
-  );
+  const [kept] = await conn.rows<[number, string]>(latestSucceededSql('id, finished_at', true), [olderThan]);
   if (kept === undefined) return null;
+  const older = () => counts.changes + counts.positions + counts.versions + counts.mediaVersions;
+  const before = older();
   const [rh, finishedAt] = kept;
   pass.olderRun = rh;
   // A run's changes come from its diff against the run before: Rh's say how its listing came to be.
-  const changes = await conn.run('delete from changes where run_id < ?', [rh]);
+  counts.changes += await conn.run('delete from changes where run_id < ?', [rh]);
   // Succeeded runs commit one at a time, in id order: a span closed by Rh or earlier ends before Rh.
-  const positions = await conn.run(
+  counts.positions += await conn.run(
     'delete from listing_positions where valid_to_run is not null and valid_to_run <= ?',
     [rh],
   );
   // A version closed by Rh or earlier is no listing's from Rh on (its positions closed with it);
   // the latest of its appearance stays (a removed coworker's last entry), and so does one that a
   // change of Rh still names (a removal at Rh).
-  const versions = await conn.run(
+  counts.versions += await conn.run(
     `delete from versions
       where valid_to_run is not null and valid_to_run <= ?
         and exists (select 1 from versions w
@@ -265,20 +253,16 @@ async function pruneOlder(pass: Pass, olderThan: string): Promise<string | null>
         and id not in (select version_id from changes where run_id = ? and version_id is not null)`,
     [rh, rh],
   );
-  const closed = 'from media_versions where valid_to_run is not null and valid_to_run <= ?';
-  await collectShas(pass, closed, [rh]);
-  const media = await conn.run(`delete ${closed}`, [rh]);
-  counts.changes += changes;
-  counts.positions += positions;
-  counts.versions += versions;
-  counts.mediaVersions += media;
-  return changes + positions + versions + media > 0 ? finishedAt : null;
+  await deleteMediaVersions(pass, 'valid_to_run is not null and valid_to_run <= ?', [rh]);
+  return older() > before ? finishedAt : null;
 }
 
-/** Adds the files of the media versions `from` selects to those to drop if nothing else names them. */
-async function collectShas(pass: Pass, from: string, params: readonly unknown[]): Promise<void> {
-  for (const sha of await pass.conn.values<string>(`select distinct sha256 ${from}`, params))
-    pass.shas.add(sha);
+/** Deletes the media versions `where` selects; their files are dropped if nothing else names them. */
+async function deleteMediaVersions(pass: Pass, where: string, params: readonly unknown[]): Promise<void> {
+  const deleted = `delete from media_versions where ${where} returning sha256`;
+  const shas = await pass.conn.values<string>(deleted, params);
+  for (const sha of shas) pass.shas.add(sha);
+  pass.counts.mediaVersions += shas.length;
 }
 
 /**
@@ -304,8 +288,7 @@ async function dropMediaUrls(pass: Pass): Promise<void> {
   }
   if (candidates.size === 0) return;
   const gone = conn.list('text', [...candidates]);
-  await collectShas(pass, `from media_versions where url in ${gone.sql}`, [gone.param]);
-  counts.mediaVersions += await conn.run(`delete from media_versions where url in ${gone.sql}`, [gone.param]);
+  await deleteMediaVersions(pass, `url in ${gone.sql}`, [gone.param]);
   counts.mediaUrls += await conn.run(`delete from media_urls where url in ${gone.sql}`, [gone.param]);
 }
 
@@ -316,20 +299,15 @@ async function dropMediaUrls(pass: Pass): Promise<void> {
 async function dropUnusedFiles({ conn, request, counts, shas }: Pass): Promise<string[]> {
   if (shas.size === 0) return [];
   const named = conn.list('text', [...shas]);
-  const unused = await conn.values<string>(
-    `select b.sha256 from media_blobs b
-      where b.dropped_at is null and b.sha256 in ${named.sql}
-        and not exists (select 1 from media_versions mv where mv.sha256 = b.sha256)`,
-    [named.param],
+  const dropped = await conn.values<string>(
+    `update media_blobs set dropped_at = ?
+      where dropped_at is null and sha256 in ${named.sql}
+        and not exists (select 1 from media_versions mv where mv.sha256 = media_blobs.sha256)
+      returning sha256`,
+    [request.now, named.param],
   );
-  const dropped = unused.sort();
-  if (dropped.length === 0) return [];
-  const list = conn.list('text', dropped);
-  counts.files += await conn.run(`update media_blobs set dropped_at = ? where sha256 in ${list.sql}`, [
-    request.now,
-    list.param,
-  ]);
-  return dropped;
+  counts.files += dropped.length;
+  return dropped.sort();
 }
 
 /** A digest's period is its key: the row is kept, emptied, so the period is not written again. */
@@ -338,6 +316,9 @@ const DIGEST_KEY = "substr(webhook_id, 1, 7) = 'digest_'";
 /** Whether a delivery of message `m` is still pending, as 1 or 0 in both dialects. */
 const WAITING = `case when exists (select 1 from webhook_deliveries d
                                    where d.message_id = m.id and d.status = 'pending') then 1 else 0 end`;
+
+/** A message an earlier prune found still owed: its people are forgotten already, but not the message. */
+const OWED = "m.pruned_at is not null and m.body <> ''";
 
 /**
  * Forgets the outbox messages that told of what was pruned and that no receiver is still owed:
@@ -348,26 +329,19 @@ const WAITING = `case when exists (select 1 from webhook_deliveries d
  */
 async function forgetMessages(pass: Pass): Promise<number> {
   const { conn, counts } = pass;
-  const told = new Map<number, boolean>();
-  if (pass.olderRun !== null) {
-    const old = await conn.rows<[number, number]>(
-      `select m.id, ${WAITING} from webhook_messages m where m.run_id < ?`,
-      [pass.olderRun],
-    );
-    for (const [id, waiting] of old) told.set(id, waiting === 1);
-  }
-  const personal = await messagesMentioning(pass);
-  // What earlier prunes found still owed: its people are forgotten already, but not the message.
-  const owed = await conn.rows<[number, number]>(
-    `select m.id, ${WAITING} from webhook_messages m where m.pruned_at is not null and m.body <> ''`,
+  // The third column: whether the message tells of a forgotten coworker.
+  const told = await conn.rows<[number, number, number]>(
+    `select m.id, ${WAITING}, case when ${OWED} then 1 else 0 end from webhook_messages m
+      where m.run_id < ? or ${OWED}`,
+    [pass.olderRun],
   );
-  for (const [id, waiting] of owed) personal.set(id, waiting === 1);
-  for (const [id, waiting] of personal) {
-    told.set(id, waiting);
-    if (!waiting) pass.personal = true;
+  const waitingOf = new Map<number, boolean>();
+  for (const [id, waiting, personal] of [...told, ...(await messagesMentioning(pass))]) {
+    waitingOf.set(id, waiting === 1);
+    if (personal === 1 && waiting === 0) pass.personal = true;
   }
-  const done = [...told].filter(([, waiting]) => !waiting).map(([id]) => id);
-  const waiting = [...told].filter(([, w]) => w).map(([id]) => id);
+  const done = [...waitingOf].filter(([, waiting]) => !waiting).map(([id]) => id);
+  const waiting = [...waitingOf].filter(([, w]) => w).map(([id]) => id);
   if (waiting.length > 0) {
     const marked = conn.list('bigint', waiting);
     await conn.run(
@@ -397,13 +371,13 @@ async function forgetMessages(pass: Pass): Promise<number> {
   return waiting.length;
 }
 
-/** The messages whose text holds a forgotten coworker's needle, with whether a delivery of each is still pending. */
-async function messagesMentioning({ conn, needles }: Pass): Promise<Map<number, boolean>> {
-  const found = new Map<number, boolean>();
+/** The messages whose text holds a forgotten coworker's needle, as `forgetMessages` reads them. */
+async function messagesMentioning({ conn, needles }: Pass): Promise<[number, number, number][]> {
+  const found: [number, number, number][] = [];
   if (needles.length === 0) return found;
   const messages = `select m.id, m.body, ${WAITING} from webhook_messages m where m.id > ? order by m.id`;
   for await (const [id, body, waiting] of walk<[number, string, number]>(conn, messages, [], BATCH)) {
-    if (needles.some((needle) => body.includes(needle))) found.set(id, waiting === 1);
+    if (needles.some((needle) => body.includes(needle))) found.push([id, waiting, 1]);
   }
   return found;
 }

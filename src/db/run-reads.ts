@@ -4,44 +4,31 @@ import type { RunRow } from './schema.js';
 
 type RunStatus = RunRow['status'];
 
-// Runs read once for both dialects over the port.
+// Runs read once for both dialects over the port; the operations' contracts are the Store's (store.ts).
 
-/** Each field of `RunRow` and its column, in the table's order (the API serialises rows as read). */
-const RUN_FIELDS = [
-  ['id', 'id'],
-  ['status', 'status'],
-  ['startedAt', 'started_at'],
-  ['finishedAt', 'finished_at'],
-  ['upstream', 'upstream'],
-  ['holderPid', 'holder_pid'],
-  ['holderHost', 'holder_host'],
-  ['holderToken', 'holder_token'],
-  ['heartbeatAt', 'heartbeat_at'],
-  ['pages', 'pages'],
-  ['entries', 'entries'],
-  ['pageSize', 'page_size'],
-  ['added', 'added'],
-  ['changed', 'changed'],
-  ['removed', 'removed'],
-  ['returned', 'returned'],
-  ['unchanged', 'unchanged'],
-  ['optionsBodyId', 'options_body_id'],
-  ['unknownFields', 'unknown_fields'],
-  ['errorCode', 'error_code'],
-  ['errorMessage', 'error_message'],
-  ['reboundFrom', 'rebound_from'],
-  ['trigger', '"trigger"'],
-  ['scheduledFor', 'scheduled_for'],
-] as const satisfies readonly (readonly [keyof RunRow, string])[];
+/** Every column of `runs`, in the table's order (the API serialises rows as read), as `runRowOf` reads them. */
+export const RUN_COLUMNS = `id, status, started_at, finished_at, upstream, holder_pid, holder_host, holder_token,
+  heartbeat_at, pages, entries, page_size, added, changed, removed, returned, unchanged, options_body_id,
+  unknown_fields, error_code, error_message, rebound_from, "trigger", scheduled_for`;
 
-/** Every column of `runs`, as `runRowOf` reads them. */
-export const RUN_COLUMNS = RUN_FIELDS.map(([, column]) => column).join(', ');
+/** The field of `RunRow` each column is read into: the column's name in camelCase, as the schema names it. */
+const RUN_FIELDS = RUN_COLUMNS.split(',').map((column) =>
+  column.replace(/[\s"]/g, '').replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()),
+);
 
 /** A row of RUN_COLUMNS as `RunRow`. */
 export function runRowOf(tuple: readonly unknown[]): RunRow {
-  const row: Record<string, unknown> = {};
-  RUN_FIELDS.forEach(([field], i) => (row[field] = tuple[i]));
-  return row as RunRow;
+  return Object.fromEntries(RUN_FIELDS.map((field, i) => [field, tuple[i]])) as RunRow;
+}
+
+/** One run of `sql` (selecting RUN_COLUMNS), or undefined. */
+export async function oneRun(
+  port: SqlPort,
+  sql: string,
+  params: readonly unknown[],
+): Promise<RunRow | undefined> {
+  const [found] = await port.rows(sql, params);
+  return found && runRowOf(found);
 }
 
 /**
@@ -54,16 +41,10 @@ export function latestSucceededSql(columns: string, asOf: boolean): string {
    order by finished_at desc, id desc limit 1`;
 }
 
-/** The latest successful run, or the latest one finished at or before `asOf` (an ISO time). */
-export async function latestSucceededRun(port: SqlPort, asOf?: string): Promise<RunRow | undefined> {
-  const [found] = await port.rows(
-    latestSucceededSql(RUN_COLUMNS, asOf !== undefined),
-    asOf === undefined ? [] : [asOf],
-  );
-  return found && runRowOf(found);
+export function latestSucceededRun(port: SqlPort, asOf?: string): Promise<RunRow | undefined> {
+  return oneRun(port, latestSucceededSql(RUN_COLUMNS, asOf !== undefined), asOf === undefined ? [] : [asOf]);
 }
 
-/** Cheap change detector for readers in other processes: the id of the newest finished successful run. */
 export async function latestSucceededRunId(port: SqlPort): Promise<number | null> {
   const [id] = await port.values<number>(latestSucceededSql('id', false));
   return id ?? null;
@@ -71,28 +52,18 @@ export async function latestSucceededRunId(port: SqlPort): Promise<number | null
 
 /** Runs newest first, as stored (a dead holder's run still reads `running`: each store says how it is seen). */
 export async function runRows(port: SqlPort, options: { limit: number; offset?: number }): Promise<RunRow[]> {
-  const found = await port.rows(`select ${RUN_COLUMNS} from runs order by id desc limit ? offset ?`, [
-    options.limit,
-    options.offset ?? 0,
-  ]);
-  return found.map(runRowOf);
+  const newestFirst = `select ${RUN_COLUMNS} from runs order by id desc limit ? offset ?`;
+  return (await port.rows(newestFirst, [options.limit, options.offset ?? 0])).map(runRowOf);
 }
 
-/** One run as stored, or undefined. */
-export async function runById(port: SqlPort, id: number): Promise<RunRow | undefined> {
-  const [found] = await port.rows(`select ${RUN_COLUMNS} from runs where id = ?`, [id]);
-  return found && runRowOf(found);
+export function runById(port: SqlPort, id: number): Promise<RunRow | undefined> {
+  return oneRun(port, `select ${RUN_COLUMNS} from runs where id = ?`, [id]);
 }
 
-/** The run recorded just before run `runId`, whatever its status. */
-export async function previousRun(port: SqlPort, runId: number): Promise<RunRow | undefined> {
-  const [found] = await port.rows(`select ${RUN_COLUMNS} from runs where id < ? order by id desc limit 1`, [
-    runId,
-  ]);
-  return found && runRowOf(found);
+export function previousRun(port: SqlPort, runId: number): Promise<RunRow | undefined> {
+  return oneRun(port, `select ${RUN_COLUMNS} from runs where id < ? order by id desc limit 1`, [runId]);
 }
 
-/** When the newest run started, whatever started it; null when none was ever recorded. */
 export async function latestRunStart(port: SqlPort): Promise<string | null> {
   const [at] = await port.values<string | null>('select max(started_at) from runs');
   return at ?? null;
@@ -110,7 +81,6 @@ export async function runCounts(port: SqlPort): Promise<Map<RunStatus, number>> 
   return new Map(runStatuses.map((status) => [status, counts.get(status) ?? 0]));
 }
 
-/** Succeeded runs for the team page's run picker, newest first. */
 export async function succeededRunTimes(
   port: SqlPort,
   limit: number,

@@ -3,21 +3,20 @@ import type { RunEnd } from './run-commit.js';
 import { recordRunEnd } from './run-ends.js';
 import { writeRunOutboxes } from './run-outbox.js';
 import type { SqlPort, TransactionPort } from './sql-port.js';
-import { RUN_COLUMNS, runRowOf } from './run-reads.js';
+import { oneRun, RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunHolder } from './run-liveness.js';
 import type { RunRow, RunTrigger } from './schema.js';
 import { storableText } from './storable-text.js';
 import { tickServedError, type RunStart } from './tick-claims.js';
 
-// What is written of a run besides its lock and its commit, once for both dialects over the port.
+// What is written of a run besides its lock and its commit, once for both dialects over the port;
+// the operations' contracts are the Store's (store.ts).
 
 /** The run that claimed a tick (`?`: its ISO time); the SQLite lock reads it inside its own transaction. */
 export const RUN_OF_TICK_SQL = `select ${RUN_COLUMNS} from runs where scheduled_for = ? limit 1`;
 
-/** The run that claimed tick `tick` (its ISO time), whatever its status. */
-export async function runOfTick(port: SqlPort, tick: string): Promise<RunRow | undefined> {
-  const [found] = await port.rows(RUN_OF_TICK_SQL, [tick]);
-  return found && runRowOf(found);
+export function runOfTick(port: SqlPort, tick: string): Promise<RunRow | undefined> {
+  return oneRun(port, RUN_OF_TICK_SQL, [tick]);
 }
 
 /** TICK_SERVED naming the run that claimed `tick`, or null when none has (or no tick is named). */
@@ -79,21 +78,14 @@ export function syncLockedError(holder: RunRow, instance?: string): MirrorError 
   );
 }
 
-/** Refreshes a running run's heartbeat; a no-op once the run is no longer running. */
 export async function heartbeat(port: SqlPort, runId: number, at: string): Promise<void> {
   await port.run(`update runs set heartbeat_at = ? where id = ? and status = 'running'`, [at, runId]);
 }
 
-/** Marks the run that switched the database to a new upstream. */
 export async function recordRebind(port: SqlPort, runId: number, from: string): Promise<void> {
   await port.run('update runs set rebound_from = ? where id = ?', [from, runId]);
 }
 
-/**
- * A run that failed before it could record itself (its process died before taking the lock): one
- * finished `failed` row, so `runs`, `/runs/` and the API show the attempt and why. Returns its id.
- * It claims no tick (`scheduled_for` stays null): it never served one, so another instance may.
- */
 export async function recordFailedRun(
   port: SqlPort,
   run: { upstream: string; startedAt: Date; trigger: RunTrigger; error: { code: string; message: string } },
@@ -114,7 +106,6 @@ export async function recordFailedRun(
   return id;
 }
 
-/** Records a run's end without data, and the notification it calls for, in one transaction. */
 export function endRun(writes: TransactionPort, end: RunEnd): Promise<void> {
   return writes.write(async (tx) => {
     await recordRunEnd(tx, end);

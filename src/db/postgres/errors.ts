@@ -2,7 +2,7 @@ import type { PostgresTarget } from '../../config/database-url.js';
 import { MirrorError } from '../../errors.js';
 import { describeDuration } from '../../time/duration.js';
 import type { SessionBounds } from './session-bounds.js';
-import { SOCKET_CODES } from '../socket-codes.js';
+import { SOCKET_CODES } from '../database-away.js';
 
 /** Where the mirror was told to connect, as it may be shown: everything but the password. */
 export type PostgresPlace = Omit<PostgresTarget, 'kind' | 'connectionString'>;
@@ -80,8 +80,7 @@ export function connectionError(
 ): MirrorError {
   if (cause instanceof MirrorError) return cause;
   const code = errorCode(cause);
-  const message = messageOf(cause);
-  const hint = advice(code, message, at);
+  const hint = advice(code, messageOf(cause), at);
   return new MirrorError(
     'DB_ERROR',
     `${failed}: ${hint}`,

@@ -6,19 +6,8 @@ import { assertHeld, takeLock } from './runs.js';
 import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
 /** Every table a prune deletes from: what VACUUM then goes through. */
-const PRUNED_TABLES = [
-  'changes',
-  'listing_positions',
-  'versions',
-  'coworkers',
-  'media_versions',
-  'media_urls',
-  'media_blobs',
-  'media_blob_chunks',
-  'webhook_attempts',
-  'webhook_deliveries',
-  'webhook_messages',
-];
+const PRUNED_TABLES = `changes, listing_positions, versions, coworkers, media_versions, media_urls, media_blobs,
+  media_blob_chunks, webhook_attempts, webhook_deliveries, webhook_messages`;
 
 /**
  * The prune on PostgreSQL: under the run lock (the caller's, or taken here and refused with
@@ -55,7 +44,7 @@ export async function prunePg(ctx: PgContext, request: PruneRequest): Promise<Pr
 /** VACUUM of the pruned tables; null when it ran, else why not (the prune itself is committed). */
 async function vacuum(pool: pg.Pool): Promise<string | null> {
   try {
-    await pool.query(`vacuum (analyze) ${PRUNED_TABLES.join(', ')}`);
+    await pool.query(`vacuum (analyze) ${PRUNED_TABLES}`);
     return null;
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);

@@ -9,11 +9,9 @@ import { endClient, sessionBounds, type SessionBounds } from './session-bounds.j
 import type { Queryable } from './sql.js';
 import { pgSqlPort } from './sql-port.js';
 
-// The sync lock across instances sharing one PostgreSQL database. SQLite's lock is a `running` row
-// whose holder's pid and heartbeat tell whether it is alive (src/sync/run-lock.ts); here the server
-// knows: the lock is a session-level advisory lock on a connection of its own, so it is freed the
-// moment the holder's session ends (process killed, connection lost), and who holds it is read
-// from pg_locks and pg_stat_activity.
+// The sync lock across instances sharing one PostgreSQL database: a session-level advisory lock on a
+// connection of its own, freed the moment the holder's session ends (process killed, connection
+// lost), its holder read from pg_locks and pg_stat_activity; no pid or heartbeat to judge, as SQLite's.
 
 /** The instance holding the run lock, as pg_stat_activity shows its session. */
 export interface RunLockHolder {
@@ -106,9 +104,8 @@ export async function takeRunLock(
   } catch (cause) {
     released = true;
     await endClient(client);
-    throw cause instanceof MirrorError
-      ? cause
-      : (timeoutError(cause, target, bounds) ?? connectionError(cause, target));
+    // A MirrorError (the refusal above) is handed on as it is by both.
+    throw timeoutError(cause, target, bounds) ?? connectionError(cause, target);
   }
   return {
     lost: lost.signal,

@@ -16,9 +16,8 @@ import type { PgContext } from './context.js';
 import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';
 import { pgSqlPort, pgTransactionPort } from './sql-port.js';
 
-// Runs on PostgreSQL. The lock is the server's (a session advisory lock, src/db/postgres/run-lock.ts),
-// freed the instant its holder's session ends; a `running` row is then only a record, and it is
-// dead exactly when nobody holds the lock.
+// Runs on PostgreSQL. The lock (run-lock.ts) is freed the instant its holder's session ends: a
+// `running` row is dead exactly when nobody holds the lock.
 
 /** How a PostgreSQL holder's death is known: the session that held the lock ended. */
 const LOST = 'lost connection to PostgreSQL';

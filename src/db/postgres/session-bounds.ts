@@ -7,7 +7,7 @@ import { settings } from '../../config/setting-table.js';
 // client gives up a moment later on a server that cannot answer at all (stopped, cut off).
 
 /** What a connection is for, and so how long its waits may be. */
-export type SessionPurpose = 'read' | 'sync' | 'probe';
+type SessionPurpose = 'read' | 'sync' | 'probe';
 
 /** The bounds of one purpose's sessions, and the words and settings its timeouts are reported with. */
 export interface SessionBounds {

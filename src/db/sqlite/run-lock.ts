@@ -43,21 +43,20 @@ export function beginRun(store: SqliteHandle, upstream: string, start: RunStart,
  * as aborted. Call inside a write transaction: while it lasts, no sync can take the lock.
  */
 export function assertUnlocked(store: SqliteHandle, now: Date): void {
-  const holder = abortDeadRuns(store, now);
+  const { holder } = abortDeadRuns(store, now);
   if (holder) throw syncLockedError(holder);
 }
 
 /**
- * Marks runs left `running` by a dead holder as aborted and returns the live holder's run, if any.
- * Call inside a write transaction (the lock's own), so two processes cannot both take over.
+ * Marks runs left `running` by a dead holder as aborted: how many, and the live holder's run, if
+ * any. Call inside a write transaction (the lock's own), so two processes cannot both take over.
  */
-export function abortDeadRuns(store: SqliteHandle, now = new Date()): RunRow | undefined {
-  let holder: RunRow | undefined;
-  for (const run of runningRuns(store)) {
-    if (!holderIsDead(store, run, now.getTime())) holder = run;
-    else prepared(store.sqlite, ABORT_RUN_SQL).run(now.toISOString(), deadHolderMessage(run), run.id);
-  }
-  return holder;
+function abortDeadRuns(store: SqliteHandle, now = new Date()): { aborted: number; holder?: RunRow } {
+  const running = runningRuns(store);
+  const dead = running.filter((run) => holderIsDead(store, run, now.getTime()));
+  const abort = prepared(store.sqlite, ABORT_RUN_SQL);
+  for (const run of dead) abort.run(now.toISOString(), deadHolderMessage(run), run.id);
+  return { aborted: dead.length, holder: running.findLast((run) => !dead.includes(run)) };
 }
 
 function runningRuns(store: SqliteHandle): RunRow[] {
@@ -73,12 +72,5 @@ export function recoverDeadRuns(store: SqliteHandle): number {
   // The server calls this every SNAPSHOT_POLL: the prepared read of running runs finds none, as
   // almost always, without building a query on the event loop.
   if (!runningRuns(store).some((run) => holderIsDead(store, run))) return 0;
-  return store.sqlite
-    .transaction(() => {
-      const count = prepared(store.sqlite, "select count(*) from runs where status = 'running'").pluck();
-      const before = count.get() as number;
-      abortDeadRuns(store);
-      return before - (count.get() as number);
-    })
-    .immediate();
+  return store.sqlite.transaction(() => abortDeadRuns(store).aborted).immediate();
 }

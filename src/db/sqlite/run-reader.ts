@@ -13,9 +13,8 @@ export type RunReader = Pick<Store, 'listRuns' | 'mediaRunsByIds'> & { close(): 
 /**
  * The runs of a SQLite database read without the ORM or the migrator (loading them would make
  * `runs` start several times slower than a bare node), or null when only the full open
- * (`openStore`) may read it: no file
- * (it says DB_NOT_FOUND), a file or folder it must open read-only, a schema this build would
- * migrate or refuse. A reader records nothing: a run whose holder died reads as aborted, as on a
+ * (`openStore`) may read it: no file (it says DB_NOT_FOUND), a file or folder it must open
+ * read-only, a schema this build would migrate or refuse. A reader records nothing: a run whose holder died reads as aborted, as on a
  * read-only connection, and is recorded by the next process that opens the database to write.
  */
 export function openRunReader(file: string): RunReader | null {
