@@ -11,7 +11,7 @@ import { renderChanges, renderFound, renderHistory } from './human-output.js';
 import { withExistingStoreAsync } from './with-store.js';
 import { stdoutOutput, type Output } from './output.js';
 import { stringifyJson } from '../json/safe-json.js';
-import { prunedWords } from '../db/prune.js';
+import { prunedWords } from '../views/pruned-words.js';
 
 export type { Output } from './output.js';
 export { runRunsCommand } from './runs-command.js';

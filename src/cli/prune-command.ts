@@ -1,5 +1,6 @@
 import type { Config } from '../config/load-config.js';
-import { prunedWords, type PruneCounts } from '../db/prune.js';
+import type { PruneCounts } from '../db/prune.js';
+import { prunedWords } from '../views/pruned-words.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { silentLogger } from '../logger.js';
 import { pruneHistory, type PruneAges, type PruneSummary } from '../sync/prune-history.js';

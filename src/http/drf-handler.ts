@@ -30,7 +30,7 @@ import {
 import { sendAnswer, writeRawAnswer } from './send-answer.js';
 import type { ServerConfig } from '../config/load-config.js';
 import { toMirrorError } from '../errors.js';
-import { prunedListingDetail } from '../db/prune.js';
+import { prunedListingDetail } from '../views/pruned-words.js';
 import type { PrunedListing, SnapshotSource } from './snapshot-source.js';
 import type { MediaRewriter } from './media-rewrite.js';
 import { PageNotLoaded } from './past-snapshot.js';

@@ -3,7 +3,8 @@ import { h } from 'preact';
 import type { z } from 'zod';
 import type { Store } from '../db/store.js';
 import { runView } from '../views/history-views.js';
-import { listingHorizon, prunedListingDetail } from '../db/prune.js';
+import { listingHorizon } from '../db/prune.js';
+import { prunedListingDetail } from '../views/pruned-words.js';
 import { DirectoryCache } from './directory-cache.js';
 import {
   changesPageQuery,
