@@ -120,8 +120,8 @@ export interface StageConnection extends SqlPort {
    * primary key: a commit touches the rows it changes, never a scan of the history they are in.
    */
   byIds(subquery: string): string;
-  /** Runs `work` in one transaction on this connection (`write`: one that writes the database's tables). */
-  transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
+  /** Runs `work` in one transaction on this connection. */
+  transaction<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** What differs between the stores around the commit's shared statements. */
@@ -204,10 +204,7 @@ class SqlRunStage implements RunStage {
   append(entries: readonly StagedEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     const rows = entries.map((e) => [e.position, e.page, e.index, e.uuid, e.body, e.hash]);
-    return this.#conn.transaction(
-      () => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows),
-      false,
-    );
+    return this.#conn.transaction(() => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows));
   }
 
   async reset(): Promise<void> {
@@ -236,14 +233,14 @@ class SqlRunStage implements RunStage {
 
   record(outcome: StageOutcome): Promise<void> {
     this.#unordered = true;
-    return this.#conn.transaction(() => recordOutcome(this.#conn, outcome), false);
+    return this.#conn.transaction(() => recordOutcome(this.#conn, outcome));
   }
 
   async recordFirstListing(): Promise<number | null> {
     // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
     if ((await count(this.#conn, 'select count(*) from (select 1 from coworkers limit 1) c')) > 0)
       return null;
-    const added = await this.#conn.transaction(() => recordFirstListing(this.#conn), false);
+    const added = await this.#conn.transaction(() => recordFirstListing(this.#conn));
     this.#firstListing = true;
     return added;
   }
@@ -254,7 +251,7 @@ class SqlRunStage implements RunStage {
     await this.#conn.transaction(async () => {
       await this.#conn.run('insert into stage_places select * from stage_placed order by pos');
       await this.#conn.run('delete from stage_placed');
-    }, false);
+    });
     this.#unordered = false;
   }
 
@@ -273,7 +270,7 @@ class SqlRunStage implements RunStage {
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {
     await this.#placesInOrder();
-    const count = await this.#conn.transaction(() => findCopies(this.#conn), false);
+    const count = await this.#conn.transaction(() => findCopies(this.#conn));
     if (count === 0) return { copies: 0, pages: [] };
     // A copy's appearances, found by its uuid: a few seeks of the uuid index, not a scan by hash
     // (CROSS JOIN keeps SQLite's order; PostgreSQL plans it as an inner join).
@@ -366,7 +363,7 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
       await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
     }
     await conn.run('create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)');
-  }, false);
+  });
   await conn.run('analyze stage_current');
   await conn.run('analyze stage_entries');
   return count(conn, 'select count(*) from stage_current');

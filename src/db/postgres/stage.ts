@@ -47,7 +47,7 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
         await writeRunOutboxes(conn, commit.runId, [commit.outbox, commit.notify]);
         // Delivered to every instance's listener at the commit, never for a rollback.
         await announce(client, commit.runId);
-      }, true),
+      }),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),
   };

@@ -57,7 +57,7 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
       return statement;
     }),
     byIds: (subquery) => `id in (${subquery})`,
-    transaction: (work, write) => withinTransaction(sqlite, work, write),
+    transaction: (work) => withinTransaction(sqlite, work, false),
   };
   return {
     conn,
