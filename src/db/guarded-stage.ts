@@ -1,4 +1,4 @@
-import type { RunStage } from './run-stage.js';
+import type { RunStage } from './run-commit.js';
 
 /**
  * The stage with every failure of its own calls mapped as the store's operations map theirs (a lost

@@ -1,117 +1,15 @@
 import { writeMediaRows } from './media-commit.js';
 import { assertStillRunning, markSucceeded } from './run-ends.js';
-import type { StageCommit } from './run-commit.js';
+import type { RunStage, StageChunk, StageCommit, StagedEntry, StageOutcome } from './run-commit.js';
 import { latestSucceededRun } from './run-reads.js';
 import { columns, walk } from './port-shapes.js';
 import type { InsertColumn, SqlPort } from './sql-port.js';
-
-export type { StageCommit };
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
 // database's own tables until the commit, which reads them set-based in ONE transaction; a crash
 // or a failed run leaves nothing (a temp table dies with its connection). One implementation for
 // both dialects over `StageConnection`: the SQL below is what SQLite and PostgreSQL both speak.
-
-/** One crawled entry, staged as its page arrives. */
-export interface StagedEntry {
-  /** 0-based position in the listing. */
-  position: number;
-  page: number;
-  index: number;
-  uuid: string;
-  body: string;
-  hash: string;
-}
-
-/** An entry of the new listing as the diff reads it first: no text. */
-export interface StagedNew {
-  position: number;
-  uuid: string;
-  hash: string;
-}
-
-/** An appearance of the current listing. */
-export interface StagedHeld {
-  position: number;
-  versionId: number;
-  uuid: string;
-  slot: number;
-  hash: string;
-}
-
-/** Complete uuid groups: every appearance, new and held, of the uuids in (after, last]. */
-export interface StageChunk {
-  /** In uuid then position order. */
-  news: StagedNew[];
-  held: StagedHeld[];
-  /** Every uuid of the chunk ever stored: true when tombstoned. */
-  known: Map<string, boolean>;
-  /** The chunk's last uuid, the key of the next; null when this was the last chunk. */
-  last: string | null;
-}
-
-/** A change the commit writes, with the key that orders the run's changes. */
-export interface StagedEvent {
-  order: [phase: number, at: number, seq: number];
-  uuid: string;
-  slot: number;
-  kind: string;
-  field: string | null;
-  oldValue: string | null;
-  newValue: string | null;
-  /** The entry is the body of the version opened at this listing position (added, returned). */
-  refPosition: number | null;
-  /** The entry is the body of this version (removed). */
-  refVersion: number | null;
-}
-
-/** What the diff decided for a chunk of uuid groups. */
-export interface StageOutcome {
-  /** A kept version, or null: a new state of `uuid` in `slot` whose body is the staged entry's. */
-  places: [position: number, versionId: number | null, uuid: string | null, slot: number | null][];
-  closed: number[];
-  events: StagedEvent[];
-  coworkers: [uuid: string, kind: 'new' | 'returned' | 'removed', order: number][];
-}
-
-/** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
-export interface RunStage {
-  /** Adds entries; a batch is one transaction. */
-  append(entries: readonly StagedEntry[]): Promise<void>;
-  /** Forgets every staged entry (the crawl starts over). */
-  reset(): Promise<void>;
-  entryCount(): Promise<number>;
-  /** Copies the current listing into the stage (its hashes; `hashOf` for rows stored without one); how many. */
-  holdCurrent(hashOf: (body: string) => string): Promise<number>;
-  /** The next complete uuid groups after `after` ('' first), about `rows` rows of each side. */
-  chunk(after: string, rows: number): Promise<StageChunk>;
-  /** Staged entry texts at these positions. */
-  entryTexts(positions: readonly number[]): Promise<Map<number, string>>;
-  record(outcome: StageOutcome): Promise<void>;
-  /**
-   * The diff of a store that never held a coworker (a first sync), decided set-based instead of by
-   * groups: every entry is added, each uuid's appearances in slots 0, 1, … in listing order, each
-   * uuid a new coworker. Records the placements `record` would (the commit derives the changes and
-   * new coworkers from them) and answers how many were added; null, with nothing recorded, when the
-   * store holds any coworker (the groups' diff then decides).
-   */
-  recordFirstListing(): Promise<number | null>;
-  /** Uuids listed more than once: how many, and the first `limit` in listing order. */
-  repeatedUuids(limit: number): Promise<{ count: number; first: string[] }>;
-  /**
-   * Texts the run would store as a new state while they stand twice or more in the listing
-   * (after `record`): how many, and the pages holding them.
-   */
-  exactCopies(): Promise<{ copies: number; pages: number[] }>;
-  /** The staged texts of one page, in page order. */
-  pageTexts(page: number): Promise<string[]>;
-  /** Every staged text in listing order, read in batches. */
-  texts(): AsyncIterable<string>;
-  /** Writes the run from its stage in one transaction, with media, outbox and notifications. */
-  commit(commit: StageCommit): Promise<void>;
-  close(): Promise<void>;
-}
 
 /** What the stage needs of a connection besides the port's reads and writes. */
 export interface StageConnection extends SqlPort {

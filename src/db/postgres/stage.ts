@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { connectOwnClient } from './run-lock.js';
 import { endClient } from './session-bounds.js';
-import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
+import type { RunStage } from '../run-commit.js';
+import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { writeRunOutboxes } from '../run-outbox.js';
 import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';

@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { SqliteHandle } from './handle.js';
-import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
+import type { RunStage } from '../run-commit.js';
+import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
 import { writeRunOutboxes } from '../run-outbox.js';
 import { assertStillRunning } from '../run-ends.js';
