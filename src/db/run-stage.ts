@@ -1,4 +1,5 @@
 import { writeMediaRows } from './media-commit.js';
+import { writeRunOutboxes } from './run-outbox.js';
 import { assertStillRunning, markSucceeded } from './run-ends.js';
 import type { RunStage, StageChunk, StageCommit, StagedEntry, StageOutcome } from './run-commit.js';
 import { latestSucceededRun } from './run-reads.js';
@@ -25,11 +26,8 @@ export interface StageConnection extends SqlPort {
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
   conn: StageConnection;
-  /**
-   * ONE write transaction: `listing` (RUN_ABORTED unless the run is still running; the listing, the
-   * run marked succeeded, its media rows), then the dialect's outbox and notifications.
-   */
-  commit(commit: StageCommit, listing: () => Promise<void>): Promise<void>;
+  /** Runs `write` (the whole commit over `conn`) in ONE write transaction, with the dialect's checks around it. */
+  commit(runId: number, write: () => Promise<void>): Promise<void>;
   /**
    * In the commit, before the listing: drops the indexes a first sync's tables would keep up row
    * by row; answers what builds a filled table's again (every table's left, without one).
@@ -194,12 +192,13 @@ class SqlRunStage implements RunStage {
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
     const entries = await this.entryCount();
-    await this.#dialect.commit(commit, async () => {
+    await this.#dialect.commit(commit.runId, async () => {
       await assertStillRunning(conn, commit.runId);
       await writeListing(conn, commit.runId, lastSeen, this.#firstListing, this.#dialect.deferIndexes?.());
       await markSucceeded(conn, commit, entries);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
+      await writeRunOutboxes(conn, commit.runId, [commit.outbox, commit.notify]);
     });
   }
 

@@ -3,7 +3,6 @@ import { connectOwnClient } from './run-lock.js';
 import { endClient } from './session-bounds.js';
 import type { RunStage } from '../run-commit.js';
 import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
-import { writeRunOutboxes } from '../run-outbox.js';
 import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld } from './runs.js';
@@ -41,13 +40,12 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   };
   return {
     conn,
-    commit: (commit, listing) =>
+    commit: (runId, write) =>
       conn.transaction(async () => {
-        assertHeld(ctx, commit.runId);
-        await listing();
-        await writeRunOutboxes(conn, commit.runId, [commit.outbox, commit.notify]);
+        assertHeld(ctx, runId);
+        await write();
         // Delivered to every instance's listener at the commit, never for a rollback.
-        await announce(client, commit.runId);
+        await announce(client, runId);
       }),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),

@@ -3,7 +3,6 @@ import type { SqliteHandle } from './handle.js';
 import type { RunStage } from '../run-commit.js';
 import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
-import { writeRunOutboxes } from '../run-outbox.js';
 import { assertStillRunning } from '../run-ends.js';
 import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 
@@ -62,16 +61,15 @@ function sqliteStageDialect(store: SqliteHandle): StageDialect {
   };
   return {
     conn,
-    commit: (commit, listing) =>
+    commit: (runId, write) =>
       // The connection's write turn: another writer on it waits for the commit, never joins it.
       inWriteTurn(sqlite, () =>
         withBulkForeignKeys(sqlite, () =>
           withinTransaction(
             sqlite,
             async () => {
-              await listing();
-              checkRunReferences(sqlite, commit.runId);
-              await writeRunOutboxes(transactionPortOf(sqlite), commit.runId, [commit.outbox, commit.notify]);
+              await write();
+              checkRunReferences(sqlite, runId);
             },
             true,
           ),
