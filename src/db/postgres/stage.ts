@@ -5,6 +5,7 @@ import type { RunStage } from '../run-commit.js';
 import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
 import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
+import { operationError } from './errors.js';
 import { assertHeld } from './runs.js';
 import { pgSqlPort } from './sql-port.js';
 import { withinTransaction } from './sql.js';
@@ -19,7 +20,7 @@ export async function openPgStage(ctx: PgContext, runId: number): Promise<RunSta
   // one would leave DATABASE_POOL_MAX=1 nothing for the run's other reads (its heartbeat, media).
   const client = await connectOwnClient(ctx.target, ctx.instanceId, ctx.bounds);
   try {
-    return await openRunStage(pgStageDialect(ctx, client));
+    return guarded(await openRunStage(pgStageDialect(ctx, client)), ctx);
   } catch (error) {
     await endClient(client);
     throw error;
@@ -49,5 +50,34 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
       }),
     // Ending the session drops the TEMP tables, whether or not the run committed.
     release: () => endClient(client),
+  };
+}
+
+/** The stage's failures mapped as the store's operations map theirs: a lost database is a DB_ERROR. */
+function guarded(stage: RunStage, ctx: PgContext): RunStage {
+  const fail = (error: unknown): never => {
+    throw operationError(error, ctx.target, ctx.bounds);
+  };
+  return {
+    append: (entries) => stage.append(entries).catch(fail),
+    reset: () => stage.reset().catch(fail),
+    entryCount: () => stage.entryCount().catch(fail),
+    holdCurrent: (hashOf) => stage.holdCurrent(hashOf).catch(fail),
+    chunk: (after, rows) => stage.chunk(after, rows).catch(fail),
+    entryTexts: (positions) => stage.entryTexts(positions).catch(fail),
+    record: (outcome) => stage.record(outcome).catch(fail),
+    recordFirstListing: () => stage.recordFirstListing().catch(fail),
+    repeatedUuids: (limit) => stage.repeatedUuids(limit).catch(fail),
+    exactCopies: () => stage.exactCopies().catch(fail),
+    pageTexts: (page) => stage.pageTexts(page).catch(fail),
+    async *texts() {
+      try {
+        yield* stage.texts();
+      } catch (error) {
+        fail(error);
+      }
+    },
+    commit: (commit) => stage.commit(commit).catch(fail),
+    close: () => stage.close().catch(fail),
   };
 }
