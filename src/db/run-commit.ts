@@ -22,13 +22,7 @@ export interface RemovedAppearance extends StoredAppearance {
   body: string;
 }
 
-export interface RunCounts {
-  added: number;
-  changed: number;
-  removed: number;
-  returned: number;
-  unchanged: number;
-}
+export type RunCounts = Pick<RunRow, 'added' | 'changed' | 'removed' | 'returned' | 'unchanged'>;
 
 /** What one media URL gave this run (its file, when fetched, is already durable). */
 export type MediaResultInput =
@@ -152,19 +146,11 @@ export interface StagedEntry {
 }
 
 /** An entry of the new listing as the diff reads it first: no text. */
-export interface StagedNew {
-  position: number;
-  uuid: string;
-  hash: string;
-}
+export type StagedNew = Pick<StagedEntry, 'position' | 'uuid' | 'hash'>;
 
 /** An appearance of the current listing. */
-export interface StagedHeld {
+export interface StagedHeld extends StoredAppearance {
   position: number;
-  versionId: number;
-  uuid: string;
-  slot: number;
-  hash: string;
 }
 
 /** Complete uuid groups: every appearance, new and held, of the uuids in (after, last]. */
