@@ -23,16 +23,18 @@ export interface StageConnection extends SqlPort {
   transaction<T>(work: () => Promise<T>): Promise<T>;
 }
 
+/** Builds the deferred indexes of a filled table (every table's left, without one). */
+type Built = (table?: string) => void;
+
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
   conn: StageConnection;
-  /** Runs `write` (the whole commit over `conn`) in ONE write transaction, with the dialect's checks around it. */
-  commit(runId: number, write: () => Promise<void>): Promise<void>;
   /**
-   * In the commit, before the listing: drops the indexes a first sync's tables would keep up row
-   * by row; answers what builds a filled table's again (every table's left, without one).
+   * Runs `write` (the whole commit over `conn`) in ONE write transaction, with the dialect's checks
+   * around it. A dialect that dropped the indexes a first sync's tables would keep up row by row
+   * hands it what builds them again, a table's once it is filled (`Built`).
    */
-  deferIndexes?(): (table?: string) => void;
+  commit(runId: number, write: (built?: Built) => Promise<void>): Promise<void>;
   /** Gives the connection back, once the stage tables are dropped. */
   release(): Promise<void>;
 }
@@ -192,9 +194,9 @@ class SqlRunStage implements RunStage {
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
     const entries = await this.entryCount();
-    await this.#dialect.commit(commit.runId, async () => {
+    await this.#dialect.commit(commit.runId, async (built) => {
       await assertStillRunning(conn, commit.runId);
-      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, this.#dialect.deferIndexes?.());
+      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, built);
       await markSucceeded(conn, commit, entries);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
@@ -426,7 +428,7 @@ async function writeListing(
   runId: number,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
-  built?: (table?: string) => void,
+  built?: Built,
 ): Promise<void> {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
   // With `built`, a filled table's deferred indexes are built right after its insert.

@@ -1,8 +1,7 @@
-import type pg from 'pg';
 import { connectOwnClient } from './run-lock.js';
 import { endClient } from './session-bounds.js';
 import type { RunStage } from '../run-commit.js';
-import { openRunStage, type StageConnection, type StageDialect } from '../run-stage.js';
+import { openRunStage, type StageConnection } from '../run-stage.js';
 import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { operationError } from './errors.js';
@@ -19,15 +18,6 @@ export async function openPgStage(ctx: PgContext, runId: number): Promise<RunSta
   // A connection of its own, outside the pool, as the run lock has: held for the whole run, a pooled
   // one would leave DATABASE_POOL_MAX=1 nothing for the run's other reads (its heartbeat, media).
   const client = await connectOwnClient(ctx.target, ctx.instanceId, ctx.bounds);
-  try {
-    return guarded(await openRunStage(pgStageDialect(ctx, client)), ctx);
-  } catch (error) {
-    await endClient(client);
-    throw error;
-  }
-}
-
-function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
   // A lost connection rejects the query in flight, which fails the run; unheard, the event would
   // end the process.
   client.on('error', () => undefined);
@@ -39,18 +29,24 @@ function pgStageDialect(ctx: PgContext, client: pg.Client): StageDialect {
     // A failed rollback leaves nothing behind: the session, and its stage, ends at release.
     transaction: (work) => withinTransaction(client, work),
   };
-  return {
-    conn,
-    commit: (runId, write) =>
-      conn.transaction(async () => {
-        assertHeld(ctx, runId);
-        await write();
-        // Delivered to every instance's listener at the commit, never for a rollback.
-        await announce(client, runId);
-      }),
-    // Ending the session drops the TEMP tables, whether or not the run committed.
-    release: () => endClient(client),
-  };
+  try {
+    const stage = await openRunStage({
+      conn,
+      commit: (runId, write) =>
+        conn.transaction(async () => {
+          assertHeld(ctx, runId);
+          await write();
+          // Delivered to every instance's listener at the commit, never for a rollback.
+          await announce(client, runId);
+        }),
+      // Ending the session drops the TEMP tables, whether or not the run committed.
+      release: () => endClient(client),
+    });
+    return guarded(stage, ctx);
+  } catch (error) {
+    await endClient(client);
+    throw error;
+  }
 }
 
 /** The stage's failures mapped as the store's operations map theirs: a lost database is a DB_ERROR. */
