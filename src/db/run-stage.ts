@@ -136,8 +136,7 @@ class SqlRunStage implements RunStage {
 
   async recordFirstListing(): Promise<number | null> {
     // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
-    if ((await count(this.#conn, 'select count(*) from (select 1 from coworkers limit 1) c')) > 0)
-      return null;
+    if ((await this.#conn.values('select 1 from coworkers limit 1')).length > 0) return null;
     const added = await this.#conn.transaction(() => recordFirstListing(this.#conn));
     this.#firstListing = true;
     return added;
