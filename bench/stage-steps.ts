@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/open.js';
-import type { StagedEntry } from '../src/db/run-stage.js';
+import type { StagedEntry } from '../src/db/run-commit.js';
 import { generateCoworkers } from '../src/simulated-upstream/generate.js';
 import { bodyHash } from '../src/sync/body-hash.js';
 import { diffStaged } from '../src/sync/stream-diff.js';

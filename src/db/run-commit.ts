@@ -3,9 +3,9 @@ import type { OutboxChannel } from './enums.js';
 import type { ChangeRow, RunRow } from './schema.js';
 
 /**
- * What a run's commit writes besides the listing its stage holds, as plain data: the same for
- * every dialect. The sync builds it (the media phase, the webhook composer); the store writes it in
- * the run's one transaction.
+ * A run's stage (run-stage.ts) and what its commit writes besides the listing the stage holds, as
+ * plain data: the same for every dialect. The sync builds it (the media phase, the webhook
+ * composer); the store writes it in the run's one transaction.
  */
 
 /** One appearance of a coworker in the listing currently stored, in listing order. */
@@ -22,13 +22,7 @@ export interface RemovedAppearance extends StoredAppearance {
   body: string;
 }
 
-export interface RunCounts {
-  added: number;
-  changed: number;
-  removed: number;
-  returned: number;
-  unchanged: number;
-}
+export type RunCounts = Pick<RunRow, 'added' | 'changed' | 'removed' | 'returned' | 'unchanged'>;
 
 /** What one media URL gave this run (its file, when fetched, is already durable). */
 export type MediaResultInput =
@@ -138,4 +132,96 @@ export interface StageCommit {
   outbox: OutboxPlan | null;
   /** The chat and e-mail notifications it calls for (NOTIFY_URLS), in the same transaction. */
   notify?: OutboxPlan | null;
+}
+
+/** One crawled entry, staged as its page arrives. */
+export interface StagedEntry {
+  /** 0-based position in the listing. */
+  position: number;
+  page: number;
+  index: number;
+  uuid: string;
+  body: string;
+  hash: string;
+}
+
+/** An entry of the new listing as the diff reads it first: no text. */
+export type StagedNew = Pick<StagedEntry, 'position' | 'uuid' | 'hash'>;
+
+/** An appearance of the current listing. */
+export interface StagedHeld extends StoredAppearance {
+  position: number;
+}
+
+/** Complete uuid groups: every appearance, new and held, of the uuids in (after, last]. */
+export interface StageChunk {
+  /** In uuid then position order. */
+  news: StagedNew[];
+  held: StagedHeld[];
+  /** Every uuid of the chunk ever stored: true when tombstoned. */
+  known: Map<string, boolean>;
+  /** The chunk's last uuid, the key of the next; null when this was the last chunk. */
+  last: string | null;
+}
+
+/** A change the commit writes, with the key that orders the run's changes. */
+export interface StagedEvent {
+  order: [phase: number, at: number, seq: number];
+  uuid: string;
+  slot: number;
+  kind: string;
+  field: string | null;
+  oldValue: string | null;
+  newValue: string | null;
+  /** The entry is the body of the version opened at this listing position (added, returned). */
+  refPosition: number | null;
+  /** The entry is the body of this version (removed). */
+  refVersion: number | null;
+}
+
+/** What the diff decided for a chunk of uuid groups. */
+export interface StageOutcome {
+  /** A kept version, or null: a new state of `uuid` in `slot` whose body is the staged entry's. */
+  places: [position: number, versionId: number | null, uuid: string | null, slot: number | null][];
+  closed: number[];
+  events: StagedEvent[];
+  coworkers: [uuid: string, kind: 'new' | 'returned' | 'removed', order: number][];
+}
+
+/** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
+export interface RunStage {
+  /** Adds entries; a batch is one transaction. */
+  append(entries: readonly StagedEntry[]): Promise<void>;
+  /** Forgets every staged entry (the crawl starts over). */
+  reset(): Promise<void>;
+  entryCount(): Promise<number>;
+  /** Copies the current listing into the stage (its hashes; `hashOf` for rows stored without one); how many. */
+  holdCurrent(hashOf: (body: string) => string): Promise<number>;
+  /** The next complete uuid groups after `after` ('' first), about `rows` rows of each side. */
+  chunk(after: string, rows: number): Promise<StageChunk>;
+  /** Staged entry texts at these positions. */
+  entryTexts(positions: readonly number[]): Promise<Map<number, string>>;
+  record(outcome: StageOutcome): Promise<void>;
+  /**
+   * The diff of a store that never held a coworker (a first sync), decided set-based instead of by
+   * groups: every entry is added, each uuid's appearances in slots 0, 1, … in listing order, each
+   * uuid a new coworker. Records the placements `record` would (the commit derives the changes and
+   * new coworkers from them) and answers how many were added; null, with nothing recorded, when the
+   * store holds any coworker (the groups' diff then decides).
+   */
+  recordFirstListing(): Promise<number | null>;
+  /** Uuids listed more than once: how many, and the first `limit` in listing order. */
+  repeatedUuids(limit: number): Promise<{ count: number; first: string[] }>;
+  /**
+   * Texts the run would store as a new state while they stand twice or more in the listing
+   * (after `record`): how many, and the pages holding them.
+   */
+  exactCopies(): Promise<{ copies: number; pages: number[] }>;
+  /** The staged texts of one page, in page order. */
+  pageTexts(page: number): Promise<string[]>;
+  /** Every staged text in listing order, read in batches. */
+  texts(): AsyncIterable<string>;
+  /** Writes the run from its stage in one transaction, with media, outbox and notifications. */
+  commit(commit: StageCommit): Promise<void>;
+  close(): Promise<void>;
 }

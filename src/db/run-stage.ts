@@ -1,117 +1,16 @@
 import { writeMediaRows } from './media-commit.js';
+import { writeRunOutboxes } from './run-outbox.js';
 import { assertStillRunning, markSucceeded } from './run-ends.js';
-import type { StageCommit } from './run-commit.js';
+import type { RunStage, StageChunk, StageCommit, StagedEntry, StageOutcome } from './run-commit.js';
 import { latestSucceededRun } from './run-reads.js';
 import { columns, walk } from './port-shapes.js';
 import type { InsertColumn, SqlPort } from './sql-port.js';
-
-export type { StageCommit };
 
 // A run's stage: the crawled listing, the current listing it is diffed against and the diff's
 // outcome, in TEMP tables of the one connection the run writes with. Nothing reaches the
 // database's own tables until the commit, which reads them set-based in ONE transaction; a crash
 // or a failed run leaves nothing (a temp table dies with its connection). One implementation for
 // both dialects over `StageConnection`: the SQL below is what SQLite and PostgreSQL both speak.
-
-/** One crawled entry, staged as its page arrives. */
-export interface StagedEntry {
-  /** 0-based position in the listing. */
-  position: number;
-  page: number;
-  index: number;
-  uuid: string;
-  body: string;
-  hash: string;
-}
-
-/** An entry of the new listing as the diff reads it first: no text. */
-export interface StagedNew {
-  position: number;
-  uuid: string;
-  hash: string;
-}
-
-/** An appearance of the current listing. */
-export interface StagedHeld {
-  position: number;
-  versionId: number;
-  uuid: string;
-  slot: number;
-  hash: string;
-}
-
-/** Complete uuid groups: every appearance, new and held, of the uuids in (after, last]. */
-export interface StageChunk {
-  /** In uuid then position order. */
-  news: StagedNew[];
-  held: StagedHeld[];
-  /** Every uuid of the chunk ever stored: true when tombstoned. */
-  known: Map<string, boolean>;
-  /** The chunk's last uuid, the key of the next; null when this was the last chunk. */
-  last: string | null;
-}
-
-/** A change the commit writes, with the key that orders the run's changes. */
-export interface StagedEvent {
-  order: [phase: number, at: number, seq: number];
-  uuid: string;
-  slot: number;
-  kind: string;
-  field: string | null;
-  oldValue: string | null;
-  newValue: string | null;
-  /** The entry is the body of the version opened at this listing position (added, returned). */
-  refPosition: number | null;
-  /** The entry is the body of this version (removed). */
-  refVersion: number | null;
-}
-
-/** What the diff decided for a chunk of uuid groups. */
-export interface StageOutcome {
-  /** A kept version, or null: a new state of `uuid` in `slot` whose body is the staged entry's. */
-  places: [position: number, versionId: number | null, uuid: string | null, slot: number | null][];
-  closed: number[];
-  events: StagedEvent[];
-  coworkers: [uuid: string, kind: 'new' | 'returned' | 'removed', order: number][];
-}
-
-/** The stage of one run; `close` drops it (always call it, after the commit or a failure). */
-export interface RunStage {
-  /** Adds entries; a batch is one transaction. */
-  append(entries: readonly StagedEntry[]): Promise<void>;
-  /** Forgets every staged entry (the crawl starts over). */
-  reset(): Promise<void>;
-  entryCount(): Promise<number>;
-  /** Copies the current listing into the stage (its hashes; `hashOf` for rows stored without one); how many. */
-  holdCurrent(hashOf: (body: string) => string): Promise<number>;
-  /** The next complete uuid groups after `after` ('' first), about `rows` rows of each side. */
-  chunk(after: string, rows: number): Promise<StageChunk>;
-  /** Staged entry texts at these positions. */
-  entryTexts(positions: readonly number[]): Promise<Map<number, string>>;
-  record(outcome: StageOutcome): Promise<void>;
-  /**
-   * The diff of a store that never held a coworker (a first sync), decided set-based instead of by
-   * groups: every entry is added, each uuid's appearances in slots 0, 1, … in listing order, each
-   * uuid a new coworker. Records the placements `record` would (the commit derives the changes and
-   * new coworkers from them) and answers how many were added; null, with nothing recorded, when the
-   * store holds any coworker (the groups' diff then decides).
-   */
-  recordFirstListing(): Promise<number | null>;
-  /** Uuids listed more than once: how many, and the first `limit` in listing order. */
-  repeatedUuids(limit: number): Promise<{ count: number; first: string[] }>;
-  /**
-   * Texts the run would store as a new state while they stand twice or more in the listing
-   * (after `record`): how many, and the pages holding them.
-   */
-  exactCopies(): Promise<{ copies: number; pages: number[] }>;
-  /** The staged texts of one page, in page order. */
-  pageTexts(page: number): Promise<string[]>;
-  /** Every staged text in listing order, read in batches. */
-  texts(): AsyncIterable<string>;
-  /** Writes the run from its stage in one transaction, with media, outbox and notifications. */
-  commit(commit: StageCommit): Promise<void>;
-  close(): Promise<void>;
-}
 
 /** What the stage needs of a connection besides the port's reads and writes. */
 export interface StageConnection extends SqlPort {
@@ -120,23 +19,22 @@ export interface StageConnection extends SqlPort {
    * primary key: a commit touches the rows it changes, never a scan of the history they are in.
    */
   byIds(subquery: string): string;
-  /** Runs `work` in one transaction on this connection (`write`: one that writes the database's tables). */
-  transaction<T>(work: () => Promise<T>, write: boolean): Promise<T>;
+  /** Runs `work` in one transaction on this connection. */
+  transaction<T>(work: () => Promise<T>): Promise<T>;
 }
+
+/** Builds the deferred indexes of a filled table (every table's left, without one). */
+type Built = (table?: string) => void;
 
 /** What differs between the stores around the commit's shared statements. */
 export interface StageDialect {
   conn: StageConnection;
   /**
-   * ONE write transaction: `listing` (RUN_ABORTED unless the run is still running; the listing, the
-   * run marked succeeded, its media rows), then the dialect's outbox and notifications.
+   * Runs `write` (the whole commit over `conn`) in ONE write transaction, with the dialect's checks
+   * around it. A dialect that dropped the indexes a first sync's tables would keep up row by row
+   * hands it what builds them again, a table's once it is filled (`Built`).
    */
-  commit(commit: StageCommit, listing: () => Promise<void>): Promise<void>;
-  /**
-   * In the commit, before the listing: drops the indexes a first sync's tables would keep up row
-   * by row; answers what builds a filled table's again (every table's left, without one).
-   */
-  deferIndexes?(): (table?: string) => void;
+  commit(runId: number, write: (built?: Built) => Promise<void>): Promise<void>;
   /** Gives the connection back, once the stage tables are dropped. */
   release(): Promise<void>;
 }
@@ -204,10 +102,7 @@ class SqlRunStage implements RunStage {
   append(entries: readonly StagedEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     const rows = entries.map((e) => [e.position, e.page, e.index, e.uuid, e.body, e.hash]);
-    return this.#conn.transaction(
-      () => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows),
-      false,
-    );
+    return this.#conn.transaction(() => this.#conn.insert('stage_entries', COLUMNS.stage_entries, rows));
   }
 
   async reset(): Promise<void> {
@@ -236,14 +131,13 @@ class SqlRunStage implements RunStage {
 
   record(outcome: StageOutcome): Promise<void> {
     this.#unordered = true;
-    return this.#conn.transaction(() => recordOutcome(this.#conn, outcome), false);
+    return this.#conn.transaction(() => recordOutcome(this.#conn, outcome));
   }
 
   async recordFirstListing(): Promise<number | null> {
     // A removed coworker stays a row (a tombstone): no row at all is a store that never held one.
-    if ((await count(this.#conn, 'select count(*) from (select 1 from coworkers limit 1) c')) > 0)
-      return null;
-    const added = await this.#conn.transaction(() => recordFirstListing(this.#conn), false);
+    if ((await this.#conn.values('select 1 from coworkers limit 1')).length > 0) return null;
+    const added = await this.#conn.transaction(() => recordFirstListing(this.#conn));
     this.#firstListing = true;
     return added;
   }
@@ -254,7 +148,7 @@ class SqlRunStage implements RunStage {
     await this.#conn.transaction(async () => {
       await this.#conn.run('insert into stage_places select * from stage_placed order by pos');
       await this.#conn.run('delete from stage_placed');
-    }, false);
+    });
     this.#unordered = false;
   }
 
@@ -273,7 +167,7 @@ class SqlRunStage implements RunStage {
 
   async exactCopies(): Promise<{ copies: number; pages: number[] }> {
     await this.#placesInOrder();
-    const count = await this.#conn.transaction(() => findCopies(this.#conn), false);
+    const count = await this.#conn.transaction(() => findCopies(this.#conn));
     if (count === 0) return { copies: 0, pages: [] };
     // A copy's appearances, found by its uuid: a few seeks of the uuid index, not a scan by hash
     // (CROSS JOIN keeps SQLite's order; PostgreSQL plans it as an inner join).
@@ -299,12 +193,13 @@ class SqlRunStage implements RunStage {
     // Read before the transaction: the run lock keeps any other run from succeeding meanwhile.
     const lastSeen = await latestSucceededRun(conn);
     const entries = await this.entryCount();
-    await this.#dialect.commit(commit, async () => {
+    await this.#dialect.commit(commit.runId, async (built) => {
       await assertStillRunning(conn, commit.runId);
-      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, this.#dialect.deferIndexes?.());
+      await writeListing(conn, commit.runId, lastSeen, this.#firstListing, built);
       await markSucceeded(conn, commit, entries);
       // Media rows first: a notification's thumbnails are the media this run holds.
       if (commit.media) await writeMediaRows(conn, commit.runId, commit.media);
+      await writeRunOutboxes(conn, commit.runId, [commit.outbox, commit.notify]);
     });
   }
 
@@ -366,7 +261,7 @@ async function holdCurrent(conn: StageConnection, hashOf: (body: string) => stri
       await conn.run('update stage_current set hash = ? where pos = ?', [hashOf(body), position]);
     }
     await conn.run('create index stage_current_uuid on stage_current (uuid, pos, version_id, slot, hash)');
-  }, false);
+  });
   await conn.run('analyze stage_current');
   await conn.run('analyze stage_entries');
   return count(conn, 'select count(*) from stage_current');
@@ -532,7 +427,7 @@ async function writeListing(
   runId: number,
   lastSeen: { id: number } | undefined,
   firstListing: boolean,
-  built?: (table?: string) => void,
+  built?: Built,
 ): Promise<void> {
   const from = firstListing ? FIRST_LISTING : BY_GROUPS;
   // With `built`, a filled table's deferred indexes are built right after its insert.

@@ -4,7 +4,7 @@ import type { UpstreamClient } from '../upstream/client.js';
 import type { CrawlSink, CrawlSummary } from '../upstream/crawl.js';
 import { listLocation, pageUrl } from '../upstream/page-links.js';
 import { validatePage, type EntryLimits } from '../upstream/validate.js';
-import type { RunStage } from '../db/run-stage.js';
+import type { RunStage } from '../db/run-commit.js';
 
 export interface ConfirmContext {
   baseUrl: string;

@@ -1,12 +1,12 @@
-import type { RunCounts } from '../db/run-commit.js';
 import type {
+  RunCounts,
   RunStage,
   StageChunk,
   StagedEvent,
   StagedHeld,
   StagedNew,
   StageOutcome,
-} from '../db/run-stage.js';
+} from '../db/run-commit.js';
 import type { Store } from '../db/store.js';
 import { MirrorError } from '../errors.js';
 import { bodyHash } from './body-hash.js';

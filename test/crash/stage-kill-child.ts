@@ -14,7 +14,7 @@ import pg from 'pg';
 import { parsePostgresUrl } from '../../src/config/database-url.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore } from '../../src/db/postgres/store.js';
-import type { RunStage } from '../../src/db/run-stage.js';
+import type { RunStage } from '../../src/db/run-commit.js';
 import type { Store } from '../../src/db/store.js';
 import { toMirrorError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config/load-config.js';
-import type { RunStage, StageCommit, StagedEntry } from '../../src/db/run-stage.js';
+import type { RunStage, StageCommit, StagedEntry } from '../../src/db/run-commit.js';
 import type { Store } from '../../src/db/store.js';
 import { storeMaker, type StoreKind } from './postgres.js';
 import { bodyHash } from '../../src/sync/body-hash.js';

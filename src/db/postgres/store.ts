@@ -11,7 +11,6 @@ import { PortStore, type StoreDialect } from '../port-store.js';
 import { announce, SharedCommitWatch } from './commit-watch.js';
 import { prunePg } from './prune.js';
 import { openPgStage } from './stage.js';
-import { guardedStage } from '../guarded-stage.js';
 import * as runs from './runs.js';
 import type { HeldRunLock } from './run-lock.js';
 import { query } from './sql.js';
@@ -43,7 +42,7 @@ function pgDialect(
     releaseRun: (runId) => runs.releaseRun(ctx, runId),
     recoverDeadRuns: () => runs.recoverDeadRuns(ctx),
     asSeen: (list) => runs.asSeen(ctx, list),
-    openStage: async (runId) => guardedStage(await openPgStage(ctx, runId), mapError),
+    openStage: (runId) => openPgStage(ctx, runId),
     mediaDropped: () => announce(ctx.pool, 'media'),
     // Blobs: every mirrored file's bytes, so any instance serves any file (media-blobs.ts).
     holdsBlobs: true,

@@ -1,20 +1,10 @@
 import type { Statement } from 'better-sqlite3';
 import type { SqliteHandle } from './handle.js';
-import { openRunStage, type RunStage, type StageConnection, type StageDialect } from '../run-stage.js';
+import type { RunStage } from '../run-commit.js';
+import { openRunStage } from '../run-stage.js';
 import { BULK_TABLES, checkRunReferences, holdsNoListing, withBulkForeignKeys } from './bulk-commit.js';
-import { writeRunOutboxes } from '../run-outbox.js';
 import { assertStillRunning } from '../run-ends.js';
 import { inWriteTurn, settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
-
-/**
- * A run's stage in TEMP tables of the store's own connection. `temp_store = file`: the staged
- * listing lives in a temporary file beside nothing (never in the heap, never in the main file),
- * deleted when the connection closes, or by the OS when the process dies.
- */
-export async function openSqliteStage(store: SqliteHandle, runId: number): Promise<RunStage> {
-  await assertStillRunning(transactionPortOf(store.sqlite), runId);
-  return openRunStage(sqliteStageDialect(store));
-}
 
 /** The stage's own pragmas, set while it is open. */
 const STAGE_PRAGMAS = {
@@ -44,41 +34,44 @@ function stagePragmas(sqlite: SqliteHandle['sqlite']): () => void {
   return () => own.forEach((pragma) => sqlite.pragma(pragma));
 }
 
-function sqliteStageDialect(store: SqliteHandle): StageDialect {
+/**
+ * A run's stage in TEMP tables of the store's own connection. `temp_store = file`: the staged
+ * listing lives in a temporary file beside nothing (never in the heap, never in the main file),
+ * deleted when the connection closes, or by the OS when the process dies.
+ */
+export async function openSqliteStage(store: SqliteHandle, runId: number): Promise<RunStage> {
   const { sqlite } = store;
+  await assertStillRunning(transactionPortOf(sqlite), runId);
   sqlite.pragma('temp_store = file');
   const restorePragmas = stagePragmas(sqlite);
   // Statements prepared once per stage: a statement over a temp table must not outlive the table.
   const statements = new Map<string, Statement>();
-  const conn: StageConnection = {
-    ...sqliteSqlPort((sql) => {
-      const statement = statements.get(sql) ?? sqlite.prepare(sql);
-      statements.set(sql, statement);
-      return statement;
-    }),
-    byIds: (subquery) => `id in (${subquery})`,
-    transaction: (work, write) => withinTransaction(sqlite, work, write),
-  };
-  return {
-    conn,
-    commit: (commit, listing) =>
+  return openRunStage({
+    conn: {
+      ...sqliteSqlPort((sql) => {
+        const statement = statements.get(sql) ?? sqlite.prepare(sql);
+        statements.set(sql, statement);
+        return statement;
+      }),
+      byIds: (subquery) => `id in (${subquery})`,
+      transaction: (work) => withinTransaction(sqlite, work, false),
+    },
+    commit: (runId, write) =>
       // The connection's write turn: another writer on it waits for the commit, never joins it.
       inWriteTurn(sqlite, () =>
         withBulkForeignKeys(sqlite, () =>
           withinTransaction(
             sqlite,
             async () => {
-              await listing();
-              checkRunReferences(sqlite, commit.runId);
-              await writeRunOutboxes(transactionPortOf(sqlite), commit.runId, [commit.outbox, commit.notify]);
+              await write(deferIndexesOfEmptyStore(sqlite));
+              checkRunReferences(sqlite, runId);
             },
             true,
           ),
         ),
       ),
-    deferIndexes: () => deferIndexesOfEmptyStore(sqlite),
     release: () => settle(restorePragmas),
-  };
+  });
 }
 
 /**
