@@ -62,18 +62,3 @@ export function changeBatches(
 ): AsyncGenerator<ChangeRow[], void, undefined> {
   return keysetBatches(listChanges, rowsEnds, filter, batchSize);
 }
-
-/**
- * `changeBatches` with each batch's subjects as `changeSubjects` gives them: a store that cannot
- * read both in one statement reads them one after the other.
- */
-export async function* subjectBatches(
-  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
-  changeSubjects: (rows: readonly ChangeRow[]) => Promise<Map<number, ChangeSubject>>,
-  filter: ChangeStreamFilter,
-  batchSize: number,
-): AsyncGenerator<SubjectBatch, void, undefined> {
-  for await (const rows of changeBatches(listChanges, filter, batchSize)) {
-    yield { rows, subjects: await changeSubjects(rows) };
-  }
-}

@@ -52,13 +52,15 @@ export function changesFinishedWithinSql(c: string, bounds: string): string {
 export const CHANGE_VERSION_JOIN = 'left join versions v on v.id = c.version_id';
 
 /**
- * Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. The
- * aliases are quoted so that PostgreSQL keeps their case too (it folds bare names to lower case).
+ * `ChangeRow`'s fields from `changes c` and its version, each named as its field: quoted, so that
+ * PostgreSQL keeps their case too (it folds bare names to lower case).
  */
-export const CHANGE_ROWS_SQL = `select ${Object.entries(changeFieldsSql('c', 'v'))
+export const CHANGE_COLUMNS = Object.entries(changeFieldsSql('c', 'v'))
   .map(([field, sql]) => `${sql} as "${field}"`)
-  .join(', ')}
-   from changes c ${CHANGE_VERSION_JOIN}`;
+  .join(', ');
+
+/** Raw SQL selecting change rows as `ChangeRow`, from `changes c`; append where/order on `c.`. */
+export const CHANGE_ROWS_SQL = `select ${CHANGE_COLUMNS} from changes c ${CHANGE_VERSION_JOIN}`;
 
 /** Rows of `CHANGE_ROWS_SQL` read as arrays, as `ChangeRow`s. */
 export function changeRowsOf(rows: readonly unknown[][]): ChangeRow[] {

@@ -141,7 +141,7 @@ export interface HistoryOperations {
   changesInBatches(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<ChangeRow[]>;
   /**
    * `changesInBatches` with each batch's `changeSubjects`, for the CSV export: SQLite reads both in
-   * one statement per batch, PostgreSQL one after the other (`subjectBatches`).
+   * one statement per batch, PostgreSQL one after the other.
    */
   changesWithSubjects(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<SubjectBatch>;
   /**
