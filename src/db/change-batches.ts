@@ -53,12 +53,3 @@ export async function* keysetBatches<B>(
 export function rowsEnds(rows: readonly ChangeRow[]): BatchEnds {
   return { count: rows.length, lastId: rows.at(-1)?.id };
 }
-
-/** `keysetBatches` of bare rows, through the store's `listChanges`. */
-export function changeBatches(
-  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
-  filter: ChangeStreamFilter,
-  batchSize: number,
-): AsyncGenerator<ChangeRow[], void, undefined> {
-  return keysetBatches(listChanges, rowsEnds, filter, batchSize);
-}

@@ -1,5 +1,5 @@
 import { runTimeSql } from './run-times.js';
-import type { ChangeKind, ChangeRow } from './schema.js';
+import type { ChangeRow } from './schema.js';
 
 /**
  * An added, returned or removed change stores its whole entry once, in the version `version_id`
@@ -64,30 +64,18 @@ export const CHANGE_ROWS_SQL = `select ${CHANGE_COLUMNS} from changes c ${CHANGE
 
 /** Rows of `CHANGE_ROWS_SQL` read as arrays, as `ChangeRow`s. */
 export function changeRowsOf(rows: readonly unknown[][]): ChangeRow[] {
-  const out = new Array<ChangeRow>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as [
-      number,
-      number,
-      string,
-      string,
-      number,
-      ChangeKind,
-      string | null,
-      string | null,
-      string | null,
-    ];
-    out[i] = {
-      id: r[0],
-      runId: r[1],
-      at: r[2],
-      uuid: r[3],
-      slot: r[4],
-      kind: r[5],
-      field: r[6],
-      oldValue: r[7],
-      newValue: r[8],
-    };
-  }
-  return out;
+  return rows.map(
+    (r) =>
+      ({
+        id: r[0],
+        runId: r[1],
+        at: r[2],
+        uuid: r[3],
+        slot: r[4],
+        kind: r[5],
+        field: r[6],
+        oldValue: r[7],
+        newValue: r[8],
+      }) as ChangeRow,
+  );
 }

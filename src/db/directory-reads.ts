@@ -1,5 +1,5 @@
 import { asText, DIRECTORY_TEXT_CHARS, firstCodePoints, shownField } from './entry-fields.js';
-import { nameAndPostSql } from './json-field.js';
+import { nameAndPostSql, type NameAndPost } from './json-field.js';
 import { latestSucceededRunId } from './run-reads.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
@@ -10,10 +10,7 @@ import type { DirectoryEntry } from './store.js';
 type DirectoryRow = [
   uuid: string,
   slot: number,
-  name: string | number | null,
-  post: string | number | null,
-  /** The entry, when a field is to be read here. */
-  body: string | null,
+  ...fields: NameAndPost,
   removedRun: number | null,
   removedAt: string | null,
   firstSeenAt: string,

@@ -9,6 +9,9 @@ export function jsonField(body: string, path: `$.${string}`): string {
   return `(case when json_valid(${body}) then ${body} ->> '${path}' end)`;
 }
 
+/** The name, post and entry of `nameAndPostSql` as read: the entry where they are to be read here. */
+export type NameAndPost = [name: string | number | null, post: string | number | null, body: string | null];
+
 /**
  * The name and post of the entry text `body`, each dialect's way, as three columns: name, post, and
  * the entry itself where they are to be read in TypeScript. SQLite's `->>` (`jsonField`), cut to

@@ -1,5 +1,5 @@
 import { entryField } from './entry-fields.js';
-import { jsonField, nameAndPostSql } from './json-field.js';
+import { jsonField, nameAndPostSql, type NameAndPost } from './json-field.js';
 import type { SqlPort } from './sql-port.js';
 
 // Coworkers by name, read once for both dialects over the port: the names are extracted in SQL (only
@@ -31,17 +31,9 @@ const NAME_LIKE = {
   postgres: `(n.other or lower(n.value collate "C") like ?)`,
 };
 
-type FoundName = [
-  uuid: string,
-  slot: number,
-  name: string | number | null,
-  post: string | number | null,
-  /** The entry, when a field is to be read here. */
-  body: string | null,
-  removed: number,
-];
+type FoundName = [uuid: string, slot: number, ...fields: NameAndPost, removed: number];
 
-export function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
+function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
   // ->> gives text for strings; anything else (a drifted upstream) is shown as JSON.
   const text = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
   return { uuid: row.uuid, name: text(row.name), post: text(row.post), removed: row.removed === 1 };

@@ -1,5 +1,5 @@
 import * as changes from './change-reads.js';
-import { changeBatches } from './change-batches.js';
+import { keysetBatches, rowsEnds } from './change-batches.js';
 import * as directory from './directory-reads.js';
 import type { EndpointKeys } from './endpoint-keys.js';
 import * as history from './history-reads.js';
@@ -158,7 +158,7 @@ export class PortStore implements Store {
   // History
   listChanges: Op<'listChanges'> = this.#guard((filter) => changes.listChanges(this.#port, filter));
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
-    changeBatches(this.listChanges, filter, batchSize);
+    keysetBatches(this.listChanges, rowsEnds, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
   changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>

@@ -136,7 +136,7 @@ export interface HistoryOperations {
   /**
    * Every change the filter matches, newest first, in batches of at most `batchSize` read one at a
    * time by keyset on id (never OFFSET), so an export holds one batch whatever the history's length.
-   * `changeBatches` over the dialect's `listChanges` implements it.
+   * `keysetBatches` over the dialect's `listChanges` implements it.
    */
   changesInBatches(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<ChangeRow[]>;
   /**
