@@ -15,12 +15,6 @@ export interface ChangeFilter {
   beforeId?: number | undefined;
 }
 
-/** A condition in SQL with its `?` parameters, in order. */
-export interface SqlCondition {
-  sql: string;
-  params: unknown[];
-}
-
 /**
  * The WHERE of a change filter on `changes c`, once for both dialects, each condition one its index
  * serves (changes_kind_idx, changes_field_idx, changes_uuid_idx, the primary key): `where` and its
@@ -31,7 +25,7 @@ export async function changeFilterSql(
   port: SqlPort,
   // `limit` is the caller's: the WHERE does not read it.
   filter: Omit<ChangeFilter, 'limit'>,
-): Promise<SqlCondition | null> {
+): Promise<{ sql: string; params: unknown[] } | null> {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, param: unknown) => {

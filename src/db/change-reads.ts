@@ -8,7 +8,6 @@ import {
   oldValueSql,
 } from './change-columns.js';
 import { changeFilterSql } from './change-filter.js';
-import { linesOf, NO_LINES, type ChangeLines } from './change-lines.js';
 import {
   keysetBatches,
   rowsEnds,
@@ -51,12 +50,6 @@ export async function changeIdAt(
   return id ?? null;
 }
 
-/** `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it. */
-export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
-  const where = await changeFilterSql(port, filter);
-  return where === null ? NO_LINES : linesOf(port, where, filter.limit);
-}
-
 /** `ChangeRow`'s fields, in its order. */
 const CHANGE_FIELDS = Object.keys(changeFieldsSql('c', 'v'));
 
@@ -93,6 +86,11 @@ async function separately(
   return { rows, subjects: await changeSubjects(rows) };
 }
 
+/** The entry text of the version of `a.uuid`'s appearance `a.slot` valid at run `a.run_id`. */
+const versionAtRunSql = (a: string) => `(select x.body from versions x
+    where x.uuid = ${a}.uuid and x.slot = ${a}.slot and x.valid_from_run <= ${a}.run_id
+    order by x.valid_from_run desc limit 1)`;
+
 /**
  * The entry a change's subject is read from: the one an added/returned/removed change refers to,
  * else the version its run wrote for that appearance.
@@ -100,9 +98,7 @@ async function separately(
 const SUBJECT_BODY = `coalesce(
     case when c.kind = 'removed' then ${oldValueSql('c', 'v')}
          when c.kind in ('added', 'returned') then ${newValueSql('c', 'v')} end,
-    (select x.body from versions x
-      where x.uuid = c.uuid and x.slot = c.slot and x.valid_from_run <= c.run_id
-      order by x.valid_from_run desc limit 1))`;
+    ${versionAtRunSql('c')})`;
 
 /**
  * SQLite's `listChanges` and subjects of its rows in one statement (the two apart read every change
@@ -180,10 +176,7 @@ export async function versionBodies(port: SqlPort, rows: readonly ChangeRow[]): 
       : `(select j.value ->> 0 as id, j.value ->> 1 as uuid, j.value ->> 2 as slot, j.value ->> 3 as run_id
             from json_each(?) j)`;
   const found = await port.rows<[number, string | null]>(
-    `select a.id, (select v.body from versions v
-                    where v.uuid = a.uuid and v.slot = a.slot and v.valid_from_run <= a.run_id
-                    order by v.valid_from_run desc limit 1)
-       from ${table} a`,
+    `select a.id, ${versionAtRunSql('a')} from ${table} a`,
     [JSON.stringify(asked.map((row) => [row.id, row.uuid, row.slot, row.runId]))],
   );
   const out = new Map<number, string>();

@@ -50,14 +50,15 @@ export async function getCoworker(port: SqlPort, uuid: string): Promise<Coworker
   return found && COWORKER.rowOf(found);
 }
 
+const PRESENT = 'where c.removed_run is null';
+
 /** Coworkers in the order they were first seen, then by uuid. */
 export async function listCoworkers(
   port: SqlPort,
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): Promise<CoworkerRow[]> {
-  const present = options.includeRemoved ? '' : 'where c.removed_run is null';
   const found = await port.rows(
-    `select ${COWORKER.columns} from coworkers c ${present}
+    `select ${COWORKER.columns} from coworkers c ${options.includeRemoved ? '' : PRESENT}
       order by c.first_seen_run, c.uuid limit ? offset ?`,
     [options.limit, options.offset],
   );
@@ -65,11 +66,7 @@ export async function listCoworkers(
 }
 
 export async function countCoworkers(port: SqlPort, includeRemoved: boolean): Promise<number> {
-  const [n] = await port.values<number>(
-    includeRemoved
-      ? 'select count(*) from coworkers'
-      : 'select count(*) from coworkers where removed_run is null',
-  );
+  const [n] = await port.values<number>(`select count(*) from coworkers c ${includeRemoved ? '' : PRESENT}`);
   return n ?? 0;
 }
 

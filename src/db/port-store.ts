@@ -1,5 +1,6 @@
 import * as changes from './change-reads.js';
 import { keysetBatches, rowsEnds } from './change-batches.js';
+import { changeLines } from './change-lines.js';
 import * as directory from './directory-reads.js';
 import type { EndpointKeys } from './endpoint-keys.js';
 import * as history from './history-reads.js';
@@ -164,7 +165,7 @@ export class PortStore implements Store {
   changeIdAt: Op<'changeIdAt'> = this.#guard((filter, offset) =>
     changes.changeIdAt(this.#port, filter, offset),
   );
-  changeLines: Op<'changeLines'> = this.#guard((filter) => changes.changeLines(this.#port, filter));
+  changeLines: Op<'changeLines'> = this.#guard((filter) => changeLines(this.#port, filter));
   changedFields: Op<'changedFields'> = this.#guard(() => history.changedFields(this.#port));
   getCoworker: Op<'getCoworker'> = this.#guard((uuid) => history.getCoworker(this.#port, uuid));
   coworkerHistory: Op<'coworkerHistory'> = this.#guard((uuid) => history.coworkerHistory(this.#port, uuid));
