@@ -23,11 +23,9 @@ export interface BatchEnds {
 }
 
 /**
- * Every change `filter` matches, newest first, as batches of at most `batchSize` rows, each batch
- * one keyset read (`id < last id seen`, never OFFSET: batch N costs what batch 1 costs) through the
- * store's own `read`, so each dialect streams the same way and only one batch is held at a time.
- * `ends` says how many rows a batch holds and the last one's id (a batch may be rows, rows with
- * more, or their export lines).
+ * Every change `filter` matches, newest first, in batches (rows, rows with more, or their export
+ * lines) of at most `batchSize` rows, each one keyset `read` (`id < last id seen`, never OFFSET:
+ * batch N costs what batch 1 costs), so only one batch is held at a time.
  */
 export async function* keysetBatches<B>(
   read: (filter: ChangeFilter) => Promise<B>,

@@ -16,20 +16,12 @@ export function newValueSql(c: string, v: string): string {
   return `coalesce(${c}.new_value, case when ${c}.kind <> 'removed' then ${v}.body end)`;
 }
 
-/**
- * A change's time: its run's `finished_at`, stored once in `runs` (migration change_time_from_run),
- * a primary-key seek per row.
- */
-export function changeTimeSql(c: string): string {
-  return runTimeSql(`${c}.run_id`);
-}
-
 /** Each field of `ChangeRow`, in its order, as SQL over the change row `c` and its version `v`. */
 export function changeFieldsSql(c: string, v: string): Record<keyof ChangeRow, string> {
   return {
     id: `${c}.id`,
     runId: `${c}.run_id`,
-    at: changeTimeSql(c),
+    at: runTimeSql(`${c}.run_id`),
     uuid: `${c}.uuid`,
     slot: `${c}.slot`,
     kind: `${c}.kind`,

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { changeTimeSql, CHANGE_VERSION_JOIN } from './change-columns.js';
+import { CHANGE_VERSION_JOIN } from './change-columns.js';
+import { runTimeSql } from './run-times.js';
 import type { BatchEnds } from './change-batches.js';
 import { changeFilterSql, type ChangeFilter } from './change-filter.js';
 import type { SqlPort } from './sql-port.js';
@@ -28,7 +29,7 @@ const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undef
  * removed change's entry is its version's (migration body_once); its time is its run's.
  */
 function changeLineSql(quote: (text: string) => string): string {
-  const head = `'{"id":' || c.id || ',"run":' || c.run_id || ',"at":' || ${quote(changeTimeSql('c'))} ||
+  const head = `'{"id":' || c.id || ',"run":' || c.run_id || ',"at":' || ${quote(runTimeSql('c.run_id'))} ||
     ',"uuid":' || ${quote('c.uuid')} || ',"appearance":' || c.slot || ',"kind":' || ${quote('c.kind')}`;
   return `${head} || case
       when c.kind in ('changed', 'media_changed')
