@@ -23,11 +23,9 @@ export interface BatchEnds {
 }
 
 /**
- * Every change `filter` matches, newest first, as batches of at most `batchSize` rows, each batch
- * one keyset read (`id < last id seen`, never OFFSET: batch N costs what batch 1 costs) through the
- * store's own `read`, so each dialect streams the same way and only one batch is held at a time.
- * `ends` says how many rows a batch holds and the last one's id (a batch may be rows, rows with
- * more, or their export lines).
+ * Every change `filter` matches, newest first, in batches (rows, rows with more, or their export
+ * lines) of at most `batchSize` rows, each one keyset `read` (`id < last id seen`, never OFFSET:
+ * batch N costs what batch 1 costs), so only one batch is held at a time.
  */
 export async function* keysetBatches<B>(
   read: (filter: ChangeFilter) => Promise<B>,
@@ -52,28 +50,4 @@ export async function* keysetBatches<B>(
 /** Where a batch of rows ends, for `keysetBatches`. */
 export function rowsEnds(rows: readonly ChangeRow[]): BatchEnds {
   return { count: rows.length, lastId: rows.at(-1)?.id };
-}
-
-/** `keysetBatches` of bare rows, through the store's `listChanges`. */
-export function changeBatches(
-  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
-  filter: ChangeStreamFilter,
-  batchSize: number,
-): AsyncGenerator<ChangeRow[], void, undefined> {
-  return keysetBatches(listChanges, rowsEnds, filter, batchSize);
-}
-
-/**
- * `changeBatches` with each batch's subjects as `changeSubjects` gives them: a store that cannot
- * read both in one statement reads them one after the other.
- */
-export async function* subjectBatches(
-  listChanges: (filter: ChangeFilter) => Promise<ChangeRow[]>,
-  changeSubjects: (rows: readonly ChangeRow[]) => Promise<Map<number, ChangeSubject>>,
-  filter: ChangeStreamFilter,
-  batchSize: number,
-): AsyncGenerator<SubjectBatch, void, undefined> {
-  for await (const rows of changeBatches(listChanges, filter, batchSize)) {
-    yield { rows, subjects: await changeSubjects(rows) };
-  }
 }

@@ -1,4 +1,3 @@
-import { changeIdBoundSql } from './change-columns.js';
 import type { ChangeKind } from './schema.js';
 import type { SqlPort } from './sql-port.js';
 
@@ -16,26 +15,6 @@ export interface ChangeFilter {
   beforeId?: number | undefined;
 }
 
-/** A condition in SQL with its `?` parameters, in order. */
-export interface SqlCondition {
-  sql: string;
-  params: unknown[];
-}
-
-/**
- * The first change at or after a time (`since`) or the last at or before it (`until`): a change's
- * time grows with its id (runs commit in order), so a time bound is an id bound found with two
- * seeks; filtering on time while walking ids newest-first would scan every other change.
- */
-async function changeIdBound(
-  port: SqlPort,
-  side: 'since' | 'until',
-  at: string,
-): Promise<number | undefined> {
-  const [id] = await port.values<number>(changeIdBoundSql(side, '?'), [at]);
-  return id;
-}
-
 /**
  * The WHERE of a change filter on `changes c`, once for both dialects, each condition one its index
  * serves (changes_kind_idx, changes_field_idx, changes_uuid_idx, the primary key): `where` and its
@@ -46,22 +25,32 @@ export async function changeFilterSql(
   port: SqlPort,
   // `limit` is the caller's: the WHERE does not read it.
   filter: Omit<ChangeFilter, 'limit'>,
-): Promise<SqlCondition | null> {
+): Promise<{ sql: string; params: unknown[] } | null> {
   const conditions: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, param: unknown) => {
     conditions.push(sql);
     params.push(param);
   };
-  if (filter.since !== undefined) {
-    const first = await changeIdBound(port, 'since', filter.since);
-    if (first === undefined) return null;
-    add('c.id >= ?', first);
-  }
-  if (filter.until !== undefined) {
-    const last = await changeIdBound(port, 'until', filter.until);
-    if (last === undefined) return null;
-    add('c.id <= ?', last);
+  // A change's time grows with its id (runs commit in order), so a time bound is an id bound, found
+  // with two seeks: the first (last) succeeded run at or after (before) the time on
+  // runs_status_finished_idx, then its first (last) change on changes_run_idx. Filtering on time
+  // while walking ids would scan every other change.
+  for (const [side, cmp, dir] of [
+    ['since', '>=', 'asc'],
+    ['until', '<=', 'desc'],
+  ] as const) {
+    const at = filter[side];
+    if (at === undefined) continue;
+    const [id] = await port.values<number>(
+      `select c.id from changes c
+        where c.run_id ${cmp} (select r.id from runs r where r.status = 'succeeded' and r.finished_at ${cmp} ?
+                               order by r.finished_at ${dir}, r.id ${dir} limit 1)
+        order by c.run_id ${dir}, c.id ${dir} limit 1`,
+      [at],
+    );
+    if (id === undefined) return null;
+    add(`c.id ${cmp} ?`, id);
   }
   if (filter.uuid !== undefined) add('c.uuid = ?', filter.uuid);
   if (filter.uuids !== undefined) {

@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
-import { changeTimeSql, CHANGE_VERSION_JOIN } from './change-columns.js';
+import { CHANGE_VERSION_JOIN } from './change-columns.js';
+import { runTimeSql } from './run-times.js';
 import type { BatchEnds } from './change-batches.js';
-import type { SqlCondition } from './change-filter.js';
+import { changeFilterSql, type ChangeFilter } from './change-filter.js';
 import type { SqlPort } from './sql-port.js';
 
 /**
@@ -13,7 +14,7 @@ export interface ChangeLines extends BatchEnds {
   text: Uint8Array;
 }
 
-export const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };
+const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };
 
 /**
  * The one writer of a change's line: the database joins it, and a batch of lines comes back as one
@@ -28,7 +29,7 @@ export const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId
  * removed change's entry is its version's (migration body_once); its time is its run's.
  */
 function changeLineSql(quote: (text: string) => string): string {
-  const head = `'{"id":' || c.id || ',"run":' || c.run_id || ',"at":' || ${quote(changeTimeSql('c'))} ||
+  const head = `'{"id":' || c.id || ',"run":' || c.run_id || ',"at":' || ${quote(runTimeSql('c.run_id'))} ||
     ',"uuid":' || ${quote('c.uuid')} || ',"appearance":' || c.slot || ',"kind":' || ${quote('c.kind')}`;
   return `${head} || case
       when c.kind in ('changed', 'media_changed')
@@ -61,20 +62,21 @@ const LINES_SQL = {
 const TOO_BIG = { sqlite: 'SQLITE_TOOBIG', postgres: '54000' } as const;
 
 /**
- * The lines of the first `limit` changes `where` matches. A batch the database refuses as too big
- * for one value is read as two halves, one after the other: a batch is a count of rows, and a few
- * rows can be whole entries.
+ * `Store.changeLines`. A batch the database refuses as too big for one value is read as two halves,
+ * one after the other: a batch is a count of rows, and a few rows can be whole entries.
  */
-export async function linesOf(port: SqlPort, where: SqlCondition, limit: number): Promise<ChangeLines> {
+export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
+  const where = await changeFilterSql(port, filter);
+  if (where === null) return NO_LINES;
   let found: [count: number, lastId: number | null, text: Buffer | null] | undefined;
   try {
     [found] = await port.rows<[number, number | null, Buffer | null]>(LINES_SQL[port.dialect](where.sql), [
       ...where.params,
-      limit,
+      filter.limit,
     ]);
   } catch (error) {
-    if ((error as { code?: unknown }).code !== TOO_BIG[port.dialect] || limit <= 1) throw error;
-    return halves(port, where, limit);
+    if ((error as { code?: unknown }).code !== TOO_BIG[port.dialect] || filter.limit <= 1) throw error;
+    return halves(port, filter);
   }
   const [count, lastId, text] = found ?? [0, null, null];
   if (count === 0 || lastId === null || text === null) return NO_LINES;
@@ -83,15 +85,16 @@ export async function linesOf(port: SqlPort, where: SqlCondition, limit: number)
   return { text: isUtf8(text) ? text : Buffer.from(text.toString('utf8')), count: Number(count), lastId };
 }
 
-/** `linesOf` read in two halves, the second keyset after the first. */
-async function halves(port: SqlPort, where: SqlCondition, limit: number): Promise<ChangeLines> {
-  const first = await linesOf(port, where, Math.ceil(limit / 2));
-  if (first.count < Math.ceil(limit / 2) || first.lastId === undefined) return first;
-  const rest: SqlCondition = {
-    sql: `${where.sql === '' ? 'where' : `${where.sql} and`} c.id < ?`,
-    params: [...where.params, first.lastId],
-  };
-  const second = await linesOf(port, rest, limit - first.count);
+/** `changeLines` read in two halves, the second keyset after the first. */
+async function halves(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
+  const half = Math.ceil(filter.limit / 2);
+  const first = await changeLines(port, { ...filter, limit: half });
+  if (first.count < half || first.lastId === undefined) return first;
+  const second = await changeLines(port, {
+    ...filter,
+    beforeId: first.lastId,
+    limit: filter.limit - first.count,
+  });
   if (second.count === 0) return first;
   return {
     text: Buffer.concat([first.text, second.text]),

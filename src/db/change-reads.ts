@@ -1,17 +1,16 @@
 import {
+  CHANGE_COLUMNS,
   CHANGE_ROWS_SQL,
   CHANGE_VERSION_JOIN,
+  changeFieldsSql,
   changeRowsOf,
-  changeTimeSql,
   newValueSql,
   oldValueSql,
 } from './change-columns.js';
 import { changeFilterSql } from './change-filter.js';
-import { linesOf, NO_LINES, type ChangeLines } from './change-lines.js';
 import {
   keysetBatches,
   rowsEnds,
-  subjectBatches,
   type ChangeStreamFilter,
   type ChangeSubject,
   type SubjectBatch,
@@ -51,11 +50,8 @@ export async function changeIdAt(
   return id ?? null;
 }
 
-/** `Store.changeLines`: the batch `listChanges(filter)` reads, as the JSON Lines export writes it. */
-export async function changeLines(port: SqlPort, filter: ChangeFilter): Promise<ChangeLines> {
-  const where = await changeFilterSql(port, filter);
-  return where === null ? NO_LINES : linesOf(port, where, filter.limit);
-}
+/** `ChangeRow`'s fields, in its order. */
+const CHANGE_FIELDS = Object.keys(changeFieldsSql('c', 'v'));
 
 /** Each batch's subjects as the store's `changeSubjects` gives them. */
 type Subjects = (rows: readonly ChangeRow[]) => Promise<Map<number, ChangeSubject>>;
@@ -71,21 +67,46 @@ export function changesWithSubjects(
   filter: ChangeStreamFilter,
   batchSize: number,
 ): AsyncGenerator<SubjectBatch, void, undefined> {
-  if (port.dialect === 'postgres')
-    return subjectBatches((part) => listChanges(port, part), changeSubjects, filter, batchSize);
+  const read = port.dialect === 'postgres' ? separately : withSubjects;
   return keysetBatches(
-    (part) => withSubjects(port, changeSubjects, part),
+    (part) => read(port, changeSubjects, part),
     (batch) => rowsEnds(batch.rows),
     filter,
     batchSize,
   );
 }
 
+/** A batch of `listChanges`, then its subjects. */
+async function separately(
+  port: SqlPort,
+  changeSubjects: Subjects,
+  filter: ChangeFilter,
+): Promise<SubjectBatch> {
+  const rows = await listChanges(port, filter);
+  return { rows, subjects: await changeSubjects(rows) };
+}
+
+/** The entry text of the version of `a.uuid`'s appearance `a.slot` valid at run `a.run_id`. */
+const versionAtRunSql = (a: string) => `(select x.body from versions x
+    where x.uuid = ${a}.uuid and x.slot = ${a}.slot and x.valid_from_run <= ${a}.run_id
+    order by x.valid_from_run desc limit 1)`;
+
+/**
+ * The entry a change's subject is read from: the one an added/returned/removed change refers to,
+ * else the version its run wrote for that appearance.
+ */
+const SUBJECT_BODY = `coalesce(
+    case when c.kind = 'removed' then ${oldValueSql('c', 'v')}
+         when c.kind in ('added', 'returned') then ${newValueSql('c', 'v')} end,
+    ${versionAtRunSql('c')})`;
+
 /**
  * SQLite's `listChanges` and subjects of its rows in one statement (the two apart read every change
  * twice). The outer `order by` keeps SQLite from flattening the filtered rows into it (they stay a
  * co-routine, already in that order: no sort), so each row's entry is picked once and its name and
- * post read from it, as `changeSubjects` reads them.
+ * post read from it, as `changeSubjects` reads them. Without asking `json_valid` first (the check was
+ * a sixth of the statement, for entries the sync wrote as JSON): a value SQLite cannot read as JSON
+ * fails the statement, and the batch is read `separately`, the careful way.
  */
 async function withSubjects(
   port: SqlPort,
@@ -94,33 +115,24 @@ async function withSubjects(
 ): Promise<SubjectBatch> {
   const where = await changeFilterSql(port, filter);
   if (where === null) return { rows: [], subjects: new Map() };
+  const cut = (key: string) => `substr(s.subject_body ->> '$.${key}', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
   let found: unknown[][];
   try {
-    found = await port.rows<unknown[]>(
-      `select s.id, s.run_id, s.at, s.uuid, s.slot, s.kind, s.field, s.old_value, s.new_value,
-              ${SUBJECT_FIELDS_UNCHECKED('s.subject_body')}
-         from (select c.id, c.run_id, ${changeTimeSql('c')} as at, c.uuid, c.slot, c.kind, c.field,
-                      ${oldValueSql('c', 'v')} as old_value, ${newValueSql('c', 'v')} as new_value,
-                      ${subjectBodySql('c', 'v')} as subject_body
+    found = await port.rows(
+      `select ${CHANGE_FIELDS.map((field) => `s."${field}"`).join(', ')}, ${cut('name')}, ${cut('post')}
+         from (select ${CHANGE_COLUMNS}, ${SUBJECT_BODY} as subject_body
                  from changes c ${CHANGE_VERSION_JOIN} ${where.sql}
                 order by c.id desc limit ?) s
         order by s.id desc`,
       [...where.params, filter.limit],
     );
   } catch (error) {
-    // A value SQLite cannot read as JSON fails the statement; the careful path reads it. Anything
-    // else is a fault of the statement itself, not to be hidden by a slow path.
-    if (!isJsonError(error)) throw error;
-    const rows = await listChanges(port, filter);
-    return { rows, subjects: await changeSubjects(rows) };
+    // Anything but JSON is a fault of the statement itself, not to be hidden by the slow path.
+    if (!(error instanceof Error && /JSON/i.test(error.message))) throw error;
+    return separately(port, changeSubjects, filter);
   }
-  const rows = changeRowsOf(found);
-  const subjects = new Map<number, ChangeSubject>();
-  for (let i = 0; i < rows.length; i++) {
-    const [row, r] = [rows[i], found[i]];
-    if (row && r) subjects.set(row.id, { name: asText(r[9]), post: asText(r[10]) });
-  }
-  return { rows, subjects };
+  const subjects = new Map(found.map((r) => [r[0] as number, { name: asText(r[9]), post: asText(r[10]) }]));
+  return { rows: changeRowsOf(found), subjects };
 }
 
 /**
@@ -164,37 +176,10 @@ export async function versionBodies(port: SqlPort, rows: readonly ChangeRow[]): 
       : `(select j.value ->> 0 as id, j.value ->> 1 as uuid, j.value ->> 2 as slot, j.value ->> 3 as run_id
             from json_each(?) j)`;
   const found = await port.rows<[number, string | null]>(
-    `select a.id, (select v.body from versions v
-                    where v.uuid = a.uuid and v.slot = a.slot and v.valid_from_run <= a.run_id
-                    order by v.valid_from_run desc limit 1)
-       from ${table} a`,
+    `select a.id, ${versionAtRunSql('a')} from ${table} a`,
     [JSON.stringify(asked.map((row) => [row.id, row.uuid, row.slot, row.runId]))],
   );
   const out = new Map<number, string>();
   for (const [id, body] of found) if (body !== null) out.set(id, body);
   return out;
-}
-
-/**
- * The same without asking `json_valid` first, for a read that answers a JSON error by reading its
- * rows the careful way (`isJsonError`): the check was a sixth of the CSV export's statement, for
- * entries the sync wrote as JSON.
- */
-export const SUBJECT_FIELDS_UNCHECKED = (body: string) =>
-  `substr(${body} ->> '$.name', 1, ${DIRECTORY_TEXT_CHARS + 1}),
-   substr(${body} ->> '$.post', 1, ${DIRECTORY_TEXT_CHARS + 1})`;
-
-/**
- * The entry a change's subject is read from: the one an added/returned/removed change refers to,
- * else the version its run wrote for that appearance. `c` is the change row, `v` its joined version.
- */
-export const subjectBodySql = (c: string, v: string) => `coalesce(
-    case when ${c}.kind = 'removed' then ${oldValueSql(c, v)}
-         when ${c}.kind in ('added', 'returned') then ${newValueSql(c, v)} end,
-    (select x.body from versions x
-      where x.uuid = ${c}.uuid and x.slot = ${c}.slot and x.valid_from_run <= ${c}.run_id
-      order by x.valid_from_run desc limit 1))`;
-
-export function isJsonError(error: unknown): boolean {
-  return error instanceof Error && /JSON/i.test(error.message);
 }

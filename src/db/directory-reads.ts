@@ -1,6 +1,5 @@
 import { asText, DIRECTORY_TEXT_CHARS, firstCodePoints, shownField } from './entry-fields.js';
-import { jsonField } from './json-field.js';
-import { entryFieldSql } from './name-queries.js';
+import { nameAndPostSql, type NameAndPost } from './json-field.js';
 import { latestSucceededRunId } from './run-reads.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
@@ -11,35 +10,14 @@ import type { DirectoryEntry } from './store.js';
 type DirectoryRow = [
   uuid: string,
   slot: number,
-  name: string | number | null,
-  post: string | number | null,
-  /** The entry, when a field is to be read here. */
-  body: string | null,
+  ...fields: NameAndPost,
   removedRun: number | null,
   removedAt: string | null,
   firstSeenAt: string,
 ];
 
-/**
- * Each dialect's name and post of `v.body`, cut one character past what a page keeps: SQLite's
- * `->>` (never failing a query: jsonField); PostgreSQL's entry function (migration
- * entry_field_function), an entry whose name or post is no plain string travelling whole to be read
- * here. `cross join` keeps SQLite from scanning every version for the departed: it walks the few
- * removed coworkers first.
- */
-const FIELDS = {
-  sqlite: {
-    columns: `substr(${jsonField('v.body', '$.name')}, 1, ${DIRECTORY_TEXT_CHARS + 1}),
-              substr(${jsonField('v.body', '$.post')}, 1, ${DIRECTORY_TEXT_CHARS + 1}), null`,
-    lateral: '',
-    departed: 'cross join',
-  },
-  postgres: {
-    columns: 'n.value, p.value, case when n.other or p.other then v.body end',
-    lateral: `${entryFieldSql('v.body', 'name', 'n')} ${entryFieldSql('v.body', 'post', 'p')}`,
-    departed: 'join',
-  },
-};
+/** `cross join` keeps SQLite from scanning every version for the departed: it walks the few removed first. */
+const DEPARTED_JOIN = { sqlite: 'cross join', postgres: 'join' };
 
 /** A coworker's times, from its runs (migration coworker_times_from_runs). */
 const TIMES = coworkerTimesSql('c');
@@ -55,14 +33,14 @@ const shown = (value: string | number | null, body: string | null, key: string):
  * ones by the appearances they had when they left. One row per appearance, by uuid then appearance.
  */
 export async function coworkerDirectory(port: SqlPort): Promise<DirectoryEntry[]> {
-  const { columns, lateral, departed } = FIELDS[port.dialect];
+  const { columns, lateral } = nameAndPostSql(port.dialect, 'v.body', DIRECTORY_TEXT_CHARS + 1);
   const found = await port.rows<DirectoryRow>(
     `select v.uuid, v.slot, ${columns}, c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
        from versions v join coworkers c on c.uuid = v.uuid ${lateral}
       where v.valid_to_run is null
      union all
      select v.uuid, v.slot, ${columns}, c.removed_run, ${TIMES.removedAt}, ${TIMES.firstSeenAt}
-       from coworkers c ${departed} versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run ${lateral}
+       from coworkers c ${DEPARTED_JOIN[port.dialect]} versions v on v.uuid = c.uuid and v.valid_to_run = c.removed_run ${lateral}
       where c.removed_run is not null
      order by 1, 2`,
   );

@@ -1,4 +1,5 @@
-import { CHANGE_ROWS_SQL, changeRowsOf, changeTimeSql, newValueSql, oldValueSql } from './change-columns.js';
+import { changeFieldsSql, CHANGE_ROWS_SQL, changeRowsOf } from './change-columns.js';
+import { rowRead } from './port-reads.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
 import type { ChangeRow, CoworkerRow, VersionRow } from './schema.js';
@@ -6,26 +7,15 @@ import type { CoworkerHistory } from './store.js';
 
 // Coworkers and their versions, read once for both dialects over the port.
 
-/** Every column of `versions`, in `VersionRow`'s order (the API serialises the rows as read). */
-const VERSION_COLUMNS = 'id, uuid, slot, body, body_hash, valid_from_run, valid_to_run';
-type VersionTuple = [number, string, number, string, string | null, number, number | null];
-
-const versionRow = ([
-  id,
-  uuid,
-  slot,
-  body,
-  bodyHash,
-  validFromRun,
-  validToRun,
-]: VersionTuple): VersionRow => ({
-  id,
-  uuid,
-  slot,
-  body,
-  bodyHash,
-  validFromRun,
-  validToRun,
+/** Every column of `versions v`. */
+const VERSION = rowRead<VersionRow>({
+  id: 'v.id',
+  uuid: 'v.uuid',
+  slot: 'v.slot',
+  body: 'v.body',
+  bodyHash: 'v.body_hash',
+  validFromRun: 'v.valid_from_run',
+  validToRun: 'v.valid_to_run',
 });
 
 /**
@@ -33,80 +23,50 @@ const versionRow = ([
  * current versions of one slot, but the order is total all the same: the id breaks a tie.
  */
 export async function currentVersions(port: SqlPort, uuid: string): Promise<VersionRow[]> {
-  const found = await port.rows<VersionTuple>(
-    `select ${VERSION_COLUMNS} from versions where uuid = ? and valid_to_run is null order by slot, id`,
+  const found = await port.rows(
+    `select ${VERSION.columns} from versions v where v.uuid = ? and v.valid_to_run is null order by v.slot, v.id`,
     [uuid],
   );
-  return found.map(versionRow);
+  return found.map(VERSION.rowOf);
 }
 
 const TIMES = coworkerTimesSql('c');
 
-/** Every field of `CoworkerRow` from `coworkers c`, in its order, the times from runs. */
-const COWORKER_COLUMNS = `c.uuid, c.first_seen_run, ${TIMES.firstSeenAt}, c.removed_run, ${TIMES.removedAt},
-  c.last_seen_run, ${TIMES.lastSeenAt}, c.returned_count, c.last_returned_run`;
-type CoworkerTuple = [
-  string,
-  number,
-  string,
-  number | null,
-  string | null,
-  number,
-  string | null,
-  number,
-  number | null,
-];
-
-const coworkerRow = ([
-  uuid,
-  firstSeenRun,
-  firstSeenAt,
-  removedRun,
-  removedAt,
-  lastSeenRun,
-  lastSeenAt,
-  returnedCount,
-  lastReturnedRun,
-]: CoworkerTuple): CoworkerRow => ({
-  uuid,
-  firstSeenRun,
-  firstSeenAt,
-  removedRun,
-  removedAt,
-  lastSeenRun,
-  lastSeenAt,
-  returnedCount,
-  lastReturnedRun,
+/** Every field of `CoworkerRow` from `coworkers c`, the times from runs. */
+const COWORKER = rowRead<CoworkerRow>({
+  uuid: 'c.uuid',
+  firstSeenRun: 'c.first_seen_run',
+  firstSeenAt: TIMES.firstSeenAt,
+  removedRun: 'c.removed_run',
+  removedAt: TIMES.removedAt,
+  lastSeenRun: 'c.last_seen_run',
+  lastSeenAt: TIMES.lastSeenAt,
+  returnedCount: 'c.returned_count',
+  lastReturnedRun: 'c.last_returned_run',
 });
 
 export async function getCoworker(port: SqlPort, uuid: string): Promise<CoworkerRow | undefined> {
-  const [found] = await port.rows<CoworkerTuple>(
-    `select ${COWORKER_COLUMNS} from coworkers c where c.uuid = ?`,
-    [uuid],
-  );
-  return found && coworkerRow(found);
+  const [found] = await port.rows(`select ${COWORKER.columns} from coworkers c where c.uuid = ?`, [uuid]);
+  return found && COWORKER.rowOf(found);
 }
+
+const PRESENT = 'where c.removed_run is null';
 
 /** Coworkers in the order they were first seen, then by uuid. */
 export async function listCoworkers(
   port: SqlPort,
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): Promise<CoworkerRow[]> {
-  const present = options.includeRemoved ? '' : 'where c.removed_run is null';
-  const found = await port.rows<CoworkerTuple>(
-    `select ${COWORKER_COLUMNS} from coworkers c ${present}
+  const found = await port.rows(
+    `select ${COWORKER.columns} from coworkers c ${options.includeRemoved ? '' : PRESENT}
       order by c.first_seen_run, c.uuid limit ? offset ?`,
     [options.limit, options.offset],
   );
-  return found.map(coworkerRow);
+  return found.map(COWORKER.rowOf);
 }
 
 export async function countCoworkers(port: SqlPort, includeRemoved: boolean): Promise<number> {
-  const [n] = await port.values<number>(
-    includeRemoved
-      ? 'select count(*) from coworkers'
-      : 'select count(*) from coworkers where removed_run is null',
-  );
+  const [n] = await port.values<number>(`select count(*) from coworkers c ${includeRemoved ? '' : PRESENT}`);
   return n ?? 0;
 }
 
@@ -115,43 +75,11 @@ export async function changedFields(port: SqlPort): Promise<string[]> {
   return port.values<string>('select distinct field from changes where field is not null order by field');
 }
 
-/** `json_build_object` arguments naming a table's columns as its row type's fields. */
-const jsonFields = (alias: string, fields: Record<string, string>): string =>
+/** `json_build_object` arguments naming each field's SQL by the field. */
+const jsonFields = (fields: Record<string, string>): string =>
   Object.entries(fields)
-    .map(([field, column]) => `'${field}', ${column.includes('(') ? column : `${alias}.${column}`}`)
+    .map(([field, sql]) => `'${field}', ${sql}`)
     .join(', ');
-
-const COWORKER_JSON = jsonFields('c', {
-  uuid: 'uuid',
-  firstSeenRun: 'first_seen_run',
-  firstSeenAt: TIMES.firstSeenAt,
-  removedRun: 'removed_run',
-  removedAt: TIMES.removedAt,
-  lastSeenRun: 'last_seen_run',
-  lastSeenAt: TIMES.lastSeenAt,
-  returnedCount: 'returned_count',
-  lastReturnedRun: 'last_returned_run',
-});
-const VERSION_JSON = jsonFields('v', {
-  id: 'id',
-  uuid: 'uuid',
-  slot: 'slot',
-  body: 'body',
-  bodyHash: 'body_hash',
-  validFromRun: 'valid_from_run',
-  validToRun: 'valid_to_run',
-});
-const CHANGE_JSON = jsonFields('ch', {
-  id: 'id',
-  runId: 'run_id',
-  at: changeTimeSql('ch'),
-  uuid: 'uuid',
-  slot: 'slot',
-  kind: 'kind',
-  field: 'field',
-  oldValue: `(${oldValueSql('ch', 'v')})`,
-  newValue: `(${newValueSql('ch', 'v')})`,
-});
 
 /** The order of a coworker's versions in its history, on either database (`versions v`). */
 const VERSION_ORDER = 'v.valid_from_run, v.slot, v.id';
@@ -161,10 +89,10 @@ const VERSION_ORDER = 'v.valid_from_run, v.slot, v.id';
  * list aggregated as JSON: three planned queries cost several times the reads themselves
  * (bench/pg-history-queries.ts).
  */
-const HISTORY_JSON_SQL = `select json_build_object(${COWORKER_JSON}),
-    (select coalesce(json_agg(json_build_object(${VERSION_JSON}) order by ${VERSION_ORDER}), '[]')
+const HISTORY_JSON_SQL = `select json_build_object(${jsonFields(COWORKER.fields)}),
+    (select coalesce(json_agg(json_build_object(${jsonFields(VERSION.fields)}) order by ${VERSION_ORDER}), '[]')
        from versions v where v.uuid = c.uuid),
-    (select coalesce(json_agg(json_build_object(${CHANGE_JSON}) order by ch.id), '[]')
+    (select coalesce(json_agg(json_build_object(${jsonFields(changeFieldsSql('ch', 'v'))}) order by ch.id), '[]')
        from changes ch left join versions v on v.id = ch.version_id where ch.uuid = c.uuid)
    from coworkers c where c.uuid = ?`;
 
@@ -180,11 +108,8 @@ export async function coworkerHistory(port: SqlPort, uuid: string): Promise<Cowo
   // Asked together: SQLite answers each as it is asked, so the three read one state of the file.
   const [coworker, versions, changes] = await Promise.all([
     getCoworker(port, uuid),
-    port.rows<VersionTuple>(
-      `select ${VERSION_COLUMNS} from versions v where v.uuid = ? order by ${VERSION_ORDER}`,
-      [uuid],
-    ),
-    port.rows<unknown[]>(`${CHANGE_ROWS_SQL} where c.uuid = ? order by c.id`, [uuid]),
+    port.rows(`select ${VERSION.columns} from versions v where v.uuid = ? order by ${VERSION_ORDER}`, [uuid]),
+    port.rows(`${CHANGE_ROWS_SQL} where c.uuid = ? order by c.id`, [uuid]),
   ]);
-  return coworker && { coworker, versions: versions.map(versionRow), changes: changeRowsOf(changes) };
+  return coworker && { coworker, versions: versions.map(VERSION.rowOf), changes: changeRowsOf(changes) };
 }

@@ -8,7 +8,7 @@ import type { ListedEntry, StoredListing } from './store.js';
  * The one definition of "the listing at run N": the listing_positions spans run N saw (two `?`,
  * both the run id), on the alias `lp`. Every read of a run's listing filters with it.
  */
-export const LISTED_AT_RUN = 'lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)';
+const LISTED_AT_RUN = 'lp.valid_from_run <= ? and (lp.valid_to_run is null or lp.valid_to_run > ?)';
 
 /** The version ids listed by run `runId`, in listing order: one indexed read of integers. */
 export async function listedVersionIds(port: SqlPort, runId: number): Promise<Int32Array> {
@@ -19,31 +19,23 @@ export async function listedVersionIds(port: SqlPort, runId: number): Promise<In
   return Int32Array.from(ids);
 }
 
-/** The stored entry texts of the listing at run `runId`, in upstream order. */
-async function listedBodies(port: SqlPort, runId: number): Promise<string[]> {
-  return port.values<string>(
-    `select v.body from listing_positions lp join versions v on v.id = lp.version_id
-      where ${LISTED_AT_RUN} order by lp.position`,
-    [runId, runId],
-  );
-}
-
-/** A stored OPTIONS body by id. */
 export async function optionsBody(port: SqlPort, id: number): Promise<string | null> {
   const [body] = await port.values<string>('select body from options_bodies where id = ?', [id]);
   return body ?? null;
 }
 
-/** The listing as stored by run `run` (a succeeded run), in upstream order. */
 export async function listingAt(port: SqlPort, run: RunRow): Promise<StoredListing> {
   const [entries, options] = await Promise.all([
-    listedBodies(port, run.id),
+    port.values<string>(
+      `select v.body from listing_positions lp join versions v on v.id = lp.version_id
+        where ${LISTED_AT_RUN} order by lp.position`,
+      [run.id, run.id],
+    ),
     run.optionsBodyId === null ? null : optionsBody(port, run.optionsBodyId),
   ]);
   return { run, entries, optionsBody: options };
 }
 
-/** The stored texts of the given versions, in the order asked (undefined for an unknown id). */
 export async function versionBodies(port: SqlPort, ids: ArrayLike<number>): Promise<(string | undefined)[]> {
   const wanted = Array.from(ids);
   if (wanted.length === 0) return [];

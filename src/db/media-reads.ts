@@ -31,12 +31,12 @@ export async function keptBlob(port: SqlPort, sha256: string): Promise<KeptBlob 
   return found && { size: found[0], contentType: found[1] };
 }
 
-const NONE: MediaCounts = { fetched: 0, revalidated: 0, failed: 0, bytes: 0 };
-const countsOf = ([fetched, revalidated, failed, bytes]: number[]): MediaCounts => ({
-  fetched: fetched ?? 0,
-  revalidated: revalidated ?? 0,
-  failed: failed ?? 0,
-  bytes: bytes ?? 0,
+/** A media run's counts, read in their columns' order (zeros without a row). */
+const countsOf = ([fetched = 0, revalidated = 0, failed = 0, bytes = 0]: number[] = []): MediaCounts => ({
+  fetched,
+  revalidated,
+  failed,
+  bytes,
 });
 
 /**
@@ -58,8 +58,8 @@ export async function mediaFigures(
     port.rows<[number, number]>(`select count(*), ${sum('size')} from media_blobs where dropped_at is null`),
   ]);
   return {
-    total: total ? countsOf(total) : NONE,
-    lastRun: lastRun ? countsOf(lastRun) : NONE,
+    total: countsOf(total),
+    lastRun: countsOf(lastRun),
     stored: { files: stored?.[0] ?? 0, bytes: stored?.[1] ?? 0 },
   };
 }
@@ -75,12 +75,7 @@ export async function mediaRunsByIds(
     `select run_id, fetched, revalidated, failed, bytes from media_runs where ${among.sql} order by run_id`,
     [among.param],
   );
-  return new Map(
-    found.map(([runId, fetched, revalidated, failed, bytes]) => [
-      runId,
-      { runId, fetched, revalidated, failed, bytes },
-    ]),
-  );
+  return new Map(found.map(([runId, ...counts]) => [runId, { runId, ...countsOf(counts) }]));
 }
 
 /** Whether any mirrored file is recorded as stored (so the media folder must hold it). */
@@ -88,15 +83,15 @@ export async function hasStoredMedia(port: SqlPort): Promise<boolean> {
   return (await port.values('select 1 from media_blobs where dropped_at is null limit 1')).length > 0;
 }
 
-/** The [url, sha256] of every file held as of run `?` (twice): the versions valid then, whose file is kept. */
-export const MEDIA_SHAS_AT_SQL = `select mv.url, mv.sha256 from media_versions mv
-     join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
-    where mv.valid_from_run <= ? and (mv.valid_to_run is null or mv.valid_to_run > ?)
-    order by mv.id`;
-
 /** The media URLs mirrored as of run `runId` and their sha256, in the order they were first held. */
 export function mediaShasAt(port: SqlPort, runId: number): Promise<[url: string, sha256: string][]> {
-  return port.rows<[string, string]>(MEDIA_SHAS_AT_SQL, [runId, runId]);
+  return port.rows<[string, string]>(
+    `select mv.url, mv.sha256 from media_versions mv
+       join media_blobs b on b.sha256 = mv.sha256 and b.dropped_at is null
+      where mv.valid_from_run <= ? and (mv.valid_to_run is null or mv.valid_to_run > ?)
+      order by mv.id`,
+    [runId, runId],
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import { entryField } from './entry-fields.js';
-import { jsonField } from './json-field.js';
+import { jsonField, nameAndPostSql, type NameAndPost } from './json-field.js';
 import type { SqlPort } from './sql-port.js';
 
 // Coworkers by name, read once for both dialects over the port: the names are extracted in SQL (only
@@ -23,45 +23,30 @@ const LATEST_EACH = `select v.uuid, v.slot, v.body, case when c.removed_run is n
      and (v.valid_to_run is null or c.removed_run is not null)`;
 
 /**
- * PostgreSQL's field of an entry text (migration entry_field_function): its text when it is a JSON
- * string, else `other` and the entry is read in TypeScript, as SQLite's `->>` would read it.
- * PostgreSQL's json operators would fail a whole query on one malformed row.
+ * The LIKE on `l.body`'s name (`?`, escaped by backslash), folding ASCII letters only: SQLite's LIKE
+ * does; lower() of a C-collated text does. PostgreSQL's entry read here matches in TypeScript.
  */
-export const entryFieldSql = (body: string, key: string, as: string): string =>
-  `cross join lateral coworker_mirror_entry_field(${body}, '${key}') ${as}`;
-
-/**
- * Each dialect's name and post of `l.body` and the entry itself where they are read here (PostgreSQL:
- * a field that is no plain string), with its LIKE on the name (`?`, escaped by backslash) folding
- * ASCII letters only: SQLite's LIKE does; lower() of a C-collated text does.
- */
-const FIELDS = {
-  sqlite: {
-    join: '',
-    columns: `${jsonField('l.body', '$.name')}, ${jsonField('l.body', '$.post')}, null`,
-    like: `${jsonField('l.body', '$.name')} like ? escape '\\'`,
-  },
-  postgres: {
-    join: `${entryFieldSql('l.body', 'name', 'n')} ${entryFieldSql('l.body', 'post', 'p')}`,
-    columns: 'n.value, p.value, case when n.other or p.other then l.body end',
-    like: `(n.other or lower(n.value collate "C") like ?)`,
-  },
+const NAME_LIKE = {
+  sqlite: `${jsonField('l.body', '$.name')} like ? escape '\\'`,
+  postgres: `(n.other or lower(n.value collate "C") like ?)`,
 };
 
-type FoundName = [
-  uuid: string,
-  slot: number,
-  name: string | number | null,
-  post: string | number | null,
-  /** The entry, when a field is to be read here. */
-  body: string | null,
-  removed: number,
-];
+type FoundName = [uuid: string, slot: number, ...fields: NameAndPost, removed: number];
 
-export function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
+function named(row: { uuid: string; name: unknown; post: unknown; removed: number }): NamedCoworker {
   // ->> gives text for strings; anything else (a drifted upstream) is shown as JSON.
   const text = (value: unknown) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
   return { uuid: row.uuid, name: text(row.name), post: text(row.post), removed: row.removed === 1 };
+}
+
+/** The latest appearances `where` (one `?`, `param`) picks, by uuid and appearance. */
+function latestNamed(port: SqlPort, where: string, param: unknown): Promise<FoundName[]> {
+  const { columns, lateral } = nameAndPostSql(port.dialect, 'l.body');
+  return port.rows<FoundName>(
+    `select l.uuid, l.slot, ${columns}, l.removed from (${LATEST_EACH}) l ${lateral}
+      where ${where} order by l.uuid, l.slot`,
+    [param],
+  );
 }
 
 /** A row's name and post, read from its entry where the database left them to be. */
@@ -75,13 +60,8 @@ function fieldsOf([uuid, , name, post, body, removed]: FoundName) {
 export async function namesOf(port: SqlPort, uuids: Iterable<string>): Promise<Map<string, string>> {
   const wanted = [...new Set(uuids)];
   if (wanted.length === 0) return new Map();
-  const fields = FIELDS[port.dialect];
   const asked = port.oneOf('l.uuid', 'text', wanted);
-  const found = await port.rows<FoundName>(
-    `select l.uuid, l.slot, ${fields.columns}, l.removed from (${LATEST_EACH}) l ${fields.join}
-      where ${asked.sql} order by l.uuid, l.slot`,
-    [asked.param],
-  );
+  const found = await latestNamed(port, asked.sql, asked.param);
   // The first appearance names the uuid.
   const first = new Map<string, FoundName>();
   for (const row of found) if (!first.has(row[0])) first.set(row[0], row);
@@ -106,12 +86,7 @@ const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a),
 export async function findByName(port: SqlPort, text: string, limit = 50): Promise<NamedCoworker[]> {
   const needle = asciiLower(text);
   const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const fields = FIELDS[port.dialect];
-  const found = await port.rows<FoundName>(
-    `select l.uuid, l.slot, ${fields.columns}, l.removed from (${LATEST_EACH}) l ${fields.join}
-      where ${fields.like} order by l.uuid, l.slot`,
-    [pattern],
-  );
+  const found = await latestNamed(port, NAME_LIKE[port.dialect], pattern);
   const byUuid = new Map<string, { coworker: NamedCoworker; number: number | null }>();
   for (const row of found) {
     if (byUuid.has(row[0])) continue;

@@ -1,5 +1,6 @@
 import * as changes from './change-reads.js';
-import { changeBatches } from './change-batches.js';
+import { keysetBatches, rowsEnds } from './change-batches.js';
+import { changeLines } from './change-lines.js';
 import * as directory from './directory-reads.js';
 import type { EndpointKeys } from './endpoint-keys.js';
 import * as history from './history-reads.js';
@@ -158,11 +159,11 @@ export class PortStore implements Store {
   // History
   listChanges: Op<'listChanges'> = this.#read(changes.listChanges);
   changesInBatches: Op<'changesInBatches'> = (filter, batchSize) =>
-    changeBatches(this.listChanges, filter, batchSize);
+    keysetBatches(this.listChanges, rowsEnds, filter, batchSize);
   changesWithSubjects: Op<'changesWithSubjects'> = (filter, batchSize) =>
     changes.changesWithSubjects(this.#port, this.changeSubjects, filter, batchSize);
   changeIdAt: Op<'changeIdAt'> = this.#read(changes.changeIdAt);
-  changeLines: Op<'changeLines'> = this.#read(changes.changeLines);
+  changeLines: Op<'changeLines'> = this.#read(changeLines);
   changedFields: Op<'changedFields'> = this.#read(history.changedFields);
   getCoworker: Op<'getCoworker'> = this.#read(history.getCoworker);
   coworkerHistory: Op<'coworkerHistory'> = this.#read(history.coworkerHistory);

@@ -135,12 +135,12 @@ export interface HistoryOperations {
   /**
    * Every change the filter matches, newest first, in batches of at most `batchSize` read one at a
    * time by keyset on id (never OFFSET), so an export holds one batch whatever the history's length.
-   * `changeBatches` over the dialect's `listChanges` implements it.
+   * `keysetBatches` over the dialect's `listChanges` implements it.
    */
   changesInBatches(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<ChangeRow[]>;
   /**
    * `changesInBatches` with each batch's `changeSubjects`, for the CSV export: SQLite reads both in
-   * one statement per batch, PostgreSQL one after the other (`subjectBatches`).
+   * one statement per batch, PostgreSQL one after the other.
    */
   changesWithSubjects(filter: ChangeStreamFilter, batchSize: number): AsyncIterable<SubjectBatch>;
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
-import { linesOf } from '../../src/db/change-lines.js';
+import { changeLines } from '../../src/db/change-lines.js';
 import { changeView } from '../../src/views/history-views.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import type { ChangeRow } from '../../src/db/schema.js';
@@ -162,16 +162,12 @@ describe('a batch of lines too big for one value of the database', () => {
     const store = (await withChanges()) as Store & MirrorDatabase;
     const all = await store.changeLines({ limit: 100 });
     const asked: number[] = [];
-    const halved = await linesOf(refusingPort(store, 6, asked), { sql: '', params: [] }, 37);
+    const halved = await changeLines(refusingPort(store, 6, asked), { limit: 37 });
     const first37 = Buffer.from(all.text).toString('utf8').split('\n').slice(0, 37).join('\n');
     expect(Buffer.from(halved.text).toString('utf8')).toBe(`${first37}\n`);
     expect(halved.count).toBe(37);
     expect(asked.every((n) => n <= 37)).toBe(true);
-    const filtered = await linesOf(
-      refusingPort(store, 2, []),
-      { sql: 'where c.kind = ?', params: ['changed'] },
-      9,
-    );
+    const filtered = await changeLines(refusingPort(store, 2, []), { kind: 'changed', limit: 9 });
     expect(Buffer.from(filtered.text)).toEqual(
       Buffer.from((await store.changeLines({ kind: 'changed', limit: 9 })).text),
     );
@@ -179,7 +175,7 @@ describe('a batch of lines too big for one value of the database', () => {
 
   it('fails with the database refusal when even one row is too big', async () => {
     const store = (await withChanges()) as Store & MirrorDatabase;
-    await expect(linesOf(refusingPort(store, 0, []), { sql: '', params: [] }, 5)).rejects.toMatchObject({
+    await expect(changeLines(refusingPort(store, 0, []), { limit: 5 })).rejects.toMatchObject({
       code: 'SQLITE_TOOBIG',
     });
   });

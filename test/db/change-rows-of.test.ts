@@ -1,10 +1,25 @@
-import { desc, eq } from 'drizzle-orm';
+import { desc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { changeRowSelection } from '../../src/db/change-columns.js';
+import { changeFieldsSql } from '../../src/db/change-columns.js';
 import { changes, versions } from '../../src/db/schema.js';
 import { simulatedUpstream, sync } from '../helpers/sync.js';
 import { tempDatabase } from '../helpers/temp-db.js';
+
+// drizzle's own read of the change rows, the raw read's reference: drizzle names a joined query's
+// columns by table.
+const fields = changeFieldsSql('"changes"', '"versions"');
+const changeRowSelection = {
+  id: changes.id,
+  runId: changes.runId,
+  at: sql<string>`${sql.raw(fields.at)}`,
+  uuid: changes.uuid,
+  slot: changes.slot,
+  kind: changes.kind,
+  field: changes.field,
+  oldValue: sql<string | null>`${sql.raw(fields.oldValue)}`,
+  newValue: sql<string | null>`${sql.raw(fields.newValue)}`,
+};
 
 // Regression (issue 21): exports mapped each row through drizzle and looked up each CSV row's name alone.
 describe('change rows read raw, and their subjects read per batch', () => {

@@ -13,11 +13,8 @@ const CHUNKS_PER_READ = 8;
 
 /** Whether the chunks of `sha256` are there (written whole in one transaction, so seq 0 says all). */
 async function hasChunks(ctx: PgContext, sha256: string): Promise<boolean> {
-  const found = await pgSqlPort(ctx.pool).rows(
-    'select 1 from media_blob_chunks where sha256 = ? and seq = 0',
-    [sha256],
-  );
-  return found.length > 0;
+  const sql = 'select 1 from media_blob_chunks where sha256 = ? and seq = 0';
+  return (await pgSqlPort(ctx.pool).values(sql, [sha256])).length > 0;
 }
 
 /**
@@ -29,12 +26,8 @@ export async function putBlob(ctx: PgContext, sha256: string, path: string): Pro
   if (await hasChunks(ctx, sha256)) return false;
   return pgTransactionPort(ctx.pool).write(async (tx) => {
     // ON CONFLICT: another instance's copy of the same bytes committed first; same bytes either way.
-    const insert = (seq: number, bytes: Buffer) =>
-      tx.run('insert into media_blob_chunks (sha256, seq, bytes) values (?, ?, ?) on conflict do nothing', [
-        sha256,
-        seq,
-        bytes,
-      ]);
+    const sql = 'insert into media_blob_chunks (sha256, seq, bytes) values (?, ?, ?) on conflict do nothing';
+    const insert = (seq: number, bytes: Buffer) => tx.run(sql, [sha256, seq, bytes]);
     let seq = 0;
     const file = createReadStream(path, { highWaterMark: MEDIA_BLOB_CHUNK_BYTES });
     for await (const piece of fileChunks(file)) await insert(seq++, piece);
