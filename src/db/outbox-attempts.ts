@@ -29,7 +29,7 @@ const ATTEMPTED =
  * Moves row `id` on after an attempt and ends its lease. A retry or a failure only moves a row
  * still pending: a redelivery in the meantime keeps the schedule it started.
  */
-async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: string): Promise<void> {
+export async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: string): Promise<void> {
   switch (outcome.kind) {
     case 'succeeded':
       await tx.run(`${ATTEMPTED}, status = 'succeeded', finished_at = ? where id = ?`, [now, id]);
@@ -53,7 +53,7 @@ async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: str
 }
 
 /** Disables the endpoint `where` names (one `?`), unless it already is. */
-function disableEndpoint(
+export function disableEndpoint(
   tx: SqlPort,
   where: string,
   key: unknown,
@@ -94,34 +94,6 @@ export function recordAttempt(
     await moveOn(tx, claim.deliveryId, outcome, now);
     if (outcome.kind === 'gone') await disableEndpoint(tx, 'id = ?', claim.endpointId, GONE_REASON, now);
   });
-}
-
-/** How a notification's send ended, as its row records it. */
-export type NotificationCompletion =
-  | { status: 'delivered' }
-  | { status: 'pending'; nextAttemptAt: Date }
-  | { status: 'failed' }
-  | { status: 'target_disabled' };
-
-/** Moves a notification row on after an attempt and ends its lease. */
-export function completeNotification(
-  port: OutboxPort,
-  id: number,
-  result: NotificationCompletion,
-): Promise<void> {
-  const outcome: AttemptOutcome =
-    result.status === 'delivered'
-      ? { kind: 'succeeded' }
-      : result.status === 'pending'
-        ? { kind: 'retry', nextAttemptAt: result.nextAttemptAt.toISOString() }
-        : { kind: 'failed' };
-  // One statement: its own transaction.
-  return moveOn(port, id, outcome, new Date().toISOString());
-}
-
-/** Disables the endpoint of a URL (a notification target's), unless it already is. */
-export async function disableEndpointOf(port: OutboxPort, url: string, reason: string): Promise<void> {
-  await disableEndpoint(port, 'url = ?', url, reason, new Date().toISOString());
 }
 
 /** Hands back a lease this process holds, so the next worker can send the delivery at once. */
