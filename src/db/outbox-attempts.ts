@@ -97,20 +97,19 @@ export function recordAttempt(
 }
 
 /** Hands back a lease this process holds, so the next worker can send the delivery at once. */
-export async function releaseLease(port: OutboxPort, claim: Claim, token: string): Promise<void> {
-  const changed = await port.run(
-    'update webhook_deliveries set lease_until = null, lease_token = null where id = ? and lease_token = ?',
-    [claim.deliveryId, token],
-  );
-  if (changed > 0) await port.announce();
+export function releaseLease(port: OutboxPort, claim: Claim, token: string): Promise<void> {
+  return releasing(port, 'id = ? and lease_token = ?', [claim.deliveryId, token]);
 }
 
 /** Hands back every lease of `token` on rows still pending. */
-export async function releaseLeases(port: OutboxPort, token: string): Promise<void> {
+export function releaseLeases(port: OutboxPort, token: string): Promise<void> {
+  return releasing(port, "lease_token = ? and status = 'pending'", [token]);
+}
+
+async function releasing(port: OutboxPort, where: string, params: unknown[]): Promise<void> {
   const changed = await port.run(
-    `update webhook_deliveries set lease_until = null, lease_token = null
-      where lease_token = ? and status = 'pending'`,
-    [token],
+    `update webhook_deliveries set lease_until = null, lease_token = null where ${where}`,
+    params,
   );
   if (changed > 0) await port.announce();
 }

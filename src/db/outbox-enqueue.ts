@@ -47,14 +47,17 @@ const DELIVERY_COLUMNS = columns(
 
 /**
  * Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]) and one pending
- * delivery of each to each endpoint, due at `now`, message by message.
+ * delivery of each to the endpoint of each of `urls` (made first if need be), due at `now`.
  */
 async function insertMessages(
   tx: SqlPort,
   messageRows: readonly (readonly unknown[])[],
-  endpointIds: readonly number[],
+  urls: readonly string[],
+  channel: OutboxChannel,
   now: string,
 ): Promise<void> {
+  const endpointIds: number[] = [];
+  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
   const messageIds = await tx.insertWithIds('webhook_messages', MESSAGE_COLUMNS, messageRows);
   const deliveries = messageIds.flatMap((id) =>
     endpointIds.map((endpoint) => [id, endpoint, 'pending', now, now]),
@@ -75,10 +78,8 @@ export async function enqueue(
 ): Promise<void> {
   if (messages.length === 0) return;
   const now = new Date().toISOString();
-  const endpointIds: number[] = [];
-  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
   const rows = messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]);
-  await insertMessages(tx, rows, endpointIds, now);
+  await insertMessages(tx, rows, urls, channel, now);
 }
 
 /** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
@@ -124,9 +125,8 @@ async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
   for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
   const now = new Date().toISOString();
   for (const targetId of missing) {
-    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
     const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
-    await insertMessages(tx, [row], [endpoint], now);
+    await insertMessages(tx, [row], [`${NOTIFY_ENDPOINT_PREFIX}${targetId}`], 'notify', now);
   }
   return missing.length;
 }
