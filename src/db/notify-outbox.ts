@@ -14,18 +14,8 @@ const IS_NOTIFY = `channel = 'notify'`;
 
 const targetIdOf = (url: string): string => url.slice(NOTIFY_ENDPOINT_PREFIX.length);
 
-/** A notification row leased for one send: its target by id, never its URL; its message as stored. */
-export interface NotificationRow {
-  id: number;
-  targetId: string;
-  /** The message's JSON, as the run's commit wrote it. */
-  body: string;
-  /** Attempts made before this claim. */
-  attempts: number;
-}
-
 /** How a notification's send ended, as its row records it. */
-export type NotificationCompletion =
+type NotificationCompletion =
   | { status: 'delivered' }
   | { status: 'pending'; nextAttemptAt: Date }
   | { status: 'failed' }
@@ -46,21 +36,25 @@ export class PortNotificationOutbox {
     this.#port = port;
   }
 
-  /** Leases up to `limit` due rows of enabled targets, oldest first. */
-  claim(now: Date, limit: number): Promise<NotificationRow[]> {
+  /**
+   * Leases up to `limit` due rows of enabled targets, oldest first: each with its target by id,
+   * never its URL, its message's JSON as the run's commit wrote it, and the attempts made before.
+   */
+  claim(
+    now: Date,
+    limit: number,
+  ): Promise<{ id: number; targetId: string; body: string; attempts: number }[]> {
     const at = now.toISOString();
     return claimRows(
       this.#port,
-      {
-        sql: `select d.id, e.url, m.body, d.tries
-                from webhook_deliveries d
-                join webhook_endpoints e on e.id = d.endpoint_id
-                join webhook_messages m on m.id = d.message_id
-               where d.status = 'pending' and e.disabled_at is null and e.${IS_NOTIFY}
-                 and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
-               order by d.id limit ?`,
-        params: [at, at, limit],
-      },
+      `select d.id, e.url, m.body, d.tries
+         from webhook_deliveries d
+         join webhook_endpoints e on e.id = d.endpoint_id
+         join webhook_messages m on m.id = d.message_id
+        where d.status = 'pending' and e.disabled_at is null and e.${IS_NOTIFY}
+          and d.next_attempt_at <= ? and (d.lease_until is null or d.lease_until <= ?)
+        order by d.id limit ?`,
+      [at, at, limit],
       { until: now.getTime() + LEASE_MS, token: this.#token },
       (rows: [number, string, string, number][]) => ({
         leased: rows.map(([id]) => id),

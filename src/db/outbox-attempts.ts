@@ -22,6 +22,8 @@ export type AttemptOutcome =
 /** Why an endpoint a 410 Gone answered was disabled. */
 const GONE_REASON = 'answered 410 Gone';
 
+const ENABLE = 'update webhook_endpoints set disabled_at = null, disabled_reason = null';
+
 const ATTEMPTED =
   'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
 
@@ -126,11 +128,7 @@ export async function redeliver(port: OutboxPort, id: number): Promise<boolean> 
       [new Date().toISOString(), id],
     );
     if (changed === 0) return false;
-    await tx.run(
-      `update webhook_endpoints set disabled_at = null, disabled_reason = null
-        where id = (select endpoint_id from webhook_deliveries where id = ?)`,
-      [id],
-    );
+    await tx.run(`${ENABLE} where id = (select endpoint_id from webhook_deliveries where id = ?)`, [id]);
     return true;
   });
   if (done) await port.announce();
@@ -139,10 +137,7 @@ export async function redeliver(port: OutboxPort, id: number): Promise<boolean> 
 
 /** Re-enables an endpoint a 410 disabled; its pending deliveries resume in order. */
 export async function enableEndpoint(port: OutboxPort, endpointId: number): Promise<boolean> {
-  const changed = await port.run(
-    'update webhook_endpoints set disabled_at = null, disabled_reason = null where id = ?',
-    [endpointId],
-  );
+  const changed = await port.run(`${ENABLE} where id = ?`, [endpointId]);
   if (changed > 0) await port.announce();
   return changed > 0;
 }

@@ -16,18 +16,19 @@ export interface ClaimResult {
 }
 
 /**
- * Reads `select` (rows of `webhook_deliveries d`) in one write transaction, locking the rows where
+ * Reads `sql` (rows of `webhook_deliveries d`) in one write transaction, locking the rows where
  * the store can, and leases the deliveries `choose` keeps to `lease.token` until `lease.until`.
  */
 export async function claimRows<R extends unknown[], T>(
   port: TransactionPort,
-  select: { sql: string; params: readonly unknown[] },
+  sql: string,
+  params: readonly unknown[],
   lease: { until: number; token: string },
   choose: (rows: R[]) => { leased: number[]; result: T },
 ): Promise<T> {
-  const locking = port.dialect === 'postgres' ? `${select.sql} for update of d skip locked` : select.sql;
+  const locking = port.dialect === 'postgres' ? `${sql} for update of d skip locked` : sql;
   return port.write(async (tx) => {
-    const { leased, result } = choose(await tx.rows<R>(locking, select.params));
+    const { leased, result } = choose(await tx.rows<R>(locking, params));
     if (leased.length === 0) return result;
     const list = tx.list('bigint', leased);
     await tx.run(`update webhook_deliveries set lease_until = ?, lease_token = ? where id in ${list.sql}`, [
@@ -68,17 +69,15 @@ export async function claimDue(
   const urls = port.list('text', options.urls);
   return claimRows(
     port,
-    {
-      sql: `select ${HEAD.sql}
-              from webhook_endpoints e
-              join webhook_deliveries d on d.id = (
-                     select id from webhook_deliveries
-                      where endpoint_id = e.id and status = 'pending' order by id limit 1)
-              join webhook_messages m on m.id = d.message_id
-             where e.disabled_at is null and e.url in ${urls.sql}
-             order by e.id`,
-      params: [urls.param],
-    },
+    `select ${HEAD.sql}
+       from webhook_endpoints e
+       join webhook_deliveries d on d.id = (
+              select id from webhook_deliveries
+               where endpoint_id = e.id and status = 'pending' order by id limit 1)
+       join webhook_messages m on m.id = d.message_id
+      where e.disabled_at is null and e.url in ${urls.sql}
+      order by e.id`,
+    [urls.param],
     { until: options.now + options.leaseMs, token: options.token },
     (rows) => {
       const { due, nextWakeAt } = dueHeads(rows.map(HEAD.of), options);

@@ -55,17 +55,14 @@ async function attemptsOf(port: SqlPort, deliveryId: number, last = false): Prom
 const WEBHOOKS_ONLY = `d.endpoint_id in (select id from webhook_endpoints where channel = 'webhook')`;
 
 function where(filter: Omit<DeliveryFilter, 'limit' | 'offset'>): { sql: string; params: unknown[] } {
-  const clauses: string[] = [WEBHOOKS_ONLY];
-  const params: unknown[] = [];
-  if (filter.status !== undefined) {
-    clauses.push('d.status = ?');
-    params.push(filter.status);
-  }
-  if (filter.endpoint !== undefined) {
-    clauses.push('d.endpoint_id = ?');
-    params.push(filter.endpoint);
-  }
-  return { sql: ` where ${clauses.join(' and ')}`, params };
+  const given = (
+    [
+      ['d.status', filter.status],
+      ['d.endpoint_id', filter.endpoint],
+    ] as const
+  ).filter(([, value]) => value !== undefined);
+  const clauses = [WEBHOOKS_ONLY, ...given.map(([column]) => `${column} = ?`)];
+  return { sql: ` where ${clauses.join(' and ')}`, params: given.map(([, value]) => value) };
 }
 
 /** Deliveries, newest first, each with its latest attempt. */
