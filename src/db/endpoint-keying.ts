@@ -16,9 +16,9 @@ import { identityEntry } from './store-identity.js';
 
 /**
  * In one write transaction: the store's key (made now if it has none), and its rows re-keyed. Only
- * the transaction that made the key re-keys the ids written before it (`former`): its `webhook:` and
- * `notify:` ids, and the target ids in digest messages' ids, are the plain digests the code before
- * keys wrote; each becomes its keyed id.
+ * the transaction that made the key re-keys the ids written before it: its `webhook:` and `notify:`
+ * ids, and the target ids in digest messages' ids, are the plain digests the code before keys wrote;
+ * each becomes its keyed id.
  */
 export function* rekeying(dialect: SqlPort['dialect']): Steps<EndpointKeys> {
   const key = yield* identityEntry(ENDPOINT_KEY_NAME, newEndpointKeyText);
@@ -67,15 +67,13 @@ function* rekeyEndpoints(dialect: SqlPort['dialect'], keys: EndpointKeys, former
 
 /** The row's key after re-keying; null for a URL held in clear. */
 function keyedUrl(keys: EndpointKeys, url: string, former: boolean): string | null {
-  if (url.startsWith(WEBHOOK_ENDPOINT_PREFIX)) {
-    return former ? keys.webhookOfDigest(url.slice(WEBHOOK_ENDPOINT_PREFIX.length)) : url;
-  }
-  if (url.startsWith(NOTIFY_ENDPOINT_PREFIX)) {
-    return former
-      ? `${NOTIFY_ENDPOINT_PREFIX}${keys.notifyTarget(url.slice(NOTIFY_ENDPOINT_PREFIX.length))}`
-      : url;
-  }
-  return null;
+  const prefix = [WEBHOOK_ENDPOINT_PREFIX, NOTIFY_ENDPOINT_PREFIX].find((kind) => url.startsWith(kind));
+  if (prefix === undefined) return null;
+  if (!former) return url;
+  const digest = url.slice(prefix.length);
+  return prefix === WEBHOOK_ENDPOINT_PREFIX
+    ? keys.webhookOfDigest(digest)
+    : `${prefix}${keys.notifyTarget(digest)}`;
 }
 
 const DIGEST_ID = /^digest_([0-9a-f]{24})_(.+)$/;

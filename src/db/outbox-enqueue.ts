@@ -98,35 +98,31 @@ export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<
   return port.write(async (tx) => {
     if (tx.dialect === 'postgres')
       await tx.run('select pg_advisory_xact_lock(?, ?)', [ADVISORY_NAMESPACE, DIGEST_LOCK]);
-    return writeDigest(tx, plan);
+    const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
+    const keys = tx.oneOf('webhook_id', 'text', wanted);
+    const have = new Set(
+      await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
+    );
+    const missing = plan.targetIds.filter((id) => !have.has(digestKey(id, plan.to)));
+    if (missing.length === 0) return 0;
+    // The composer reads synchronously: the period's changes and their subjects are read first.
+    const changes = changeRowsOf(
+      await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
+    );
+    const bodies = await versionBodies(tx, changes);
+    const message = plan.message({
+      changes: () => changes,
+      firstListingRun: await firstListingRun(tx),
+      subjectsOf: (rows) => subjectsOf(rows, bodies),
+    });
+    if (message === null) return 0;
+    let runId: number | null = null;
+    for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
+    const now = new Date().toISOString();
+    for (const targetId of missing) {
+      const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
+      await insertMessages(tx, [row], [`${NOTIFY_ENDPOINT_PREFIX}${targetId}`], 'notify', now);
+    }
+    return missing.length;
   });
-}
-
-async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
-  const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
-  const keys = tx.oneOf('webhook_id', 'text', wanted);
-  const have = new Set(
-    await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
-  );
-  const missing = plan.targetIds.filter((id) => !have.has(digestKey(id, plan.to)));
-  if (missing.length === 0) return 0;
-  // The composer reads synchronously: the period's changes and their subjects are read first.
-  const changes = changeRowsOf(
-    await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
-  );
-  const bodies = await versionBodies(tx, changes);
-  const message = plan.message({
-    changes: () => changes,
-    firstListingRun: await firstListingRun(tx),
-    subjectsOf: (rows) => subjectsOf(rows, bodies),
-  });
-  if (message === null) return 0;
-  let runId: number | null = null;
-  for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
-  const now = new Date().toISOString();
-  for (const targetId of missing) {
-    const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
-    await insertMessages(tx, [row], [`${NOTIFY_ENDPOINT_PREFIX}${targetId}`], 'notify', now);
-  }
-  return missing.length;
 }
