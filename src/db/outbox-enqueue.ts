@@ -17,12 +17,6 @@ function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
-/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
-export async function firstListingRun(tx: SqlPort): Promise<number | null> {
-  const [run] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
-  return run ?? null;
-}
-
 /**
  * The endpoint row of a URL (an endpoint key), created on first use with the channel its rows go to.
  * Inserted first: a conflicting insert spends an id on both databases (SQLite's AUTOINCREMENT,
@@ -110,9 +104,10 @@ export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<
       await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
     );
     const bodies = await versionBodies(tx, changes);
+    const [firstListingRun = null] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
     const message = plan.message({
       changes: () => changes,
-      firstListingRun: await firstListingRun(tx),
+      firstListingRun,
       subjectsOf: (rows) => subjectsOf(rows, bodies),
     });
     if (message === null) return 0;

@@ -2,7 +2,8 @@ import { CHANGE_ROWS_SQL, changeRowsOf } from './change-columns.js';
 import { subjectsOf, versionBodies } from './change-reads.js';
 import { entriesOfChanges, mirrorPathReader, streakSinceOf } from './commit-plans.js';
 import { mediaShasAt } from './media-reads.js';
-import { enqueue, firstListingRun } from './outbox-enqueue.js';
+import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
+import { enqueue } from './outbox-enqueue.js';
 import type { OutboxFacts, OutboxPlan } from './run-commit.js';
 import { runById } from './run-reads.js';
 import type { ChangeRow } from './schema.js';
@@ -49,9 +50,10 @@ async function runFacts(tx: SqlPort, runId: number): Promise<OutboxFacts | null>
   const shas = changes.length === 0 ? [] : await mediaShasAt(tx, runId);
   const [servingSince = null] = await tx.values<string | null>(SERVING_SINCE_SQL, [runId]);
   const streak = await tx.rows<[number, string, string]>(STREAK_SQL, [runId, runId]);
+  const [firstListingRun = null] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
   return {
     run,
-    firstListingRun: await firstListingRun(tx),
+    firstListingRun,
     failedBefore: streak.filter(([id, status]) => id < runId && status === 'failed').length,
     changes: () => changes,
     changesBetween: (fromId, toId) =>
