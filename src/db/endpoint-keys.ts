@@ -21,10 +21,6 @@ export const CLEAR_ENDPOINTS_SQL = `select id, url from webhook_endpoints
   where substr(url, 1, ${WEBHOOK_ENDPOINT_PREFIX.length}) != '${WEBHOOK_ENDPOINT_PREFIX}'
     and substr(url, 1, ${NOTIFY_ENDPOINT_PREFIX.length}) != '${NOTIFY_ENDPOINT_PREFIX}'`;
 
-/** The ids of the digest messages, whose target id a first key re-keys. */
-export const DIGEST_MESSAGE_IDS_SQL =
-  "select webhook_id from webhook_messages where substr(webhook_id, 1, 7) = 'digest_'";
-
 /** The key's name among the store's named values (`store_identity`). */
 export const ENDPOINT_KEY_NAME = 'endpoint_id_key' satisfies IdentityName;
 
@@ -84,81 +80,4 @@ export class EndpointKeys {
   toJSON(): string {
     return '[endpoint keys]';
   }
-}
-
-/** An endpoint row as the re-keying reads it. */
-export interface EndpointRow {
-  id: number;
-  url: string;
-}
-
-/** What re-keying changes, computed from the rows alone; each dialect applies it in one transaction. */
-export interface RekeyPlan {
-  /** Endpoint rows whose key changes. */
-  renamed: EndpointRow[];
-  /** A row holding a URL in clear whose key another row holds already: its deliveries move there. */
-  merged: { from: number; into: number }[];
-  /** Digest messages' `webhook_id`s (`digest_<target id>_<period end>`), from the former id to the keyed. */
-  messages: { from: string; to: string }[];
-}
-
-const DIGEST_ID = /^digest_([0-9a-f]{24})_(.+)$/;
-
-/**
- * The re-keying of a store's rows. `former`: the store had no key until now, so its `webhook:` and
- * `notify:` ids, and the target ids in digest messages' ids, are the plain digests the code before
- * keys wrote; each becomes its keyed id. A row that still holds a webhook URL in clear (written
- * before endpoints were keyed at all) becomes its URL's key, or, when a row holds that key already,
- * hands its deliveries to it.
- */
-export function rekeyPlan(
-  keys: EndpointKeys,
-  endpoints: readonly EndpointRow[],
-  digestMessageIds: readonly string[],
-  former: boolean,
-): RekeyPlan {
-  const plan: RekeyPlan = { renamed: [], merged: [], messages: [] };
-  const holder = new Map<string, number>();
-  const clear: EndpointRow[] = [];
-  for (const row of endpoints) {
-    const url = keyedUrl(keys, row.url, former);
-    if (url === null) {
-      clear.push(row);
-      continue;
-    }
-    if (url !== row.url) plan.renamed.push({ id: row.id, url });
-    holder.set(url, row.id);
-  }
-  for (const row of clear) {
-    const url = keys.webhook(row.url);
-    const into = holder.get(url);
-    if (into === undefined) {
-      plan.renamed.push({ id: row.id, url });
-      holder.set(url, row.id);
-    } else {
-      plan.merged.push({ from: row.id, into });
-    }
-  }
-  if (former) {
-    for (const from of digestMessageIds) {
-      const match = DIGEST_ID.exec(from);
-      if (match?.[1] && match[2]) {
-        plan.messages.push({ from, to: `digest_${keys.notifyTarget(match[1])}_${match[2]}` });
-      }
-    }
-  }
-  return plan;
-}
-
-/** The row's key after re-keying; null for a URL held in clear. */
-function keyedUrl(keys: EndpointKeys, url: string, former: boolean): string | null {
-  if (url.startsWith(WEBHOOK_ENDPOINT_PREFIX)) {
-    return former ? keys.webhookOfDigest(url.slice(WEBHOOK_ENDPOINT_PREFIX.length)) : url;
-  }
-  if (url.startsWith(NOTIFY_ENDPOINT_PREFIX)) {
-    return former
-      ? `${NOTIFY_ENDPOINT_PREFIX}${keys.notifyTarget(url.slice(NOTIFY_ENDPOINT_PREFIX.length))}`
-      : url;
-  }
-  return null;
 }

@@ -22,6 +22,8 @@ export type AttemptOutcome =
 /** Why an endpoint a 410 Gone answered was disabled. */
 const GONE_REASON = 'answered 410 Gone';
 
+const ENABLE = 'update webhook_endpoints set disabled_at = null, disabled_reason = null';
+
 const ATTEMPTED =
   'update webhook_deliveries set attempts = attempts + 1, lease_until = null, lease_token = null';
 
@@ -29,7 +31,7 @@ const ATTEMPTED =
  * Moves row `id` on after an attempt and ends its lease. A retry or a failure only moves a row
  * still pending: a redelivery in the meantime keeps the schedule it started.
  */
-async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: string): Promise<void> {
+export async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: string): Promise<void> {
   switch (outcome.kind) {
     case 'succeeded':
       await tx.run(`${ATTEMPTED}, status = 'succeeded', finished_at = ? where id = ?`, [now, id]);
@@ -53,7 +55,7 @@ async function moveOn(tx: SqlPort, id: number, outcome: AttemptOutcome, now: str
 }
 
 /** Disables the endpoint `where` names (one `?`), unless it already is. */
-function disableEndpoint(
+export function disableEndpoint(
   tx: SqlPort,
   where: string,
   key: unknown,
@@ -96,49 +98,20 @@ export function recordAttempt(
   });
 }
 
-/** How a notification's send ended, as its row records it. */
-export type NotificationCompletion =
-  | { status: 'delivered' }
-  | { status: 'pending'; nextAttemptAt: Date }
-  | { status: 'failed' }
-  | { status: 'target_disabled' };
-
-/** Moves a notification row on after an attempt and ends its lease. */
-export function completeNotification(
-  port: OutboxPort,
-  id: number,
-  result: NotificationCompletion,
-): Promise<void> {
-  const outcome: AttemptOutcome =
-    result.status === 'delivered'
-      ? { kind: 'succeeded' }
-      : result.status === 'pending'
-        ? { kind: 'retry', nextAttemptAt: result.nextAttemptAt.toISOString() }
-        : { kind: 'failed' };
-  // One statement: its own transaction.
-  return moveOn(port, id, outcome, new Date().toISOString());
-}
-
-/** Disables the endpoint of a URL (a notification target's), unless it already is. */
-export async function disableEndpointOf(port: OutboxPort, url: string, reason: string): Promise<void> {
-  await disableEndpoint(port, 'url = ?', url, reason, new Date().toISOString());
-}
-
 /** Hands back a lease this process holds, so the next worker can send the delivery at once. */
-export async function releaseLease(port: OutboxPort, claim: Claim, token: string): Promise<void> {
-  const changed = await port.run(
-    'update webhook_deliveries set lease_until = null, lease_token = null where id = ? and lease_token = ?',
-    [claim.deliveryId, token],
-  );
-  if (changed > 0) await port.announce();
+export function releaseLease(port: OutboxPort, claim: Claim, token: string): Promise<void> {
+  return releasing(port, 'id = ? and lease_token = ?', [claim.deliveryId, token]);
 }
 
 /** Hands back every lease of `token` on rows still pending. */
-export async function releaseLeases(port: OutboxPort, token: string): Promise<void> {
+export function releaseLeases(port: OutboxPort, token: string): Promise<void> {
+  return releasing(port, "lease_token = ? and status = 'pending'", [token]);
+}
+
+async function releasing(port: OutboxPort, where: string, params: unknown[]): Promise<void> {
   const changed = await port.run(
-    `update webhook_deliveries set lease_until = null, lease_token = null
-      where lease_token = ? and status = 'pending'`,
-    [token],
+    `update webhook_deliveries set lease_until = null, lease_token = null where ${where}`,
+    params,
   );
   if (changed > 0) await port.announce();
 }
@@ -155,11 +128,7 @@ export async function redeliver(port: OutboxPort, id: number): Promise<boolean> 
       [new Date().toISOString(), id],
     );
     if (changed === 0) return false;
-    await tx.run(
-      `update webhook_endpoints set disabled_at = null, disabled_reason = null
-        where id = (select endpoint_id from webhook_deliveries where id = ?)`,
-      [id],
-    );
+    await tx.run(`${ENABLE} where id = (select endpoint_id from webhook_deliveries where id = ?)`, [id]);
     return true;
   });
   if (done) await port.announce();
@@ -168,10 +137,7 @@ export async function redeliver(port: OutboxPort, id: number): Promise<boolean> 
 
 /** Re-enables an endpoint a 410 disabled; its pending deliveries resume in order. */
 export async function enableEndpoint(port: OutboxPort, endpointId: number): Promise<boolean> {
-  const changed = await port.run(
-    'update webhook_endpoints set disabled_at = null, disabled_reason = null where id = ?',
-    [endpointId],
-  );
+  const changed = await port.run(`${ENABLE} where id = ?`, [endpointId]);
   if (changed > 0) await port.announce();
   return changed > 0;
 }

@@ -17,12 +17,6 @@ function newWebhookId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`;
 }
 
-/** The store's first listing (FIRST_LISTING_RUN_SQL), or null before any. */
-export async function firstListingRun(tx: SqlPort): Promise<number | null> {
-  const [run] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
-  return run ?? null;
-}
-
 /**
  * The endpoint row of a URL (an endpoint key), created on first use with the channel its rows go to.
  * Inserted first: a conflicting insert spends an id on both databases (SQLite's AUTOINCREMENT,
@@ -47,14 +41,17 @@ const DELIVERY_COLUMNS = columns(
 
 /**
  * Inserts webhook_messages rows ([webhook_id, type, run_id, created_at, body]) and one pending
- * delivery of each to each endpoint, due at `now`, message by message.
+ * delivery of each to the endpoint of each of `urls` (made first if need be), due at `now`.
  */
 async function insertMessages(
   tx: SqlPort,
   messageRows: readonly (readonly unknown[])[],
-  endpointIds: readonly number[],
+  urls: readonly string[],
+  channel: OutboxChannel,
   now: string,
 ): Promise<void> {
+  const endpointIds: number[] = [];
+  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
   const messageIds = await tx.insertWithIds('webhook_messages', MESSAGE_COLUMNS, messageRows);
   const deliveries = messageIds.flatMap((id) =>
     endpointIds.map((endpoint) => [id, endpoint, 'pending', now, now]),
@@ -75,10 +72,8 @@ export async function enqueue(
 ): Promise<void> {
   if (messages.length === 0) return;
   const now = new Date().toISOString();
-  const endpointIds: number[] = [];
-  for (const url of urls) endpointIds.push(await endpointId(tx, url, channel, now));
   const rows = messages.map((m) => [newWebhookId(), m.type, runId, now, m.body]);
-  await insertMessages(tx, rows, endpointIds, now);
+  await insertMessages(tx, rows, urls, channel, now);
 }
 
 /** The changes of a digest's period: of the runs that finished within it (runs commit in order). */
@@ -97,36 +92,32 @@ export function enqueueDigest(port: TransactionPort, plan: DigestPlan): Promise<
   return port.write(async (tx) => {
     if (tx.dialect === 'postgres')
       await tx.run('select pg_advisory_xact_lock(?, ?)', [ADVISORY_NAMESPACE, DIGEST_LOCK]);
-    return writeDigest(tx, plan);
+    const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
+    const keys = tx.oneOf('webhook_id', 'text', wanted);
+    const have = new Set(
+      await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
+    );
+    const missing = plan.targetIds.filter((id) => !have.has(digestKey(id, plan.to)));
+    if (missing.length === 0) return 0;
+    // The composer reads synchronously: the period's changes and their subjects are read first.
+    const changes = changeRowsOf(
+      await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
+    );
+    const bodies = await versionBodies(tx, changes);
+    const [firstListingRun = null] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
+    const message = plan.message({
+      changes: () => changes,
+      firstListingRun,
+      subjectsOf: (rows) => subjectsOf(rows, bodies),
+    });
+    if (message === null) return 0;
+    let runId: number | null = null;
+    for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
+    const now = new Date().toISOString();
+    for (const targetId of missing) {
+      const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
+      await insertMessages(tx, [row], [`${NOTIFY_ENDPOINT_PREFIX}${targetId}`], 'notify', now);
+    }
+    return missing.length;
   });
-}
-
-async function writeDigest(tx: SqlPort, plan: DigestPlan): Promise<number> {
-  const wanted = plan.targetIds.map((id) => digestKey(id, plan.to));
-  const keys = tx.oneOf('webhook_id', 'text', wanted);
-  const have = new Set(
-    await tx.values<string>(`select webhook_id from webhook_messages where ${keys.sql}`, [keys.param]),
-  );
-  const missing = plan.targetIds.filter((id) => !have.has(digestKey(id, plan.to)));
-  if (missing.length === 0) return 0;
-  // The composer reads synchronously: the period's changes and their subjects are read first.
-  const changes = changeRowsOf(
-    await tx.rows(`${CHANGE_ROWS_SQL} where ${DIGEST_RUNS} order by c.id`, [plan.from, plan.to]),
-  );
-  const bodies = await versionBodies(tx, changes);
-  const message = plan.message({
-    changes: () => changes,
-    firstListingRun: await firstListingRun(tx),
-    subjectsOf: (rows) => subjectsOf(rows, bodies),
-  });
-  if (message === null) return 0;
-  let runId: number | null = null;
-  for (const row of changes) if (runId === null || row.runId > runId) runId = row.runId;
-  const now = new Date().toISOString();
-  for (const targetId of missing) {
-    const endpoint = await endpointId(tx, `${NOTIFY_ENDPOINT_PREFIX}${targetId}`, 'notify', now);
-    const row = [digestKey(targetId, plan.to), message.type, runId, now, message.body];
-    await insertMessages(tx, [row], [endpoint], now);
-  }
-  return missing.length;
 }

@@ -2,7 +2,8 @@ import { CHANGE_ROWS_SQL, changeRowsOf } from './change-columns.js';
 import { subjectsOf, versionBodies } from './change-reads.js';
 import { entriesOfChanges, mirrorPathReader, streakSinceOf } from './commit-plans.js';
 import { mediaShasAt } from './media-reads.js';
-import { enqueue, firstListingRun } from './outbox-enqueue.js';
+import { FIRST_LISTING_RUN_SQL } from './first-listing.js';
+import { enqueue } from './outbox-enqueue.js';
 import type { OutboxFacts, OutboxPlan } from './run-commit.js';
 import { runById } from './run-reads.js';
 import type { ChangeRow } from './schema.js';
@@ -15,14 +16,6 @@ import type { SqlPort } from './sql-port.js';
 
 /** The last succeeded run's end before run `?`: the snapshot still served. */
 const SERVING_SINCE_SQL = `select finished_at from runs where id < ? and status = 'succeeded' order by id desc limit 1`;
-
-/**
- * Failed runs since the last succeeded one before run `?`. Aborted runs (a shutdown, a crash)
- * neither extend nor break a streak: they say nothing about the upstream.
- */
-const FAILED_BEFORE_SQL = `select count(*) from runs
-  where id < ? and status = 'failed'
-    and id > coalesce((select max(id) from runs where id < ? and status = 'succeeded'), 0)`;
 
 /** The failed and succeeded runs up to run `?`, newest first, from the last success before it on. */
 const STREAK_SQL = `select id, status, started_at from runs
@@ -56,12 +49,12 @@ async function runFacts(tx: SqlPort, runId: number): Promise<OutboxFacts | null>
   const bodies = await versionBodies(tx, changes);
   const shas = changes.length === 0 ? [] : await mediaShasAt(tx, runId);
   const [servingSince = null] = await tx.values<string | null>(SERVING_SINCE_SQL, [runId]);
-  const [failedBefore = 0] = await tx.values<number>(FAILED_BEFORE_SQL, [runId, runId]);
   const streak = await tx.rows<[number, string, string]>(STREAK_SQL, [runId, runId]);
+  const [firstListingRun = null] = await tx.values<number>(FIRST_LISTING_RUN_SQL);
   return {
     run,
-    firstListingRun: await firstListingRun(tx),
-    failedBefore,
+    firstListingRun,
+    failedBefore: streak.filter(([id, status]) => id < runId && status === 'failed').length,
     changes: () => changes,
     changesBetween: (fromId, toId) =>
       changes.slice(firstAtLeast(changes, fromId), firstAtLeast(changes, toId + 1)),

@@ -4,12 +4,6 @@ import type { SqlPort } from './sql-port.js';
 import { answeredOver, ask, type Steps } from './statement-steps.js';
 import type { Store } from './store.js';
 
-/** A named value of `store_identity`, and whether the call that read it is the one that kept it. */
-export interface IdentityEntry {
-  value: string;
-  created: boolean;
-}
-
 /**
  * This database's mirror id: a random UUID kept in `store_identity` the first time it is asked for.
  * A copy of the database carries it too; what owns a media folder tells a copy apart by its file.
@@ -24,7 +18,10 @@ export function mirrorIdOf(store: Pick<Store, 'identityValue'>): Promise<string>
  * a transaction, it waits for the first's to commit), and the value is read back. `created` tells
  * the asker whose value was kept (what else it writes in the same transaction happens once).
  */
-export function* identityEntry(name: IdentityName, fresh: () => string): Steps<IdentityEntry> {
+export function* identityEntry(
+  name: IdentityName,
+  fresh: () => string,
+): Steps<{ value: string; created: boolean }> {
   const read = 'select value from store_identity where name = ?';
   const [held] = yield* ask<[string][]>('rows', read, [name]);
   if (held !== undefined) return { value: held[0], created: false };

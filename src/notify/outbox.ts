@@ -39,8 +39,9 @@ export interface NotificationOutbox {
 
 /** The worker's outbox over a store's notification rows: each row's message read from its JSON. */
 export function outboxOver(rows: NotificationRows): NotificationOutbox {
-  const outbox: NotificationOutbox = {
-    enqueue: () => rows.enqueue(),
+  return {
+    // The run's commit writes the rows, in its own transaction (src/db/run-outbox.ts).
+    enqueue: () => Promise.reject(new Error('notification rows are written by the run commit')),
     claim: async (now, limit) =>
       (await rows.claim(now, limit)).map(({ id, targetId, body, attempts }) => ({
         id,
@@ -52,9 +53,8 @@ export function outboxOver(rows: NotificationRows): NotificationOutbox {
     disableTarget: (targetId, reason) => rows.disableTarget(targetId, reason),
     release: () => rows.release(),
     countPending: () => rows.countPending(),
+    enqueueDigest: (plan) => rows.enqueueDigest(plan),
   };
-  const digest = rows.enqueueDigest?.bind(rows);
-  return digest ? { ...outbox, enqueueDigest: digest } : outbox;
 }
 
 const EVENT_OF: Record<NotifyMessage['event'], NotifyEventType | null> = {
