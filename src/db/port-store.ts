@@ -7,8 +7,9 @@ import * as history from './history-reads.js';
 import * as listing from './listing-reads.js';
 import * as mediaReads from './media-reads.js';
 import * as names from './name-queries.js';
-import type { NotificationRows } from './notify-outbox.js';
-import * as outbox from './outbox-operations.js';
+import * as attempts from './outbox-attempts.js';
+import { claimDue } from './outbox-claim.js';
+import * as deliveries from './outbox-reads.js';
 import type { OutboxPort } from './outbox-port.js';
 import { mediaFailuresOf, refusalStreakStart } from './port-reads.js';
 import { removedAppearances } from './removed-appearances.js';
@@ -19,7 +20,7 @@ import type { SqlPort, TransactionPort } from './sql-port.js';
 import { identityValue } from './store-identity.js';
 import type { BlobOperations, HealthOperations, Store } from './store.js';
 import { COMMAND_START, type RunStart } from './tick-claims.js';
-import { PortNotificationOutbox } from './notify-outbox.js';
+import * as notify from './notify-outbox.js';
 import { readHorizon } from './prune.js';
 
 type Op<K extends keyof Store> = Store[K];
@@ -111,8 +112,8 @@ export class PortStore implements Store {
   }
 
   /** The notification rows of the outbox, for the notification worker. */
-  notificationOutbox(): NotificationRows {
-    return new PortNotificationOutbox(this.#d.outbox);
+  notificationOutbox(): notify.NotificationRows {
+    return new notify.PortNotificationOutbox(this.#d.outbox);
   }
 
   /** Ends the store's connections (PostgreSQL frees any run lock still held first). */
@@ -204,18 +205,18 @@ export class PortStore implements Store {
   droppedBlobs: Op<'droppedBlobs'> = this.#guard(() => this.#d.droppedBlobs());
 
   // Deliveries
-  claimDue: Op<'claimDue'> = this.#outbox(outbox.claimDue);
-  recordAttempt: Op<'recordAttempt'> = this.#outbox(outbox.recordAttempt);
-  releaseLease: Op<'releaseLease'> = this.#outbox(outbox.releaseLease);
-  redeliver: Op<'redeliver'> = this.#outbox(outbox.redeliver);
-  enableEndpoint: Op<'enableEndpoint'> = this.#outbox(outbox.enableEndpoint);
-  pendingDeliveries: Op<'pendingDeliveries'> = this.#outbox(outbox.pendingDeliveries);
-  listDeliveries: Op<'listDeliveries'> = this.#outbox(outbox.listDeliveries);
-  countDeliveries: Op<'countDeliveries'> = this.#outbox(outbox.countDeliveries);
-  getDelivery: Op<'getDelivery'> = this.#outbox(outbox.getDelivery);
-  deliveryFigures: Op<'deliveryFigures'> = this.#outbox(outbox.deliveryFigures);
-  disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#outbox(outbox.disabledNotifyTargets);
-  enableNotifyTargets: Op<'enableNotifyTargets'> = this.#outbox(outbox.enableNotifyTargets);
+  claimDue: Op<'claimDue'> = this.#outbox(claimDue);
+  recordAttempt: Op<'recordAttempt'> = this.#outbox(attempts.recordAttempt);
+  releaseLease: Op<'releaseLease'> = this.#outbox(attempts.releaseLease);
+  redeliver: Op<'redeliver'> = this.#outbox(attempts.redeliver);
+  enableEndpoint: Op<'enableEndpoint'> = this.#outbox(attempts.enableEndpoint);
+  pendingDeliveries: Op<'pendingDeliveries'> = this.#outbox(deliveries.pendingDeliveries);
+  listDeliveries: Op<'listDeliveries'> = this.#outbox(deliveries.listDeliveries);
+  countDeliveries: Op<'countDeliveries'> = this.#outbox(deliveries.countDeliveries);
+  getDelivery: Op<'getDelivery'> = this.#outbox(deliveries.getDelivery);
+  deliveryFigures: Op<'deliveryFigures'> = this.#outbox(deliveries.deliveryFigures);
+  disabledNotifyTargets: Op<'disabledNotifyTargets'> = this.#outbox(notify.disabledNotifyTargets);
+  enableNotifyTargets: Op<'enableNotifyTargets'> = this.#outbox(notify.enableNotifyTargets);
 
   // Prune
   prune: Op<'prune'> = this.#guard((request) => this.#d.prune(request));
