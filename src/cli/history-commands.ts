@@ -1,9 +1,7 @@
+import type { ChangeStreamFilter, NamedCoworker, Store } from '../db/store.js';
 import type { Config } from '../config/load-config.js';
-import type { Store } from '../db/store.js';
-import type { ChangeStreamFilter } from '../db/change-batches.js';
 import type { ChangeKind } from '../db/schema.js';
 import { ConfigError, MirrorError, truncateForMessage } from '../errors.js';
-import type { NamedCoworker } from '../db/name-queries.js';
 import { EXIT } from './exit-codes.js';
 import { changeView, coworkerView, versionView, type ChangeView } from '../views/history-views.js';
 import { KNOWN_FIELDS } from '../upstream/contract.js';

@@ -1,6 +1,6 @@
+import type { NamedCoworker } from '../db/store.js';
 import type { ChangeView, CoworkerView, RunView, VersionView } from '../views/history-views.js';
 import type { DeliveryView } from '../webhooks/delivery-queries.js';
-import type { NamedCoworker } from '../db/name-queries.js';
 import { localTime, paint, table, visible, when, type Style } from './terminal.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { appearanceLabel, describeChange, phraseText } from '../notify/describe-change.js';

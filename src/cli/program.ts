@@ -1,3 +1,4 @@
+import type { RunStart } from '../db/store.js';
 /**
  * The commander program: commands, their flags (one per setting, from config/setting-table.ts) and thin adapters
  * to the command modules. Built, never run here: `cli.ts` runs it, the docs generator and test read it.
@@ -17,7 +18,6 @@ import { parseWhen } from './parse-when.js';
 import { registerDeliveriesCommand } from './deliveries-command.js';
 import { registerNotifyCommand } from './notify-command.js';
 import { changeKinds, runTriggers, type ChangeKind, type RunTrigger } from '../db/enums.js';
-import type { RunStart } from '../db/tick-claims.js';
 import type { LogFormat } from '../sync/child-output.js';
 
 /** Adds the flag of each named setting, with its variable and default in the help text. */

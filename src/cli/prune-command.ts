@@ -1,5 +1,5 @@
+import type { PruneCounts } from '../db/store.js';
 import type { Config } from '../config/load-config.js';
-import type { PruneCounts } from '../db/prune.js';
 import { prunedWords } from '../views/pruned-words.js';
 import { stringifyJson } from '../json/safe-json.js';
 import { silentLogger } from '../logger.js';

@@ -1,3 +1,4 @@
+import type { RunStart } from '../db/store.js';
 import tty from 'node:tty';
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { MirrorError, toMirrorError } from '../errors.js';
@@ -8,7 +9,6 @@ import { createLogger, type Logger } from '../logger.js';
 import { openStore } from '../db/open-store.js';
 import { reportToParent } from '../sync/isolated-sync.js';
 import { runSync, type SyncSummary } from '../sync/run-sync.js';
-import type { RunStart } from '../db/tick-claims.js';
 import { checkUpstreamBinding, recordRebind } from '../sync/upstream-binding.js';
 import { countWords } from './prune-command.js';
 import { deliverAfterSync } from './deliver-after-sync.js';

@@ -1,5 +1,5 @@
+import type { RunStart } from '../db/store.js';
 import type { Config } from '../config/load-config.js';
-import type { RunStart } from '../db/tick-claims.js';
 import { silentLogger } from '../logger.js';
 import { superviseSync } from '../sync/isolated-sync.js';
 import { Writable } from 'node:stream';

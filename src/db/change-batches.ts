@@ -1,26 +1,5 @@
-import type { ChangeFilter } from './change-filter.js';
+import type { BatchEnds, ChangeFilter, ChangeStreamFilter } from './store.js';
 import type { ChangeRow } from './schema.js';
-
-/** A change filter for a stream: `limit` caps the whole stream (none: every match). */
-export type ChangeStreamFilter = Omit<ChangeFilter, 'limit'> & { limit?: number | undefined };
-
-/** The name (and post) a coworker's appearance had when a change was recorded. */
-export interface ChangeSubject {
-  name: string;
-  post: string;
-}
-
-/** One batch of changes with the subject (name and post at its run) of each, by change id. */
-export interface SubjectBatch {
-  rows: ChangeRow[];
-  subjects: Map<number, ChangeSubject>;
-}
-
-/** How many rows a batch holds, and the id of its last (oldest). */
-export interface BatchEnds {
-  count: number;
-  lastId: number | undefined;
-}
 
 /**
  * Every change `filter` matches, newest first, in batches (rows, rows with more, or their export

@@ -1,19 +1,5 @@
-import type { ChangeKind } from './schema.js';
+import type { ChangeFilter } from './store.js';
 import type { SqlPort } from './sql-port.js';
-
-/** A read of the change feed: its filters, newest first, at most `limit`. */
-export interface ChangeFilter {
-  since?: string;
-  until?: string;
-  uuid?: string | undefined;
-  /** Only these coworkers (the timeline's name filter); an empty list matches nothing. */
-  uuids?: readonly string[] | undefined;
-  field?: string | undefined;
-  kind?: ChangeKind | undefined;
-  limit: number;
-  /** Keyset pagination: only changes with an id below this. */
-  beforeId?: number | undefined;
-}
 
 /**
  * The WHERE of a change filter on `changes c`, once for both dialects, each condition one its index

@@ -1,18 +1,9 @@
+import type { ChangeFilter, ChangeLines } from './store.js';
 import { isUtf8 } from 'node:buffer';
 import { CHANGE_VERSION_JOIN } from './change-columns.js';
 import { runTimeSql } from './run-times.js';
-import type { BatchEnds } from './change-batches.js';
-import { changeFilterSql, type ChangeFilter } from './change-filter.js';
+import { changeFilterSql } from './change-filter.js';
 import type { SqlPort } from './sql-port.js';
-
-/**
- * A batch of the JSON Lines export (`changes --json`, `/api/mirror/changes/export.jsonl`): the rows'
- * lines as UTF-8, each ended by a newline, with how many rows they are and the last (oldest) row's
- * id, where the next keyset batch starts.
- */
-export interface ChangeLines extends BatchEnds {
-  text: Uint8Array;
-}
 
 const NO_LINES: ChangeLines = { text: new Uint8Array(0), count: 0, lastId: undefined };
 

@@ -1,3 +1,5 @@
+import type { ChangeSubject } from './run-commit.js';
+import type { ChangeFilter, ChangeStreamFilter, SubjectBatch } from './store.js';
 import {
   CHANGE_COLUMNS,
   CHANGE_ROWS_SQL,
@@ -8,16 +10,9 @@ import {
   oldValueSql,
 } from './change-columns.js';
 import { changeFilterSql } from './change-filter.js';
-import {
-  keysetBatches,
-  rowsEnds,
-  type ChangeStreamFilter,
-  type ChangeSubject,
-  type SubjectBatch,
-} from './change-batches.js';
+import { keysetBatches, rowsEnds } from './change-batches.js';
 import { entryOfChange } from './commit-plans.js';
 import { asText, DIRECTORY_TEXT_CHARS, shownField } from './entry-fields.js';
-import type { ChangeFilter } from './change-filter.js';
 import type { ChangeRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
 

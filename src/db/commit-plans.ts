@@ -1,3 +1,4 @@
+import type { Claim } from './store.js';
 import { mirrorMediaPath } from './media-queries.js';
 import type { MediaCommit } from './run-commit.js';
 import type { ChangeRow } from './schema.js';
@@ -138,15 +139,9 @@ export function mirrorPathReader(
 }
 
 /** The head of one endpoint's queue, as a claim reads it. */
-export interface QueueHead {
-  endpointId: number;
-  url: string;
-  deliveryId: number;
+export interface QueueHead extends Claim {
   nextAttemptAt: string;
   leaseUntil: string | null;
-  tries: number;
-  webhookId: string;
-  body: string;
 }
 
 /** Which heads to lease now, and when the first of the others becomes due. */

@@ -1,17 +1,10 @@
+import type { NamedCoworker } from './store.js';
 import { entryField } from './entry-fields.js';
 import { jsonField, nameAndPostSql, type NameAndPost } from './json-field.js';
 import type { SqlPort } from './sql-port.js';
 
 // Coworkers by name, read once for both dialects over the port: the names are extracted in SQL (only
 // the matches travel, never every entry), each dialect's way, and ordered here as SQLite orders them.
-
-/** A coworker as a person looks for one: by the name its latest version carries. */
-export interface NamedCoworker {
-  uuid: string;
-  name: string;
-  post: string;
-  removed: boolean;
-}
 
 /**
  * The latest version of each appearance (slot) of each uuid: a uuid listed twice has two names, and

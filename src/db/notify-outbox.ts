@@ -1,11 +1,11 @@
+import type { AttemptOutcome, DisabledNotifyTarget } from './store.js';
 import { randomBytes } from 'node:crypto';
 import { NOTIFY_ENDPOINT_PREFIX } from './endpoint-keys.js';
-import { disableEndpoint, moveOn, releaseLeases, type AttemptOutcome } from './outbox-attempts.js';
+import { disableEndpoint, moveOn, releaseLeases } from './outbox-attempts.js';
 import { claimRows } from './outbox-claim.js';
 import { enqueueDigest } from './outbox-enqueue.js';
 import type { OutboxPort } from './outbox-port.js';
 import type { DigestPlan } from './run-commit.js';
-import type { DisabledNotifyTarget } from './store.js';
 
 /** How long a claimed row stays out of other workers' reach: longer than any one send. */
 const LEASE_MS = 5 * 60_000;

@@ -1,23 +1,11 @@
-import type { Claim } from './outbox-claim.js';
+import type { AttemptOutcome, AttemptRecord, Claim } from './store.js';
 import type { OutboxPort } from './outbox-port.js';
-import type { WebhookAttemptRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
 import { storableText } from './storable-text.js';
 
 // What happens to an outbox row after a send, written once for both stores and both channels: its
 // next state (delivered, retried at a time, failed, or held while its target is disabled), the
 // lease it gives up, and the delivery log.
-
-/** One attempt as the delivery log records it. */
-export type AttemptRecord = Pick<
-  WebhookAttemptRow,
-  'at' | 'durationMs' | 'httpStatus' | 'ok' | 'errorCode' | 'error'
-> & {
-  excerpt: string | null;
-};
-
-export type AttemptOutcome =
-  { kind: 'succeeded' } | { kind: 'gone' } | { kind: 'retry'; nextAttemptAt: string } | { kind: 'failed' };
 
 /** Why an endpoint a 410 Gone answered was disabled. */
 const GONE_REASON = 'answered 410 Gone';

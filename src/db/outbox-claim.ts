@@ -1,3 +1,4 @@
+import type { Claim, ClaimResult } from './store.js';
 import { dueHeads, type QueueHead } from './commit-plans.js';
 import { selected } from './outbox-port.js';
 import type { TransactionPort } from './sql-port.js';
@@ -5,15 +6,6 @@ import type { TransactionPort } from './sql-port.js';
 // The outbox's claim, written once for both stores and both kinds of delivery: the rows read are
 // locked where the store locks rows (PostgreSQL: two instances claiming at once skip each other's
 // rows, so none is leased twice), and on SQLite the write transaction is the lock (one writer).
-
-/** A delivery this process has leased for one attempt; `tries`: failed attempts so far in this series. */
-export type Claim = Omit<QueueHead, 'nextAttemptAt' | 'leaseUntil'>;
-
-export interface ClaimResult {
-  claims: Claim[];
-  /** When the next delivery becomes due (a retry, or a lease another process holds ends); null: none. */
-  nextWakeAt: number | null;
-}
 
 /**
  * Reads `sql` (rows of `webhook_deliveries d`) in one write transaction, locking the rows where

@@ -1,3 +1,4 @@
+import type { BlobOperations, HealthOperations, RunStart, Store } from './store.js';
 import * as changes from './change-reads.js';
 import { keysetBatches, rowsEnds } from './change-batches.js';
 import { changeLines } from './change-lines.js';
@@ -18,8 +19,7 @@ import * as records from './run-records.js';
 import type { RunRow } from './schema.js';
 import type { SqlPort, TransactionPort } from './sql-port.js';
 import { identityValue } from './store-identity.js';
-import type { BlobOperations, HealthOperations, Store } from './store.js';
-import { COMMAND_START, type RunStart } from './tick-claims.js';
+import { COMMAND_START } from './tick-claims.js';
 import * as notify from './notify-outbox.js';
 import { readHorizon } from './prune.js';
 

@@ -1,3 +1,4 @@
+import type { ForgottenPerson, PruneCounts, PruneHorizon, PruneOutcome, PruneRequest } from './store.js';
 import { entryField } from './entry-fields.js';
 import { walk } from './port-shapes.js';
 import { latestSucceededSql } from './run-reads.js';
@@ -7,53 +8,13 @@ import type { SqlPort } from './sql-port.js';
 // enough ago, and everyone's changes and closed versions older than a horizon, with the media rows,
 // files and outbox messages that only they needed.
 
-/** What to forget. Instants are ISO texts (a duration back from `now`, worked out by the caller). */
-export interface PruneRequest {
-  /** Forget every coworker whose removal run finished at or before this instant. */
-  removedBefore: string | null;
-  /** Prune changes and closed versions of the runs before the latest succeeded run finished by then. */
-  olderThan: string | null;
-  /** When the prune runs (recorded). */
-  now: string;
-  /**
-   * The run whose lock the caller holds (a prune right after that run's commit); unset: the prune
-   * takes the lock itself, and refuses with SYNC_LOCKED while a sync holds it.
-   */
-  heldRun?: number;
-  /**
-   * The texts by which an outbox message tells of a person: their uuid always, and whatever a
-   * message for people writes of their names (the notifications' floor knows that, not this one).
-   */
-  mentions: (person: ForgottenPerson) => string[];
-  /** The media URLs an entry text names (the media floor knows which fields hold them). */
-  mediaUrlsOf: (body: string) => string[];
-}
-
-/** A coworker being forgotten, as the outbox may name them. */
-export interface ForgottenPerson {
-  uuid: string;
-  /** Every distinct name their versions carried. */
-  names: string[];
-}
-
-/** How much history is no longer whole: what every surface says instead of showing a silent gap. */
-export interface PruneHorizon {
-  /** Coworkers removed by then were forgotten: listings before it lack them, and so does the feed. */
-  removedBefore: string | null;
-  /** Every change and closed version before then was pruned. */
-  historyBefore: string | null;
-}
-
 /** The later of the two horizons: before it, a listing or the change feed is not what it was. */
 export function listingHorizon({ removedBefore, historyBefore }: PruneHorizon): string | null {
   if (removedBefore === null || historyBefore === null) return removedBefore ?? historyBefore;
   return removedBefore > historyBefore ? removedBefore : historyBefore;
 }
 
-/** What one prune deleted, table by table. */
-export type PruneCounts = { [K in keyof typeof NONE]: number };
-
-const NONE = {
+const NONE: PruneCounts = {
   coworkers: 0,
   versions: 0,
   positions: 0,
@@ -78,23 +39,6 @@ const RECORDED = [
   'files',
   'messages',
 ] as const;
-
-export interface PruneOutcome {
-  counts: PruneCounts;
-  /** The sha256s of the files dropped: the caller deletes them from the media folder. */
-  droppedFiles: string[];
-  /**
-   * Messages telling of what was pruned that still wait for a delivery: kept (a receiver is owed
-   * them), and forgotten by the first prune after they are delivered or given up.
-   */
-  pendingMessages: number;
-  /** The horizons after this prune. */
-  horizon: PruneHorizon;
-  /** Whether the deleted bytes were made unreadable in the database's files (see the dialects). */
-  scrubbed: boolean;
-  /** Why they were not, when `scrubbed` is false. */
-  scrubProblem: string | null;
-}
 
 /** The rows a prune wrote in its transaction, before the dialect scrubs. */
 interface PruneWork extends Pick<PruneOutcome, 'counts' | 'droppedFiles' | 'pendingMessages'> {

@@ -1,6 +1,11 @@
-import type { ChangeSubject } from './change-batches.js';
 import type { OutboxChannel } from './enums.js';
 import type { ChangeRow, RunRow } from './schema.js';
+
+/** The name (and post) a coworker's appearance had when a change was recorded. */
+export interface ChangeSubject {
+  name: string;
+  post: string;
+}
 
 /**
  * A run's stage (run-stage.ts) and what its commit writes besides the listing the stage holds, as

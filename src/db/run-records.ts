@@ -1,3 +1,4 @@
+import type { RunStart } from './store.js';
 import { MirrorError } from '../errors.js';
 import type { RunEnd } from './run-commit.js';
 import { recordRunEnd } from './run-ends.js';
@@ -7,7 +8,7 @@ import { oneRun, RUN_COLUMNS, runRowOf } from './run-reads.js';
 import type { RunHolder } from './run-liveness.js';
 import type { RunRow, RunTrigger } from './schema.js';
 import { storableText } from './storable-text.js';
-import { tickServedError, type RunStart } from './tick-claims.js';
+import { tickServedError } from './tick-claims.js';
 
 // What is written of a run besides its lock and its commit, once for both dialects over the port;
 // the operations' contracts are the Store's (store.ts).

@@ -1,24 +1,14 @@
-import type { AttemptOutcome, AttemptRecord } from './outbox-attempts.js';
-import type { Claim, ClaimResult } from './outbox-claim.js';
-import type { Readable } from 'node:stream';
-import type { EndpointKeys } from './endpoint-keys.js';
-import type { RemovedAppearance, RunEnd, RunStage } from './run-commit.js';
-import type { RunStart } from './tick-claims.js';
-import type { ChangeFilter } from './change-filter.js';
-import type { ChangeStreamFilter, ChangeSubject, SubjectBatch } from './change-batches.js';
-import type { ChangeLines } from './change-lines.js';
-import type { NamedCoworker } from './name-queries.js';
-import type { PruneHorizon, PruneOutcome, PruneRequest } from './prune.js';
 import type {
+  ChangeKind,
   ChangeRow,
   CoworkerRow,
   DeliveryStatus,
+  IdentityName,
   MediaRunRow,
   RunRow,
   RunTrigger,
   VersionRow,
   WebhookAttemptRow,
-  IdentityName,
   listingPositions,
   mediaBlobs,
   mediaUrls,
@@ -27,6 +17,9 @@ import type {
   webhookEndpoints,
   webhookMessages,
 } from './schema.js';
+import type { ChangeSubject, RemovedAppearance, RunEnd, RunStage } from './run-commit.js';
+import type { Readable } from 'node:stream';
+import type { EndpointKeys } from './endpoint-keys.js';
 
 /**
  * The store: every read and write of the mirror's history as a named operation with typed rows.
@@ -398,4 +391,160 @@ export interface DeliveryFilter {
   endpoint?: number | undefined;
   limit: number;
   offset?: number;
+}
+
+// What the operations take and answer beyond rows: owned here, as the rows are.
+
+/** A delivery this process has leased for one attempt; `tries`: failed attempts so far in this series. */
+export interface Claim {
+  endpointId: number;
+  url: string;
+  deliveryId: number;
+  tries: number;
+  webhookId: string;
+  body: string;
+}
+
+/**
+ * What started a run, as its row records it. `scheduledFor` is the tick of SYNC_CRON the run serves
+ * (its nominal time as an ISO string, the same text on every instance), null for a run no tick
+ * started. Inserting the run's row claims the tick: `runs_scheduled_for_idx` lets one row per tick
+ * in, whichever instance comes second, so N instances cost the upstream one crawl per tick.
+ */
+export interface RunStart {
+  trigger: RunTrigger;
+  scheduledFor: string | null;
+}
+
+/** A read of the change feed: its filters, newest first, at most `limit`. */
+export interface ChangeFilter {
+  since?: string;
+  until?: string;
+  uuid?: string | undefined;
+  /** Only these coworkers (the timeline's name filter); an empty list matches nothing. */
+  uuids?: readonly string[] | undefined;
+  field?: string | undefined;
+  kind?: ChangeKind | undefined;
+  limit: number;
+  /** Keyset pagination: only changes with an id below this. */
+  beforeId?: number | undefined;
+}
+
+/** A change filter for a stream: `limit` caps the whole stream (none: every match). */
+export type ChangeStreamFilter = Omit<ChangeFilter, 'limit'> & { limit?: number | undefined };
+
+/** One batch of changes with the subject (name and post at its run) of each, by change id. */
+export interface SubjectBatch {
+  rows: ChangeRow[];
+  subjects: Map<number, ChangeSubject>;
+}
+
+/** How many rows a batch holds, and the id of its last (oldest). */
+export interface BatchEnds {
+  count: number;
+  lastId: number | undefined;
+}
+
+/**
+ * A batch of the JSON Lines export (`changes --json`, `/api/mirror/changes/export.jsonl`): the rows'
+ * lines as UTF-8, each ended by a newline, with how many rows they are and the last (oldest) row's
+ * id, where the next keyset batch starts.
+ */
+export interface ChangeLines extends BatchEnds {
+  text: Uint8Array;
+}
+
+/** A coworker as a person looks for one: by the name its latest version carries. */
+export interface NamedCoworker {
+  uuid: string;
+  name: string;
+  post: string;
+  removed: boolean;
+}
+
+/** What to forget. Instants are ISO texts (a duration back from `now`, worked out by the caller). */
+export interface PruneRequest {
+  /** Forget every coworker whose removal run finished at or before this instant. */
+  removedBefore: string | null;
+  /** Prune changes and closed versions of the runs before the latest succeeded run finished by then. */
+  olderThan: string | null;
+  /** When the prune runs (recorded). */
+  now: string;
+  /**
+   * The run whose lock the caller holds (a prune right after that run's commit); unset: the prune
+   * takes the lock itself, and refuses with SYNC_LOCKED while a sync holds it.
+   */
+  heldRun?: number;
+  /**
+   * The texts by which an outbox message tells of a person: their uuid always, and whatever a
+   * message for people writes of their names (the notifications' floor knows that, not this one).
+   */
+  mentions: (person: ForgottenPerson) => string[];
+  /** The media URLs an entry text names (the media floor knows which fields hold them). */
+  mediaUrlsOf: (body: string) => string[];
+}
+
+/** A coworker being forgotten, as the outbox may name them. */
+export interface ForgottenPerson {
+  uuid: string;
+  /** Every distinct name their versions carried. */
+  names: string[];
+}
+
+/** How much history is no longer whole: what every surface says instead of showing a silent gap. */
+export interface PruneHorizon {
+  /** Coworkers removed by then were forgotten: listings before it lack them, and so does the feed. */
+  removedBefore: string | null;
+  /** Every change and closed version before then was pruned. */
+  historyBefore: string | null;
+}
+
+export interface PruneOutcome {
+  counts: PruneCounts;
+  /** The sha256s of the files dropped: the caller deletes them from the media folder. */
+  droppedFiles: string[];
+  /**
+   * Messages telling of what was pruned that still wait for a delivery: kept (a receiver is owed
+   * them), and forgotten by the first prune after they are delivered or given up.
+   */
+  pendingMessages: number;
+  /** The horizons after this prune. */
+  horizon: PruneHorizon;
+  /** Whether the deleted bytes were made unreadable in the database's files (see the dialects). */
+  scrubbed: boolean;
+  /** Why they were not, when `scrubbed` is false. */
+  scrubProblem: string | null;
+}
+
+export interface ClaimResult {
+  claims: Claim[];
+  /** When the next delivery becomes due (a retry, or a lease another process holds ends); null: none. */
+  nextWakeAt: number | null;
+}
+
+/** One attempt as the delivery log records it. */
+export type AttemptRecord = Pick<
+  WebhookAttemptRow,
+  'at' | 'durationMs' | 'httpStatus' | 'ok' | 'errorCode' | 'error'
+> & {
+  excerpt: string | null;
+};
+
+export type AttemptOutcome =
+  { kind: 'succeeded' } | { kind: 'gone' } | { kind: 'retry'; nextAttemptAt: string } | { kind: 'failed' };
+
+/** What one prune deleted, table by table. */
+export interface PruneCounts {
+  coworkers: number;
+  versions: number;
+  positions: number;
+  changes: number;
+  mediaVersions: number;
+  mediaUrls: number;
+  /** Media files no kept row needed any more, marked dropped (their bytes deleted). */
+  files: number;
+  /** Outbox messages (webhooks, notifications) that told of what was pruned, all delivered or given up. */
+  messages: number;
+  deliveries: number;
+  attempts: number;
 }

@@ -1,16 +1,6 @@
+import type { RunStart } from './store.js';
 import { MirrorError } from '../errors.js';
-import type { RunRow, RunTrigger } from './schema.js';
-
-/**
- * What started a run, as its row records it. `scheduledFor` is the tick of SYNC_CRON the run serves
- * (its nominal time as an ISO string, the same text on every instance), null for a run no tick
- * started. Inserting the run's row claims the tick: `runs_scheduled_for_idx` lets one row per tick
- * in, whichever instance comes second, so N instances cost the upstream one crawl per tick.
- */
-export interface RunStart {
-  trigger: RunTrigger;
-  scheduledFor: string | null;
-}
+import type { RunRow } from './schema.js';
 
 /** A run a person or a script asked for (a bare `sync`): no tick. */
 export const COMMAND_START: RunStart = { trigger: 'command', scheduledFor: null };

@@ -1,5 +1,5 @@
+import type { ChangeFilter } from '../db/store.js';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ChangeFilter } from '../db/change-filter.js';
 import { openDatabase } from '../db/open.js';
 import { MirrorError } from '../errors.js';
 import {

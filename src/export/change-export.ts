@@ -1,9 +1,7 @@
+import type { ChangeFilter, ChangeLines, ChangeStreamFilter, ReaderTarget, Store } from '../db/store.js';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { keysetBatches, type ChangeStreamFilter } from '../db/change-batches.js';
-import type { ChangeLines } from '../db/change-lines.js';
-import type { ChangeFilter } from '../db/change-filter.js';
-import type { ReaderTarget, Store } from '../db/store.js';
+import { keysetBatches } from '../db/change-batches.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import { workerEntry } from '../fs/worker-entry.js';
 

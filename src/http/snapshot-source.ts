@@ -1,4 +1,4 @@
-import type { PruneHorizon } from '../db/prune.js';
+import type { PruneHorizon } from '../db/store.js';
 import type { PreparedSnapshot } from '../drf/snapshot.js';
 
 /**

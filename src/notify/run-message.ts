@@ -1,4 +1,4 @@
-import type { ChangeSubject } from '../db/change-batches.js';
+import type { ChangeSubject } from '../db/run-commit.js';
 import type { ChangeRow } from '../db/schema.js';
 import { parseJson } from '../json/lossless.js';
 import type { ChangeFacts } from './describe-change.js';

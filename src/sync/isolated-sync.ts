@@ -1,8 +1,7 @@
+import type { RunStart, Store } from '../db/store.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { z } from 'zod';
 import type { OpenedStore } from '../db/open-store.js';
-import type { Store } from '../db/store.js';
-import type { RunStart } from '../db/tick-claims.js';
 import { errorCodes, MirrorError, type ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { superviseRun } from '../db/run-liveness.js';

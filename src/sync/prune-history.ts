@@ -1,7 +1,6 @@
+import type { ForgottenPerson, PruneOutcome, PruneRequest, Store } from '../db/store.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../config/load-config.js';
-import type { ForgottenPerson, PruneOutcome, PruneRequest } from '../db/prune.js';
-import type { Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { claimFolderFor, type FolderClaim, type FolderPlace } from '../media/claim-folder.js';
 import { mediaRefs } from '../media/media-refs.js';

@@ -1,8 +1,8 @@
+import type { RunStart, Store } from '../db/store.js';
 import { HEARTBEAT_MS } from '../db/run-liveness.js';
 import type { RunRow } from '../db/schema.js';
-import type { Store } from '../db/store.js';
 import type { ErrorCode } from '../errors.js';
-import { COMMAND_START, type RunStart } from '../db/tick-claims.js';
+import { COMMAND_START } from '../db/tick-claims.js';
 
 export { HEARTBEAT_MS, LEASE_MS, currentHolder, type RunHolder } from '../db/run-liveness.js';
 

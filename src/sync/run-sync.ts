@@ -1,8 +1,7 @@
+import type { MediaCounts, RunStart, Store } from '../db/store.js';
 import type { Config, NamedUpstream } from '../config/load-config.js';
 import { CONTRACT_PAGE_SIZE } from '../config/settings.js';
 import type { RunStage, StagedEntry } from '../db/run-commit.js';
-import type { MediaCounts, Store } from '../db/store.js';
-import type { RunStart } from '../db/tick-claims.js';
 import { MirrorError, toMirrorError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createUpstreamClient, type PendingRequest, type UpstreamClient } from '../upstream/client.js';

@@ -1,6 +1,7 @@
+import type { RunStart } from '../db/store.js';
 import cron from 'node-cron';
 import { currentHolder } from '../db/run-liveness.js';
-import { tickServedError, type RunStart, type TickServer } from '../db/tick-claims.js';
+import { tickServedError, type TickServer } from '../db/tick-claims.js';
 import type { Logger } from '../logger.js';
 import { MirrorError } from '../errors.js';
 

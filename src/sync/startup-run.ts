@@ -1,5 +1,4 @@
-import type { Store } from '../db/store.js';
-import type { RunStart } from '../db/tick-claims.js';
+import type { RunStart, Store } from '../db/store.js';
 import type { Logger } from '../logger.js';
 import { previousCronRun } from './next-cron-run.js';
 

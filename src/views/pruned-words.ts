@@ -1,4 +1,5 @@
-import { listingHorizon, type PruneHorizon } from '../db/prune.js';
+import type { PruneHorizon } from '../db/store.js';
+import { listingHorizon } from '../db/prune.js';
 
 // What pages, the CLI and refusals say of a prune's horizons, one wording for every surface.
 

@@ -1,4 +1,4 @@
-import type { ChangeSubject } from '../db/change-batches.js';
+import type { ChangeSubject } from '../db/run-commit.js';
 import { canonicalText } from '../views/history-views.js';
 import type { ChangeRow } from '../db/schema.js';
 import { stringifyJson } from '../json/safe-json.js';

@@ -1,5 +1,5 @@
+import type { ChangeSubject } from '../db/run-commit.js';
 import type { ChangeRow } from '../db/schema.js';
-import type { ChangeSubject } from '../db/change-batches.js';
 import { describeChange, sentenceText, type ChangeWords } from '../notify/describe-change.js';
 import { factsOfChange, type ParsedValues } from '../notify/run-message.js';
 import { isolatedText } from '../text/bidi.js';

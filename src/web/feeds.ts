@@ -1,7 +1,7 @@
+import type { ChangeSubject } from '../db/run-commit.js';
 import { Feed } from 'feed';
 import { Fragment, h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
-import type { ChangeSubject } from '../db/change-batches.js';
 import type { ChangeRow } from '../db/schema.js';
 import { changeSentence } from './change-text.js';
 import type { MediaResolver } from './media-source.js';

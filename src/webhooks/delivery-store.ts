@@ -1,7 +1,6 @@
 import type { Store } from '../db/store.js';
 
-export type { AttemptOutcome } from '../db/outbox-attempts.js';
-export type { Claim, ClaimResult } from '../db/outbox-claim.js';
+export type { AttemptOutcome, Claim, ClaimResult } from '../db/store.js';
 
 /**
  * Sends delivery `id` again (same message, same webhook-id) as soon as its endpoint's queue allows,

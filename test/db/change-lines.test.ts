@@ -1,12 +1,11 @@
+import type { ChangeStreamFilter, Store } from '../../src/db/store.js';
 import { describe, expect, it } from 'vitest';
-import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
 import { changeLines } from '../../src/db/change-lines.js';
 import { changeView } from '../../src/views/history-views.js';
 import type { MirrorDatabase } from '../../src/db/open.js';
 import type { ChangeRow } from '../../src/db/schema.js';
 import { sqliteSqlPort } from '../../src/db/sqlite/sql-port.js';
 import type { SqlPort } from '../../src/db/sql-port.js';
-import type { Store } from '../../src/db/store.js';
 import { stringifyJson } from '../../src/json/safe-json.js';
 import { STORE_KINDS, storeMaker, storeRows } from '../helpers/postgres.js';
 import { rawUpstream } from '../helpers/raw-upstream.js';

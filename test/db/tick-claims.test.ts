@@ -1,8 +1,7 @@
+import type { RunStart, Store } from '../../src/db/store.js';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { RunRow } from '../../src/db/schema.js';
-import type { Store } from '../../src/db/store.js';
-import type { RunStart } from '../../src/db/tick-claims.js';
 import { MirrorError } from '../../src/errors.js';
 import { describePostgres, STORE_KINDS, storeOpener, usePostgres } from '../helpers/postgres.js';
 import { openPgStoreAt } from '../helpers/postgres.js';

@@ -1,6 +1,5 @@
+import type { ChangeStreamFilter, Store } from '../../src/db/store.js';
 import { describe, expect, it } from 'vitest';
-import type { ChangeStreamFilter } from '../../src/db/change-batches.js';
-import type { Store } from '../../src/db/store.js';
 import {
   changeExportTexts,
   exportThreadsRunning,

@@ -1,9 +1,10 @@
+import type { RunStart } from '../../src/db/store.js';
 import { hostname } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MirrorError } from '../../src/errors.js';
 import type { Logger } from '../../src/logger.js';
 import { createScheduler } from '../../src/sync/scheduler.js';
-import { tickServedError, type RunStart, type TickServer } from '../../src/db/tick-claims.js';
+import { tickServedError, type TickServer } from '../../src/db/tick-claims.js';
 
 interface Line {
   level: 'info' | 'warn' | 'error';

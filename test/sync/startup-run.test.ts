@@ -1,6 +1,5 @@
+import type { RunStart, Store } from '../../src/db/store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/db/store.js';
-import type { RunStart } from '../../src/db/tick-claims.js';
 import { previousCronRun } from '../../src/sync/next-cron-run.js';
 import { startupRun, type StartupFacts } from '../../src/sync/startup-run.js';
 import { silentLogger } from '../../src/logger.js';

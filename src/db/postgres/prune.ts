@@ -1,5 +1,6 @@
+import type { PruneOutcome, PruneRequest } from '../store.js';
 import type pg from 'pg';
-import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
+import { prune } from '../prune.js';
 import { announce } from './commit-watch.js';
 import type { PgContext } from './context.js';
 import { assertHeld, takeLock } from './runs.js';

@@ -1,3 +1,4 @@
+import type { RunStart } from '../store.js';
 import { MirrorError } from '../../errors.js';
 import { runRowOf } from '../run-reads.js';
 import {
@@ -10,7 +11,6 @@ import {
 import { abortedAs, currentHolder, deadHolderMessage } from '../run-liveness.js';
 import type { RunRow } from '../schema.js';
 import type { SqlPort } from '../sql-port.js';
-import type { RunStart } from '../tick-claims.js';
 import { ADVISORY_NAMESPACE, BEGIN_RUN_LOCK, RUN_LOCK } from './advisory-keys.js';
 import type { PgContext } from './context.js';
 import { runLockHolder, takeRunLock, type HeldRunLock } from './run-lock.js';

@@ -1,5 +1,6 @@
+import type { PruneOutcome, PruneRequest } from '../store.js';
 import type { SqliteHandle } from './handle.js';
-import { prune, type PruneOutcome, type PruneRequest } from '../prune.js';
+import { prune } from '../prune.js';
 import { assertUnlocked } from './run-lock.js';
 import { settle, sqliteSqlPort, transactionPortOf, withinTransaction } from './sql-port.js';
 

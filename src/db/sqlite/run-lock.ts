@@ -1,3 +1,4 @@
+import type { RunStart } from '../store.js';
 import type { SqliteHandle } from './handle.js';
 import { prepared } from '../prepared.js';
 import {
@@ -11,7 +12,7 @@ import {
 import { runRowOf } from '../run-reads.js';
 import { currentHolder, deadHolderMessage, holderIsDead, markRunActive } from '../run-liveness.js';
 import type { RunRow } from '../schema.js';
-import { tickServedError, type RunStart } from '../tick-claims.js';
+import { tickServedError } from '../tick-claims.js';
 
 /**
  * Takes the cross-process lock by inserting a `running` run (a partial unique index allows one),

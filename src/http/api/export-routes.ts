@@ -1,7 +1,6 @@
+import type { ChangeStreamFilter, Store } from '../../db/store.js';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { ChangeStreamFilter } from '../../db/change-batches.js';
-import type { Store } from '../../db/store.js';
 import { changesQuery, parseParams } from '../../request/params.js';
 import { changeExportTexts, type ExportFormat } from '../../export/change-export.js';
 

@@ -1,8 +1,8 @@
+import type { PruneHorizon } from '../../db/store.js';
+import type { ChangeSubject } from '../../db/run-commit.js';
 import { changeKinds, type ChangeRow } from '../../db/schema.js';
-import type { ChangeSubject } from '../../db/change-batches.js';
 import type { ChangesPageQuery } from '../page-params.js';
 import { ChangeSentence, Notice, Pager, PrunedNote, Text, Time } from './components.js';
-import type { PruneHorizon } from '../../db/prune.js';
 import { Layout } from './layout.js';
 import { usePage } from '../page-context.js';
 import { localDay } from '../time-zone.js';

@@ -1,6 +1,6 @@
+import type { PruneHorizon } from '../../db/store.js';
 import type { ComponentChildren } from 'preact';
 import type { ChangeRow } from '../../db/schema.js';
-import type { PruneHorizon } from '../../db/prune.js';
 import { clip, parseStored, relativeWords, valueText } from '../format.js';
 import { localClock } from '../time-zone.js';
 import { changeWords } from '../change-text.js';

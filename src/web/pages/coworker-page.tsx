@@ -1,3 +1,4 @@
+import type { PruneHorizon } from '../../db/store.js';
 import { Fragment } from 'preact';
 import type { ChangeRow, CoworkerRow, VersionRow } from '../../db/schema.js';
 import {
@@ -10,7 +11,6 @@ import {
   PrunedNote,
 } from './components.js';
 import { Card, entryOf } from './card.js';
-import type { PruneHorizon } from '../../db/prune.js';
 import { Layout } from './layout.js';
 import { appearanceLabel } from '../../notify/describe-change.js';
 import { ByteBudget, jsonBytes, PAGE_DATA_BYTES } from '../byte-budget.js';

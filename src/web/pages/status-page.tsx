@@ -1,5 +1,5 @@
+import type { ChangeSubject } from '../../db/run-commit.js';
 import type { ChangeRow, RunRow } from '../../db/schema.js';
-import type { ChangeSubject } from '../../db/change-batches.js';
 import { adviceFor } from '../error-advice.js';
 import { durationWords } from '../format.js';
 import type { StatusSource } from '../status-source.js';
