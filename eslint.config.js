@@ -3,6 +3,24 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 
+// The floors above src/views/ (and so above db, its one floor below) that neither may import; the
+// export is left out here as db's zone has never held it (see NOT_YET_HELD in test/docs/import-rules.test.ts).
+const ABOVE_VIEWS = [
+  './src/http',
+  './src/sync',
+  './src/upstream',
+  './src/drf',
+  './src/simulated-upstream',
+  './src/cli',
+  './src/demo',
+  './src/request',
+  './src/web',
+  './src/media',
+  './src/webhooks',
+  './src/notify',
+  './src/outbox',
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'migrations/', 'data/', 'coverage/'] },
   js.configs.recommended,
@@ -61,42 +79,12 @@ export default tseslint.config(
             },
             {
               target: './src/db',
-              from: [
-                './src/http',
-                './src/sync',
-                './src/upstream',
-                './src/drf',
-                './src/simulated-upstream',
-                './src/cli',
-                './src/demo',
-                './src/request',
-                './src/web',
-                './src/media',
-                './src/webhooks',
-                './src/notify',
-                './src/outbox',
-                './src/views',
-              ],
+              from: [...ABOVE_VIEWS, './src/views'],
               message: 'db is the ground floor: it imports no other floor.',
             },
             {
               target: './src/views',
-              from: [
-                './src/http',
-                './src/sync',
-                './src/upstream',
-                './src/drf',
-                './src/simulated-upstream',
-                './src/cli',
-                './src/demo',
-                './src/request',
-                './src/web',
-                './src/export',
-                './src/media',
-                './src/webhooks',
-                './src/notify',
-                './src/outbox',
-              ],
+              from: [...ABOVE_VIEWS, './src/export'],
               message: 'views word the store rows for every surface: they read db and config, nothing above.',
             },
             {
