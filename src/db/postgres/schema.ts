@@ -74,10 +74,11 @@ function twin(table: SQLiteTable): Twin {
   );
   const made = pgTable(config.name, builders, (t) => [
     ...config.indexes.map(({ config: { name, columns: on, unique, where } }) => {
+      const extra = EXTRA_INDEX_COLUMNS.get(name);
       const keys = [
-        ...on.map((c) => t[keyOf.get(c as SQLiteColumn) ?? `${name}: an expression`]),
-        ...extraColumns(name, t),
-      ];
+        ...on.map((c) => keyOf.get(c as SQLiteColumn)),
+        ...(extra === undefined ? [] : [extra]),
+      ].map((key) => twinColumn(t, key, name));
       const built = (unique ? uniqueIndex : index)(name).on(...(keys as [PgColumn, ...PgColumn[]]));
       return where === undefined ? built : built.where(where);
     }),
@@ -91,9 +92,11 @@ function twin(table: SQLiteTable): Twin {
   return made;
 }
 
-function extraColumns(name: string, t: Record<string, PgColumn>): PgColumn[] {
-  const extra = EXTRA_INDEX_COLUMNS.get(name);
-  return extra === undefined ? [] : [t[extra] as PgColumn];
+/** The twin's column under `key`; none (an index on an expression, say) is an error naming the index. */
+function twinColumn(t: Record<string, PgColumn>, key: string | undefined, index: string): PgColumn {
+  const column = key === undefined ? undefined : t[key];
+  if (column === undefined) throw new Error(`${index}: a column without a PostgreSQL twin`);
+  return column;
 }
 
 /** What a twin does to a column builder whatever its type (drizzle types each kind of builder apart). */
