@@ -1,5 +1,5 @@
 import { changeFieldsSql, CHANGE_ROWS_SQL, changeRowsOf } from './change-columns.js';
-import { rowRead } from './port-reads.js';
+import { selected } from './port-shapes.js';
 import { coworkerTimesSql } from './run-times.js';
 import type { SqlPort } from './sql-port.js';
 import type { ChangeRow, CoworkerRow, VersionRow } from './schema.js';
@@ -8,7 +8,7 @@ import type { CoworkerHistory } from './store.js';
 // Coworkers and their versions, read once for both dialects over the port.
 
 /** Every column of `versions v`. */
-const VERSION = rowRead<VersionRow>({
+const VERSION = selected<VersionRow>({
   id: 'v.id',
   uuid: 'v.uuid',
   slot: 'v.slot',
@@ -24,16 +24,16 @@ const VERSION = rowRead<VersionRow>({
  */
 export async function currentVersions(port: SqlPort, uuid: string): Promise<VersionRow[]> {
   const found = await port.rows(
-    `select ${VERSION.columns} from versions v where v.uuid = ? and v.valid_to_run is null order by v.slot, v.id`,
+    `select ${VERSION.sql} from versions v where v.uuid = ? and v.valid_to_run is null order by v.slot, v.id`,
     [uuid],
   );
-  return found.map(VERSION.rowOf);
+  return found.map(VERSION.of);
 }
 
 const TIMES = coworkerTimesSql('c');
 
 /** Every field of `CoworkerRow` from `coworkers c`, the times from runs. */
-const COWORKER = rowRead<CoworkerRow>({
+const COWORKER = selected<CoworkerRow>({
   uuid: 'c.uuid',
   firstSeenRun: 'c.first_seen_run',
   firstSeenAt: TIMES.firstSeenAt,
@@ -46,8 +46,8 @@ const COWORKER = rowRead<CoworkerRow>({
 });
 
 export async function getCoworker(port: SqlPort, uuid: string): Promise<CoworkerRow | undefined> {
-  const [found] = await port.rows(`select ${COWORKER.columns} from coworkers c where c.uuid = ?`, [uuid]);
-  return found && COWORKER.rowOf(found);
+  const [found] = await port.rows(`select ${COWORKER.sql} from coworkers c where c.uuid = ?`, [uuid]);
+  return found && COWORKER.of(found);
 }
 
 const PRESENT = 'where c.removed_run is null';
@@ -58,11 +58,11 @@ export async function listCoworkers(
   options: { limit: number; offset: number; includeRemoved: boolean },
 ): Promise<CoworkerRow[]> {
   const found = await port.rows(
-    `select ${COWORKER.columns} from coworkers c ${options.includeRemoved ? '' : PRESENT}
+    `select ${COWORKER.sql} from coworkers c ${options.includeRemoved ? '' : PRESENT}
       order by c.first_seen_run, c.uuid limit ? offset ?`,
     [options.limit, options.offset],
   );
-  return found.map(COWORKER.rowOf);
+  return found.map(COWORKER.of);
 }
 
 export async function countCoworkers(port: SqlPort, includeRemoved: boolean): Promise<number> {
@@ -108,8 +108,8 @@ export async function coworkerHistory(port: SqlPort, uuid: string): Promise<Cowo
   // Asked together: SQLite answers each as it is asked, so the three read one state of the file.
   const [coworker, versions, changes] = await Promise.all([
     getCoworker(port, uuid),
-    port.rows(`select ${VERSION.columns} from versions v where v.uuid = ? order by ${VERSION_ORDER}`, [uuid]),
+    port.rows(`select ${VERSION.sql} from versions v where v.uuid = ? order by ${VERSION_ORDER}`, [uuid]),
     port.rows(`${CHANGE_ROWS_SQL} where c.uuid = ? order by c.id`, [uuid]),
   ]);
-  return coworker && { coworker, versions: versions.map(VERSION.rowOf), changes: changeRowsOf(changes) };
+  return coworker && { coworker, versions: versions.map(VERSION.of), changes: changeRowsOf(changes) };
 }

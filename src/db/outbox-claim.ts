@@ -1,6 +1,6 @@
 import type { Claim, ClaimResult } from './store.js';
 import { dueHeads, type QueueHead } from './commit-plans.js';
-import { selected } from './outbox-port.js';
+import { selected } from './port-shapes.js';
 import type { TransactionPort } from './sql-port.js';
 
 // The outbox's claim, written once for both stores and both kinds of delivery: the rows read are

@@ -1,4 +1,5 @@
-import { selected, type OutboxPort } from './outbox-port.js';
+import type { OutboxPort } from './outbox-port.js';
+import { selected } from './port-shapes.js';
 import type { DeliveryStatus, WebhookAttemptRow } from './schema.js';
 import type { SqlPort } from './sql-port.js';
 import type { DeliveryFilter, DeliveryRow } from './store.js';

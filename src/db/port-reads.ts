@@ -3,19 +3,6 @@ import type { MediaFailures } from './store.js';
 
 // Reads both dialects answer with the same SQL, written once over the port.
 
-/**
- * A row type read as arrays over the port: each field's SQL, in the order its rows are written (the
- * API serialises them as read), as a `select` list, and the row built from an array so read.
- */
-export function rowRead<T>(fields: Record<keyof T, string>) {
-  const keys = Object.keys(fields);
-  return {
-    fields,
-    columns: Object.values<string>(fields).join(', '),
-    rowOf: (values: readonly unknown[]) => Object.fromEntries(keys.map((key, i) => [key, values[i]])) as T,
-  };
-}
-
 /** See `Store.refusalStreakStart`: the streak ends at the newest earlier run that is not part of it. */
 export async function refusalStreakStart(
   port: SqlPort,

@@ -32,3 +32,20 @@ export async function* walk<T extends [number, ...unknown[]]>(
     after = last[0];
   }
 }
+
+/**
+ * A select list and the row it reads, written once: each field of `T` by the expression that reads
+ * it, in the order of the select; `of` names the values of a row the port answers.
+ */
+export function selected<T>(fields: { [K in keyof T]-?: string }): {
+  fields: { [K in keyof T]-?: string };
+  sql: string;
+  of: (row: readonly unknown[]) => T;
+} {
+  const names = Object.keys(fields);
+  return {
+    fields,
+    sql: Object.values<string>(fields).join(', '),
+    of: (row) => Object.fromEntries(names.map((name, i) => [name, row[i]])) as T,
+  };
+}

@@ -1,3 +1,4 @@
+import { selected } from './port-shapes.js';
 import type { SqlPort } from './sql-port.js';
 import { runStatuses } from './enums.js';
 import type { RunRow } from './schema.js';
@@ -6,20 +7,39 @@ type RunStatus = RunRow['status'];
 
 // Runs read once for both dialects over the port; the operations' contracts are the Store's (store.ts).
 
-/** Every column of `runs`, in the table's order (the API serialises rows as read), as `runRowOf` reads them. */
-export const RUN_COLUMNS = `id, status, started_at, finished_at, upstream, holder_pid, holder_host, holder_token,
-  heartbeat_at, pages, entries, page_size, added, changed, removed, returned, unchanged, options_body_id,
-  unknown_fields, error_code, error_message, rebound_from, "trigger", scheduled_for`;
+/** Each field of `RunRow` by its column, in the table's order (the API serialises rows as read). */
+const RUN = selected<RunRow>({
+  id: 'id',
+  status: 'status',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  upstream: 'upstream',
+  holderPid: 'holder_pid',
+  holderHost: 'holder_host',
+  holderToken: 'holder_token',
+  heartbeatAt: 'heartbeat_at',
+  pages: 'pages',
+  entries: 'entries',
+  pageSize: 'page_size',
+  added: 'added',
+  changed: 'changed',
+  removed: 'removed',
+  returned: 'returned',
+  unchanged: 'unchanged',
+  optionsBodyId: 'options_body_id',
+  unknownFields: 'unknown_fields',
+  errorCode: 'error_code',
+  errorMessage: 'error_message',
+  reboundFrom: 'rebound_from',
+  trigger: '"trigger"',
+  scheduledFor: 'scheduled_for',
+});
 
-/** The field of `RunRow` each column is read into: the column's name in camelCase, as the schema names it. */
-const RUN_FIELDS = RUN_COLUMNS.split(',').map((column) =>
-  column.replace(/[\s"]/g, '').replace(/_(\w)/g, (_, letter: string) => letter.toUpperCase()),
-);
+/** Every column of `runs`, as `runRowOf` reads them. */
+export const RUN_COLUMNS = RUN.sql;
 
 /** A row of RUN_COLUMNS as `RunRow`. */
-export function runRowOf(tuple: readonly unknown[]): RunRow {
-  return Object.fromEntries(RUN_FIELDS.map((field, i) => [field, tuple[i]])) as RunRow;
-}
+export const runRowOf: (tuple: readonly unknown[]) => RunRow = RUN.of;
 
 /** One run of `sql` (selecting RUN_COLUMNS), or undefined. */
 export async function oneRun(
